@@ -1,0 +1,68 @@
+# perfdb — the two commands a user types are `make demo` and `make check`.
+# Everything else is here for developers:
+#   make            build (build/bin/perfdb)
+#   make demo       build and run the demo on the embedded example database
+#   make check      build normally and with ASan+UBSan (warnings are errors),
+#                   run the whole CTest suite in both
+#   make bench      run the benchmarks (bench/*.sh), our figure beside its reference
+#   make fuzz       run every fuzz target for FUZZ_SECONDS (default 60) with clang
+#   make fuzz-long  the same for 10 minutes each
+#   make install PREFIX=/usr/local
+# Missing Debian packages are installed by scripts/install-deps.sh first.
+
+PREFIX ?= /usr/local
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+FUZZ_SECONDS ?= 60
+CMAKE_FLAGS ?=
+
+BUILD := build
+ASAN  := build-asan
+FUZZ  := build-fuzz
+
+.PHONY: all build deps demo check check-build check-asan bench fuzz fuzz-long install clean
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+$(BUILD)/Makefile $(BUILD)/CMakeCache.txt: | deps
+	cmake -S . -B $(BUILD) -DPERFDB_WERROR=ON $(CMAKE_FLAGS)
+
+build: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	bash examples/demo.sh $(BUILD)/bin/perfdb
+
+check-build: deps
+	cmake -S . -B $(BUILD) -DPERFDB_WERROR=ON $(CMAKE_FLAGS)
+	cmake --build $(BUILD) -j $(JOBS)
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+check-asan: deps
+	cmake -S . -B $(ASAN) -DPERFDB_WERROR=ON -DPERFDB_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug $(CMAKE_FLAGS)
+	cmake --build $(ASAN) -j $(JOBS)
+	cd $(ASAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		ctest --output-on-failure -j $(JOBS)
+
+check: check-build check-asan
+	@echo "make check: normal and ASan+UBSan suites passed"
+
+bench: build
+	bash bench/csv.sh $(BUILD)
+
+fuzz: deps
+	CC=clang cmake -S . -B $(FUZZ) -DPERFDB_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake --build $(FUZZ) -j $(JOBS)
+	bash tests/fuzz/run.sh $(FUZZ) $(FUZZ_SECONDS)
+
+fuzz-long:
+	$(MAKE) fuzz FUZZ_SECONDS=600
+
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+clean:
+	rm -rf $(BUILD) $(ASAN) $(FUZZ)

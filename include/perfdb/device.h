@@ -1,0 +1,94 @@
+/*
+ * The device registry: what perfdb knows about each target device (kind,
+ * memory, peak rates, communication grid and per-tier links).
+ *
+ * Devices are data, not code: data/devices.json is installed with the
+ * program and users add or override devices by pointing $PERFDB_DEVICES at
+ * more files (colon-separated) without recompiling.  Backends add the
+ * devices they detect at run time (the host CPU here; GPUs in the CUDA
+ * backend).  Format: docs/devices.md.
+ */
+#ifndef PERFDB_DEVICE_H
+#define PERFDB_DEVICE_H
+
+#include <stddef.h>
+
+#include "perfdb/err.h"
+
+#define PERFDB_COMM_MAX_TIERS 8
+
+struct perfdb_comm_tier {
+	char name[32];          /* e.g. "inter_pod" */
+	double bandwidth;       /* bytes/s, unidirectional */
+	double latency;         /* seconds */
+	double efficiency;      /* achievable fraction of bandwidth */
+};
+
+enum perfdb_peak {
+	PERFDB_PEAK_FP32, PERFDB_PEAK_FP16, PERFDB_PEAK_BF16, PERFDB_PEAK_INT8,
+	PERFDB_PEAK_FP8, PERFDB_PEAK_COUNT_
+};
+
+struct perfdb_device {
+	char *name;             /* directory name in the database, e.g. ATLAS_800_A3_752T_128G_DIE */
+	char *kind;             /* "npu", "gpu", "cpu" or "test" */
+	char *vendor;
+	char *description;
+	char *source;           /* file it came from, or "detected" */
+	double memory_bytes;    /* device memory (HBM), 0 = unknown */
+	double memory_bandwidth;/* bytes/s, 0 = unknown */
+	double mma_flops[PERFDB_PEAK_COUNT_]; /* matrix-unit peaks, FLOP/s (0 = unknown) */
+	double vector_flops[PERFDB_PEAK_COUNT_]; /* vector-unit peaks */
+	int grid[PERFDB_COMM_MAX_TIERS];      /* comm grid, outer -> inner */
+	size_t grid_ndim;
+	struct perfdb_comm_tier tiers[PERFDB_COMM_MAX_TIERS]; /* tiers[i] spans grid[i:] */
+};
+
+struct perfdb_device_registry {
+	struct perfdb_device *v;
+	size_t n, cap;
+	char *default_name;
+	char *files;            /* ':'-joined list of files loaded (for --version/devices) */
+};
+
+void perfdb_device_registry_init(struct perfdb_device_registry *r);
+void perfdb_device_registry_release(struct perfdb_device_registry *r);
+
+/*
+ * Load the installed registry (perfdb_data_path("devices.json")), then each
+ * file of $PERFDB_DEVICES.  A later definition of a name replaces the
+ * earlier one.  Errors name the file and the offending entry.
+ */
+int perfdb_device_registry_load(struct perfdb_device_registry *r,
+				struct perfdb_err *err);
+
+/* Load one registry file (same format). */
+int perfdb_device_registry_load_file(struct perfdb_device_registry *r,
+				     const char *path, struct perfdb_err *err);
+
+/* Device by exact name, or NULL. */
+const struct perfdb_device *
+perfdb_device_find(const struct perfdb_device_registry *r, const char *name);
+
+/*
+ * Add the host CPU (name CPU_<MODEL>, kind "cpu", memory from the OS) unless
+ * a device of that name exists.  Sets *name_out to the registry's copy.
+ */
+int perfdb_device_detect_host_cpu(struct perfdb_device_registry *r,
+				  const char **name_out, struct perfdb_err *err);
+
+/*
+ * Topology tier of the group of ranks [0..n-1] on the device's grid
+ * (spec/comm.md §2): index of the outermost dimension where the ranks'
+ * coordinates differ; all identical -> ndim-1.  Returns -1 without a grid.
+ */
+int perfdb_device_tier_of_group(const struct perfdb_device *d, long n);
+
+/*
+ * Locate an installed data file: $PERFDB_DATA_DIR/<name>, else
+ * <dir of the executable>/../share/perfdb/<name>, else the source tree's
+ * data/<name>.  Returns a malloc'd path or NULL if none exists.
+ */
+char *perfdb_data_path(const char *name);
+
+#endif

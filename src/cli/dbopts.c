@@ -1,0 +1,30 @@
+/* Shared database-location options (src/cli/dbopts.h). */
+#include "dbopts.h"
+
+#include <stdio.h>
+
+int db_opts_check_version(const char *v, struct perfdb_err *err)
+{
+	return perfdb_db_check_version(v, err);
+}
+
+int db_opts_finish(struct perfdb_db_opts *o, struct perfdb_device_registry *reg,
+		   const struct cmd_help *h)
+{
+	struct perfdb_err err;
+	perfdb_err_clear(&err);
+	if (perfdb_device_registry_load(reg, &err) < 0)
+		return cli_error(h->name, &err);
+	if (!o->device)
+		o->device = reg->default_name ? reg->default_name : PERFDB_DEFAULT_DEVICE;
+	if (!perfdb_device_find(reg, o->device)) {
+		fprintf(stderr, "usage: %s\n", h->usage);
+		fprintf(stderr, "perfdb %s: error: argument --device: invalid choice: '%s' (choose from ",
+			h->name, o->device);
+		for (size_t i = 0; i < reg->n; i++)
+			fprintf(stderr, "%s'%s'", i ? ", " : "", reg->v[i].name);
+		fprintf(stderr, ")\n");
+		return 2;
+	}
+	return 0;
+}

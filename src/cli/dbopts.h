@@ -1,0 +1,47 @@
+/*
+ * The database-location option group shared by every stage command
+ * (DESIGN.md flags; spec/parse.md §4 and Decision 9).  Add DB_OPTIONS(o)
+ * to a command's option table, then call db_opts_finish after parsing.
+ */
+#ifndef PERFDB_CLI_DBOPTS_H
+#define PERFDB_CLI_DBOPTS_H
+
+#include "opt.h"
+#include "perfdb/dbpath.h"
+#include "perfdb/device.h"
+
+int db_opts_check_version(const char *v, struct perfdb_err *err);
+
+#define DB_OPTIONS(o)                                                          \
+	{ .type = OPT_GROUP, .name = "database location" },                     \
+	{ .type = OPT_STRING, .name = "database-path", .dest = &(o)->database_path, \
+	  .metavar = "PATH",                                                   \
+	  .help = "database directory, used verbatim (device and version flags are then ignored)" }, \
+	{ .type = OPT_STRING, .name = "database-root", .dest = &(o)->database_root, \
+	  .metavar = "DIR",                                                    \
+	  .help = "root holding <device>/vllm_ascend/<versions>/ (default: $PERFDB_DATA_ROOT, the nearest " \
+		  "tensor_cast/performance_model/profiling_database/data above the current directory, " \
+		  "else ./profiling_database/data)" },                         \
+	{ .type = OPT_STRING, .name = "device", .dest = &(o)->device,           \
+	  .metavar = "DEVICE",                                                 \
+	  .help = "device directory name from the registry (default: ATLAS_800_A3_752T_128G_DIE; " \
+		  "see 'perfdb devices')" },                                   \
+	{ .type = OPT_STRING, .name = "vllm-version", .dest = &(o)->vllm_version, \
+	  .metavar = "VERSION", .check = db_opts_check_version,                \
+	  .help = "vLLM-Ascend version (e.g. 0.9.2), or a whole vllm<V>_torch<T>_cann<C> directory name" }, \
+	{ .type = OPT_STRING, .name = "torch-version", .dest = &(o)->torch_version, \
+	  .metavar = "VERSION", .check = db_opts_check_version,                \
+	  .help = "PyTorch version (e.g. 2.9.0; anything from '+' is dropped)" }, \
+	{ .type = OPT_STRING, .name = "cann-version", .dest = &(o)->cann_version, \
+	  .metavar = "VERSION", .check = db_opts_check_version,                \
+	  .help = "CANN version (e.g. 8.5; default: read from $ASCEND_HOME_PATH/**/version.info)" }
+
+/*
+ * After parsing: load the device registry into reg, check --device against
+ * it (argparse-style "invalid choice" on failure).  Returns 0, or the exit
+ * code to return (1 runtime error, 2 usage error), having printed why.
+ */
+int db_opts_finish(struct perfdb_db_opts *o, struct perfdb_device_registry *reg,
+		   const struct cmd_help *h);
+
+#endif

@@ -1,0 +1,246 @@
+/* Table-driven option parsing and help (src/cli/opt.h). */
+#include "opt.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+int opt_usage_error(const struct cmd_help *h, const char *fmt, ...)
+{
+	fprintf(stderr, "usage: %s\n", h->usage);
+	fprintf(stderr, "perfdb %s: error: ", h->name);
+	va_list ap;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 2;
+}
+
+int cli_error(const char *cmd, const struct perfdb_err *err)
+{
+	fprintf(stderr, "perfdb %s: error: %s\n", cmd, err->msg[0] ? err->msg : "unknown error");
+	return 1;
+}
+
+static void print_choices(FILE *f, const char *const *c)
+{
+	fputc('{', f);
+	for (size_t i = 0; c[i]; i++)
+		fprintf(f, "%s%s", i ? "," : "", c[i]);
+	fputc('}', f);
+}
+
+void opt_print_help(FILE *f, const struct opt *opts, const struct cmd_help *h)
+{
+	fprintf(f, "usage: %s\n", h->usage);
+	if (h->description)
+		fprintf(f, "\n%s\n", h->description);
+	if (h->positional)
+		fprintf(f, "\narguments:\n%s\n", h->positional);
+	fprintf(f, "\noptions:\n  -h, --help\n        show this help and exit\n");
+	for (const struct opt *o = opts; o->type != OPT_END; o++) {
+		if (o->type == OPT_GROUP) {
+			fprintf(f, "\n%s:\n", o->name);
+			continue;
+		}
+		fprintf(f, "  ");
+		if (o->short_name)
+			fprintf(f, "-%c, ", o->short_name);
+		fprintf(f, "--%s", o->name);
+		if (o->type != OPT_FLAG) {
+			fputc(' ', f);
+			if (o->choices)
+				print_choices(f, o->choices);
+			else
+				fputs(o->metavar ? o->metavar : "VALUE", f);
+			if (o->type == OPT_LIST)
+				fputs(" [...]", f);
+		}
+		fprintf(f, "\n        %s\n", o->help);
+	}
+}
+
+/* Find an option by long name or unique prefix.  *ambiguous set on a tie. */
+static struct opt *find_long(struct opt *opts, const char *name, size_t len,
+			     int *ambiguous)
+{
+	struct opt *hit = NULL;
+	*ambiguous = 0;
+	for (struct opt *o = opts; o->type != OPT_END; o++) {
+		if (o->type == OPT_GROUP)
+			continue;
+		if (strlen(o->name) == len && strncmp(o->name, name, len) == 0)
+			return o;
+		if (strncmp(o->name, name, len) == 0) {
+			if (hit)
+				*ambiguous = 1;
+			hit = o;
+		}
+	}
+	return *ambiguous ? NULL : hit;
+}
+
+static struct opt *find_short(struct opt *opts, char c)
+{
+	for (struct opt *o = opts; o->type != OPT_END; o++)
+		if (o->type != OPT_GROUP && o->short_name == c)
+			return o;
+	return NULL;
+}
+
+static int set_value(struct opt *o, const struct cmd_help *h, const char *v)
+{
+	if (o->choices) {
+		int ok = 0;
+		for (size_t i = 0; o->choices[i]; i++)
+			if (strcmp(o->choices[i], v) == 0)
+				ok = 1;
+		if (!ok) {
+			fprintf(stderr, "usage: %s\n", h->usage);
+			fprintf(stderr, "perfdb %s: error: argument --%s: invalid choice: '%s' (choose from ",
+				h->name, o->name, v);
+			for (size_t i = 0; o->choices[i]; i++)
+				fprintf(stderr, "%s'%s'", i ? ", " : "", o->choices[i]);
+			fprintf(stderr, ")\n");
+			return 2;
+		}
+	}
+	if (o->check) {
+		struct perfdb_err err;
+		perfdb_err_clear(&err);
+		if (o->check(v, &err) < 0)
+			return opt_usage_error(h, "argument --%s: %s", o->name, err.msg);
+	}
+	switch (o->type) {
+	case OPT_STRING:
+		*(const char **)o->dest = v;
+		break;
+	case OPT_INT: {
+		char *end;
+		errno = 0;
+		long x = strtol(v, &end, 10);
+		if (!*v || *end || errno)
+			return opt_usage_error(h, "argument --%s: invalid int value: '%s'", o->name, v);
+		if (o->has_min && x < o->min)
+			return opt_usage_error(h, "argument --%s: must be at least %ld, got %ld",
+					       o->name, o->min, x);
+		*(long *)o->dest = x;
+		break;
+	}
+	case OPT_DOUBLE: {
+		char *end;
+		errno = 0;
+		double x = strtod(v, &end);
+		if (!*v || *end || errno)
+			return opt_usage_error(h, "argument --%s: invalid float value: '%s'", o->name, v);
+		*(double *)o->dest = x;
+		break;
+	}
+	case OPT_LIST: {
+		struct opt_list *l = o->dest;
+		const char **nv = realloc(l->v, (l->n + 1) * sizeof(*nv));
+		if (!nv) {
+			fprintf(stderr, "perfdb %s: error: out of memory\n", h->name);
+			return 2;
+		}
+		l->v = nv;
+		l->v[l->n++] = v;
+		break;
+	}
+	default:
+		break;
+	}
+	return 0;
+}
+
+static int is_option_token(const char *a)
+{
+	/* "-5" is a negative number, not an option */
+	return a[0] == '-' && a[1] && !(a[1] >= '0' && a[1] <= '9') && !(a[1] == '.');
+}
+
+int opt_parse(int argc, char **argv, struct opt *opts, const struct cmd_help *h,
+	      const char **pos, size_t *npos)
+{
+	*npos = 0;
+	int only_pos = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (only_pos || !is_option_token(a)) {
+			if (*npos >= h->max_positional)
+				return opt_usage_error(h, "unrecognized arguments: %s", a);
+			pos[(*npos)++] = a;
+			continue;
+		}
+		if (strcmp(a, "--") == 0) {
+			only_pos = 1;
+			continue;
+		}
+		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+			opt_print_help(stdout, opts, h);
+			return 1;
+		}
+		struct opt *o;
+		const char *inline_val = NULL;
+		if (a[1] == '-') {
+			const char *name = a + 2;
+			const char *eq = strchr(name, '=');
+			size_t len = eq ? (size_t)(eq - name) : strlen(name);
+			int amb;
+			o = find_long(opts, name, len, &amb);
+			if (amb)
+				return opt_usage_error(h, "ambiguous option: --%.*s", (int)len, name);
+			if (!o)
+				return opt_usage_error(h, "unrecognized arguments: %s", a);
+			if (eq)
+				inline_val = eq + 1;
+		} else {
+			o = find_short(opts, a[1]);
+			if (!o)
+				return opt_usage_error(h, "unrecognized arguments: %s", a);
+			if (a[2])
+				inline_val = a + 2;
+		}
+		o->seen = true;
+		if (o->type == OPT_FLAG) {
+			if (inline_val)
+				return opt_usage_error(h, "argument --%s: ignored explicit argument '%s'",
+						       o->name, inline_val);
+			*(bool *)o->dest = true;
+			continue;
+		}
+		if (o->type == OPT_LIST) {
+			int got = 0, rc;
+			if (inline_val) {
+				if ((rc = set_value(o, h, inline_val)))
+					return rc;
+				got = 1;
+			}
+			while (i + 1 < argc && !is_option_token(argv[i + 1]) &&
+			       strcmp(argv[i + 1], "--") != 0) {
+				if ((rc = set_value(o, h, argv[++i])))
+					return rc;
+				got = 1;
+			}
+			if (!got)
+				return opt_usage_error(h, "argument --%s: expected at least one argument",
+						       o->name);
+			continue;
+		}
+		const char *v = inline_val;
+		if (!v) {
+			if (i + 1 >= argc || (is_option_token(argv[i + 1])))
+				return opt_usage_error(h, "argument --%s: expected one argument", o->name);
+			v = argv[++i];
+		}
+		int rc = set_value(o, h, v);
+		if (rc)
+			return rc;
+	}
+	for (struct opt *o = opts; o->type != OPT_END; o++)
+		if (o->required && !o->seen)
+			return opt_usage_error(h, "the following arguments are required: --%s", o->name);
+	return 0;
+}

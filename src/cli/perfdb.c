@@ -1,0 +1,103 @@
+/*
+ * perfdb: entry point and command dispatch.  Only this layer prints and
+ * picks exit codes: 0 ok, 1 runtime error, 2 usage error.
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "builtin.h"
+#include "perfdb_build.h"
+
+static const struct cmd commands[] = {
+	{ "check", cmd_check, &cmd_check_help },
+	{ "devices", cmd_devices, &cmd_devices_help },
+	{ "path", cmd_path, &cmd_path_help },
+};
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static const char usage_line[] = "perfdb [--version] [--help] <command> [<args>]";
+
+static void print_main_help(FILE *f)
+{
+	fprintf(f, "usage: %s\n\n", usage_line);
+	fprintf(f, "Build operator performance databases for LLM inference simulators.\n\n");
+	fprintf(f, "commands:\n");
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help->summary);
+	fprintf(f, "\n'perfdb help <command>' or 'perfdb <command> --help' shows a command's options.\n");
+}
+
+static void print_version(void)
+{
+	printf("perfdb %s (git %s)\n", PERFDB_VERSION, PERFDB_GIT_HASH);
+	printf("backends: none compiled in\n");
+	printf("libraries: jansson %s\n", JANSSON_VERSION);
+#if defined(__clang__)
+	printf("compiler: clang %s\n", __clang_version__);
+#elif defined(__GNUC__)
+	printf("compiler: gcc %s\n", __VERSION__);
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+	printf("build: AddressSanitizer\n");
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+	printf("build: AddressSanitizer\n");
+#endif
+#endif
+}
+
+static const struct cmd *find_cmd(const char *name)
+{
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+static int unknown_cmd(const char *name)
+{
+	fprintf(stderr, "usage: %s\n", usage_line);
+	fprintf(stderr, "perfdb: error: '%s' is not a perfdb command (commands:", name);
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		fprintf(stderr, " %s", commands[i].name);
+	fprintf(stderr, ")\n");
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		print_main_help(stderr);
+		return 2;
+	}
+	const char *a = argv[1];
+	if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+		print_main_help(stdout);
+		return 0;
+	}
+	if (strcmp(a, "--version") == 0 || strcmp(a, "version") == 0) {
+		print_version();
+		return 0;
+	}
+	if (strcmp(a, "help") == 0) {
+		if (argc < 3) {
+			print_main_help(stdout);
+			return 0;
+		}
+		const struct cmd *c = find_cmd(argv[2]);
+		if (!c)
+			return unknown_cmd(argv[2]);
+		char *hargv[] = { (char *)c->name, "--help", NULL };
+		return c->fn(2, hargv);
+	}
+	if (a[0] == '-') {
+		fprintf(stderr, "usage: %s\n", usage_line);
+		fprintf(stderr, "perfdb: error: unknown option '%s'\n", a);
+		return 2;
+	}
+	const struct cmd *c = find_cmd(a);
+	if (!c)
+		return unknown_cmd(a);
+	return c->fn(argc - 1, argv + 1);
+}

@@ -1,0 +1,234 @@
+/*
+ * Database directory resolution (include/perfdb/dbpath.h; spec/parse.md §4
+ * "Database path", Decision 9).  No version is guessed from Python
+ * packages: versions come from flags, or CANN from version.info.
+ */
+#include "perfdb/dbpath.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "perfdb/fsio.h"
+
+/* Trimmed copy into a fixed buffer; returns 0 or -1 if too long. */
+static int trim_copy(const char *v, char *buf, size_t cap)
+{
+	while (isspace((unsigned char)*v))
+		v++;
+	size_t n = strlen(v);
+	while (n && isspace((unsigned char)v[n - 1]))
+		n--;
+	if (n >= cap)
+		return -1;
+	memcpy(buf, v, n);
+	buf[n] = '\0';
+	return 0;
+}
+
+static int is_alnum_run_ok(const char *s)
+{
+	/* ^[0-9A-Za-z]+([._+-][0-9A-Za-z]+)*$ */
+	int need_alnum = 1;
+	if (!*s)
+		return 0;
+	for (; *s; s++) {
+		if (isalnum((unsigned char)*s)) {
+			need_alnum = 0;
+		} else if (strchr("._+-", *s)) {
+			if (need_alnum)
+				return 0;
+			need_alnum = 1;
+		} else {
+			return 0;
+		}
+	}
+	return !need_alnum;
+}
+
+int perfdb_db_check_version(const char *v, struct perfdb_err *err)
+{
+	char buf[256];
+	if (trim_copy(v, buf, sizeof(buf)) < 0 || !is_alnum_run_ok(buf))
+		return perfdb_err_set(err, PERFDB_EINVAL,
+			"Invalid version value: '%s'. Expected something like 0.9.2, 2.9.0, "
+			"8.5, or vllm0.13.0_torch2.8.0_cann8.3.", v);
+	return 0;
+}
+
+/* ^vllm.+_torch.+_cann.+$ */
+static int is_full_version_dir(const char *s)
+{
+	if (strncmp(s, "vllm", 4) != 0 || !s[4])
+		return 0;
+	const char *t = strstr(s + 5, "_torch");
+	while (t) {
+		if (t[6]) {
+			const char *c = strstr(t + 7, "_cann");
+			while (c) {
+				if (c[5])
+					return 1;
+				c = strstr(c + 1, "_cann");
+			}
+		}
+		t = strstr(t + 1, "_torch");
+	}
+	return 0;
+}
+
+static void strip_prefix_ci(char *s, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	if (strncasecmp(s, prefix, n) == 0)
+		memmove(s, s + n, strlen(s + n) + 1);
+}
+
+/* Depth-limited search for a version.info file with a `version=` line. */
+static int find_cann_version(const char *dir, int depth, char *out, size_t cap)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/version.info", dir);
+	FILE *f = fopen(path, "r");
+	if (f) {
+		char line[512];
+		int found = 0;
+		while (!found && fgets(line, sizeof(line), f)) {
+			if (strncasecmp(line, "version=", 8) == 0) {
+				char *v = line + 8;
+				v[strcspn(v, "\r\n")] = '\0';
+				if (trim_copy(v, out, cap) == 0 && out[0])
+					found = 1;
+			}
+		}
+		fclose(f);
+		if (found)
+			return 1;
+	}
+	if (depth == 0)
+		return 0;
+	struct dirent **names;
+	int n = scandir(dir, &names, NULL, alphasort);
+	if (n < 0)
+		return 0;
+	int found = 0;
+	for (int i = 0; i < n; i++) {
+		if (!found && names[i]->d_name[0] != '.') {
+			snprintf(path, sizeof(path), "%s/%s", dir, names[i]->d_name);
+			if (perfdb_is_dir(path))
+				found = find_cann_version(path, depth - 1, out, cap);
+		}
+		free(names[i]);
+	}
+	free(names);
+	return found;
+}
+
+int perfdb_db_version_dir(const struct perfdb_db_opts *o, struct perfdb_strbuf *out,
+			  struct perfdb_err *err)
+{
+	char v[256] = "", t[256] = "", c[256] = "";
+	perfdb_strbuf_reset(out);
+	if (o->vllm_version && trim_copy(o->vllm_version, v, sizeof(v)) < 0)
+		return perfdb_db_check_version(o->vllm_version, err);
+	if (o->torch_version && trim_copy(o->torch_version, t, sizeof(t)) < 0)
+		return perfdb_db_check_version(o->torch_version, err);
+	if (o->cann_version && trim_copy(o->cann_version, c, sizeof(c)) < 0)
+		return perfdb_db_check_version(o->cann_version, err);
+
+	if (v[0] && !o->torch_version && !o->cann_version && is_full_version_dir(v))
+		return perfdb_strbuf_addstr(out, v);
+
+	strip_prefix_ci(v, "vllm");
+	if (v[0] == 'v' || v[0] == 'V')
+		memmove(v, v + 1, strlen(v));
+	strip_prefix_ci(t, "torch");
+	t[strcspn(t, "+")] = '\0';
+	strip_prefix_ci(c, "cann");
+
+	if (!c[0]) {
+		const char *home = getenv("ASCEND_HOME_PATH");
+		if (home && *home)
+			find_cann_version(home, 4, c, sizeof(c));
+	}
+	if (!v[0] || !t[0] || !c[0]) {
+		char missing[64] = "";
+		if (!v[0])
+			strcat(missing, "vLLM-Ascend");
+		if (!t[0])
+			strcat(strcat(missing, missing[0] ? ", " : ""), "PyTorch");
+		if (!c[0])
+			strcat(strcat(missing, missing[0] ? ", " : ""), "CANN");
+		return perfdb_err_set(err, PERFDB_EINVAL,
+			"Could not detect runtime stack version(s): %s. Specify --database-path "
+			"or pass --vllm-version/--torch-version/--cann-version explicitly.",
+			missing);
+	}
+	return perfdb_strbuf_addf(out, "vllm%s_torch%s_cann%s", v, t, c);
+}
+
+int perfdb_db_root(const struct perfdb_db_opts *o, struct perfdb_strbuf *out,
+		   const char **source, struct perfdb_err *err)
+{
+	perfdb_strbuf_reset(out);
+	if (o->database_root && *o->database_root) {
+		*source = "--database-root";
+		return perfdb_strbuf_addstr(out, o->database_root);
+	}
+	const char *env = getenv("PERFDB_DATA_ROOT");
+	if (env && *env) {
+		*source = "$PERFDB_DATA_ROOT";
+		return perfdb_strbuf_addstr(out, env);
+	}
+	char dir[PATH_MAX];
+	if (!getcwd(dir, sizeof(dir)))
+		return perfdb_err_errno(err, errno, "cannot get the current directory");
+	/* Walk up: running inside a TensorCast checkout writes where its tools do. */
+	char probe[PATH_MAX + sizeof(PERFDB_TENSORCAST_DATA) + 2];
+	for (;;) {
+		int at_root = strcmp(dir, "/") == 0;
+		snprintf(probe, sizeof(probe), "%s/%s", at_root ? "" : dir,
+			 PERFDB_TENSORCAST_DATA);
+		if (perfdb_is_dir(probe)) {
+			*source = "TensorCast checkout";
+			return perfdb_strbuf_addstr(out, probe);
+		}
+		if (at_root)
+			break;
+		char *slash = strrchr(dir, '/');
+		if (!slash)
+			break;
+		if (slash == dir)
+			dir[1] = '\0';
+		else
+			*slash = '\0';
+	}
+	*source = "default";
+	return perfdb_strbuf_addstr(out, "./profiling_database/data");
+}
+
+int perfdb_db_resolve(const struct perfdb_db_opts *o, struct perfdb_strbuf *out,
+		      struct perfdb_err *err)
+{
+	perfdb_strbuf_reset(out);
+	if (o->database_path && *o->database_path)
+		return perfdb_strbuf_addstr(out, o->database_path);
+	struct perfdb_strbuf ver = PERFDB_STRBUF_INIT;
+	int rc = perfdb_db_version_dir(o, &ver, err);
+	if (rc == 0) {
+		const char *src;
+		rc = perfdb_db_root(o, out, &src, err);
+		if (rc == 0)
+			rc = perfdb_strbuf_addf(out, "/%s/vllm_ascend/%s",
+						o->device ? o->device : PERFDB_DEFAULT_DEVICE,
+						ver.buf);
+	}
+	perfdb_strbuf_release(&ver);
+	return rc;
+}
