@@ -99,7 +99,7 @@ int main(int argc, char **argv)
 			(unsigned)(next() % 1000), dur, (double)(next() % 1000) / 1000.0,
 			(unsigned)(next() % 48 + 1));
 		put_tpl(f, k->in, tokens);
-		fprintf(f, ",\"%s\",\"%s\",", k->idt, k->ifmt);
+		fprintf(f, ",%s,%s,", k->idt, k->ifmt);
 		put_tpl(f, k->out, tokens);
 		fprintf(f, ",%s,ND,N/A", k->odt);
 		if (k->cube) {

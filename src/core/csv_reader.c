@@ -120,7 +120,7 @@ static inline void scan_at(struct scan *s, const char *p)
 }
 
 /* Next structural byte at or after p, or end. */
-static inline const char *scan_next(struct scan *s, const char *p)
+static inline __attribute__((always_inline)) const char *scan_next(struct scan *s, const char *p)
 {
 	for (;;) {
 		if (p >= s->end)
@@ -400,17 +400,22 @@ size_t perfdb_csv_field_col(const struct perfdb_csv_reader *r,
 
 enum { TOK_RECORD = 1, TOK_EOF = 0, TOK_MORE = 2 };
 
-static int push_field(struct perfdb_csv_reader *r, size_t start, size_t len,
-		      int kind)
+static int grow_raw(struct perfdb_csv_reader *r)
 {
-	if (r->nraw == r->capraw) {
-		size_t n = r->capraw ? r->capraw * 2 : 64;
-		struct field_raw *nr = realloc(r->raw, n * sizeof(*nr));
-		if (!nr)
-			return -PERFDB_ENOMEM;
-		r->raw = nr;
-		r->capraw = n;
-	}
+	size_t n = r->capraw ? r->capraw * 2 : 64;
+	struct field_raw *nr = realloc(r->raw, n * sizeof(*nr));
+	if (!nr)
+		return -PERFDB_ENOMEM;
+	r->raw = nr;
+	r->capraw = n;
+	return 0;
+}
+
+static inline __attribute__((always_inline)) int
+push_field(struct perfdb_csv_reader *r, size_t start, size_t len, int kind)
+{
+	if (__builtin_expect(r->nraw == r->capraw, 0) && grow_raw(r) < 0)
+		return -PERFDB_ENOMEM;
 	r->raw[r->nraw].start = start;
 	r->raw[r->nraw].len = len;
 	r->raw[r->nraw].kind = kind;

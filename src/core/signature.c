@@ -408,9 +408,12 @@ static int generic_sig(struct perfdb_span op, const struct perfdb_sig_row *row,
 	PERFDB_TRY(perfdb_shape_split_slots(span_of(row->in_shapes), &w->a));
 	PERFDB_TRY(perfdb_shape_split_slots(span_of(row->in_dtypes), &w->b));
 	PERFDB_TRY(perfdb_shape_split_slots(span_of(row->in_formats), &w->c));
-	shp = w->a.v, nshp = w->a.n;
-	dt = w->b.v, ndt = w->b.n;
-	fmt = w->c.v, nfmt = w->c.n;
+	shp = w->a.v;
+	nshp = w->a.n;
+	dt = w->b.v;
+	ndt = w->b.n;
+	fmt = w->c.v;
+	nfmt = w->c.n;
 
 	if (span_eq(op, "Index")) {
 		/* [in0, str(out0[0])], dtypes and formats (first, last). */
@@ -423,16 +426,19 @@ static int generic_sig(struct perfdb_span op, const struct perfdb_sig_row *row,
 			snprintf(index_dim, sizeof(index_dim), "%" PRId64, o[0]);
 			pick_shp[0] = shp[0];
 			pick_shp[1] = (struct perfdb_span){ index_dim, strlen(index_dim) };
-			shp = pick_shp, nshp = 2;
+			shp = pick_shp;
+			nshp = 2;
 			if (ndt) {
 				pick_dt[0] = dt[0];
 				pick_dt[1] = dt[ndt - 1];
-				dt = pick_dt, ndt = 2;
+				dt = pick_dt;
+				ndt = 2;
 			}
 			if (nfmt) {
 				pick_fmt[0] = fmt[0];
 				pick_fmt[1] = fmt[nfmt - 1];
-				fmt = pick_fmt, nfmt = 2;
+				fmt = pick_fmt;
+				nfmt = 2;
 			}
 		}
 	} else if (span_eq(op, "Slice") || span_eq(op, "SliceAiCore") ||
@@ -444,7 +450,8 @@ static int generic_sig(struct perfdb_span op, const struct perfdb_sig_row *row,
 			ndt = 1;
 		if (nfmt) {
 			pick_fmt[0] = (struct perfdb_span){ "ND", 2 };
-			fmt = pick_fmt, nfmt = 1;
+			fmt = pick_fmt;
+			nfmt = 1;
 		}
 	}
 

@@ -127,7 +127,7 @@ static void test_matmul_first_two_slots(void **state)
 	      "ND;FRACTAL_NZ;ND", "2,4", "DT_BF16",
 	      "2,3;4,3|DT_BF16;DT_BF16|ND;FRACTAL_NZ|2,4|DT_BF16");
 	/* one dtype only: one dtype in the field */
-	check("MatMulV2", "2,3;4,3", "DT_BF16", "", "2,4", "", "2,3;4,3|DT_BF16|||");
+	check("MatMulV2", "2,3;4,3", "DT_BF16", "", "2,4", "", "2,3;4,3|DT_BF16||2,4|");
 }
 
 /* replay.md §1b: K from the common dims when A is not (M, K). */
