@@ -147,7 +147,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	/* Both sides skip a leading BOM. */
 	size_t i = (n >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) ? 3 : 0, line = 1;
-	struct ref_rec rec;
+	struct ref_rec rec = { 0 };
 	rec.f = malloc((n + 1) * sizeof(*rec.f));
 	char *scratch = malloc(n + 1);
 
