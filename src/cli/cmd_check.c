@@ -104,7 +104,7 @@ struct report {
 
 struct table_report {
 	const char *path;
-	json_t *warnings;   /* array of strings */
+	json_t *warnings;   /* array of {"line": n, "message": s} */
 	size_t nwarn;
 };
 
@@ -114,13 +114,30 @@ static void warn(struct table_report *tr, size_t line, const char *fmt, ...)
 static void warn(struct table_report *tr, size_t line, const char *fmt, ...)
 {
 	char msg[1024];
-	int n = snprintf(msg, sizeof(msg), "%s:%zu: ", tr->path, line);
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg + n, sizeof(msg) - (size_t)n, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	json_array_append_new(tr->warnings, json_string(msg));
+	json_array_append_new(tr->warnings, json_pack("{s:I, s:s}", "line", (json_int_t)line,
+						      "message", msg));
 	tr->nwarn++;
+}
+
+/* Order warnings by line, keeping the order of checks within a line. */
+static void sort_warnings(json_t *arr)
+{
+	size_t n = json_array_size(arr);
+	for (size_t i = 1; i < n; i++) {
+		for (size_t j = i; j > 0; j--) {
+			json_t *a = json_array_get(arr, j - 1), *b = json_array_get(arr, j);
+			if (json_integer_value(json_object_get(a, "line")) <=
+			    json_integer_value(json_object_get(b, "line")))
+				break;
+			json_incref(a);
+			json_array_set(arr, j - 1, b);
+			json_array_set_new(arr, j, a);
+		}
+	}
 }
 
 static void check_shapes(const struct perfdb_table *t, struct table_report *tr,
@@ -255,6 +272,7 @@ static void check_one(const char *path, struct report *rep)
 		dups = check_duplicates(&t, &tr, op);
 	}
 	size_t usable = check_durations(&t, &tr);
+	sort_warnings(tr.warnings);
 	rep->warnings += tr.nwarn;
 	json_object_set_new(jt, "rows", json_integer((json_int_t)t.nrows));
 	json_object_set_new(jt, "columns", json_integer((json_int_t)t.ncols));
@@ -264,8 +282,12 @@ static void check_one(const char *path, struct report *rep)
 	if (!rep->json) {
 		printf("%s: %zu rows, %zu columns, %zu with a duration, %zu duplicate rows\n",
 		       path, t.nrows, t.ncols, usable, dups);
-		for (size_t i = 0; i < tr.nwarn && i < MAX_PRINTED_WARNINGS; i++)
-			printf("%s: warning\n", json_string_value(json_array_get(tr.warnings, i)));
+		for (size_t i = 0; i < tr.nwarn && i < MAX_PRINTED_WARNINGS; i++) {
+			json_t *w = json_array_get(tr.warnings, i);
+			printf("%s:%lld: warning: %s\n", path,
+			       (long long)json_integer_value(json_object_get(w, "line")),
+			       json_string_value(json_object_get(w, "message")));
+		}
 		if (tr.nwarn > MAX_PRINTED_WARNINGS)
 			printf("%s: ... %zu more warnings (--json lists all)\n", path,
 			       tr.nwarn - MAX_PRINTED_WARNINGS);
@@ -281,7 +303,7 @@ int cmd_check(int argc, char **argv)
 	struct opt opts[] = {
 		{ .type = OPT_FLAG, .name = "json", .dest = &json,
 		  .help = "print one JSON object: tables[] (path, rows, columns, with_duration, "
-			  "duplicate_rows, warnings[] or error), errors, warnings" },
+			  "duplicate_rows, warnings[] of {line, message}, or error), errors, warnings" },
 		{ .type = OPT_FLAG, .name = "strict", .dest = &strict,
 		  .help = "exit 1 on warnings too" },
 		DB_OPTIONS(&o),

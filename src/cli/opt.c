@@ -32,6 +32,37 @@ static void print_choices(FILE *f, const char *const *c)
 	fputc('}', f);
 }
 
+/* Print text word-wrapped to 79 columns, each line indented by 8. */
+static void print_wrapped(FILE *f, const char *text)
+{
+	const int indent = 8, width = 79;
+	int col = 0;
+	const char *p = text;
+	while (*p) {
+		while (*p == ' ')
+			p++;
+		const char *w = p;
+		while (*p && *p != ' ')
+			p++;
+		int len = (int)(p - w);
+		if (!len)
+			break;
+		if (col == 0) {
+			fprintf(f, "%*s", indent, "");
+			col = indent;
+		} else if (col + 1 + len > width) {
+			fprintf(f, "\n%*s", indent, "");
+			col = indent;
+		} else {
+			fputc(' ', f);
+			col++;
+		}
+		fwrite(w, 1, (size_t)len, f);
+		col += len;
+	}
+	fputc('\n', f);
+}
+
 void opt_print_help(FILE *f, const struct opt *opts, const struct cmd_help *h)
 {
 	fprintf(f, "usage: %s\n", h->usage);
@@ -39,7 +70,8 @@ void opt_print_help(FILE *f, const struct opt *opts, const struct cmd_help *h)
 		fprintf(f, "\n%s\n", h->description);
 	if (h->positional)
 		fprintf(f, "\narguments:\n%s\n", h->positional);
-	fprintf(f, "\noptions:\n  -h, --help\n        show this help and exit\n");
+	fprintf(f, "\noptions:\n  -h, --help\n");
+	print_wrapped(f, "show this help and exit");
 	for (const struct opt *o = opts; o->type != OPT_END; o++) {
 		if (o->type == OPT_GROUP) {
 			fprintf(f, "\n%s:\n", o->name);
@@ -58,7 +90,8 @@ void opt_print_help(FILE *f, const struct opt *opts, const struct cmd_help *h)
 			if (o->type == OPT_LIST)
 				fputs(" [...]", f);
 		}
-		fprintf(f, "\n        %s\n", o->help);
+		fputc('\n', f);
+		print_wrapped(f, o->help);
 	}
 }
 
