@@ -140,13 +140,13 @@ static inline __attribute__((always_inline)) const char *scan_next(struct scan *
 /* ---- reader lifecycle ---------------------------------------------- */
 
 static int reader_new(struct perfdb_csv_reader **out, const char *name,
-		      unsigned flags, struct perfdb_err *err)
+		      unsigned flags, size_t cap, struct perfdb_err *err)
 {
 	struct perfdb_csv_reader *r = calloc(1, sizeof(*r));
 	if (!r)
 		return perfdb_err_set(err, PERFDB_ENOMEM, "%s: out of memory", name);
 	r->name = strdup(name);
-	r->cap = CHUNK;
+	r->cap = cap;
 	r->buf = malloc(r->cap + PAD);
 	if (!r->name || !r->buf) {
 		free(r->name);
@@ -166,7 +166,7 @@ static int reader_new(struct perfdb_csv_reader **out, const char *name,
 int perfdb_csv_open_fd(struct perfdb_csv_reader **out, const char *name,
 		       int fd, unsigned flags, struct perfdb_err *err)
 {
-	PERFDB_TRY(reader_new(out, name, flags, err));
+	PERFDB_TRY(reader_new(out, name, flags, CHUNK, err));
 	(*out)->fd = fd;
 	return 0;
 }
@@ -193,7 +193,9 @@ int perfdb_csv_open_mem_chunked(struct perfdb_csv_reader **out, const char *name
 				const void *data, size_t len, size_t chunk,
 				unsigned flags, struct perfdb_err *err)
 {
-	PERFDB_TRY(reader_new(out, name, flags, err));
+	/* small inputs get a small buffer: it grows on demand like any other */
+	size_t cap = len < 256 ? 256 : len < CHUNK ? len : CHUNK;
+	PERFDB_TRY(reader_new(out, name, flags, cap, err));
 	struct perfdb_csv_reader *r = *out;
 	r->mem = data;
 	r->mem_len = len;
@@ -247,7 +249,7 @@ static int refill(struct perfdb_csv_reader *r, struct perfdb_err *err)
 		r->len -= r->pos;
 		r->pos = 0;
 	}
-	if (r->cap - r->len < CHUNK / 2) {
+	if (r->cap - r->len < CHUNK / 2 && r->cap - r->len < r->cap / 2 + 1) {
 		if (r->len >= r->max_record)
 			return perfdb_err_at(err, PERFDB_EPARSE, r->name, r->line, 1,
 					     "record longer than %zu bytes", r->max_record);

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# make demo: what perfdb does today, on the embedded example database.
+# usage: examples/demo.sh PATH/TO/perfdb
+set -eu
+PERFDB=$(realpath "${1:-build/bin/perfdb}")
+cd "$(dirname "$0")"
+ROOT=database
+VERSIONS=(--vllm-version 0.13.0 --torch-version 2.8.0 --cann-version 8.3)
+bold='' plain=''
+if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then bold=$'\033[1m' plain=$'\033[0m'; fi
+step() { printf '\n%s$ perfdb %s%s\n' "$bold" "${*:2}" "$plain"; "$@"; }
+
+step "$PERFDB" --version
+step "$PERFDB" devices
+# Where would the stages write?  The shared database flags resolve it:
+step "$PERFDB" path --database-root "$ROOT" "${VERSIONS[@]}"
+# Validate every table of the example database (CSV syntax, shapes, durations,
+# duplicate signatures); nothing is written.
+step "$PERFDB" check --database-root "$ROOT" "${VERSIONS[@]}"
+step "$PERFDB" check --json "$ROOT/ATLAS_800_A3_752T_128G_DIE/hccl"
+printf '\ndemo done: see README.md for the pipeline and docs/ for details\n'
