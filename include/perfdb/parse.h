@@ -15,6 +15,7 @@
 
 #include "perfdb/err.h"
 #include "perfdb/shape.h"
+#include "perfdb/strbuf.h"
 
 /* The 25 profiler counters, in output order (spec/parse.md §1). */
 #define PERFDB_NCOUNTERS 25
@@ -41,5 +42,180 @@ struct perfdb_row_sink {
 	int (*row)(void *ctx, const struct perfdb_kernel_row *row, struct perfdb_err *err);
 	void *ctx;
 };
+
+
+/* ---- inputs (spec/parse.md §1, Decision 6) ---------------------------- */
+
+enum perfdb_input_kind {
+	PERFDB_INPUT_KERNEL_DETAILS,  /* torch_npu / MindSpore kernel_details*.csv */
+	PERFDB_INPUT_OP_SUMMARY,      /* msprof op_summary_*.csv */
+	PERFDB_INPUT_CHROME_TRACE,    /* PyTorch profiler Chrome trace (JSON) */
+};
+
+struct perfdb_input {
+	char *path;
+	enum perfdb_input_kind kind;
+};
+
+struct perfdb_inputs {
+	struct perfdb_input *v;
+	size_t n, cap;
+	char **operator_details;      /* operator_details.csv files, sorted */
+	size_t nops, capops;
+	size_t ignored_op_summary;    /* op_summary files skipped because kernel_details exist */
+};
+
+void perfdb_inputs_init(struct perfdb_inputs *in);
+void perfdb_inputs_release(struct perfdb_inputs *in);
+
+/*
+ * Find the profiler files of path: a file is used as is (its kind read from
+ * its header or, for JSON, its content); a directory is searched
+ * recursively (sorted component by component) for CSVs whose header is a
+ * kernel_details or op_summary table, `*.pt.trace.json` files, and
+ * `operator_details.csv`.  When kernel_details files exist, op_summary files
+ * are ignored (torch_npu writes both for the same launches).
+ * Errors: the reference's messages for a missing path and for a directory
+ * without profiler files; a file whose kind cannot be recognised.
+ */
+int perfdb_parse_find_inputs(const char *path, struct perfdb_inputs *out,
+			     struct perfdb_err *err);
+
+/* Classify one file by its content; -PERFDB_EPARSE if unrecognised. */
+int perfdb_parse_classify(const char *path, enum perfdb_input_kind *kind,
+			  struct perfdb_err *err);
+
+/* ---- reading kernel CSVs -------------------------------------------- */
+
+struct perfdb_csv_input_stats {
+	unsigned long long bytes;
+	size_t rows;
+	size_t missing_optional;  /* optional columns absent from the header */
+	char missing_names[512];  /* their names, ", "-joined */
+};
+
+/*
+ * Stream a kernel_details or op_summary CSV into sink.  Required columns
+ * (Decision 3): Type, Input Shapes, Output Shapes, Duration(us) (op_summary:
+ * OP Type, Input Shapes, Output Shapes, Task Duration(us)); a missing one is
+ * `<file> is missing required columns: <sorted names>`.  Other columns are
+ * optional.  progress (may be NULL) is called with the bytes read so far.
+ */
+int perfdb_parse_read_csv(const char *path, enum perfdb_input_kind kind,
+			  const struct perfdb_row_sink *sink,
+			  struct perfdb_csv_input_stats *st,
+			  void (*progress)(void *ctx, unsigned long long bytes), void *pctx,
+			  struct perfdb_err *err);
+
+/* The same from memory (tests, fuzzing); name is used in messages. */
+int perfdb_parse_read_csv_mem(const char *name, const void *data, size_t len,
+			      enum perfdb_input_kind kind, const struct perfdb_row_sink *sink,
+			      struct perfdb_csv_input_stats *st, struct perfdb_err *err);
+
+/* ---- aggregation (spec/parse.md §3, Decisions 2-5, 7) --------------- */
+
+struct perfdb_agg;
+
+/* One aggregated key.  Strings are owned by the aggregator. */
+struct perfdb_agg_group {
+	const char *type;          /* normalised Type */
+	const char *in_shapes, *in_dtypes, *in_formats, *out_shapes;
+	const char *op_state, *accel_core, *out_dtypes, *out_formats; /* first non-empty */
+	size_t n;                  /* valid duration samples */
+	size_t n_invalid;          /* rows whose duration was empty/junk/negative/non-finite */
+	double mean, median, std, min, max;
+	double sum, comp;          /* Neumaier sum of durations */
+	double m2;                 /* Welford: sum of squared deviations */
+	double wmean;              /* Welford running mean */
+	size_t cn[PERFDB_NCOUNTERS];
+	double csum[PERFDB_NCOUNTERS];
+	double ccomp[PERFDB_NCOUNTERS];
+};
+
+struct perfdb_agg_totals {
+	size_t rows;               /* rows offered */
+	size_t dropped_na;         /* N/A shapes (spec/parse.md §2) */
+	size_t empty_type;         /* rows with an empty Type: never written */
+	size_t invalid_durations;  /* not samples (Decision 2) */
+	size_t invalid_counters;   /* counter cells present but not numbers */
+};
+
+int perfdb_agg_new(struct perfdb_agg **out, size_t sample_limit, struct perfdb_err *err);
+void perfdb_agg_free(struct perfdb_agg *a);
+
+/* The sink that feeds an aggregator. */
+struct perfdb_row_sink perfdb_agg_sink(struct perfdb_agg *a);
+
+/* Merge from into into (from keeps its content), in from's group order. */
+int perfdb_agg_merge(struct perfdb_agg *into, const struct perfdb_agg *from,
+		     struct perfdb_err *err);
+
+/* Compute means, medians and std of every group.  Call once at the end. */
+int perfdb_agg_finish(struct perfdb_agg *a, struct perfdb_err *err);
+
+size_t perfdb_agg_ngroups(const struct perfdb_agg *a);
+const struct perfdb_agg_group *perfdb_agg_group(const struct perfdb_agg *a, size_t i);
+const struct perfdb_agg_totals *perfdb_agg_totals(const struct perfdb_agg *a);
+
+/* Type renames of the reference (spec/parse.md §2). */
+const char *perfdb_parse_normalize_type(const char *type, size_t len, size_t *out_len);
+
+/* `<>:"/\|?*` and 0x00-0x1F become '_' (spec/parse.md §4); out reset first. */
+int perfdb_parse_sanitize_name(const char *type, struct perfdb_strbuf *out);
+
+/* True if a shape cell, trimmed and stripped of outer quotes, is N/A (any case). */
+int perfdb_parse_is_na(struct perfdb_span cell);
+
+/* ---- the whole stage ------------------------------------------------- */
+
+#define PERFDB_PARSE_COUNT_COLUMN "Profiling Count"
+
+/* The reference's 36 output columns (spec/parse.md §4), in order. */
+#define PERFDB_PARSE_NBASE 36
+extern const char *const perfdb_parse_columns[PERFDB_PARSE_NBASE];
+
+struct perfdb_parse_table {
+	char *path;              /* the table file */
+	char *type;              /* kernel type (the first, if names collided) */
+	size_t groups;           /* keys of this profile in the table */
+	size_t added, updated;   /* rows appended / rows whose cells changed */
+	int created;             /* the file did not exist */
+	int written;             /* the file was (re)written */
+};
+
+struct perfdb_parse_result {
+	size_t inputs;           /* profiler files read */
+	unsigned long long bytes;
+	struct perfdb_agg_totals totals;
+	size_t groups;
+	struct perfdb_parse_table *tables;
+	size_t ntables;
+	size_t warnings;
+};
+
+void perfdb_parse_result_release(struct perfdb_parse_result *r);
+
+struct perfdb_parse_opts {
+	const char *profiling_path;
+	const char *outdir;      /* database directory (created after reading) */
+	unsigned jobs;           /* worker threads for several input files (0 = CPUs) */
+	size_t sample_limit;     /* per aggregator, 0 = default */
+	double lock_timeout;     /* < 0: default / $PERFDB_LOCK_TIMEOUT */
+	/* optional callbacks */
+	void (*warn)(void *ctx, const char *msg);
+	void (*progress)(void *ctx, unsigned long long done, unsigned long long total);
+	void *ctx;
+};
+
+/*
+ * Run the stage: find inputs, aggregate them (several files in parallel),
+ * attach FIA metadata, then merge every kernel type into <outdir>/<Type>.csv
+ * under the database lock (Decision 1: existing rows keep every column the
+ * profile does not produce; rows absent from the profile are kept).  Nothing
+ * is written unless every input read cleanly and every existing table
+ * loaded cleanly.
+ */
+int perfdb_parse_run(const struct perfdb_parse_opts *o, struct perfdb_parse_result *res,
+		     struct perfdb_err *err);
 
 #endif

@@ -39,6 +39,11 @@ int perfdb_samples_add(struct perfdb_samples *s, uint32_t key, double v,
 uint64_t perfdb_samples_count(const struct perfdb_samples *s);
 int perfdb_samples_spilled(const struct perfdb_samples *s);
 
+/* Call fn for every sample, in insertion order.  Not after medians(). */
+int perfdb_samples_foreach(const struct perfdb_samples *s,
+			   int (*fn)(void *ctx, uint32_t key, double v, struct perfdb_err *err),
+			   void *ctx, struct perfdb_err *err);
+
 /*
  * Median of every key 0..nkeys-1 into medians[] (NAN for a key without
  * samples).  Call once, after the last add.

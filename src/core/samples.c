@@ -349,6 +349,26 @@ static int huge_select(struct perfdb_samples *s, struct reader *rd, uint32_t key
 	return rc < 0 ? rc : 0;
 }
 
+int perfdb_samples_foreach(const struct perfdb_samples *s,
+			   int (*fn)(void *ctx, uint32_t key, double v, struct perfdb_err *err),
+			   void *ctx, struct perfdb_err *err)
+{
+	if (s->fd >= 0) {
+		struct reader rd = { 0 };
+		uint32_t k;
+		double v;
+		int rc = reader_start(&rd, s->fd, err);
+		while (rc == 0 && (rc = reader_next(&rd, &k, &v, err)) > 0)
+			rc = fn(ctx, k, v, err);
+		free(rd.buf);
+		if (rc < 0)
+			return rc;
+	}
+	for (size_t i = 0; i < s->n; i++)
+		PERFDB_TRY(fn(ctx, s->keys[i], s->vals[i], err));
+	return 0;
+}
+
 int perfdb_samples_medians(struct perfdb_samples *s, uint32_t nkeys,
 			   double *medians, struct perfdb_err *err)
 {

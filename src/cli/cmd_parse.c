@@ -1,0 +1,162 @@
+/*
+ * perfdb parse: profiler output into per-kernel database tables
+ * (spec/parse.md; replaces parsers/parse_kernel_details.py).
+ */
+#include <jansson.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "builtin.h"
+#include "dbopts.h"
+#include "perfdb/parse.h"
+#include "progress.h"
+
+const struct cmd_help cmd_parse_help = {
+	.name = "parse",
+	.usage = "perfdb parse --profiling-path PATH [--jobs N] [--json] [--quiet] [database flags]",
+	.summary = "turn profiler output into per-kernel database tables",
+	.description =
+		"Reads kernel_details*.csv (torch_npu / MindSpore profiler), msprof\n"
+		"op_summary_*.csv or PyTorch profiler Chrome traces (*.pt.trace.json), a file\n"
+		"or a directory searched recursively, aggregates every launch by (Type, input\n"
+		"shapes, dtypes, formats, output shapes) and merges one <Type>.csv per kernel\n"
+		"type into the database: existing rows keep their other columns, new keys are\n"
+		"appended, and nothing is written if any input or table is malformed.",
+};
+
+struct ctx {
+	struct progress prog;
+	int quiet;
+	pthread_mutex_t mu;
+};
+
+static void on_warn(void *vctx, const char *msg)
+{
+	struct ctx *c = vctx;
+	if (c->quiet)
+		return;
+	progress_done(&c->prog);
+	fprintf(stderr, "perfdb parse: warning: %s\n", msg);
+}
+
+static void on_progress(void *vctx, unsigned long long done, unsigned long long total)
+{
+	struct ctx *c = vctx;
+	(void)total;
+	progress_update(&c->prog, done);
+}
+
+static void print_json(const struct perfdb_parse_result *res, const char *outdir,
+		       const char *path)
+{
+	json_t *tables = json_array();
+	for (size_t i = 0; i < res->ntables; i++) {
+		const struct perfdb_parse_table *t = &res->tables[i];
+		json_array_append_new(tables, json_pack("{s:s, s:s, s:I, s:I, s:I, s:b, s:b}",
+			"file", t->path, "type", t->type, "keys", (json_int_t)t->groups,
+			"added", (json_int_t)t->added, "updated", (json_int_t)t->updated,
+			"created", t->created, "written", t->written));
+	}
+	json_t *j = json_pack("{s:I, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o}",
+		"generated", (json_int_t)res->ntables, "database", outdir, "profiling_path", path,
+		"inputs", (json_int_t)res->inputs, "bytes", (json_int_t)res->bytes,
+		"rows", (json_int_t)res->totals.rows,
+		"dropped_na", (json_int_t)res->totals.dropped_na,
+		"invalid_durations", (json_int_t)res->totals.invalid_durations,
+		"empty_type", (json_int_t)res->totals.empty_type,
+		"keys", (json_int_t)res->groups, "warnings", (json_int_t)res->warnings,
+		"tables", tables);
+	char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	if (s)
+		printf("%s\n", s);
+	free(s);
+	json_decref(j);
+}
+
+int cmd_parse(int argc, char **argv)
+{
+	struct perfdb_db_opts o = { 0 };
+	const char *path = NULL;
+	long jobs = 0;
+	bool json = false, quiet = false;
+	struct opt opts[] = {
+		{ .type = OPT_STRING, .name = "profiling-path", .dest = &path, .metavar = "PATH",
+		  .required = true,
+		  .help = "a kernel_details / op_summary CSV, a *.pt.trace.json, or a directory "
+			  "searched recursively (several ranks are pooled)" },
+		{ .type = OPT_INT, .name = "jobs", .short_name = 'j', .dest = &jobs, .metavar = "N",
+		  .has_min = true, .min = 0,
+		  .help = "files read in parallel (default 0: one per CPU)" },
+		{ .type = OPT_FLAG, .name = "json", .dest = &json,
+		  .help = "print a JSON summary instead of the reference's line (keys in docs/cli.md)" },
+		{ .type = OPT_FLAG, .name = "quiet", .short_name = 'q', .dest = &quiet,
+		  .help = "no progress and no warnings on stderr" },
+		DB_OPTIONS(&o),
+		{ .type = OPT_END },
+	};
+	const char *pos[1];
+	size_t npos;
+	int rc = opt_parse(argc, argv, opts, &cmd_parse_help, pos, &npos);
+	if (rc)
+		return rc == 1 ? 0 : rc;
+
+	struct perfdb_device_registry reg;
+	perfdb_device_registry_init(&reg);
+	if ((rc = db_opts_finish(&o, &reg, &cmd_parse_help))) {
+		perfdb_device_registry_release(&reg);
+		return rc;
+	}
+	struct perfdb_err err;
+	perfdb_err_clear(&err);
+	struct perfdb_strbuf outdir = PERFDB_STRBUF_INIT;
+	struct perfdb_parse_result res;
+	memset(&res, 0, sizeof(res));
+	/* like the reference, a missing version is reported before the input is looked at */
+	rc = perfdb_db_resolve(&o, &outdir, &err);
+	if (rc == 0) {
+		struct ctx c;
+		c.quiet = quiet || json;
+		progress_init(&c.prog, "parse", 0, c.quiet);
+		struct perfdb_parse_opts po = {
+			.profiling_path = path, .outdir = outdir.buf, .jobs = (unsigned)jobs,
+			.lock_timeout = -1, .warn = on_warn, .progress = on_progress, .ctx = &c,
+		};
+		rc = perfdb_parse_run(&po, &res, &err);
+		progress_done(&c.prog);
+	}
+	if (rc < 0) {
+		rc = cli_error("parse", &err);
+	} else {
+		if (json) {
+			print_json(&res, outdir.buf, path);
+		} else {
+			printf("Generated %zu csv file(s) under %s from %s\n", res.ntables, outdir.buf, path);
+			if (!quiet) {
+				size_t created = 0, updated = 0, unchanged = 0, added = 0, upd = 0;
+				for (size_t i = 0; i < res.ntables; i++) {
+					const struct perfdb_parse_table *t = &res.tables[i];
+					added += t->added;
+					upd += t->updated;
+					if (t->created)
+						created++;
+					else if (t->written)
+						updated++;
+					else
+						unchanged++;
+				}
+				fprintf(stderr,
+					"perfdb parse: %zu input file(s), %zu rows, %zu keys; tables: %zu created, "
+					"%zu updated, %zu unchanged; rows: %zu added, %zu updated; %zu warning(s)\n",
+					res.inputs, res.totals.rows, res.groups, created, updated, unchanged,
+					added, upd, res.warnings);
+			}
+		}
+		rc = 0;
+	}
+	perfdb_parse_result_release(&res);
+	perfdb_strbuf_release(&outdir);
+	perfdb_device_registry_release(&reg);
+	return rc;
+}

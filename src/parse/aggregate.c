@@ -1,0 +1,495 @@
+/*
+ * Streaming hash aggregation of kernel rows (spec/parse.md §2-§3 with
+ * Decisions 2, 4 and 7).
+ *
+ * Key: (Type, Input Shapes, Input Data Types, Input Formats, Output Shapes),
+ * the cells verbatim after trimming.  Per key the aggregator keeps the
+ * first non-empty OP State, Accelerator Core, Output Data Types and Output
+ * Formats, a compensated sum, Welford's running variance, min and max of the
+ * valid durations, per-counter sums, and the samples themselves in a sample
+ * store (bounded memory, exact medians).  Memory therefore grows with the
+ * number of keys, not rows.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "perfdb/parse.h"
+#include "perfdb/samples.h"
+#include "perfdb/stats.h"
+
+struct arena_block {
+	struct arena_block *next;
+	size_t used, cap;
+	char data[];
+};
+
+struct slot {
+	uint64_t hash;
+	uint32_t group;     /* index + 1; 0 = empty */
+};
+
+struct perfdb_agg {
+	struct perfdb_agg_group *g;
+	char **keys;        /* full key per group (for lookups) */
+	size_t *keylen;
+	size_t n, cap;
+	struct slot *tab;
+	size_t tabcap;      /* power of two */
+	struct arena_block *arena;
+	struct perfdb_samples *samples;
+	struct perfdb_agg_totals tot;
+	char *scratch;
+	size_t scratch_cap;
+	char tname[4096];   /* the sanitised type of the current row */
+	int finished;
+};
+
+static char empty[1];
+
+static void *arena_alloc(struct perfdb_agg *a, size_t n)
+{
+	struct arena_block *b = a->arena;
+	if (!b || b->cap - b->used < n) {
+		size_t cap = n > 65536 ? n : 65536;
+		b = malloc(sizeof(*b) + cap);
+		if (!b)
+			return NULL;
+		b->next = a->arena;
+		b->used = 0;
+		b->cap = cap;
+		a->arena = b;
+	}
+	void *p = b->data + b->used;
+	b->used += n;
+	return p;
+}
+
+static const char *arena_str(struct perfdb_agg *a, const char *s, size_t len)
+{
+	if (!len)
+		return empty;
+	char *p = arena_alloc(a, len + 1);
+	if (!p)
+		return NULL;
+	memcpy(p, s, len);
+	p[len] = '\0';
+	return p;
+}
+
+int perfdb_agg_new(struct perfdb_agg **out, size_t sample_limit, struct perfdb_err *err)
+{
+	struct perfdb_agg *a = calloc(1, sizeof(*a));
+	if (!a)
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	a->tabcap = 1024;
+	a->tab = calloc(a->tabcap, sizeof(*a->tab));
+	if (!a->tab) {
+		free(a);
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	}
+	int rc = perfdb_samples_new(&a->samples, sample_limit, NULL, err);
+	if (rc < 0) {
+		free(a->tab);
+		free(a);
+		return rc;
+	}
+	*out = a;
+	return 0;
+}
+
+void perfdb_agg_free(struct perfdb_agg *a)
+{
+	if (!a)
+		return;
+	struct arena_block *b = a->arena;
+	while (b) {
+		struct arena_block *n = b->next;
+		free(b);
+		b = n;
+	}
+	perfdb_samples_free(a->samples);
+	free(a->g);
+	free(a->keys);
+	free(a->keylen);
+	free(a->tab);
+	free(a->scratch);
+	free(a);
+}
+
+size_t perfdb_agg_ngroups(const struct perfdb_agg *a)
+{
+	return a->n;
+}
+
+const struct perfdb_agg_group *perfdb_agg_group(const struct perfdb_agg *a, size_t i)
+{
+	return &a->g[i];
+}
+
+const struct perfdb_agg_totals *perfdb_agg_totals(const struct perfdb_agg *a)
+{
+	return &a->tot;
+}
+
+/* 8 bytes at a time; keys are 20-500 bytes of shape text. */
+static uint64_t hash_bytes(const char *p, size_t n)
+{
+	uint64_t h = 0x243F6A8885A308D3ull ^ n;
+	while (n >= 8) {
+		uint64_t w;
+		memcpy(&w, p, 8);
+		h = (h ^ w) * 0x9E3779B97F4A7C15ull;
+		h ^= h >> 29;
+		p += 8;
+		n -= 8;
+	}
+	uint64_t w = 0;
+	memcpy(&w, p, n);
+	h = (h ^ w) * 0x9E3779B97F4A7C15ull;
+	h ^= h >> 32;
+	return h;
+}
+
+static int grow_table(struct perfdb_agg *a)
+{
+	size_t ncap = a->tabcap * 2;
+	struct slot *nt = calloc(ncap, sizeof(*nt));
+	if (!nt)
+		return -PERFDB_ENOMEM;
+	for (size_t i = 0; i < a->tabcap; i++) {
+		if (!a->tab[i].group)
+			continue;
+		size_t j = a->tab[i].hash & (ncap - 1);
+		while (nt[j].group)
+			j = (j + 1) & (ncap - 1);
+		nt[j] = a->tab[i];
+	}
+	free(a->tab);
+	a->tab = nt;
+	a->tabcap = ncap;
+	return 0;
+}
+
+/*
+ * Find or create the group of key (type, ins, ind, inf, outs).  The key
+ * bytes are assembled in a scratch buffer: 5 fields joined by 0x1f, a byte
+ * that cannot appear in a CSV cell we keep (it is a control character).
+ */
+static long find_group(struct perfdb_agg *a, const struct perfdb_span f[5],
+		       struct perfdb_err *err)
+{
+	size_t len = 4;
+	for (int i = 0; i < 5; i++)
+		len += f[i].len;
+	if (len + 1 > a->scratch_cap) {
+		size_t cap = len + 256;
+		char *ns = realloc(a->scratch, cap);
+		if (!ns)
+			return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+		a->scratch = ns;
+		a->scratch_cap = cap;
+	}
+	char *w = a->scratch;
+	for (int i = 0; i < 5; i++) {
+		if (i)
+			*w++ = '\x1f';
+		memcpy(w, f[i].p, f[i].len);
+		w += f[i].len;
+	}
+	uint64_t h = hash_bytes(a->scratch, len);
+	size_t j = h & (a->tabcap - 1);
+	while (a->tab[j].group) {
+		uint32_t gi = a->tab[j].group - 1;
+		if (a->tab[j].hash == h && a->keylen[gi] == len &&
+		    memcmp(a->keys[gi], a->scratch, len) == 0)
+			return gi;
+		j = (j + 1) & (a->tabcap - 1);
+	}
+	/* new group */
+	if (a->n == a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 256;
+		struct perfdb_agg_group *ng = realloc(a->g, cap * sizeof(*ng));
+		if (!ng)
+			return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+		a->g = ng;
+		char **nk = realloc(a->keys, cap * sizeof(*nk));
+		if (!nk)
+			return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+		a->keys = nk;
+		size_t *nl = realloc(a->keylen, cap * sizeof(*nl));
+		if (!nl)
+			return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+		a->keylen = nl;
+		a->cap = cap;
+	}
+	if (a->n >= UINT32_MAX - 1)
+		return perfdb_err_set(err, PERFDB_ENOMEM, "too many distinct kernel keys");
+	char *key = arena_alloc(a, len + 1);
+	if (!key)
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	memcpy(key, a->scratch, len);
+	key[len] = '\0';
+	struct perfdb_agg_group *g = &a->g[a->n];
+	memset(g, 0, sizeof(*g));
+	/* the fields are views into the stored key, split at the separators */
+	const char **dst[5] = { &g->type, &g->in_shapes, &g->in_dtypes, &g->in_formats, &g->out_shapes };
+	char *p = key;
+	for (int i = 0; i < 5; i++) {
+		const char *s = arena_str(a, p, f[i].len);
+		if (!s)
+			return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+		*dst[i] = s;
+		p += f[i].len + 1;
+	}
+	g->op_state = g->accel_core = g->out_dtypes = g->out_formats = empty;
+	g->min = INFINITY;
+	g->max = -INFINITY;
+	a->keys[a->n] = key;
+	a->keylen[a->n] = len;
+	a->tab[j].hash = h;
+	a->tab[j].group = (uint32_t)a->n + 1;
+	a->n++;
+	if (a->n * 2 > a->tabcap && grow_table(a) < 0)
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	return (long)(a->n - 1);
+}
+
+static int set_first(struct perfdb_agg *a, const char **field, struct perfdb_span v)
+{
+	if ((*field)[0] || !v.len)
+		return 0;
+	const char *s = arena_str(a, v.p, v.len);
+	if (!s)
+		return -PERFDB_ENOMEM;
+	*field = s;
+	return 0;
+}
+
+const char *perfdb_parse_normalize_type(const char *type, size_t len, size_t *out_len)
+{
+	static const struct { const char *from, *to; } renames[] = {
+		{ "split_qkv_rmsnorm_rope_kernel_0", "split_qkv_rmsnorm_rope_kernel" },
+		{ "muls_add_kernel_1", "muls_add_kernel" },
+	};
+	for (size_t i = 0; i < sizeof(renames) / sizeof(renames[0]); i++) {
+		if (strlen(renames[i].from) == len && memcmp(type, renames[i].from, len) == 0) {
+			*out_len = strlen(renames[i].to);
+			return renames[i].to;
+		}
+	}
+	*out_len = len;
+	return type;
+}
+
+int perfdb_parse_is_na(struct perfdb_span c)
+{
+	const char *p = c.p, *e = c.p + c.len;
+	while (p < e && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
+		p++;
+	while (e > p && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r' || e[-1] == '\n'))
+		e--;
+	while (p < e && *p == '"')
+		p++;
+	while (e > p && e[-1] == '"')
+		e--;
+	return e - p == 3 && strncasecmp(p, "N/A", 3) == 0;
+}
+
+/* Neumaier's compensated addition. */
+static void nsum(double *sum, double *comp, double x)
+{
+	double t = *sum + x;
+	if (fabs(*sum) >= fabs(x))
+		*comp += (*sum - t) + x;
+	else
+		*comp += (x - t) + *sum;
+	*sum = t;
+}
+
+static int is_na_word(struct perfdb_span v)
+{
+	return v.len == 3 && strncasecmp(v.p, "N/A", 3) == 0;
+}
+
+static int agg_row(void *ctx, const struct perfdb_kernel_row *row, struct perfdb_err *err)
+{
+	struct perfdb_agg *a = ctx;
+	a->tot.rows++;
+	if (perfdb_parse_is_na(row->in_shapes) || perfdb_parse_is_na(row->out_shapes)) {
+		a->tot.dropped_na++;
+		return 0;
+	}
+	struct perfdb_span f[5];
+	size_t tl;
+	const char *t = perfdb_parse_normalize_type(row->type.p, row->type.len, &tl);
+	if (!tl) {
+		a->tot.empty_type++;
+		return 0;
+	}
+	/*
+	 * Types are keyed by their table's file name: `A/B` and `A_B` both go to
+	 * A_B.csv, which has no Type column, so their launches are one kernel
+	 * there (the reference let the later file overwrite the earlier).
+	 */
+	if (tl > sizeof(a->tname))
+		tl = sizeof(a->tname);
+	for (size_t i = 0; i < tl; i++) {
+		unsigned char c = (unsigned char)t[i];
+		a->tname[i] = (c < 0x20 || strchr("<>:\"/\\|?*", c)) ? '_' : (char)c;
+	}
+	f[0].p = a->tname;
+	f[0].len = tl;
+	f[1] = row->in_shapes;
+	f[2] = row->in_dtypes;
+	f[3] = row->in_formats;
+	f[4] = row->out_shapes;
+	long gi = find_group(a, f, err);
+	if (gi < 0)
+		return (int)gi;
+	struct perfdb_agg_group *g = &a->g[gi];
+	if (set_first(a, &g->op_state, row->op_state) < 0 ||
+	    set_first(a, &g->accel_core, row->accel_core) < 0 ||
+	    set_first(a, &g->out_dtypes, row->out_dtypes) < 0 ||
+	    set_first(a, &g->out_formats, row->out_formats) < 0)
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+
+	double d;
+	if (perfdb_stats_parse_double(row->duration.p, row->duration.len, &d) == 0 &&
+	    isfinite(d) && d >= 0) {
+		g->n++;
+		nsum(&g->sum, &g->comp, d);
+		double delta = d - g->wmean;
+		g->wmean += delta / (double)g->n;
+		g->m2 += delta * (d - g->wmean);
+		if (d < g->min)
+			g->min = d;
+		if (d > g->max)
+			g->max = d;
+		PERFDB_TRY(perfdb_samples_add(a->samples, (uint32_t)gi, d, err));
+	} else {
+		g->n_invalid++;
+		a->tot.invalid_durations++;
+	}
+	for (int c = 0; c < PERFDB_NCOUNTERS; c++) {
+		struct perfdb_span v = row->counters[c];
+		if (!v.len || is_na_word(v))
+			continue;
+		double x;
+		if (perfdb_stats_parse_double(v.p, v.len, &x) == 0 && isfinite(x)) {
+			g->cn[c]++;
+			nsum(&g->csum[c], &g->ccomp[c], x);
+		} else {
+			a->tot.invalid_counters++;
+		}
+	}
+	return 0;
+}
+
+struct perfdb_row_sink perfdb_agg_sink(struct perfdb_agg *a)
+{
+	struct perfdb_row_sink s = { agg_row, a };
+	return s;
+}
+
+struct remap {
+	struct perfdb_agg *into;
+	const uint32_t *map;
+};
+
+static int add_mapped(void *ctx, uint32_t key, double v, struct perfdb_err *err)
+{
+	struct remap *m = ctx;
+	return perfdb_samples_add(m->into->samples, m->map[key], v, err);
+}
+
+int perfdb_agg_merge(struct perfdb_agg *into, const struct perfdb_agg *from,
+		     struct perfdb_err *err)
+{
+	uint32_t *map = malloc((from->n ? from->n : 1) * sizeof(*map));
+	if (!map)
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	int rc = 0;
+	for (size_t i = 0; i < from->n && rc == 0; i++) {
+		const struct perfdb_agg_group *s = &from->g[i];
+		struct perfdb_span f[5] = {
+			{ s->type, strlen(s->type) }, { s->in_shapes, strlen(s->in_shapes) },
+			{ s->in_dtypes, strlen(s->in_dtypes) }, { s->in_formats, strlen(s->in_formats) },
+			{ s->out_shapes, strlen(s->out_shapes) },
+		};
+		long gi = find_group(into, f, err);
+		if (gi < 0) {
+			rc = (int)gi;
+			break;
+		}
+		map[i] = (uint32_t)gi;
+		struct perfdb_agg_group *d = &into->g[gi];
+		struct perfdb_span v;
+#define FIRST(field)                                                 \
+		v.p = s->field;                                      \
+		v.len = strlen(s->field);                            \
+		if (set_first(into, &d->field, v) < 0)               \
+			rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+		FIRST(op_state)
+		FIRST(accel_core)
+		FIRST(out_dtypes)
+		FIRST(out_formats)
+#undef FIRST
+		/* Chan et al.: combine two Welford states */
+		if (s->n) {
+			size_t n = d->n + s->n;
+			double delta = s->wmean - d->wmean;
+			d->m2 += s->m2 + delta * delta * (double)d->n * (double)s->n / (double)n;
+			d->wmean += delta * (double)s->n / (double)n;
+			d->n = n;
+			nsum(&d->sum, &d->comp, s->sum);
+			nsum(&d->sum, &d->comp, s->comp);
+			if (s->min < d->min)
+				d->min = s->min;
+			if (s->max > d->max)
+				d->max = s->max;
+		}
+		d->n_invalid += s->n_invalid;
+		for (int c = 0; c < PERFDB_NCOUNTERS; c++) {
+			d->cn[c] += s->cn[c];
+			nsum(&d->csum[c], &d->ccomp[c], s->csum[c]);
+			nsum(&d->csum[c], &d->ccomp[c], s->ccomp[c]);
+		}
+	}
+	if (rc == 0) {
+		struct remap m = { into, map };
+		rc = perfdb_samples_foreach(from->samples, add_mapped, &m, err);
+	}
+	into->tot.rows += from->tot.rows;
+	into->tot.dropped_na += from->tot.dropped_na;
+	into->tot.empty_type += from->tot.empty_type;
+	into->tot.invalid_durations += from->tot.invalid_durations;
+	into->tot.invalid_counters += from->tot.invalid_counters;
+	free(map);
+	return rc;
+}
+
+int perfdb_agg_finish(struct perfdb_agg *a, struct perfdb_err *err)
+{
+	if (a->finished)
+		return 0;
+	a->finished = 1;
+	double *med = malloc((a->n ? a->n : 1) * sizeof(*med));
+	if (!med)
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	int rc = perfdb_samples_medians(a->samples, (uint32_t)a->n, med, err);
+	for (size_t i = 0; rc == 0 && i < a->n; i++) {
+		struct perfdb_agg_group *g = &a->g[i];
+		if (!g->n) {
+			g->mean = g->median = g->std = g->min = g->max = NAN;
+			continue;
+		}
+		g->mean = (g->sum + g->comp) / (double)g->n;
+		g->median = med[i];
+		g->std = g->n > 1 ? sqrt(g->m2 / (double)g->n) : 0.0;
+	}
+	free(med);
+	return rc;
+}

@@ -1,0 +1,202 @@
+/*
+ * Finding and recognising profiler files (spec/parse.md §1 "Inputs",
+ * Decision 6: the kind of a file comes from its header, not its name).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "perfdb/csv.h"
+#include "perfdb/fsio.h"
+#include "perfdb/parse.h"
+
+void perfdb_inputs_init(struct perfdb_inputs *in)
+{
+	memset(in, 0, sizeof(*in));
+}
+
+void perfdb_inputs_release(struct perfdb_inputs *in)
+{
+	for (size_t i = 0; i < in->n; i++)
+		free(in->v[i].path);
+	for (size_t i = 0; i < in->nops; i++)
+		free(in->operator_details[i]);
+	free(in->v);
+	free(in->operator_details);
+	perfdb_inputs_init(in);
+}
+
+static int header_has(const struct perfdb_csv_row *h, const char *name)
+{
+	size_t n = strlen(name);
+	for (size_t i = 0; i < h->n; i++)
+		if (h->f[i].len == n && memcmp(h->f[i].p, name, n) == 0)
+			return 1;
+	return 0;
+}
+
+int perfdb_parse_classify(const char *path, enum perfdb_input_kind *kind,
+			  struct perfdb_err *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return perfdb_err_errno(err, errno, "cannot open '%s'", path);
+	char head[4096];
+	ssize_t n = read(fd, head, sizeof(head));
+	close(fd);
+	if (n < 0)
+		return perfdb_err_errno(err, errno, "cannot read '%s'", path);
+	size_t i = 0;
+	if (n >= 3 && memcmp(head, "\xEF\xBB\xBF", 3) == 0)
+		i = 3;
+	while (i < (size_t)n && (head[i] == ' ' || head[i] == '\t' || head[i] == '\r' || head[i] == '\n'))
+		i++;
+	if (i < (size_t)n && (head[i] == '{' || head[i] == '[')) {
+		*kind = PERFDB_INPUT_CHROME_TRACE;
+		return 0;
+	}
+	struct perfdb_csv_reader *r;
+	PERFDB_TRY(perfdb_csv_open(&r, path, PERFDB_CSV_TRIM, err));
+	struct perfdb_csv_row row;
+	int rc = perfdb_csv_next(r, &row, err);
+	if (rc > 0) {
+		if (header_has(&row, "OP Type") && header_has(&row, "Task Duration(us)"))
+			*kind = PERFDB_INPUT_OP_SUMMARY;
+		else if (header_has(&row, "Type") || header_has(&row, "Duration(us)") ||
+			 header_has(&row, "Input Shapes"))
+			*kind = PERFDB_INPUT_KERNEL_DETAILS;
+		else
+			rc = perfdb_err_set(err, PERFDB_EPARSE,
+				"%s: not a profiler table (expected a kernel_details header with "
+				"'Type' and 'Duration(us)', or an op_summary header with 'OP Type' "
+				"and 'Task Duration(us)')", path);
+	} else if (rc == 0) {
+		rc = perfdb_err_set(err, PERFDB_EPARSE, "%s: empty file", path);
+	}
+	perfdb_csv_close(r);
+	return rc < 0 ? rc : 0;
+}
+
+static int add_input(struct perfdb_inputs *in, const char *path, enum perfdb_input_kind k)
+{
+	if (in->n == in->cap) {
+		size_t cap = in->cap ? in->cap * 2 : 16;
+		struct perfdb_input *nv = realloc(in->v, cap * sizeof(*nv));
+		if (!nv)
+			return -PERFDB_ENOMEM;
+		in->v = nv;
+		in->cap = cap;
+	}
+	in->v[in->n].path = strdup(path);
+	if (!in->v[in->n].path)
+		return -PERFDB_ENOMEM;
+	in->v[in->n++].kind = k;
+	return 0;
+}
+
+static int add_opdetails(struct perfdb_inputs *in, const char *path)
+{
+	if (in->nops == in->capops) {
+		size_t cap = in->capops ? in->capops * 2 : 8;
+		char **nv = realloc(in->operator_details, cap * sizeof(*nv));
+		if (!nv)
+			return -PERFDB_ENOMEM;
+		in->operator_details = nv;
+		in->capops = cap;
+	}
+	in->operator_details[in->nops] = strdup(path);
+	return in->operator_details[in->nops++] ? 0 : -PERFDB_ENOMEM;
+}
+
+static int ends_with(const char *s, const char *suf)
+{
+	size_t a = strlen(s), b = strlen(suf);
+	return a >= b && strcmp(s + a - b, suf) == 0;
+}
+
+/* Recursive walk in sorted order (strcmp: component by component). */
+static int walk(const char *dir, struct perfdb_inputs *in, struct perfdb_inputs *summaries,
+		struct perfdb_err *err)
+{
+	struct dirent **names;
+	int n = scandir(dir, &names, NULL, alphasort);
+	if (n < 0)
+		return perfdb_err_errno(err, errno, "cannot list '%s'", dir);
+	int rc = 0;
+	for (int i = 0; i < n; i++) {
+		const char *nm = names[i]->d_name;
+		if (rc == 0 && strcmp(nm, ".") != 0 && strcmp(nm, "..") != 0) {
+			size_t len = strlen(dir) + strlen(nm) + 2;
+			char *p = malloc(len);
+			if (!p) {
+				rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+			} else {
+				snprintf(p, len, "%s/%s", dir, nm);
+				struct stat st;
+				if (stat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
+					rc = walk(p, in, summaries, err);
+				} else if (strcmp(nm, "operator_details.csv") == 0) {
+					if (add_opdetails(in, p) < 0)
+						rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+				} else if (ends_with(nm, ".csv")) {
+					enum perfdb_input_kind k;
+					struct perfdb_err ignore;
+					/* unrecognised CSVs (reports, our own tables) are not inputs */
+					if (perfdb_parse_classify(p, &k, &ignore) == 0 &&
+					    k != PERFDB_INPUT_CHROME_TRACE &&
+					    add_input(k == PERFDB_INPUT_OP_SUMMARY ? summaries : in, p, k) < 0)
+						rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+				} else if (ends_with(nm, ".pt.trace.json")) {
+					if (add_input(in, p, PERFDB_INPUT_CHROME_TRACE) < 0)
+						rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+				}
+				free(p);
+			}
+		}
+		free(names[i]);
+	}
+	free(names);
+	return rc;
+}
+
+int perfdb_parse_find_inputs(const char *path, struct perfdb_inputs *out,
+			     struct perfdb_err *err)
+{
+	struct stat st;
+	if (stat(path, &st) < 0)
+		return perfdb_err_set(err, PERFDB_ENOENT, "kernel_details source path not found: %s", path);
+	if (!S_ISDIR(st.st_mode)) {
+		enum perfdb_input_kind k;
+		PERFDB_TRY(perfdb_parse_classify(path, &k, err));
+		if (add_input(out, path, k) < 0)
+			return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+		return 0;
+	}
+	struct perfdb_inputs summaries;
+	perfdb_inputs_init(&summaries);
+	int rc = walk(path, out, &summaries, err);
+	if (rc == 0) {
+		size_t kd = 0;
+		for (size_t i = 0; i < out->n; i++)
+			if (out->v[i].kind == PERFDB_INPUT_KERNEL_DETAILS)
+				kd++;
+		if (kd) {
+			out->ignored_op_summary = summaries.n;
+		} else {
+			for (size_t i = 0; i < summaries.n && rc == 0; i++)
+				if (add_input(out, summaries.v[i].path, summaries.v[i].kind) < 0)
+					rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+		}
+		if (rc == 0 && out->n == 0)
+			rc = perfdb_err_set(err, PERFDB_ENOENT,
+				"No CSV files with 'kernel_details' in the filename found under: %s "
+				"(nor op_summary tables or *.pt.trace.json traces)", path);
+	}
+	perfdb_inputs_release(&summaries);
+	return rc;
+}

@@ -1,0 +1,344 @@
+/*
+ * Merging aggregated kernel keys into database tables (spec/parse.md §4,
+ * Decision 1 "merge, never overwrite", Decision 5 "Profiling Count").
+ *
+ * Row identity inside a table is the aggregation key without the type:
+ * (Input Shapes, Input Data Types, Input Formats, Output Shapes), cells
+ * compared verbatim.  A matched row gets the new profiling statistics and
+ * the profile's OP State / Accelerator Core / output dtypes and formats;
+ * every other cell (Average Duration(us), MicroBench …, unknown columns) is
+ * kept, and `Runtime …` cells are only filled where empty.  New keys are
+ * appended in first-appearance order; rows the profile lacks are kept.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parse_internal.h"
+#include "perfdb/fia.h"
+#include "perfdb/stats.h"
+#include "perfdb/table.h"
+
+const char *const perfdb_parse_columns[PERFDB_PARSE_NBASE] = {
+	"OP State", "Accelerator Core", "Input Shapes", "Input Data Types", "Input Formats",
+	"Output Shapes", "Output Data Types", "Output Formats",
+	"Profiling Average Duration(us)", "Profiling Median Duration(us)",
+	"Profiling Std Duration(us)",
+	"Profiling Average aicore_time(us)", "Profiling Average aic_total_cycles",
+	"Profiling Average aic_mac_time(us)", "Profiling Average aic_mac_ratio",
+	"Profiling Average aic_scalar_time(us)", "Profiling Average aic_scalar_ratio",
+	"Profiling Average aic_mte1_time(us)", "Profiling Average aic_mte1_ratio",
+	"Profiling Average aic_mte2_time(us)", "Profiling Average aic_mte2_ratio",
+	"Profiling Average aic_fixpipe_time(us)", "Profiling Average aic_fixpipe_ratio",
+	"Profiling Average aic_icache_miss_rate", "Profiling Average aiv_time(us)",
+	"Profiling Average aiv_total_cycles", "Profiling Average aiv_vec_time(us)",
+	"Profiling Average aiv_vec_ratio", "Profiling Average aiv_scalar_time(us)",
+	"Profiling Average aiv_scalar_ratio", "Profiling Average aiv_mte2_time(us)",
+	"Profiling Average aiv_mte2_ratio", "Profiling Average aiv_mte3_time(us)",
+	"Profiling Average aiv_mte3_ratio", "Profiling Average aiv_icache_miss_rate",
+	"Profiling Average cube_utilization(%)",
+};
+
+int perfdb_parse_sanitize_name(const char *type, struct perfdb_strbuf *out)
+{
+	perfdb_strbuf_reset(out);
+	const char *s = type, *e = type + strlen(type);
+	while (s < e && (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n'))
+		s++;
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r' || e[-1] == '\n'))
+		e--;
+	if (s == e)
+		return perfdb_strbuf_addstr(out, "UNKNOWN_TYPE");
+	for (; s < e; s++) {
+		unsigned char c = (unsigned char)*s;
+		int bad = c < 0x20 || strchr("<>:\"/\\|?*", c) != NULL;
+		PERFDB_TRY(perfdb_strbuf_addch(out, bad ? '_' : c));
+	}
+	return 0;
+}
+
+void perfdb_parse_result_release(struct perfdb_parse_result *r)
+{
+	for (size_t i = 0; i < r->ntables; i++) {
+		free(r->tables[i].path);
+		free(r->tables[i].type);
+	}
+	free(r->tables);
+	memset(r, 0, sizeof(*r));
+}
+
+/* One output file and the groups that go into it. */
+struct outfile {
+	char *name;          /* sanitized */
+	size_t *groups;
+	size_t n, cap;
+	int fia;             /* holds FusedInferAttentionScore rows */
+	struct perfdb_table t;
+	int exists;
+};
+
+static int fmt6(double v, char *buf, size_t cap)
+{
+	return perfdb_stats_format6(v, buf, cap) < 0 ? -1 : 0;
+}
+
+/* Our value for each column of the output (NULL = not ours to set). */
+struct rowvals {
+	const char *v[PERFDB_PARSE_NBASE + PERFDB_FIA_NCOLS + 1];
+	char num[3 + PERFDB_NCOUNTERS + 1][40];
+};
+
+static void group_values(const struct perfdb_agg_group *g, const char *const *fia,
+			 struct rowvals *rv)
+{
+	const char **v = rv->v;
+	v[0] = g->op_state;
+	v[1] = g->accel_core;
+	v[2] = g->in_shapes;
+	v[3] = g->in_dtypes;
+	v[4] = g->in_formats;
+	v[5] = g->out_shapes;
+	v[6] = g->out_dtypes;
+	v[7] = g->out_formats;
+	double stats[3] = { g->mean, g->median, g->std };
+	for (int i = 0; i < 3; i++) {
+		rv->num[i][0] = '\0';
+		if (g->n)
+			fmt6(stats[i], rv->num[i], sizeof(rv->num[i]));
+		v[8 + i] = rv->num[i];
+	}
+	for (int c = 0; c < PERFDB_NCOUNTERS; c++) {
+		char *b = rv->num[3 + c];
+		b[0] = '\0';
+		if (g->cn[c])
+			fmt6((g->csum[c] + g->ccomp[c]) / (double)g->cn[c], b, sizeof(rv->num[0]));
+		v[11 + c] = b;
+	}
+	for (int c = 0; c < PERFDB_FIA_NCOLS; c++)
+		v[PERFDB_PARSE_NBASE + c] = fia ? fia[c] : "";
+	snprintf(rv->num[3 + PERFDB_NCOUNTERS], sizeof(rv->num[0]), "%zu", g->n);
+	v[PERFDB_PARSE_NBASE + PERFDB_FIA_NCOLS] = rv->num[3 + PERFDB_NCOUNTERS];
+}
+
+static const char *col_of(size_t i)
+{
+	if (i < PERFDB_PARSE_NBASE)
+		return perfdb_parse_columns[i];
+	if (i < PERFDB_PARSE_NBASE + PERFDB_FIA_NCOLS)
+		return perfdb_fia_columns[i - PERFDB_PARSE_NBASE];
+	return PERFDB_PARSE_COUNT_COLUMN;
+}
+
+#define NOUT (PERFDB_PARSE_NBASE + PERFDB_FIA_NCOLS + 1)
+
+static int is_fia_col(size_t i)
+{
+	return i >= PERFDB_PARSE_NBASE && i < PERFDB_PARSE_NBASE + PERFDB_FIA_NCOLS;
+}
+
+static int row_key(const struct perfdb_table *t, size_t r, const long *ci,
+		   struct perfdb_strbuf *sb)
+{
+	perfdb_strbuf_reset(sb);
+	static const int kc[4] = { 2, 3, 4, 5 };
+	for (int i = 0; i < 4; i++) {
+		if (i)
+			PERFDB_TRY(perfdb_strbuf_addch(sb, '\x1f'));
+		PERFDB_TRY(perfdb_strbuf_addstr(sb, perfdb_table_get(t, r, ci[kc[i]])));
+	}
+	return 0;
+}
+
+/* Load or create the table, make sure our columns exist, merge the groups. */
+static int merge_file(struct outfile *of, const char *path, const struct perfdb_agg *agg,
+		      const struct perfdb_fia *fia, struct perfdb_parse_table *res,
+		      struct perfdb_err *err)
+{
+	int rc;
+	perfdb_table_init(&of->t);
+	FILE *probe = fopen(path, "r");
+	of->exists = probe != NULL;
+	if (probe)
+		fclose(probe);
+	res->created = !of->exists;
+	if (of->exists) {
+		PERFDB_TRY(perfdb_table_load(&of->t, path, err));
+	} else {
+		const char *names[NOUT];
+		size_t n = 0;
+		for (size_t i = 0; i < NOUT; i++)
+			if (of->fia || !is_fia_col(i))
+				names[n++] = col_of(i);
+		PERFDB_TRY(perfdb_table_set_header(&of->t, names, n, err));
+		of->t.name = strdup(path);
+	}
+	long ci[NOUT];
+	for (size_t i = 0; i < NOUT; i++) {
+		ci[i] = perfdb_table_col(&of->t, col_of(i));
+		if (ci[i] < 0 && (of->fia || !is_fia_col(i))) {
+			long at = perfdb_table_insert_col(&of->t, col_of(i), of->t.ncols, err);
+			if (at < 0)
+				return (int)at;
+			ci[i] = at;
+		}
+	}
+	/* index existing rows; the first row of a key wins, as in writeback */
+	struct perfdb_sig_index ix;
+	struct perfdb_strbuf key = PERFDB_STRBUF_INIT;
+	perfdb_sig_index_init(&ix);
+	rc = 0;
+	for (size_t r = 0; r < of->t.nrows && rc == 0; r++)
+		if (row_key(&of->t, r, ci, &key) < 0 || perfdb_sig_index_add(&ix, key.buf, r) < 0)
+			rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	struct rowvals rv;
+	for (size_t k = 0; k < of->n && rc == 0; k++) {
+		const struct perfdb_agg_group *g = perfdb_agg_group(agg, of->groups[k]);
+		const char *const *meta = NULL;
+		if (fia && strcmp(g->type, PERFDB_FIA_TYPE) == 0)
+			meta = perfdb_fia_lookup(fia, g->in_shapes, g->out_shapes);
+		group_values(g, meta, &rv);
+		perfdb_strbuf_reset(&key);
+		perfdb_strbuf_addf(&key, "%s\x1f%s\x1f%s\x1f%s", g->in_shapes, g->in_dtypes,
+				   g->in_formats, g->out_shapes);
+		const struct perfdb_sig_index_entry *e = perfdb_sig_index_find(&ix, key.buf);
+		size_t r;
+		int fresh = 0;
+		if (e) {
+			r = e->row;
+		} else {
+			long nr = perfdb_table_append_row(&of->t, err);
+			if (nr < 0) {
+				rc = (int)nr;
+				break;
+			}
+			r = (size_t)nr;
+			fresh = 1;
+			if (perfdb_sig_index_add(&ix, key.buf, r) < 0) {
+				rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+				break;
+			}
+		}
+		int changed = 0;
+		for (size_t i = 0; i < NOUT && rc == 0; i++) {
+			if (ci[i] < 0)
+				continue;
+			const char *val = rv.v[i];
+			const char *cur = perfdb_table_get(&of->t, r, ci[i]);
+			/* an existing cell is never blanked, and runtime cells
+			 * that already hold a value are kept (Decision 1) */
+			if (!fresh && !val[0])
+				continue;
+			/* a key without a valid sample leaves the old statistics and
+			 * their count together */
+			if (!fresh && !g->n && i == NOUT - 1)
+				continue;
+			if (!fresh && is_fia_col(i) && cur[0])
+				continue;
+			if (strcmp(cur, val) != 0) {
+				rc = perfdb_table_set(&of->t, r, (size_t)ci[i], val, strlen(val), err);
+				changed = 1;
+			}
+		}
+		if (fresh)
+			res->added++;
+		else if (changed)
+			res->updated++;
+	}
+	res->groups = of->n;
+	perfdb_strbuf_release(&key);
+	perfdb_sig_index_release(&ix);
+	return rc;
+}
+
+int perfdb_parse_write_tables(const char *outdir, const struct perfdb_agg *agg,
+			      const struct perfdb_fia *fia, double lock_timeout,
+			      struct perfdb_parse_result *res, struct perfdb_err *err)
+{
+	struct outfile *files = NULL;
+	size_t nfiles = 0, cap = 0;
+	struct perfdb_strbuf name = PERFDB_STRBUF_INIT, path = PERFDB_STRBUF_INIT;
+	struct perfdb_lock lock = PERFDB_LOCK_INIT;
+	int rc = 0;
+
+	/* group keys by output file, in first-appearance order */
+	for (size_t i = 0; i < perfdb_agg_ngroups(agg) && rc == 0; i++) {
+		const struct perfdb_agg_group *g = perfdb_agg_group(agg, i);
+		if ((rc = perfdb_parse_sanitize_name(g->type, &name)) < 0)
+			break;
+		size_t f = 0;
+		while (f < nfiles && strcmp(files[f].name, name.buf) != 0)
+			f++;
+		if (f == nfiles) {
+			if (nfiles == cap) {
+				cap = cap ? cap * 2 : 32;
+				struct outfile *nf = realloc(files, cap * sizeof(*nf));
+				if (!nf) {
+					rc = -PERFDB_ENOMEM;
+					break;
+				}
+				files = nf;
+			}
+			memset(&files[nfiles], 0, sizeof(files[0]));
+			files[nfiles].name = strdup(name.buf);
+			if (!files[nfiles].name) {
+				rc = -PERFDB_ENOMEM;
+				break;
+			}
+			nfiles++;
+		}
+		struct outfile *of = &files[f];
+		if (of->n == of->cap) {
+			of->cap = of->cap ? of->cap * 2 : 16;
+			size_t *ng = realloc(of->groups, of->cap * sizeof(*ng));
+			if (!ng) {
+				rc = -PERFDB_ENOMEM;
+				break;
+			}
+			of->groups = ng;
+		}
+		of->groups[of->n++] = i;
+		if (strcmp(g->type, PERFDB_FIA_TYPE) == 0)
+			of->fia = 1;
+	}
+	if (rc == -PERFDB_ENOMEM)
+		rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+
+	res->tables = calloc(nfiles ? nfiles : 1, sizeof(*res->tables));
+	if (rc == 0 && !res->tables)
+		rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	if (rc == 0)
+		rc = perfdb_mkdir_p(outdir, err);
+	if (rc == 0)
+		rc = perfdb_lock_acquire(&lock, outdir, lock_timeout, err);
+	/* phase 1: everything in memory; any error leaves the database untouched */
+	for (size_t f = 0; f < nfiles && rc == 0; f++) {
+		perfdb_strbuf_reset(&path);
+		perfdb_strbuf_addf(&path, "%s/%s.csv", outdir, files[f].name);
+		struct perfdb_parse_table *t = &res->tables[f];
+		t->path = strdup(path.buf);
+		t->type = strdup(perfdb_agg_group(agg, files[f].groups[0])->type);
+		res->ntables++;
+		if (!t->path || !t->type)
+			rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+		else
+			rc = merge_file(&files[f], path.buf, agg, fia, t, err);
+	}
+	/* phase 2: replace the changed tables, each atomically */
+	for (size_t f = 0; f < nfiles && rc == 0; f++) {
+		if (!files[f].t.dirty && files[f].exists)
+			continue;
+		rc = perfdb_table_save(&files[f].t, res->tables[f].path, &lock, err);
+		if (rc == 0)
+			res->tables[f].written = 1;
+	}
+	perfdb_lock_release(&lock);
+	for (size_t f = 0; f < nfiles; f++) {
+		free(files[f].name);
+		free(files[f].groups);
+		perfdb_table_release(&files[f].t);
+	}
+	free(files);
+	perfdb_strbuf_release(&name);
+	perfdb_strbuf_release(&path);
+	return rc;
+}
