@@ -91,7 +91,8 @@ struct perfdb_csv_input_stats {
 	unsigned long long bytes;
 	size_t rows;
 	size_t missing_optional;  /* optional columns absent from the header */
-	char missing_names[512];  /* their names, ", "-joined */
+	size_t missing_counters;  /* of which profiler counters */
+	char missing_names[512];  /* the others' names, ", "-joined */
 };
 
 /*

@@ -198,7 +198,7 @@ int perfdb_mkdir_p(const char *path, struct perfdb_err *err)
 			}
 			if (!perfdb_is_dir(p)) {
 				int rc = perfdb_err_set(err, PERFDB_EIO,
-					"cannot create directory '%s': a file is in the way", p);
+					"cannot create directory '%s': '%s' is not a directory", path, p);
 				free(p);
 				return rc;
 			}

@@ -86,6 +86,9 @@ static int read_rows(struct perfdb_csv_reader *r, const char *path, enum perfdb_
 			continue;
 		if (is_required(c)) {
 			missing_req[nmiss++] = want;
+		} else if (c >= C_FIXED_) {
+			st->missing_optional++;
+			st->missing_counters++;
 		} else if (c != C_NAME) {
 			size_t used = strlen(st->missing_names);
 			if (used + wl + 3 < sizeof(st->missing_names))

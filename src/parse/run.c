@@ -151,8 +151,12 @@ static void warn_input(const struct perfdb_parse_opts *o, struct perfdb_parse_re
 	if (!o->warn)
 		return;
 	if (st->missing_optional) {
-		snprintf(msg, sizeof(msg), "%s: %zu optional column%s missing, left empty: %s", path,
-			 st->missing_optional, st->missing_optional == 1 ? "" : "s", st->missing_names);
+		char counters[64] = "";
+		if (st->missing_counters)
+			snprintf(counters, sizeof(counters), "%s%zu of the %d counter columns",
+				 st->missing_names[0] ? ", " : "", st->missing_counters, PERFDB_NCOUNTERS);
+		snprintf(msg, sizeof(msg), "%s: optional columns missing, left empty: %s%s", path,
+			 st->missing_names, counters);
 		o->warn(o->ctx, msg);
 		res->warnings++;
 	}
