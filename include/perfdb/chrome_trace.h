@@ -62,9 +62,10 @@
  *                 c10::Float8_e4m3fn / c10::Float8_e5m2 DT_FLOAT8_*,
  *                 c10::complex<float> DT_COMPLEX64.  A slot with dims is a
  *                 tensor: other spellings go through perfdb_dtype_canonical
- *                 (torch.bfloat16 -> DT_BF16, unknown kept verbatim, so a
- *                 flattened tensor list reads "TensorList": torch does not
- *                 record the element dtype).  A slot without dims is a 0-d
+ *                 (torch.bfloat16 -> DT_BF16, unknown kept verbatim but
+ *                 for ';' -> '_', so a flattened tensor list reads
+ *                 "TensorList": torch does not record the element dtype).
+ *                 A slot without dims is a 0-d
  *                 tensor when its type is one of the spellings above (the
  *                 wrapped scalar of `x + 1.0` is [] "double" -> DT_FLOAT64),
  *                 otherwise a non-tensor ("Scalar", "", "ScalarList", ...)
@@ -73,11 +74,13 @@
  *   Example: [[8,1],[],[]] / ["float","double","Scalar"] ->
  *            `"8,1;;"`, `DT_FLOAT;DT_FLOAT64;`, `ND;ND;`.
  *
- * Skipped and counted, never fatal: events that are not objects, cpu_ops
- * without "Input Dims" (record_shapes=False), cpu_ops whose dims are not
- * lists of integers (bad_events), and everything else (metadata "M",
+ * Skipped, never fatal: events that are not objects and cpu_ops whose
+ * dims are not lists of integers or that have no name (counted in
+ * bad_events), cpu_ops without "Input Dims" (record_shapes=False; counted
+ * in cpu_ops_no_shapes), and, uncounted, everything else (metadata "M",
  * flows, user_annotation, memcpy/memset, python_function, ...).  "args"
- * null, missing or not an object reads as no args.
+ * null, missing or not an object reads as no args; a "dur" that is not a
+ * number gives an empty Duration.
  */
 #ifndef PERFDB_CHROME_TRACE_H
 #define PERFDB_CHROME_TRACE_H
@@ -89,13 +92,13 @@
 
 #define PERFDB_CHROME_TRACE_GPU_NAME_MAX 128
 
-/* What a read found; filled on success and on a sink error alike. */
+/* What a read found (also filled, up to the failing row, on a sink error). */
 struct perfdb_chrome_trace_info {
 	size_t events;            /* entries of the event array */
 	size_t cpu_ops;           /* ph "X" cat "cpu_op" events */
-	size_t cpu_rows;          /* of those, rows offered to cpu_sink (had "Input Dims") */
+	size_t cpu_rows;          /* of those, the CPU rows (had valid "Input Dims") */
 	size_t cpu_ops_no_shapes; /* cpu_ops without "Input Dims": recorded without record_shapes */
-	size_t kernels;           /* ph "X" cat "kernel" events = rows offered to gpu_sink */
+	size_t kernels;           /* ph "X" cat "kernel" events = the GPU rows */
 	size_t kernels_unmatched; /* kernels not joined to a cpu_op with shapes */
 	size_t legacy_events;     /* ph "X" events without "cat": torch's legacy (non-Kineto)
 				     export, which records no shapes */

@@ -26,7 +26,7 @@ static void print_main_help(FILE *f)
 	fprintf(f, "Build operator performance databases for LLM inference simulators.\n\n");
 	fprintf(f, "commands:\n");
 	for (size_t i = 0; i < NCOMMANDS; i++)
-		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help->summary);
+		fprintf(f, "  %-13s %s\n", commands[i].name, commands[i].help->summary);
 	fprintf(f, "\n'perfdb help <command>' or 'perfdb <command> --help' shows a command's options.\n");
 }
 

@@ -222,7 +222,12 @@ static int put_slot(struct cells *c, const json_t *dims, struct perfdb_span type
 		rc |= perfdb_strbuf_addstr(&c->dtypes, perfdb_dtype_name(t));
 		rc |= perfdb_strbuf_addstr(&c->formats, "ND");
 	} else if (json_array_size(dims) > 0 || list_elem) {
+		size_t at = c->dtypes.len;
 		rc |= perfdb_dtype_canonical(type, &c->dtypes);
+		/* A verbatim token must not split the cell into extra slots. */
+		for (size_t k = at; k < c->dtypes.len; k++)
+			if (c->dtypes.buf[k] == ';')
+				c->dtypes.buf[k] = '_';
 		rc |= perfdb_strbuf_addstr(&c->formats, "ND");
 	}
 	return rc ? -PERFDB_ENOMEM : 0;
