@@ -186,6 +186,9 @@ struct perfdb_parse_table {
 
 struct perfdb_parse_result {
 	size_t inputs;           /* profiler files read */
+	size_t traces;           /* of which PyTorch Chrome traces */
+	int trace_gpu;           /* a trace contributed GPU kernel rows */
+	char gpu_name[128];      /* deviceProperties name of the first such trace */
 	unsigned long long bytes;
 	struct perfdb_agg_totals totals;
 	size_t groups;
@@ -199,6 +202,12 @@ void perfdb_parse_result_release(struct perfdb_parse_result *r);
 struct perfdb_parse_opts {
 	const char *profiling_path;
 	const char *outdir;      /* database directory (created after reading) */
+	/*
+	 * When outdir is NULL: called once all input is read, to name the
+	 * database directory from what was read (the device a trace ran on).
+	 */
+	int (*resolve_outdir)(void *ctx, const struct perfdb_parse_result *res,
+			      struct perfdb_strbuf *out, struct perfdb_err *err);
 	unsigned jobs;           /* worker threads for several input files (0 = CPUs) */
 	size_t sample_limit;     /* per aggregator, 0 = default */
 	double lock_timeout;     /* < 0: default / $PERFDB_LOCK_TIMEOUT */

@@ -3,10 +3,10 @@
  * (spec/parse.md; replaces parsers/parse_kernel_details.py).
  */
 #include <jansson.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "builtin.h"
 #include "dbopts.h"
@@ -29,8 +29,77 @@ const struct cmd_help cmd_parse_help = {
 struct ctx {
 	struct progress prog;
 	int quiet;
-	pthread_mutex_t mu;
+	struct perfdb_db_opts *o;
+	struct perfdb_device_registry *reg;
+	struct perfdb_strbuf *outdir;
 };
+
+/*
+ * PyTorch traces describe the machine they were recorded on, not an Ascend
+ * stack: their tables go to <root>/<device>/torch/torch<T>/, the device
+ * being the trace's GPU (deviceProperties name) or, for a CPU-only trace,
+ * this host's CPU (DESIGN.md: native backends get a documented analogue).
+ */
+static int trace_outdir(void *vctx, const struct perfdb_parse_result *res,
+			struct perfdb_strbuf *out, struct perfdb_err *err)
+{
+	struct ctx *c = vctx;
+	char t[256] = "";
+	if (c->o->torch_version) {
+		const char *v = c->o->torch_version;
+		while (*v == ' ' || *v == '\t')
+			v++;
+		if (strncasecmp(v, "torch", 5) == 0)
+			v += 5;
+		snprintf(t, sizeof(t), "%s", v);
+		t[strcspn(t, "+ \t")] = '\0';
+	}
+	if (!t[0])
+		return perfdb_err_set(err, PERFDB_EINVAL,
+			"Could not detect runtime stack version(s): PyTorch. Specify --database-path "
+			"or pass --torch-version explicitly.");
+	char dev[160];
+	if (res->trace_gpu && res->gpu_name[0]) {
+		size_t w = 0;
+		int us = 1;
+		for (const char *p = res->gpu_name; *p && w + 1 < sizeof(dev); p++) {
+			unsigned char ch = (unsigned char)*p;
+			if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9')) {
+				dev[w++] = (char)(ch >= 'a' && ch <= 'z' ? ch - 32 : ch);
+				us = 0;
+			} else if (!us) {
+				dev[w++] = '_';
+				us = 1;
+			}
+		}
+		while (w && dev[w - 1] == '_')
+			w--;
+		dev[w] = '\0';
+	} else {
+		const char *name;
+		PERFDB_TRY(perfdb_device_detect_host_cpu(c->reg, &name, err));
+		snprintf(dev, sizeof(dev), "%s", name);
+	}
+	const char *src;
+	PERFDB_TRY(perfdb_db_root(c->o, out, &src, err));
+	PERFDB_TRY(perfdb_strbuf_addf(out, "/%s/torch/torch%s", dev, t));
+	perfdb_strbuf_reset(c->outdir);
+	return perfdb_strbuf_addstr(c->outdir, out->buf);
+}
+
+/* True when every profiler input of path is a PyTorch Chrome trace. */
+static int traces_only(const char *path)
+{
+	struct perfdb_inputs in;
+	struct perfdb_err e;
+	perfdb_inputs_init(&in);
+	int only = perfdb_parse_find_inputs(path, &in, &e) == 0 && in.n > 0;
+	for (size_t i = 0; only && i < in.n; i++)
+		if (in.v[i].kind != PERFDB_INPUT_CHROME_TRACE)
+			only = 0;
+	perfdb_inputs_release(&in);
+	return only;
+}
 
 static void on_warn(void *vctx, const char *msg)
 {
@@ -113,14 +182,21 @@ int cmd_parse(int argc, char **argv)
 	struct perfdb_strbuf outdir = PERFDB_STRBUF_INIT;
 	struct perfdb_parse_result res;
 	memset(&res, 0, sizeof(res));
-	/* like the reference, a missing version is reported before the input is looked at */
-	rc = perfdb_db_resolve(&o, &outdir, &err);
+	/*
+	 * Like the reference, a missing version is reported before the input is
+	 * looked at, except for PyTorch traces, whose tables do not live under a
+	 * vLLM-Ascend/CANN directory (see trace_outdir).
+	 */
+	int trace_mode = !o.database_path && traces_only(path);
+	if (!trace_mode)
+		rc = perfdb_db_resolve(&o, &outdir, &err);
 	if (rc == 0) {
-		struct ctx c;
+		struct ctx c = { .o = &o, .reg = &reg, .outdir = &outdir };
 		c.quiet = quiet || json;
 		progress_init(&c.prog, "parse", 0, c.quiet);
 		struct perfdb_parse_opts po = {
-			.profiling_path = path, .outdir = outdir.buf, .jobs = (unsigned)jobs,
+			.profiling_path = path, .outdir = trace_mode ? NULL : outdir.buf,
+			.resolve_outdir = trace_outdir, .jobs = (unsigned)jobs,
 			.lock_timeout = -1, .warn = on_warn, .progress = on_progress, .ctx = &c,
 		};
 		rc = perfdb_parse_run(&po, &res, &err);

@@ -27,6 +27,8 @@ struct work {
 	int done;
 	unsigned long long bytes;
 	struct perfdb_csv_input_stats st;
+	int trace_gpu;
+	char gpu_name[128];
 };
 
 struct run {
@@ -75,7 +77,7 @@ static void on_progress(void *ctx, unsigned long long bytes)
 }
 
 /* Chrome traces: GPU kernel rows when the trace has any, else CPU op rows. */
-static int read_trace(const char *path, struct tee *t, struct perfdb_err *err)
+static int read_trace(const char *path, struct tee *t, struct work *w, struct perfdb_err *err)
 {
 	struct perfdb_agg *cpu = NULL;
 	struct perfdb_fia_file *nofia = NULL;
@@ -89,8 +91,12 @@ static int read_trace(const char *path, struct tee *t, struct perfdb_err *err)
 		struct perfdb_chrome_trace_info info;
 		rc = perfdb_chrome_trace_read(path, &cpu_sink, &gpu_sink, &info, err);
 		struct perfdb_agg *gpu = t->agg.ctx;
-		if (rc == 0 && perfdb_agg_ngroups(gpu) == 0)
+		if (rc == 0 && perfdb_agg_ngroups(gpu) == 0) {
 			rc = perfdb_agg_merge(gpu, cpu, err);
+		} else if (rc == 0) {
+			w->trace_gpu = 1;
+			snprintf(w->gpu_name, sizeof(w->gpu_name), "%s", info.gpu_name);
+		}
 	}
 	perfdb_fia_file_free(nofia);
 	perfdb_agg_free(cpu);
@@ -111,7 +117,7 @@ static void process(struct run *r, size_t i)
 	struct perfdb_row_sink sink = { tee_row, &t };
 	struct prog p = { r, 0 };
 	if (inp->kind == PERFDB_INPUT_CHROME_TRACE) {
-		w->rc = read_trace(inp->path, &t, &w->err);
+		w->rc = read_trace(inp->path, &t, w, &w->err);
 		struct stat st;
 		if (stat(inp->path, &st) == 0)
 			on_progress(&p, (unsigned long long)st.st_size);
@@ -269,6 +275,12 @@ int perfdb_parse_run(const struct perfdb_parse_opts *o, struct perfdb_parse_resu
 			rc = perfdb_fia_add_file(fia, in.v[i].path, w->fia, err);
 		res->inputs++;
 		res->bytes += w->st.bytes;
+		if (in.v[i].kind == PERFDB_INPUT_CHROME_TRACE)
+			res->traces++;
+		if (w->trace_gpu && !res->trace_gpu) {
+			res->trace_gpu = 1;
+			snprintf(res->gpu_name, sizeof(res->gpu_name), "%s", w->gpu_name);
+		}
 		warn_input(o, res, in.v[i].path, &w->st, &before, perfdb_agg_totals(all));
 		perfdb_agg_free(w->agg);
 		perfdb_fia_file_free(w->fia);
@@ -300,8 +312,14 @@ int perfdb_parse_run(const struct perfdb_parse_opts *o, struct perfdb_parse_resu
 		rc = perfdb_fia_resolve(fia, in.operator_details, in.nops, count_warn, &wc, err);
 	res->totals = *perfdb_agg_totals(all);
 	res->groups = perfdb_agg_ngroups(all);
+	struct perfdb_strbuf dir = PERFDB_STRBUF_INIT;
+	if (rc == 0 && !o->outdir)
+		rc = o->resolve_outdir ? o->resolve_outdir(o->ctx, res, &dir, err)
+				       : perfdb_err_set(err, PERFDB_EINVAL, "no database directory");
 	if (rc == 0)
-		rc = perfdb_parse_write_tables(o->outdir, all, fia, o->lock_timeout, res, err);
+		rc = perfdb_parse_write_tables(o->outdir ? o->outdir : dir.buf, all, fia,
+					       o->lock_timeout, res, err);
+	perfdb_strbuf_release(&dir);
 out:
 	free(r.w);
 	perfdb_fia_free(fia);
