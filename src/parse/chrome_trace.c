@@ -335,7 +335,8 @@ struct reader {
 	unsigned char *kind;  /* enum ev_kind per event */
 	struct idmap ops;     /* External id -> index of a cpu_op row */
 	struct idmap launch;  /* correlation -> External id */
-	struct cells scratch, cpu;
+	struct cells scratch; /* pass 1: validation */
+	struct cells cells;   /* pass 2: the row being offered */
 	struct perfdb_chrome_trace_info *info;
 };
 
@@ -456,7 +457,7 @@ static int emit(struct reader *r, const struct perfdb_row_sink *cpu_sink,
 		if (!sink || !sink->row)
 			continue;
 
-		struct cells *c = &r->cpu;
+		struct cells *c = &r->cells;
 		cells_reset(c);
 		if (op) {
 			const json_t *oargs = args_of(op);
@@ -551,7 +552,7 @@ int perfdb_chrome_trace_read_mem(const char *name, const void *data, size_t len,
 		.events = events,
 		.scratch = { PERFDB_STRBUF_INIT, PERFDB_STRBUF_INIT, PERFDB_STRBUF_INIT,
 			     PERFDB_STRBUF_INIT, 0 },
-		.cpu = { PERFDB_STRBUF_INIT, PERFDB_STRBUF_INIT, PERFDB_STRBUF_INIT,
+		.cells = { PERFDB_STRBUF_INIT, PERFDB_STRBUF_INIT, PERFDB_STRBUF_INIT,
 			 PERFDB_STRBUF_INIT, 0 },
 		.info = info,
 	};
@@ -573,7 +574,7 @@ out:
 	idmap_release(&r.ops);
 	idmap_release(&r.launch);
 	cells_release(&r.scratch);
-	cells_release(&r.cpu);
+	cells_release(&r.cells);
 	json_decref(root);
 	return rc;
 }

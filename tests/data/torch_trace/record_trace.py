@@ -1,18 +1,33 @@
 #!/usr/bin/python3
-"""Record tests/data/torch_trace/cpu_block.pt.trace.json.
+"""Record the PyTorch profiler fixture cpu_block.pt.trace.json.
 
 A small pre-norm transformer block (RMSNorm, q/k/v/o Linear, causal
-matmul+softmax attention, SiLU-gated MLP) in bf16 on the CPU, run a few
-times under torch.profiler with record_shapes=True and exported with
-export_chrome_trace: the input format of perfdb's PyTorch Chrome-trace
-reader (src/parse/chrome_trace.c).  Deterministic shapes; timings vary per
-run, so re-recording changes the expected durations in
-tests/unit/test_chrome_trace.c.
+matmul+softmax attention, LayerNorm, SiLU-gated MLP) in bf16 on the CPU,
+run ITERS times under torch.profiler.profile(activities=[CPU],
+record_shapes=True): the input of perfdb's PyTorch Chrome-trace reader
+(src/parse/chrome_trace.c).  Shapes are deterministic; timings are not, so
+re-recording changes the durations that tests/unit/test_chrome_trace.c
+expects.
 
-Usage: /usr/bin/python3 record_trace.py [OUT.json]
+Where torch has Kineto (pip/conda wheels), the Kineto file comes straight
+from prof.export_chrome_trace().  Debian's python3-torch 1.13.1 is built
+without Kineto (torch.autograd.kineto_available() is False): its
+export_chrome_trace() writes the legacy autograd layout, a bare array of
+{"name","ph":"X","ts","dur","tid","pid":"CPU functions","args":{}} events
+with no category, no shapes and no dtypes.  The profiler still records the
+shapes, dtypes, correlation ids and timings (prof.profiler.kineto_results),
+so on such a build this script writes those same events itself in the
+layout Kineto's ChromeTraceLogger writes for CPU ops (libkineto
+output_json.cpp handleActivity + torch's "Input Dims"/"Input type"
+metadata), and keeps the legacy export beside it as cpu_block.legacy.json.
+
+Usage: /usr/bin/python3 record_trace.py [OUTDIR]
 """
+import json
 import math
+import os
 import sys
+import threading
 
 import torch
 import torch.nn.functional as F
@@ -53,6 +68,7 @@ class Block(torch.nn.Module):
         q = self.q(x).view(t, HEADS, hd).transpose(0, 1)
         k = self.k(x).view(t, HEADS, hd).transpose(0, 1)
         v = self.v(x).view(t, HEADS, hd).transpose(0, 1)
+        # torch 1.13 has no scaled_dot_product_attention: matmul + softmax.
         scores = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(hd)
         mask = torch.ones(t, t, dtype=torch.bool).triu(1)
         scores = scores.masked_fill(mask, float("-inf"))
@@ -66,8 +82,48 @@ class Block(torch.nn.Module):
         return x + self.down(F.silu(self.gate(h)) * self.up(h))
 
 
+def kineto_layout(prof, name):
+    """The profile's CPU ops as Kineto's ChromeTraceLogger lays them out."""
+    res = prof.profiler.kineto_results
+    base = res.trace_start_us()
+    pid, tid = os.getpid(), threading.get_native_id()
+    events = [
+        {"name": "process_name", "ph": "M", "ts": 0, "pid": pid, "tid": 0,
+         "args": {"name": "python3"}},
+        {"name": "process_labels", "ph": "M", "ts": 0, "pid": pid, "tid": 0,
+         "args": {"labels": "CPU"}},
+        {"name": "thread_name", "ph": "M", "ts": 0, "pid": pid, "tid": tid,
+         "args": {"name": "thread %d (python3)" % tid}},
+    ]
+    end = 0
+    for e in res.events():
+        if e.device_type() != torch.autograd.DeviceType.CPU:
+            continue
+        args = {"External id": e.correlation_id()}
+        if e.shapes() or e.dtypes():
+            args["Input Dims"] = e.shapes()
+            args["Input type"] = e.dtypes()
+        if e.sequence_nr() >= 0:
+            args["Fwd thread id"] = e.fwd_thread_id()
+            args["Sequence number"] = e.sequence_nr()
+        ts = e.start_us() - base
+        events.append({"ph": "X", "cat": "cpu_op", "name": e.name(),
+                       "pid": pid, "tid": tid, "ts": ts,
+                       "dur": e.duration_us(), "args": args})
+        end = max(end, ts + e.duration_us())
+    events.append({"ph": "X", "cat": "Trace", "ts": 0, "dur": end,
+                   "pid": "Spans", "tid": "PyTorch Profiler",
+                   "name": "PyTorch Profiler (0)", "args": {"Op count": 0}})
+    events.append({"name": "Record Window End", "ph": "i", "s": "g",
+                   "pid": "", "tid": "", "ts": end})
+    return {"schemaVersion": 1, "deviceProperties": [],
+            "displayTimeUnit": "ms", "baseTimeNanoseconds": base * 1000,
+            "traceEvents": events, "traceName": name}
+
+
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else "cpu_block.pt.trace.json"
+    outdir = sys.argv[1] if len(sys.argv) > 1 else "."
+    out = os.path.join(outdir, "cpu_block.pt.trace.json")
     torch.manual_seed(0)
     torch.set_num_threads(1)
     model = Block().to(DTYPE).eval()
@@ -77,7 +133,21 @@ def main():
         with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
             for _ in range(ITERS):
                 model(x)
-    prof.export_chrome_trace(out)
+    if torch.autograd.kineto_available():
+        prof.export_chrome_trace(out)
+        return
+    prof.export_chrome_trace(os.path.join(outdir, "cpu_block.legacy.json"))
+    with open(out, "w") as f:
+        # One event per line: small diffs, readable line numbers.
+        trace = kineto_layout(prof, os.path.basename(out))
+        events = trace.pop("traceEvents")
+        name = trace.pop("traceName")
+        f.write("{\n")
+        for k, v in trace.items():
+            f.write("  %s: %s,\n" % (json.dumps(k), json.dumps(v)))
+        f.write('  "traceEvents": [\n')
+        f.write(",\n".join("  " + json.dumps(e) for e in events))
+        f.write('\n  ],\n  "traceName": %s\n}\n' % json.dumps(name))
 
 
 if __name__ == "__main__":

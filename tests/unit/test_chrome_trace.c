@@ -1,0 +1,433 @@
+/*
+ * Unit tests for src/parse/chrome_trace.c: PyTorch profiler Chrome traces
+ * to kernel rows (spec/parse.md Decision 6; cell conventions of §2 and
+ * include/perfdb/chrome_trace.h).
+ *
+ * Fixtures (tests/data/torch_trace/, found through $PERFDB_TEST_DATA):
+ *   cpu_block.pt.trace.json  recorded with torch.profiler (record_trace.py)
+ *   cpu_block.legacy.json    the same run's legacy (non-Kineto) export
+ *   gpu_minimal.json         a hand-made CUDA trace in Kineto's layout
+ * Every expected value below was read from the JSON by hand (python's json
+ * module in a shell), not produced by this reader.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perfdb/chrome_trace.h"
+
+/* ---- a sink that keeps copies of the rows ------------------------------ */
+
+enum { F_TYPE, F_NAME, F_STATE, F_CORE, F_INS, F_INT, F_INF, F_OUTS, F_OUTT, F_OUTF,
+       F_DUR, NF };
+
+struct rec {
+	char *f[NF];
+	const char *file;
+	size_t line;
+};
+
+struct rows {
+	struct rec *v;
+	size_t n, cap;
+	size_t fail_at;  /* 1-based row at which the sink fails; 0 = never */
+};
+
+static char *dup_span(struct perfdb_span s)
+{
+	char *p = malloc(s.len + 1);
+	assert_non_null(p);
+	if (s.len)
+		memcpy(p, s.p, s.len);
+	p[s.len] = '\0';
+	return p;
+}
+
+static int keep_row(void *ctx, const struct perfdb_kernel_row *row, struct perfdb_err *err)
+{
+	struct rows *r = ctx;
+	if (r->fail_at && r->n + 1 == r->fail_at)
+		return perfdb_err_set(err, PERFDB_EIO, "sink refused row %zu", r->n + 1);
+	if (r->n == r->cap) {
+		r->cap = r->cap ? 2 * r->cap : 64;
+		r->v = realloc(r->v, r->cap * sizeof(*r->v));
+		assert_non_null(r->v);
+	}
+	for (size_t k = 0; k < PERFDB_NCOUNTERS; k++)
+		assert_int_equal(row->counters[k].len, 0);
+	struct rec *x = &r->v[r->n++];
+	const struct perfdb_span s[NF] = {
+		row->type, row->name, row->op_state, row->accel_core, row->in_shapes,
+		row->in_dtypes, row->in_formats, row->out_shapes, row->out_dtypes,
+		row->out_formats, row->duration,
+	};
+	for (int k = 0; k < NF; k++)
+		x->f[k] = dup_span(s[k]);
+	x->file = row->file;
+	x->line = row->line;
+	return 0;
+}
+
+static void rows_free(struct rows *r)
+{
+	for (size_t i = 0; i < r->n; i++)
+		for (int k = 0; k < NF; k++)
+			free(r->v[i].f[k]);
+	free(r->v);
+	memset(r, 0, sizeof(*r));
+}
+
+static struct perfdb_row_sink sink_of(struct rows *r)
+{
+	return (struct perfdb_row_sink){ keep_row, r };
+}
+
+static const char *fixture(const char *name)
+{
+	static char path[4096];
+	const char *dir = getenv("PERFDB_TEST_DATA");
+	assert_non_null(dir);
+	snprintf(path, sizeof(path), "%s/torch_trace/%s", dir, name);
+	return path;
+}
+
+/* Check one row's cells; outputs, OP State and counters are always empty. */
+static void check_row(const struct rec *x, const char *type, const char *core,
+		      const char *shapes, const char *dtypes, const char *formats,
+		      const char *dur)
+{
+	assert_string_equal(x->f[F_TYPE], type);
+	assert_string_equal(x->f[F_NAME], type);
+	assert_string_equal(x->f[F_CORE], core);
+	assert_string_equal(x->f[F_INS], shapes);
+	assert_string_equal(x->f[F_INT], dtypes);
+	assert_string_equal(x->f[F_INF], formats);
+	assert_string_equal(x->f[F_DUR], dur);
+	assert_string_equal(x->f[F_STATE], "");
+	assert_string_equal(x->f[F_OUTS], "");
+	assert_string_equal(x->f[F_OUTT], "");
+	assert_string_equal(x->f[F_OUTF], "");
+	assert_int_equal(x->line, 0);
+}
+
+/* ---- the recorded CPU trace -------------------------------------------- */
+
+/* Decision 6: cpu_op events with Input Dims become CPU rows, every op kept
+ * (475 events: 470 cpu_ops, 3 metadata, the span, the window end). */
+static void test_cpu_trace_counts(void **state)
+{
+	(void)state;
+	struct rows cpu = { 0 }, gpu = { 0 };
+	struct perfdb_row_sink cs = sink_of(&cpu), gs = sink_of(&gpu);
+	struct perfdb_chrome_trace_info info;
+	struct perfdb_err err;
+	perfdb_err_clear(&err);
+	const char *path = fixture("cpu_block.pt.trace.json");
+	assert_int_equal(perfdb_chrome_trace_read(path, &cs, &gs, &info, &err), 0);
+	assert_int_equal(info.events, 475);
+	assert_int_equal(info.cpu_ops, 470);
+	assert_int_equal(info.cpu_rows, 470);
+	assert_int_equal(info.cpu_ops_no_shapes, 0);
+	assert_int_equal(info.kernels, 0);
+	assert_int_equal(info.kernels_unmatched, 0);
+	assert_int_equal(info.legacy_events, 0);
+	assert_int_equal(info.bad_events, 0);
+	assert_string_equal(info.gpu_name, "");
+	assert_int_equal(cpu.n, 470);
+	assert_int_equal(gpu.n, 0);
+	assert_string_equal(cpu.v[0].file, path);
+
+	/* Sum of every "dur" (all integers in this torch 1.13 recording). */
+	long long sum = 0;
+	size_t mm = 0, addmm = 0;
+	for (size_t i = 0; i < cpu.n; i++) {
+		sum += atoll(cpu.v[i].f[F_DUR]);
+		assert_string_equal(cpu.v[i].f[F_CORE], "CPU");
+		mm += strcmp(cpu.v[i].f[F_TYPE], "aten::mm") == 0;
+		addmm += strcmp(cpu.v[i].f[F_TYPE], "aten::addmm") == 0;
+	}
+	assert_int_equal(sum, 1211);
+	assert_int_equal(mm, 12);
+	assert_int_equal(addmm, 2);
+	rows_free(&cpu);
+	rows_free(&gpu);
+}
+
+/* chrome_trace.h "Input cells": slot per input, empty slots kept, literal
+ * quotes on the shape cell, torch dtype spellings, ND per tensor slot.
+ * Row numbers are the ordinals of the cpu_op events in the file. */
+static void test_cpu_trace_rows(void **state)
+{
+	(void)state;
+	struct rows cpu = { 0 };
+	struct perfdb_row_sink cs = sink_of(&cpu);
+	struct perfdb_err err;
+	assert_int_equal(perfdb_chrome_trace_read(fixture("cpu_block.pt.trace.json"), &cs,
+						  NULL, NULL, &err), 0);
+	assert_int_equal(cpu.n, 470);
+	/* [[], [], [], [], [], []] / ["", "", "Scalar", "Scalar", "", "Scalar"] */
+	check_row(&cpu.v[2], "aten::empty_strided", "CPU", "\";;;;;\"", ";;;;;", ";;;;;", "2");
+	/* [[8, 64], [], [], [], [8, 1]] / ["float", "", "Scalar", "Scalar", "float"] */
+	check_row(&cpu.v[8], "aten::sum", "CPU", "\"8,64;;;;8,1\"", "DT_FLOAT;;;;DT_FLOAT",
+		  "ND;;;;ND", "10");
+	/* [[8, 1], [], []] / ["float", "double", "Scalar"]: slot 2 is a 0-d double */
+	check_row(&cpu.v[20], "aten::add", "CPU", "\"8,1;;\"", "DT_FLOAT;DT_FLOAT64;",
+		  "ND;ND;", "5");
+	/* [[8, 64], [64, 64], []] / ["c10::BFloat16", "c10::BFloat16", ""] */
+	check_row(&cpu.v[32], "aten::linear", "CPU", "\"8,64;64,64;\"", "DT_BF16;DT_BF16;",
+		  "ND;ND;", "30");
+	/* [[], [], [], [], []] / ["", "Scalar", "", "", "Scalar"] */
+	check_row(&cpu.v[117], "aten::ones", "CPU", "\";;;;\"", ";;;;", ";;;;", "8");
+	/* [[8, 8], []] / ["bool", "Scalar"] */
+	check_row(&cpu.v[120], "aten::triu", "CPU", "\"8,8;\"", "DT_BOOL;", "ND;", "2");
+	/* [[4, 8, 8], [8, 8], []] / ["c10::BFloat16", "bool", "Scalar"] */
+	check_row(&cpu.v[121], "aten::masked_fill", "CPU", "\"4,8,8;8,8;\"", "DT_BF16;DT_BOOL;",
+		  "ND;ND;", "16");
+	/* [[64], [8, 64], [64, 64], [], []] / 3 x "c10::BFloat16", 2 x "Scalar" */
+	check_row(&cpu.v[194], "aten::addmm", "CPU", "\"64;8,64;64,64;;\"",
+		  "DT_BF16;DT_BF16;DT_BF16;;", "ND;ND;ND;;", "39");
+	rows_free(&cpu);
+}
+
+/* Debian's torch (no Kineto) exports a bare array of uncategorised "X"
+ * events without args: read, counted as legacy, no rows. */
+static void test_legacy_export(void **state)
+{
+	(void)state;
+	struct rows cpu = { 0 };
+	struct perfdb_row_sink cs = sink_of(&cpu);
+	struct perfdb_chrome_trace_info info;
+	struct perfdb_err err;
+	assert_int_equal(perfdb_chrome_trace_read(fixture("cpu_block.legacy.json"), &cs, NULL,
+						  &info, &err), 0);
+	assert_int_equal(info.events, 468);
+	assert_int_equal(info.legacy_events, 468);
+	assert_int_equal(info.cpu_ops, 0);
+	assert_int_equal(cpu.n, 0);
+	rows_free(&cpu);
+}
+
+/* ---- the GPU fixture ---------------------------------------------------- */
+
+#define GEMM "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize64x64x64_warpgroupsize1x1x1_" \
+	     "execute_segment_k_off_kernel__5x_cublas"
+
+/* Kernels joined correlation -> launch -> External id -> cpu_op; 37 events:
+ * 11 cpu_ops, 7 kernels (triton under a user_annotation and NCCL without a
+ * launch stay unmatched), the memcpy is not a kernel. */
+static void test_gpu_trace(void **state)
+{
+	(void)state;
+	struct rows cpu = { 0 }, gpu = { 0 };
+	struct perfdb_row_sink cs = sink_of(&cpu), gs = sink_of(&gpu);
+	struct perfdb_chrome_trace_info info;
+	struct perfdb_err err;
+	assert_int_equal(perfdb_chrome_trace_read(fixture("gpu_minimal.json"), &cs, &gs, &info,
+						  &err), 0);
+	assert_int_equal(info.events, 37);
+	assert_int_equal(info.cpu_ops, 11);
+	assert_int_equal(info.cpu_rows, 11);
+	assert_int_equal(info.kernels, 7);
+	assert_int_equal(info.kernels_unmatched, 2);
+	assert_int_equal(info.bad_events, 0);
+	assert_string_equal(info.gpu_name, "NVIDIA H200");
+	assert_int_equal(cpu.n, 11);
+	assert_int_equal(gpu.n, 7);
+
+	check_row(&gpu.v[0], GEMM, "GPU", "\"64;8,64;64,64;;\"", "DT_BF16;DT_BF16;DT_BF16;;",
+		  "ND;ND;ND;;", "6.144");
+	/* aten::cat's tensor list [[8, 64], [8, 64]] is flattened, its type kept */
+	check_row(&gpu.v[1],
+		  "void at::native::(anonymous namespace)::CatArrayBatchedCopy_aligned16_contig"
+		  "<at::native::(anonymous namespace)::OpaqueType<2u>, unsigned int, 2, 128, 1>"
+		  "(at::native::(anonymous namespace)::OpaqueType<2u>*, at::native::(anonymous "
+		  "namespace)::CatArrInputTensorMetadata<at::native::(anonymous namespace)::"
+		  "OpaqueType<2u>, unsigned int, 128, 1>, at::native::(anonymous namespace)::"
+		  "TensorSizeStride<unsigned int, 4u>, int, unsigned int)",
+		  "GPU", "\"8,64;8,64;\"", "TensorList;TensorList;", "ND;ND;", "2.368");
+	/* launched inside aten::_softmax (External id 31), not aten::softmax */
+	check_row(&gpu.v[2],
+		  "void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, c10::BFloat16, "
+		  "float, c10::BFloat16, at::native::(anonymous namespace)::SoftMaxForwardEpilogue>"
+		  "(c10::BFloat16*, c10::BFloat16 const*, int)",
+		  "GPU", "\"4,8,8;;\"", "DT_BF16;;", "ND;;", "3.2");
+	assert_string_equal(gpu.v[3].f[F_INS], "\"8,128\"");
+	assert_string_equal(gpu.v[3].f[F_DUR], "1.856");
+	check_row(&gpu.v[4], "triton_poi_fused_mul_silu_0", "GPU", "", "", "", "1.5");
+	check_row(&gpu.v[5], GEMM, "GPU", "\"64;8,64;64,64;;\"", "DT_BF16;DT_BF16;DT_BF16;;",
+		  "ND;ND;ND;;", "6.08");
+	check_row(&gpu.v[6], "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage"
+		  "<4096ul>)", "GPU", "", "", "", "18.432");
+
+	/* CPU rows keep real-valued durations too: aten::linear 40.512 */
+	check_row(&cpu.v[0], "aten::linear", "CPU", "\"8,64;64,64;64\"",
+		  "DT_BF16;DT_BF16;DT_BF16", "ND;ND;ND", "40.512");
+	/* ["c10::BFloat16", "ScalarList", "ScalarList", ""] with dims [[64,64],[],[],[]] */
+	check_row(&cpu.v[3], "aten::as_strided", "CPU", "\"64,64;;;\"", "DT_BF16;;;", "ND;;;",
+		  "0.921");
+	rows_free(&cpu);
+	rows_free(&gpu);
+}
+
+/* Without a launch event the kernel's own "External id" still joins. */
+static void test_kernel_external_id_fallback(void **state)
+{
+	(void)state;
+	static const char trace[] =
+		"{\"traceEvents\": ["
+		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"dur\":2,"
+		" \"args\":{\"External id\":7,\"correlation\":70}},"
+		"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"dur\":5,"
+		" \"args\":{\"External id\":7,\"Input Dims\":[[2,3],[3,4]],"
+		"  \"Input type\":[\"c10::Half\",\"c10::Half\"]}}]}";
+	struct rows gpu = { 0 };
+	struct perfdb_row_sink gs = sink_of(&gpu);
+	struct perfdb_chrome_trace_info info;
+	struct perfdb_err err;
+	assert_int_equal(perfdb_chrome_trace_read_mem("t.json", trace, strlen(trace), NULL, &gs,
+						      &info, &err), 0);
+	assert_int_equal(info.kernels_unmatched, 0);
+	assert_int_equal(info.cpu_rows, 1);
+	assert_int_equal(gpu.n, 1);
+	check_row(&gpu.v[0], "k", "GPU", "\"2,3;3,4\"", "DT_FLOAT16;DT_FLOAT16", "ND;ND", "2");
+	assert_string_equal(gpu.v[0].file, "t.json");
+	rows_free(&gpu);
+}
+
+/* ---- edge and error cases ---------------------------------------------- */
+
+static int read_str(const char *json, struct rows *cpu, struct perfdb_chrome_trace_info *info,
+		    struct perfdb_err *err)
+{
+	struct perfdb_row_sink cs = sink_of(cpu);
+	perfdb_err_clear(err);
+	return perfdb_chrome_trace_read_mem("t.json", json, strlen(json), &cs, NULL, info, err);
+}
+
+/* A top-level array of events is a Chrome trace too. */
+static void test_array_of_events(void **state)
+{
+	(void)state;
+	struct rows cpu = { 0 };
+	struct perfdb_chrome_trace_info info;
+	struct perfdb_err err;
+	assert_int_equal(read_str("[{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::relu\","
+				  "\"dur\":11,\"args\":{\"Input Dims\":[[4,16]],"
+				  "\"Input type\":[\"float\"]}}]", &cpu, &info, &err), 0);
+	assert_int_equal(cpu.n, 1);
+	check_row(&cpu.v[0], "aten::relu", "CPU", "\"4,16\"", "DT_FLOAT", "ND", "11");
+	rows_free(&cpu);
+}
+
+/* "args": null, missing args, no dur, non-object events, zero inputs,
+ * malformed dims, cpu_ops recorded without shapes. */
+static void test_odd_events(void **state)
+{
+	(void)state;
+	struct rows cpu = { 0 };
+	struct perfdb_chrome_trace_info info;
+	struct perfdb_err err;
+	assert_int_equal(read_str(
+		"{\"traceEvents\": ["
+		"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"a\",\"args\":null},"
+		"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"b\"},"
+		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"args\":null},"
+		"17, null, \"x\", [],"
+		"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"c\",\"args\":{\"Input Dims\":[]}},"
+		"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"d\",\"args\":{\"Input Dims\":[[1.5]]}},"
+		"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"e\",\"args\":{\"Input Dims\":[[[2],3]]}},"
+		"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"f\",\"dur\":\"7\","
+		" \"args\":{\"Input Dims\":[[3],[]],\"Input type\":[\"my;stery\",\"c10::Half\"]}},"
+		"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"args\":{\"Input Dims\":[[1]]}},"
+		"{\"ph\":\"B\",\"cat\":\"cpu_op\",\"name\":\"g\",\"args\":{\"Input Dims\":[[1]]}}"
+		"]}", &cpu, &info, &err), 0);
+	assert_int_equal(info.events, 13);
+	assert_int_equal(info.cpu_ops, 7);
+	assert_int_equal(info.cpu_ops_no_shapes, 2);
+	assert_int_equal(info.bad_events, 4 + 3);  /* 4 non-objects; d, e, and the nameless op */
+	assert_int_equal(info.kernels, 1);
+	assert_int_equal(info.kernels_unmatched, 1);
+	assert_int_equal(cpu.n, 2);
+	check_row(&cpu.v[0], "c", "CPU", "", "", "", "");
+	/* unknown dtype of a tensor kept verbatim but for ";"; a 0-d c10::Half;
+	 * a string dur is no duration */
+	check_row(&cpu.v[1], "f", "CPU", "\"3;\"", "my_stery;DT_FLOAT16", "ND;ND", "");
+	rows_free(&cpu);
+}
+
+static void test_not_a_trace(void **state)
+{
+	(void)state;
+	struct rows cpu = { 0 };
+	struct perfdb_err err;
+	assert_int_equal(read_str("\"hello\"", &cpu, NULL, &err), -PERFDB_EPARSE);
+	assert_string_equal(err.msg, "t.json: not a Chrome trace: the top level is a string, "
+			    "not an object with \"traceEvents\" or an array of events");
+	assert_int_equal(read_str("{\"events\": []}", &cpu, NULL, &err), -PERFDB_EPARSE);
+	assert_string_equal(err.msg, "t.json: not a Chrome trace: no \"traceEvents\" array");
+	assert_int_equal(read_str("{\"traceEvents\": {}}", &cpu, NULL, &err), -PERFDB_EPARSE);
+	assert_string_equal(err.msg,
+			    "t.json: not a Chrome trace: \"traceEvents\" is an object, not an array");
+	assert_int_equal(cpu.n, 0);
+}
+
+/* jansson reports line and column of the offending token. */
+static void test_invalid_json(void **state)
+{
+	(void)state;
+	struct rows cpu = { 0 };
+	struct perfdb_err err;
+	assert_int_equal(read_str("{\"traceEvents\": [}", &cpu, NULL, &err), -PERFDB_EPARSE);
+	assert_non_null(strstr(err.msg, "t.json:1:18: invalid JSON: "));
+	assert_int_equal(read_str("{\n  \"traceEvents\": [\n}", &cpu, NULL, &err), -PERFDB_EPARSE);
+	assert_non_null(strstr(err.msg, "t.json:3:1: invalid JSON: "));
+	assert_int_equal(read_str("", &cpu, NULL, &err), -PERFDB_EPARSE);
+	assert_non_null(strstr(err.msg, "invalid JSON"));
+	assert_int_equal(cpu.n, 0);
+}
+
+static void test_missing_file(void **state)
+{
+	(void)state;
+	struct perfdb_err err;
+	assert_int_equal(perfdb_chrome_trace_read(fixture("no_such_trace.json"), NULL, NULL,
+						  NULL, &err), -PERFDB_ENOENT);
+}
+
+/* A sink's failure stops the read and its message passes through. */
+static void test_sink_error(void **state)
+{
+	(void)state;
+	struct rows cpu = { .fail_at = 3 };
+	struct perfdb_row_sink cs = sink_of(&cpu);
+	struct perfdb_err err;
+	assert_int_equal(perfdb_chrome_trace_read(fixture("gpu_minimal.json"), &cs, NULL, NULL,
+						  &err), -PERFDB_EIO);
+	assert_string_equal(err.msg, "sink refused row 3");
+	assert_int_equal(cpu.n, 2);
+	rows_free(&cpu);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cpu_trace_counts),
+		cmocka_unit_test(test_cpu_trace_rows),
+		cmocka_unit_test(test_legacy_export),
+		cmocka_unit_test(test_gpu_trace),
+		cmocka_unit_test(test_kernel_external_id_fallback),
+		cmocka_unit_test(test_array_of_events),
+		cmocka_unit_test(test_odd_events),
+		cmocka_unit_test(test_not_a_trace),
+		cmocka_unit_test(test_invalid_json),
+		cmocka_unit_test(test_missing_file),
+		cmocka_unit_test(test_sink_error),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
