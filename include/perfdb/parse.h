@@ -161,7 +161,13 @@ const struct perfdb_agg_totals *perfdb_agg_totals(const struct perfdb_agg *a);
 /* Type renames of the reference (spec/parse.md §2). */
 const char *perfdb_parse_normalize_type(const char *type, size_t len, size_t *out_len);
 
-/* `<>:"/\|?*` and 0x00-0x1F become '_' (spec/parse.md §4); out reset first. */
+/*
+ * `<>:"/\|?*` and 0x00-0x1F become '_' (spec/parse.md §4), an empty name
+ * UNKNOWN_TYPE; a name longer than PERFDB_PARSE_NAME_MAX bytes keeps its
+ * first bytes and ends with `~` and 16 hex digits of a hash of the whole
+ * name, so every name fits a file system.  out is reset first.
+ */
+#define PERFDB_PARSE_NAME_MAX 200
 int perfdb_parse_sanitize_name(const char *type, struct perfdb_strbuf *out);
 
 /* True if a shape cell, trimmed and stripped of outer quotes, is N/A (any case). */

@@ -10,6 +10,7 @@
  * kept, and `Runtime …` cells are only filled where empty.  New keys are
  * appended in first-appearance order; rows the profile lacks are kept.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,25 @@ int perfdb_parse_sanitize_name(const char *type, struct perfdb_strbuf *out)
 		unsigned char c = (unsigned char)*s;
 		int bad = c < 0x20 || strchr("<>:\"/\\|?*", c) != NULL;
 		PERFDB_TRY(perfdb_strbuf_addch(out, bad ? '_' : c));
+	}
+	/*
+	 * GPU kernel names (C++ templates) run to thousands of bytes, past the
+	 * 255-byte file name limit: keep a readable prefix and make it unique
+	 * with a hash of the whole name.  200 leaves room for ".csv" and the
+	 * temporary-file decoration of an atomic write.
+	 */
+	if (out->len > PERFDB_PARSE_NAME_MAX) {
+		uint64_t h = 1469598103934665603ull;
+		for (size_t i = 0; i < out->len; i++) {
+			h ^= (unsigned char)out->buf[i];
+			h *= 1099511628211ull;
+		}
+		size_t keep = PERFDB_PARSE_NAME_MAX - 17;
+		while (keep && ((unsigned char)out->buf[keep] & 0xC0) == 0x80)
+			keep--;   /* never cut a UTF-8 sequence */
+		out->len = keep;
+		out->buf[keep] = '\0';
+		PERFDB_TRY(perfdb_strbuf_addf(out, "~%016llx", (unsigned long long)h));
 	}
 	return 0;
 }
