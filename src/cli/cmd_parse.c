@@ -87,18 +87,19 @@ static int trace_outdir(void *vctx, const struct perfdb_parse_result *res,
 	return perfdb_strbuf_addstr(c->outdir, out->buf);
 }
 
-/* True when every profiler input of path is a PyTorch Chrome trace. */
-static int traces_only(const char *path)
+/* 0: no traces among the inputs of path, 1: only traces, 2: both kinds. */
+static int trace_inputs(const char *path)
 {
 	struct perfdb_inputs in;
 	struct perfdb_err e;
 	perfdb_inputs_init(&in);
-	int only = perfdb_parse_find_inputs(path, &in, &e) == 0 && in.n > 0;
-	for (size_t i = 0; only && i < in.n; i++)
-		if (in.v[i].kind != PERFDB_INPUT_CHROME_TRACE)
-			only = 0;
+	size_t traces = 0;
+	if (perfdb_parse_find_inputs(path, &in, &e) == 0)
+		for (size_t i = 0; i < in.n; i++)
+			traces += in.v[i].kind == PERFDB_INPUT_CHROME_TRACE;
+	int kind = !traces ? 0 : traces == in.n ? 1 : 2;
 	perfdb_inputs_release(&in);
-	return only;
+	return kind;
 }
 
 static void on_warn(void *vctx, const char *msg)
@@ -187,8 +188,13 @@ int cmd_parse(int argc, char **argv)
 	 * looked at, except for PyTorch traces, whose tables do not live under a
 	 * vLLM-Ascend/CANN directory (see trace_outdir).
 	 */
-	int trace_mode = !o.database_path && traces_only(path);
-	if (!trace_mode)
+	int traces = o.database_path ? 0 : trace_inputs(path);
+	int trace_mode = traces == 1;
+	if (traces == 2)
+		rc = perfdb_err_set(&err, PERFDB_EINVAL,
+			"%s holds both Ascend profiler tables and PyTorch traces, which belong to "
+			"different databases: pass --database-path to put them in one", path);
+	else if (!trace_mode)
 		rc = perfdb_db_resolve(&o, &outdir, &err);
 	if (rc == 0) {
 		struct ctx c = { .o = &o, .reg = &reg, .outdir = &outdir };
