@@ -311,8 +311,18 @@ static void nsum(double *sum, double *comp, double x)
 
 static int is_na_word(struct perfdb_span v)
 {
-	return v.len == 3 && strncasecmp(v.p, "N/A", 3) == 0;
+	return v.len == 3 && (v.p[0] | 0x20) == 'n' && v.p[1] == '/' && (v.p[2] | 0x20) == 'a';
 }
+
+/* Bytes a file name cannot hold (spec/parse.md §4): `<>:"/\|?*` and 0x00-0x1F. */
+static const unsigned char bad_name_byte[256] = {
+	[0x00] = 1, [0x01] = 1, [0x02] = 1, [0x03] = 1, [0x04] = 1, [0x05] = 1, [0x06] = 1,
+	[0x07] = 1, [0x08] = 1, [0x09] = 1, [0x0a] = 1, [0x0b] = 1, [0x0c] = 1, [0x0d] = 1,
+	[0x0e] = 1, [0x0f] = 1, [0x10] = 1, [0x11] = 1, [0x12] = 1, [0x13] = 1, [0x14] = 1,
+	[0x15] = 1, [0x16] = 1, [0x17] = 1, [0x18] = 1, [0x19] = 1, [0x1a] = 1, [0x1b] = 1,
+	[0x1c] = 1, [0x1d] = 1, [0x1e] = 1, [0x1f] = 1, ['<'] = 1, ['>'] = 1, [':'] = 1,
+	['"'] = 1, ['/'] = 1, ['\\'] = 1, ['|'] = 1, ['?'] = 1, ['*'] = 1,
+};
 
 static int agg_row(void *ctx, const struct perfdb_kernel_row *row, struct perfdb_err *err)
 {
@@ -338,7 +348,7 @@ static int agg_row(void *ctx, const struct perfdb_kernel_row *row, struct perfdb
 		tl = sizeof(a->tname);
 	for (size_t i = 0; i < tl; i++) {
 		unsigned char c = (unsigned char)t[i];
-		a->tname[i] = (c < 0x20 || strchr("<>:\"/\\|?*", c)) ? '_' : (char)c;
+		a->tname[i] = bad_name_byte[c] ? '_' : (char)c;
 	}
 	f[0].p = a->tname;
 	f[0].len = tl;
