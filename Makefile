@@ -52,6 +52,7 @@ check: check-build check-asan
 
 bench: build
 	bash bench/csv.sh $(BUILD)
+	bash bench/parse.sh $(BUILD)
 
 fuzz: deps
 	CC=clang cmake -S . -B $(FUZZ) -DPERFDB_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
