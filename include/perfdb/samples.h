@@ -19,7 +19,7 @@
 
 #include "perfdb/err.h"
 
-#define PERFDB_SAMPLES_DEFAULT_LIMIT ((size_t)1 << 20)
+#define PERFDB_SAMPLES_DEFAULT_LIMIT ((size_t)1 << 16)
 
 struct perfdb_samples;
 

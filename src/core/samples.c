@@ -213,14 +213,23 @@ struct reader {
 	int fd;
 	char *buf;
 	size_t len, pos;
-	off_t off;
+	off_t off, end;         /* the region read: [off, end) in bytes */
+	off_t begin, stop;      /* region set by reader_region, for restarts */
 };
+
+/* Read the records of [begin, stop) bytes of fd (stop < 0: to the end). */
+static void reader_region(struct reader *r, off_t begin, off_t stop)
+{
+	r->begin = begin;
+	r->stop = stop;
+}
 
 static int reader_start(struct reader *r, int fd, struct perfdb_err *err)
 {
 	r->fd = fd;
 	r->len = r->pos = 0;
-	r->off = 0;
+	r->off = r->begin;
+	r->end = r->stop;
 	if (!r->buf && !(r->buf = malloc(IOBUF - IOBUF % REC)))
 		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 	return 0;
@@ -231,8 +240,13 @@ static int reader_next(struct reader *r, uint32_t *key, double *v, struct perfdb
 {
 	if (r->pos + REC > r->len) {
 		ssize_t n;
+		size_t want = IOBUF - IOBUF % REC;
+		if (r->end >= 0 && (off_t)want > r->end - r->off)
+			want = (size_t)(r->end - r->off);
+		if (!want)
+			return 0;
 		do
-			n = pread(r->fd, r->buf, IOBUF - IOBUF % REC, r->off);
+			n = pread(r->fd, r->buf, want, r->off);
 		while (n < 0 && errno == EINTR);
 		if (n < 0)
 			return perfdb_err_errno(err, errno, "cannot read sample spill file");
@@ -357,6 +371,7 @@ int perfdb_samples_foreach(const struct perfdb_samples *s,
 		struct reader rd = { 0 };
 		uint32_t k;
 		double v;
+		reader_region(&rd, 0, -1);
 		int rc = reader_start(&rd, s->fd, err);
 		while (rc == 0 && (rc = reader_next(&rd, &k, &v, err)) > 0)
 			rc = fn(ctx, k, v, err);
@@ -369,6 +384,80 @@ int perfdb_samples_foreach(const struct perfdb_samples *s,
 	return 0;
 }
 
+/*
+ * Copy the spill file into a new one with the records of batch b at record
+ * offsets [boff[b], boff[b+1]), through a small write buffer per batch, then
+ * make the new file the spill file.
+ */
+static int partition(struct perfdb_samples *s, uint32_t nkeys, const uint32_t *batch_of,
+		     uint32_t nb, const uint64_t *boff, struct perfdb_err *err)
+{
+	size_t bufrec = ((size_t)1 << 20) / nb / REC;
+	if (bufrec < 16)
+		bufrec = 16;
+	if (bufrec > 512)
+		bufrec = 512;
+	char *bufs = malloc((size_t)nb * bufrec * REC);
+	size_t *used = calloc(nb, sizeof(*used));
+	uint64_t *written = calloc(nb, sizeof(*written));
+	size_t plen = strlen(s->dir) + 32;
+	char *path = malloc(plen);
+	struct reader rd = { 0 };
+	int rc = 0, fd = -1;
+	if (!bufs || !used || !written || !path) {
+		rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+		goto out;
+	}
+	snprintf(path, plen, "%s/perfdb-samples-XXXXXX", s->dir);
+	fd = mkstemp(path);
+	if (fd < 0) {
+		rc = perfdb_err_errno(err, errno, "cannot create sample spill file in '%s'", s->dir);
+		goto out;
+	}
+	unlink(path);
+	reader_region(&rd, 0, -1);
+	if ((rc = reader_start(&rd, s->fd, err)) < 0)
+		goto out;
+	uint32_t k;
+	double v;
+	while ((rc = reader_next(&rd, &k, &v, err)) > 0) {
+		if (k >= nkeys)
+			continue;
+		uint32_t b = batch_of[k];
+		char *p = bufs + ((size_t)b * bufrec + used[b]) * REC;
+		memcpy(p, &k, 4);
+		memcpy(p + 4, &v, 8);
+		if (++used[b] == bufrec) {
+			if (pwrite(fd, bufs + (size_t)b * bufrec * REC, bufrec * REC,
+				   (off_t)((boff[b] + written[b]) * REC)) != (ssize_t)(bufrec * REC)) {
+				rc = perfdb_err_errno(err, errno, "cannot write sample spill file in '%s'", s->dir);
+				break;
+			}
+			written[b] += bufrec;
+			used[b] = 0;
+		}
+	}
+	for (uint32_t b = 0; rc == 0 && b < nb; b++) {
+		if (used[b] && pwrite(fd, bufs + (size_t)b * bufrec * REC, used[b] * REC,
+				      (off_t)((boff[b] + written[b]) * REC)) != (ssize_t)(used[b] * REC))
+			rc = perfdb_err_errno(err, errno, "cannot write sample spill file in '%s'", s->dir);
+	}
+	if (rc == 0) {
+		close(s->fd);
+		s->fd = fd;
+		fd = -1;
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	free(rd.buf);
+	free(bufs);
+	free(used);
+	free(written);
+	free(path);
+	return rc < 0 ? rc : 0;
+}
+
 int perfdb_samples_medians(struct perfdb_samples *s, uint32_t nkeys,
 			   double *medians, struct perfdb_err *err)
 {
@@ -379,7 +468,8 @@ int perfdb_samples_medians(struct perfdb_samples *s, uint32_t nkeys,
 		medians[k] = NAN;
 	int rc = 0;
 	double *grouped = NULL;
-	uint64_t *start = NULL;
+	uint64_t *start = NULL, *boff = NULL, btotal_prev = 0;
+	uint32_t *batch_of = NULL, *bfirst = NULL;
 	struct reader rd = { 0 };
 
 	if (s->fd < 0) {
@@ -416,6 +506,7 @@ int perfdb_samples_medians(struct perfdb_samples *s, uint32_t nkeys,
 	s->vals = NULL;
 	uint32_t kk;
 	double v;
+	reader_region(&rd, 0, -1);
 	if ((rc = reader_start(&rd, s->fd, err)) < 0)
 		goto out;
 	while ((rc = reader_next(&rd, &kk, &v, err)) > 0)
@@ -423,31 +514,61 @@ int perfdb_samples_medians(struct perfdb_samples *s, uint32_t nkeys,
 			count[kk]++;
 	if (rc < 0)
 		goto out;
+
+	/*
+	 * Batches: runs of keys whose samples fit the limit together, and each
+	 * key above the limit alone.  One pass copies the spill file into a
+	 * second file grouped by batch, so every batch then reads only its own
+	 * region: the I/O stays two passes however many batches there are.
+	 */
+	batch_of = malloc((nkeys ? nkeys : 1) * sizeof(*batch_of));
+	bfirst = malloc(((size_t)nkeys + 1) * sizeof(*bfirst));
+	boff = malloc(((size_t)nkeys + 2) * sizeof(*boff));
+	if (!batch_of || !bfirst || !boff) {
+		rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+		goto out;
+	}
+	uint32_t nb = 0;
+	for (uint32_t k = 0; k < nkeys;) {
+		uint32_t last = k + 1;
+		uint64_t total = count[k];
+		if (count[k] <= s->limit)
+			while (last < nkeys && count[last] <= s->limit && total + count[last] <= s->limit)
+				total += count[last++];
+		bfirst[nb] = k;
+		boff[nb] = nb ? boff[nb - 1] + btotal_prev : 0;
+		btotal_prev = total;
+		for (uint32_t j = k; j < last; j++)
+			batch_of[j] = nb;
+		nb++;
+		k = last;
+	}
+	bfirst[nb] = nkeys;
+	boff[nb] = nb ? boff[nb - 1] + btotal_prev : 0;
+	if (nb > 1 && (rc = partition(s, nkeys, batch_of, nb, boff, err)) < 0)
+		goto out;
+
 	start = malloc(((size_t)nkeys + 1) * sizeof(*start));
 	grouped = malloc(s->limit * sizeof(*grouped));
 	if (!start || !grouped) {
 		rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 		goto out;
 	}
-	uint32_t first = 0;
-	while (first < nkeys) {
+	for (uint32_t b = 0; b < nb; b++) {
+		uint32_t first = bfirst[b], last = bfirst[b + 1];
+		if (nb > 1)
+			reader_region(&rd, (off_t)(boff[b] * REC), (off_t)(boff[b + 1] * REC));
 		if (count[first] > s->limit) {
 			uint64_t n = count[first];
-			double a, b;
-			if ((rc = huge_select(s, &rd, first, (n - 1) / 2, &a, err)) < 0)
+			double x, y;
+			if ((rc = huge_select(s, &rd, first, (n - 1) / 2, &x, err)) < 0)
 				goto out;
-			b = a;
-			if (n % 2 == 0 && (rc = huge_select(s, &rd, first, n / 2, &b, err)) < 0)
+			y = x;
+			if (n % 2 == 0 && (rc = huge_select(s, &rd, first, n / 2, &y, err)) < 0)
 				goto out;
-			medians[first] = n % 2 ? a : (a + b) / 2;
-			first++;
+			medians[first] = n % 2 ? x : (x + y) / 2;
 			continue;
 		}
-		/* the longest run of keys whose samples fit the limit together */
-		uint32_t last = first;
-		uint64_t total = 0;
-		while (last < nkeys && count[last] <= s->limit && total + count[last] <= s->limit)
-			total += count[last++];
 		start[first] = 0;
 		for (uint32_t k = first; k < last; k++)
 			start[k + 1] = start[k] + count[k];
@@ -469,11 +590,13 @@ int perfdb_samples_medians(struct perfdb_samples *s, uint32_t nkeys,
 		for (uint32_t k = first; k < last; k++)
 			if (count[k])
 				medians[k] = median_of(grouped + start[k], (size_t)count[k]);
-		first = last;
 	}
 	rc = 0;
 out:
 	free(rd.buf);
+	free(batch_of);
+	free(bfirst);
+	free(boff);
 	free(grouped);
 	free(start);
 	free(count);
