@@ -4,6 +4,10 @@
 set -eu
 PERFDB=$(realpath "${1:-build/bin/perfdb}")
 cd "$(dirname "$0")"
+# The demo works on a scratch copy: the committed example database stays as it is.
+SCRATCH=${DEMO_DIR:-../build/demo}
+rm -rf "$SCRATCH" && mkdir -p "$SCRATCH" && cp -r database profiling "$SCRATCH/"
+cd "$SCRATCH"
 ROOT=database
 VERSIONS=(--vllm-version 0.13.0 --torch-version 2.8.0 --cann-version 8.3)
 bold='' plain=''
@@ -18,4 +22,8 @@ step "$PERFDB" path --database-root "$ROOT" "${VERSIONS[@]}"
 # duplicate signatures); nothing is written.
 step "$PERFDB" check --database-root "$ROOT" "${VERSIONS[@]}"
 step "$PERFDB" check --json "$ROOT/ATLAS_800_A3_752T_128G_DIE/hccl"
-printf '\ndemo done: see README.md for the pipeline and docs/ for details\n'
+# Parse a two-rank Ascend profile (examples/profiling) into the default
+# database: one table per kernel type, merged with the tables already there.
+step "$PERFDB" parse --profiling-path profiling --database-root "$ROOT" "${VERSIONS[@]}"
+step "$PERFDB" check --database-root "$ROOT" "${VERSIONS[@]}"
+printf '\ndemo done: the database is under %s; see README.md and docs/ for more\n' "$(pwd)/$ROOT"

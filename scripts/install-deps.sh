@@ -8,6 +8,7 @@ PKGS=(
   build-essential cmake pkg-config clang libclang-rt-14-dev
   libdnnl-dev libopenblas-dev libopenmpi-dev openmpi-bin
   libyaml-dev libjansson-dev libcmocka-dev
+  python3   # tests: the independent parse oracle
 )
 
 missing=()
