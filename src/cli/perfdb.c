@@ -15,6 +15,7 @@ static const struct cmd commands[] = {
 	{ "parse", cmd_parse, &cmd_parse_help },
 	{ "path", cmd_path, &cmd_path_help },
 	{ "trace-to-csv", cmd_trace_to_csv, &cmd_trace_to_csv_help },
+	{ "writeback", cmd_writeback, &cmd_writeback_help },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 

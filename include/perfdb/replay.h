@@ -1,0 +1,165 @@
+/*
+ * Replay results into the database: measurements, writeback, reports and
+ * the run status (spec/replay.md §1a, §2, §3 and Decisions 2-6).
+ *
+ * A measurement is one aggregated (operator, signature) result in the
+ * shape writeback needs: the descriptive cells of its representative row,
+ * the duration statistics (Decision 2) and the 25 MicroBench counters.
+ * Writeback merges a list of measurements into <db>/<Op>.csv tables; the
+ * report module renders what writeback did.
+ */
+#ifndef PERFDB_REPLAY_H
+#define PERFDB_REPLAY_H
+
+#include <stddef.h>
+#include <time.h>
+
+#include "perfdb/err.h"
+#include "perfdb/parse.h"
+#include "perfdb/strbuf.h"
+
+/* Column names (spec/replay.md §2, Decision 2). */
+#define PERFDB_COL_MB_DUR "Average Duration(us)"
+#define PERFDB_COL_MB_LEGACY "MicroBench Duration(us)"
+#define PERFDB_COL_MB_MIN "MicroBench Min Duration(us)"
+#define PERFDB_COL_MB_MEDIAN "MicroBench Median Duration(us)"
+#define PERFDB_COL_MB_STD "MicroBench Std Duration(us)"
+#define PERFDB_COL_MB_SAMPLES "MicroBench Samples"
+#define PERFDB_COL_PROF_AVG "Profiling Average Duration(us)"
+#define PERFDB_COL_EP_SIZE "EP Size"
+#define PERFDB_DFC_OP "DispatchFFNCombine"
+
+struct perfdb_measure {
+	char *op;                        /* OP Type: the table it routes to */
+	char *base[8];                   /* OP State … Output Formats */
+	char *ep_size;                   /* DispatchFFNCombine only, else NULL */
+	size_t samples;                  /* steady-state samples (0: no valid duration) */
+	double mean, min, median, std;
+	size_t cn[PERFDB_NCOUNTERS];     /* valid samples per counter */
+	double cmean[PERFDB_NCOUNTERS];
+};
+
+struct perfdb_measures {
+	struct perfdb_measure *v;
+	size_t n, cap;
+};
+
+void perfdb_measures_release(struct perfdb_measures *m);
+
+/* The seed's replay operators (stems of op_replay/<Op>_run.py), sorted. */
+extern const char *const perfdb_replay_ops[];
+extern const size_t perfdb_replay_nops;
+int perfdb_replay_op_known(const char *op);
+
+/* ---- msprof op_summary ingest (§1a, Decisions 2 and 5) ---------------- */
+
+/*
+ * Find the op_summary files of msprof output under root: every
+ * PROF_<id> directory (recursively, sorted) and its
+ * mindstudio_profiler_output/op_summary_<ts>.csv, sorted.  *nprof counts the
+ * PROF_<id> directories.  Fills files (caller frees each and the array).
+ */
+int perfdb_msprof_find(const char *root, char ***files, size_t *nfiles, size_t *nprof,
+		       struct perfdb_err *err);
+
+/*
+ * Aggregate op_summary files: group by (OP Type, signature), the first row
+ * representing the group; Accelerator Core from Task Type; EP Size (ep) for
+ * DispatchFFNCombine; durations per Decision 2 (the first launch of a group
+ * dropped as warm-up when there are more; empty/junk/negative not samples);
+ * counters averaged over their numeric cells.  Groups in first-appearance
+ * order.
+ */
+int perfdb_msprof_aggregate(char *const *files, size_t nfiles, long ep,
+			    struct perfdb_measures *out, struct perfdb_err *err);
+
+/* ---- status (run_all_op_status.json) --------------------------------- */
+
+struct perfdb_status_failure {
+	char *op;
+	char *reason;
+};
+
+struct perfdb_status {
+	char **success, **skipped;
+	size_t nsuccess, nskipped;
+	struct perfdb_status_failure *failed;
+	size_t nfailed;
+};
+
+void perfdb_status_release(struct perfdb_status *s);
+/* Read a status JSON; returns 1 if read, 0 if missing or malformed (as the reference). */
+int perfdb_status_read(const char *path, struct perfdb_status *s);
+/* Write one atomically (indent 2, the reference's keys). */
+int perfdb_status_write(const char *path, const struct perfdb_status *s, struct perfdb_err *err);
+
+/* ---- writeback (§2) -------------------------------------------------- */
+
+struct perfdb_wb_gap {
+	char *op, *csv_name, *shape;
+	double mb, prof, diff, ratio;
+};
+
+struct perfdb_wb_dup {
+	char *sig;
+	size_t count;
+};
+
+struct perfdb_wb_file {
+	char *path, *stem;
+	size_t updated, added, unchanged;
+	char **missing;  size_t nmissing;
+	char **deleted;  size_t ndeleted;
+	struct perfdb_wb_dup *dups; size_t ndups;
+	int written;
+};
+
+struct perfdb_wb_result {
+	struct perfdb_wb_file *files;
+	size_t nfiles;
+	struct perfdb_wb_gap *gaps;      /* every gap (mb > 0 and prof > 0) */
+	size_t ngaps;
+	char **warnings;                 /* the reference's [WARN] lines */
+	size_t nwarnings;
+};
+
+void perfdb_wb_result_release(struct perfdb_wb_result *r);
+
+struct perfdb_wb_opts {
+	const char *dbdir;
+	const char *const *ops;          /* normalised --ops, or NULL */
+	size_t nops;
+	int missing_only;                /* --update-mode missing-only */
+	int prune;                       /* --prune-empty-duration-rows */
+	double lock_timeout;             /* < 0: default */
+};
+
+/* True when a cell is a valid duration: a number > 0 (§2 "Validity"). */
+int perfdb_wb_valid(const char *cell);
+
+/*
+ * Merge measurements into the tables of o->dbdir under the database lock,
+ * each changed table replaced atomically.  Every table is prepared in
+ * memory first: a table that does not load fails the run before any write.
+ */
+int perfdb_writeback(const struct perfdb_wb_opts *o, const struct perfdb_measures *m,
+		     struct perfdb_wb_result *res, struct perfdb_err *err);
+
+/* ---- report (§3) ----------------------------------------------------- */
+
+/*
+ * Render the markdown report (the text the reference prints) into md, and
+ * write <dbdir>/reports/profile_update_report_<ts>.md (md + "Full hotspot
+ * CSV: …") and duration_gap_hotspots_full_<ts>.csv.  ts is local time
+ * %Y%m%d_%H%M%S, or $PERFDB_TIMESTAMP when set (reproducible runs).  The
+ * two paths are returned malloc'd.
+ */
+int perfdb_report_write(const char *dbdir, const struct perfdb_wb_result *r,
+			const struct perfdb_status *st, struct perfdb_strbuf *md,
+			char **md_path, char **csv_path, struct perfdb_err *err);
+
+/* The md_table of the reference: `_None_` when empty, padded columns. */
+int perfdb_md_table(struct perfdb_strbuf *out, const char *const *headers, size_t ncols,
+		    char ***rows, size_t nrows);
+
+#endif

@@ -1,0 +1,120 @@
+/* Shared replay ingest for the writeback and microbench commands. */
+#include "replay_common.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perfdb/signature.h"
+
+int replay_ops_normalize(struct opt_list *ops, const struct cmd_help *h)
+{
+	struct perfdb_strbuf sb = PERFDB_STRBUF_INIT, bad = PERFDB_STRBUF_INIT;
+	for (size_t i = 0; i < ops->n; i++) {
+		/* comma lists are accepted too: --ops MatMulV2,RmsNorm */
+		perfdb_sig_normalize_op(ops->v[i], &sb);
+		if (!perfdb_replay_op_known(sb.buf))
+			perfdb_strbuf_addf(&bad, "%s%s", bad.len ? ", " : "", sb.buf);
+		ops->v[i] = strdup(sb.buf);   /* owned until exit; the CLI is short-lived */
+	}
+	int rc = 0;
+	if (bad.len) {
+		struct perfdb_strbuf avail = PERFDB_STRBUF_INIT;
+		for (size_t i = 0; i < perfdb_replay_nops; i++)
+			perfdb_strbuf_addf(&avail, "%s%s", i ? ", " : "", perfdb_replay_ops[i]);
+		rc = opt_usage_error(h, "Unsupported --ops: %s. Available: %s", bad.buf, avail.buf);
+		perfdb_strbuf_release(&avail);
+	}
+	perfdb_strbuf_release(&sb);
+	perfdb_strbuf_release(&bad);
+	return rc;
+}
+
+static int selected(const struct opt_list *ops, const char *op)
+{
+	if (!ops->n)
+		return 1;
+	for (size_t i = 0; i < ops->n; i++) {
+		if (strcmp(ops->v[i], op) == 0)
+			return 1;
+		/* the matmul family aliases each other (spec/replay.md §1b) */
+		if (perfdb_sig_is_matmul_family(ops->v[i]) && perfdb_sig_is_matmul_family(op))
+			return 1;
+	}
+	return 0;
+}
+
+static void print_json(const struct perfdb_wb_result *r, const char *md, const char *csv)
+{
+	json_t *files = json_array();
+	for (size_t i = 0; i < r->nfiles; i++) {
+		const struct perfdb_wb_file *f = &r->files[i];
+		json_array_append_new(files, json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:b}",
+			"file", f->path, "operator", f->stem, "updated", (json_int_t)f->updated,
+			"added", (json_int_t)f->added, "deleted", (json_int_t)f->ndeleted,
+			"unchanged", (json_int_t)f->unchanged, "missing", (json_int_t)f->nmissing,
+			"duplicates", (json_int_t)f->ndups, "written", f->written));
+	}
+	json_t *j = json_pack("{s:o, s:I, s:s, s:s}", "tables", files, "gaps", (json_int_t)r->ngaps,
+			      "report", md, "hotspots_csv", csv);
+	char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	if (s)
+		printf("%s\n", s);
+	free(s);
+	json_decref(j);
+}
+
+int replay_ingest(const struct ingest_opts *o, char *const *files, size_t nfiles)
+{
+	struct perfdb_err err;
+	perfdb_err_clear(&err);
+	struct perfdb_measures m;
+	memset(&m, 0, sizeof(m));
+	if (perfdb_msprof_aggregate(files, nfiles, o->ep, &m, &err) < 0)
+		return cli_error(o->cmd, &err);
+	/* keep the selected operators and their aliases */
+	size_t w = 0;
+	for (size_t i = 0; i < m.n; i++) {
+		if (selected(o->ops, m.v[i].op)) {
+			m.v[w++] = m.v[i];
+		} else {
+			free(m.v[i].op);
+			for (int b = 0; b < 8; b++)
+				free(m.v[i].base[b]);
+			free(m.v[i].ep_size);
+		}
+	}
+	m.n = w;
+	struct perfdb_wb_opts wo = {
+		.dbdir = o->dbdir, .ops = o->ops->n ? o->ops->v : NULL, .nops = o->ops->n,
+		.missing_only = o->missing_only, .prune = o->prune, .lock_timeout = -1,
+	};
+	struct perfdb_wb_result res;
+	int rc = perfdb_writeback(&wo, &m, &res, &err);
+	perfdb_measures_release(&m);
+	if (rc < 0) {
+		perfdb_wb_result_release(&res);
+		return cli_error(o->cmd, &err);
+	}
+	for (size_t i = 0; i < res.nwarnings; i++)
+		printf("%s\n", res.warnings[i]);
+	struct perfdb_strbuf md = PERFDB_STRBUF_INIT;
+	char *mdp = NULL, *csvp = NULL;
+	rc = perfdb_report_write(o->dbdir, &res, o->status, &md, &mdp, &csvp, &err);
+	if (rc < 0) {
+		rc = cli_error(o->cmd, &err);
+	} else if (o->json) {
+		print_json(&res, mdp, csvp);
+		rc = 0;
+	} else {
+		printf("%s\n", md.buf);
+		printf("\n[REPORT] %s\n[REPORT] %s\n", mdp, csvp);
+		rc = 0;
+	}
+	free(mdp);
+	free(csvp);
+	perfdb_strbuf_release(&md);
+	perfdb_wb_result_release(&res);
+	return rc;
+}

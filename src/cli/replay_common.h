@@ -1,0 +1,36 @@
+/*
+ * Shared by `perfdb writeback` and `perfdb microbench`: --ops handling,
+ * aggregation + writeback + report of msprof output (spec/replay.md §1
+ * steps 8-9, §2, §3).
+ */
+#ifndef PERFDB_CLI_REPLAY_COMMON_H
+#define PERFDB_CLI_REPLAY_COMMON_H
+
+#include "opt.h"
+#include "perfdb/replay.h"
+
+/*
+ * Normalise --ops entries (strip _run.py / _run / .csv) and check them
+ * against the replay operator list.  Returns 0, or 2 after printing the
+ * usage error "Unsupported --ops: …".
+ */
+int replay_ops_normalize(struct opt_list *ops, const struct cmd_help *h);
+
+struct ingest_opts {
+	const char *cmd;             /* command name for messages */
+	const char *dbdir;
+	const struct opt_list *ops;  /* normalised, may be empty */
+	int missing_only, prune, json;
+	long ep;
+	const struct perfdb_status *status; /* NULL: none */
+};
+
+/*
+ * Aggregate op_summary files, keep the selected ops (and their matmul
+ * aliases), write back, print the warnings and the report (or the JSON
+ * summary), then the [REPORT] lines.  Returns 0 or the exit code 1, the
+ * error printed.
+ */
+int replay_ingest(const struct ingest_opts *o, char *const *files, size_t nfiles);
+
+#endif

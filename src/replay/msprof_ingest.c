@@ -1,0 +1,285 @@
+/*
+ * msprof output into measurements (spec/replay.md §1 step 8, §1a,
+ * Decisions 2 and 5).
+ *
+ * Layout read: <root>/…/PROF_<id>/mindstudio_profiler_output/op_summary_<ts>.csv.
+ * Rows are grouped by (OP Type, signature with op = OP Type); the first row
+ * of a group gives the descriptive cells, `Task Type` gives Accelerator
+ * Core.  Where the reference wrote the minimum launch time, perfdb writes
+ * the mean of the steady-state launches (the first launch of a group is
+ * dropped as warm-up when there are more) with min, median, std and the
+ * sample count beside it (Decision 2).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "perfdb/csv.h"
+#include "perfdb/fsio.h"
+#include "perfdb/replay.h"
+#include "perfdb/signature.h"
+#include "perfdb/stats.h"
+#include "perfdb/table.h"
+
+static int push(char ***v, size_t *n, const char *s)
+{
+	char **nv = realloc(*v, (*n + 1) * sizeof(**v));
+	if (!nv)
+		return -1;
+	*v = nv;
+	return (nv[*n] = strdup(s)) ? (int)(++*n) * 0 : -1;
+}
+
+static int starts_with(const char *s, const char *p)
+{
+	return strncmp(s, p, strlen(p)) == 0;
+}
+
+static int ends_with(const char *s, const char *suf)
+{
+	size_t a = strlen(s), b = strlen(suf);
+	return a >= b && strcmp(s + a - b, suf) == 0;
+}
+
+/* op_summary_*.csv of one PROF_* directory, sorted. */
+static int summaries_of(const char *prof, char ***files, size_t *n, struct perfdb_err *err)
+{
+	char dir[4096];
+	snprintf(dir, sizeof(dir), "%s/mindstudio_profiler_output", prof);
+	struct dirent **names;
+	int k = scandir(dir, &names, NULL, alphasort);
+	if (k < 0)
+		return 0;
+	int rc = 0;
+	for (int i = 0; i < k; i++) {
+		if (rc == 0 && starts_with(names[i]->d_name, "op_summary_") &&
+		    ends_with(names[i]->d_name, ".csv")) {
+			char p[8192];
+			snprintf(p, sizeof(p), "%s/%s", dir, names[i]->d_name);
+			if (push(files, n, p) < 0)
+				rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+		}
+		free(names[i]);
+	}
+	free(names);
+	return rc;
+}
+
+static int walk(const char *dir, char ***files, size_t *nfiles, size_t *nprof,
+		struct perfdb_err *err)
+{
+	struct dirent **names;
+	int k = scandir(dir, &names, NULL, alphasort);
+	if (k < 0)
+		return perfdb_err_errno(err, errno, "cannot list '%s'", dir);
+	int rc = 0;
+	for (int i = 0; i < k; i++) {
+		const char *nm = names[i]->d_name;
+		if (rc == 0 && strcmp(nm, ".") && strcmp(nm, "..")) {
+			char p[4096];
+			snprintf(p, sizeof(p), "%s/%s", dir, nm);
+			if (perfdb_is_dir(p)) {
+				if (starts_with(nm, "PROF_")) {
+					(*nprof)++;
+					rc = summaries_of(p, files, nfiles, err);
+				}
+				if (rc == 0)
+					rc = walk(p, files, nfiles, nprof, err);
+			}
+		}
+		free(names[i]);
+	}
+	free(names);
+	return rc;
+}
+
+int perfdb_msprof_find(const char *root, char ***files, size_t *nfiles, size_t *nprof,
+		       struct perfdb_err *err)
+{
+	*files = NULL;
+	*nfiles = *nprof = 0;
+	if (!perfdb_is_dir(root))
+		return perfdb_err_set(err, PERFDB_ENOENT, "PROF path does not exist: %s", root);
+	/* the root itself may be a PROF_* directory */
+	const char *base = strrchr(root, '/');
+	base = base ? base + 1 : root;
+	if (starts_with(base, "PROF_")) {
+		(*nprof)++;
+		PERFDB_TRY(summaries_of(root, files, nfiles, err));
+	}
+	return walk(root, files, nfiles, nprof, err);
+}
+
+/* ---- aggregation ------------------------------------------------------ */
+
+struct group {
+	struct perfdb_measure m;
+	double *d;
+	size_t nd, capd;
+	double csum[PERFDB_NCOUNTERS];
+};
+
+static const char *const base_cols[8] = {
+	"OP State", "Accelerator Core", "Input Shapes", "Input Data Types", "Input Formats",
+	"Output Shapes", "Output Data Types", "Output Formats",
+};
+
+static const char *cell(const struct perfdb_table *t, size_t r, const char *col)
+{
+	return perfdb_table_get(t, r, perfdb_table_col(t, col));
+}
+
+/* Cells are stripped, as the reference strips them. */
+static char *strip_dup(const char *s)
+{
+	while (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n')
+		s++;
+	size_t n = strlen(s);
+	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r' || s[n - 1] == '\n'))
+		n--;
+	return strndup(s, n);
+}
+
+static int add_file(const char *path, long ep, struct group **g, size_t *ng, size_t *capg,
+		    struct perfdb_sig_index *ix, struct perfdb_err *err)
+{
+	struct perfdb_table t;
+	perfdb_table_init(&t);
+	int rc = perfdb_table_load(&t, path, err);
+	struct perfdb_strbuf sig = PERFDB_STRBUF_INIT, key = PERFDB_STRBUF_INIT;
+	for (size_t r = 0; rc == 0 && r < t.nrows; r++) {
+		char *op = strip_dup(cell(&t, r, "OP Type"));
+		if (!op) {
+			rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+			break;
+		}
+		if (!op[0]) {
+			free(op);
+			continue;
+		}
+		struct perfdb_sig_row sr = {
+			cell(&t, r, "Input Shapes"), cell(&t, r, "Input Data Types"),
+			cell(&t, r, "Input Formats"), cell(&t, r, "Output Shapes"),
+			cell(&t, r, "Output Data Types"), cell(&t, r, PERFDB_COL_EP_SIZE),
+		};
+		perfdb_sig_compute(op, &sr, &sig);
+		perfdb_strbuf_reset(&key);
+		perfdb_strbuf_addf(&key, "%s\x1f%s", op, sig.buf);
+		const struct perfdb_sig_index_entry *e = perfdb_sig_index_find(ix, key.buf);
+		struct group *gr;
+		if (e) {
+			gr = &(*g)[e->row];
+			free(op);
+		} else {
+			if (*ng == *capg) {
+				*capg = *capg ? *capg * 2 : 64;
+				struct group *n2 = realloc(*g, *capg * sizeof(**g));
+				if (!n2) {
+					free(op);
+					rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+					break;
+				}
+				*g = n2;
+			}
+			gr = &(*g)[*ng];
+			memset(gr, 0, sizeof(*gr));
+			gr->m.op = op;
+			for (int b = 0; b < 8; b++)
+				gr->m.base[b] = strip_dup(cell(&t, r, base_cols[b]));
+			free(gr->m.base[1]);
+			gr->m.base[1] = strip_dup(cell(&t, r, "Task Type"));
+			if (strcmp(op, PERFDB_DFC_OP) == 0 && ep > 0) {
+				char b[32];
+				snprintf(b, sizeof(b), "%ld", ep);
+				gr->m.ep_size = strdup(b);
+			}
+			if (perfdb_sig_index_add(ix, key.buf, *ng) < 0) {
+				rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+				break;
+			}
+			(*ng)++;
+		}
+		const char *dur = cell(&t, r, "Task Duration(us)");
+		double d;
+		if (perfdb_stats_parse_double(dur, strlen(dur), &d) == 0 && isfinite(d) && d >= 0) {
+			if (gr->nd == gr->capd) {
+				gr->capd = gr->capd ? gr->capd * 2 : 8;
+				double *nd = realloc(gr->d, gr->capd * sizeof(*nd));
+				if (!nd) {
+					rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+					break;
+				}
+				gr->d = nd;
+			}
+			gr->d[gr->nd++] = d;
+		}
+		for (int c = 0; c < PERFDB_NCOUNTERS; c++) {
+			const char *v = cell(&t, r, perfdb_counter_names[c]);
+			double x;
+			if (perfdb_stats_parse_double(v, strlen(v), &x) == 0 && isfinite(x)) {
+				gr->m.cn[c]++;
+				gr->csum[c] += x;
+			}
+		}
+	}
+	perfdb_strbuf_release(&sig);
+	perfdb_strbuf_release(&key);
+	perfdb_table_release(&t);
+	return rc;
+}
+
+int perfdb_msprof_aggregate(char *const *files, size_t nfiles, long ep,
+			    struct perfdb_measures *out, struct perfdb_err *err)
+{
+	struct group *g = NULL;
+	size_t ng = 0, capg = 0;
+	struct perfdb_sig_index ix;
+	perfdb_sig_index_init(&ix);
+	int rc = 0;
+	for (size_t i = 0; i < nfiles && rc == 0; i++)
+		rc = add_file(files[i], ep, &g, &ng, &capg, &ix, err);
+	perfdb_sig_index_release(&ix);
+	memset(out, 0, sizeof(*out));
+	if (rc == 0) {
+		out->v = calloc(ng ? ng : 1, sizeof(*out->v));
+		if (!out->v)
+			rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < ng; i++) {
+		struct group *gr = &g[i];
+		if (rc == 0) {
+			/* Decision 2: the first launch warms up when there are more */
+			double *x = gr->d;
+			size_t n = gr->nd;
+			if (n > 1) {
+				x++;
+				n--;
+			}
+			if (n) {
+				struct perfdb_stats st;
+				perfdb_stats_compute(x, n, &st);
+				gr->m.samples = n;
+				gr->m.mean = st.mean;
+				gr->m.min = st.min;
+				gr->m.median = st.median;
+				gr->m.std = st.std;
+			}
+			for (int c = 0; c < PERFDB_NCOUNTERS; c++)
+				if (gr->m.cn[c])
+					gr->m.cmean[c] = gr->csum[c] / (double)gr->m.cn[c];
+			out->v[out->n++] = gr->m;
+		} else {
+			free(gr->m.op);
+			for (int b = 0; b < 8; b++)
+				free(gr->m.base[b]);
+			free(gr->m.ep_size);
+		}
+		free(gr->d);
+	}
+	free(g);
+	return rc;
+}

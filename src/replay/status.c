@@ -1,0 +1,102 @@
+/*
+ * The run status file (spec/replay.md §4 "run_all_op_status.json",
+ * Decision 4): {"success":[op],"failed":[{"op":op,"reason":…}],"skipped":[op]},
+ * indent 2.  A missing or malformed file reads as "no status", as in the
+ * reference.
+ */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perfdb/fsio.h"
+#include "perfdb/replay.h"
+
+void perfdb_status_release(struct perfdb_status *s)
+{
+	for (size_t i = 0; i < s->nsuccess; i++)
+		free(s->success[i]);
+	for (size_t i = 0; i < s->nskipped; i++)
+		free(s->skipped[i]);
+	for (size_t i = 0; i < s->nfailed; i++) {
+		free(s->failed[i].op);
+		free(s->failed[i].reason);
+	}
+	free(s->success);
+	free(s->skipped);
+	free(s->failed);
+	memset(s, 0, sizeof(*s));
+}
+
+static int read_names(json_t *arr, char ***out, size_t *n)
+{
+	if (!arr)
+		return 0;
+	if (!json_is_array(arr))
+		return -1;
+	*out = calloc(json_array_size(arr) + 1, sizeof(**out));
+	if (!*out)
+		return -1;
+	for (size_t i = 0; i < json_array_size(arr); i++) {
+		json_t *v = json_array_get(arr, i);
+		if (!json_is_string(v) || !((*out)[(*n)++] = strdup(json_string_value(v))))
+			return -1;
+	}
+	return 0;
+}
+
+int perfdb_status_read(const char *path, struct perfdb_status *s)
+{
+	memset(s, 0, sizeof(*s));
+	json_error_t je;
+	json_t *root = json_load_file(path, 0, &je);
+	if (!root)
+		return 0;
+	int ok = json_is_object(root) &&
+		 read_names(json_object_get(root, "success"), &s->success, &s->nsuccess) == 0 &&
+		 read_names(json_object_get(root, "skipped"), &s->skipped, &s->nskipped) == 0;
+	json_t *f = json_object_get(root, "failed");
+	if (ok && f) {
+		ok = json_is_array(f);
+		s->failed = calloc(json_array_size(f) + 1, sizeof(*s->failed));
+		ok = ok && s->failed;
+		for (size_t i = 0; ok && i < json_array_size(f); i++) {
+			json_t *e = json_array_get(f, i);
+			json_t *op = json_object_get(e, "op"), *why = json_object_get(e, "reason");
+			ok = json_is_string(op) && json_is_string(why);
+			if (ok) {
+				s->failed[i].op = strdup(json_string_value(op));
+				s->failed[i].reason = strdup(json_string_value(why));
+				s->nfailed++;
+				ok = s->failed[i].op && s->failed[i].reason;
+			}
+		}
+	}
+	json_decref(root);
+	if (!ok) {
+		perfdb_status_release(s);
+		return 0;
+	}
+	return 1;
+}
+
+int perfdb_status_write(const char *path, const struct perfdb_status *s, struct perfdb_err *err)
+{
+	json_t *root = json_object(), *ok = json_array(), *bad = json_array(), *skip = json_array();
+	for (size_t i = 0; i < s->nsuccess; i++)
+		json_array_append_new(ok, json_string(s->success[i]));
+	for (size_t i = 0; i < s->nfailed; i++)
+		json_array_append_new(bad, json_pack("{s:s, s:s}", "op", s->failed[i].op,
+						     "reason", s->failed[i].reason));
+	for (size_t i = 0; i < s->nskipped; i++)
+		json_array_append_new(skip, json_string(s->skipped[i]));
+	json_object_set_new(root, "success", ok);
+	json_object_set_new(root, "failed", bad);
+	json_object_set_new(root, "skipped", skip);
+	char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_decref(root);
+	if (!text)
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	int rc = perfdb_file_write_atomic(path, text, strlen(text), err);
+	free(text);
+	return rc;
+}
