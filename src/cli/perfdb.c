@@ -12,6 +12,7 @@
 static const struct cmd commands[] = {
 	{ "check", cmd_check, &cmd_check_help },
 	{ "devices", cmd_devices, &cmd_devices_help },
+	{ "microbench", cmd_microbench, &cmd_microbench_help },
 	{ "parse", cmd_parse, &cmd_parse_help },
 	{ "path", cmd_path, &cmd_path_help },
 	{ "trace-to-csv", cmd_trace_to_csv, &cmd_trace_to_csv_help },

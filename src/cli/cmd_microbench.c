@@ -1,0 +1,377 @@
+/*
+ * perfdb microbench --backend msprof: replay under msprof on an Ascend NPU
+ * and write the measurements back (spec/replay.md §1 steps 1-9, §1a, §2, §3;
+ * replaces start_microbench.py).
+ *
+ * perfdb runs `msprof --output=<db>/msprof_run_XXXXXX sh -c "<replay
+ * command>"`, then ingests PROF_<id>/mindstudio_profiler_output/op_summary_<ts>.csv
+ * exactly as `perfdb writeback` does.  The replay command learns what to
+ * replay from its environment: PERFDB_OPS (comma-separated, empty = all),
+ * PERFDB_DATABASE (the database directory), PERFDB_UPDATE_MODE,
+ * PERFDB_EP_SIZE and PERFDB_STATUS_FILE (where it may write the
+ * run_all_op_status.json of the reference, read for the report); `{ops}` in
+ * the command is replaced by the space-separated operator list.
+ */
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "builtin.h"
+#include "dbopts.h"
+#include "perfdb/fsio.h"
+#include "perfdb/table.h"
+#include "replay_common.h"
+
+static const char *const modes[] = { "all", "missing-only", NULL };
+static const char *const backends[] = { "msprof", NULL };
+
+const struct cmd_help cmd_microbench_help = {
+	.name = "microbench",
+	.usage = "perfdb microbench --backend msprof --replay-command CMD [--ops OP ...]\n"
+		 "                         [--update-mode {all,missing-only}] [--fail-fast]\n"
+		 "                         [--prune-empty-duration-rows] [--json] [database flags]",
+	.summary = "replay operators (under msprof on Ascend) and write durations back",
+	.description =
+		"Runs the replay command under msprof, aggregates the op_summary output per\n"
+		"(OP Type, signature), writes the results back into the database tables and the\n"
+		"profile update report. On failure the profiling directory is kept ([PRESERVE]),\n"
+		"on success removed ([CLEAN]). See docs/replay.md for the replay command's\n"
+		"environment (PERFDB_OPS, PERFDB_DATABASE, PERFDB_STATUS_FILE, ...).",
+};
+
+/* Ops that need the vLLM-Ascend custom OPP (spec/replay.md §1 step 5). */
+static const char *const custom_opp_ops[] = {
+	"AddRmsNormBias", "DispatchFFNCombine", "KvRmsNormRopeCache", "RINGMLAPrefillBF16Kernel",
+	"split_qkv_rmsnorm_rope_kernel",
+};
+
+static int blank(const char *v)
+{
+	if (!v)
+		return 1;
+	while (*v == ' ' || *v == '\t')
+		v++;
+	return !*v;
+}
+
+static int check_custom_opp(const struct opt_list *ops)
+{
+	struct perfdb_strbuf need = PERFDB_STRBUF_INIT;
+	for (size_t i = 0; i < sizeof(custom_opp_ops) / sizeof(custom_opp_ops[0]); i++) {
+		int sel = !ops->n;
+		for (size_t k = 0; k < ops->n; k++)
+			sel |= strcmp(ops->v[k], custom_opp_ops[i]) == 0;
+		if (sel)
+			perfdb_strbuf_addf(&need, "%s%s", need.len ? ", " : "", custom_opp_ops[i]);
+	}
+	int rc = 0;
+	if (need.len && (blank(getenv("ASCEND_CUSTOM_OPP_PATH")) || blank(getenv("LD_LIBRARY_PATH")))) {
+		fprintf(stderr,
+			"perfdb microbench: error: Missing env vars for operators: %s.\n"
+			"Please run:\n"
+			"  export ASCEND_CUSTOM_OPP_PATH=<vllm-ascend>/_cann_ops_custom/vendors/vllm-ascend:$ASCEND_CUSTOM_OPP_PATH\n"
+			"  export LD_LIBRARY_PATH=<vllm-ascend>/_cann_ops_custom/vendors/vllm-ascend/op_api/lib/:$LD_LIBRARY_PATH\n",
+			need.buf);
+		rc = 1;
+	}
+	perfdb_strbuf_release(&need);
+	return rc;
+}
+
+/* `{ops}` replaced by the operator list. */
+static void expand(const char *cmd, const char *ops_spaced, struct perfdb_strbuf *out)
+{
+	perfdb_strbuf_reset(out);
+	for (const char *p = cmd; *p;) {
+		if (strncmp(p, "{ops}", 5) == 0) {
+			perfdb_strbuf_addstr(out, ops_spaced);
+			p += 5;
+		} else {
+			perfdb_strbuf_addch(out, *p++);
+		}
+	}
+}
+
+struct run_env {
+	const char *dbdir, *mode, *status;
+	long ep;
+};
+
+/* Run msprof; returns its exit status, or -1 when msprof cannot be started. */
+static int run_msprof(const char *outdir, const char *cmd, const char *ops_csv,
+		      const struct run_env *e)
+{
+	char out[4200];
+	snprintf(out, sizeof(out), "--output=%s", outdir);
+	fflush(NULL);
+	int pipefd[2];
+	if (pipe(pipefd) < 0)
+		return -1;
+	pid_t pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		close(pipefd[0]);
+		char ep[32];
+		snprintf(ep, sizeof(ep), "%ld", e->ep);
+		setenv("PERFDB_OPS", ops_csv, 1);
+		setenv("PERFDB_DATABASE", e->dbdir, 1);
+		setenv("PERFDB_UPDATE_MODE", e->mode, 1);
+		setenv("PERFDB_EP_SIZE", ep, 1);
+		setenv("PERFDB_STATUS_FILE", e->status, 1);
+		execlp("msprof", "msprof", out, "sh", "-c", cmd, (char *)NULL);
+		int code = errno;
+		(void)!write(pipefd[1], &code, sizeof(code));
+		_exit(127);
+	}
+	close(pipefd[1]);
+	int code = 0;
+	ssize_t n = read(pipefd[0], &code, sizeof(code));
+	close(pipefd[0]);
+	int st;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (n == (ssize_t)sizeof(code))
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+/* Every row of every candidate table valid (spec §1 step 3). */
+static int all_usable(const char *dbdir, const struct opt_list *ops)
+{
+	struct perfdb_err err;
+	int found = 0, usable = 1;
+	for (size_t i = 0; i < perfdb_replay_nops && usable; i++) {
+		const char *op = perfdb_replay_ops[i];
+		int sel = !ops->n;
+		for (size_t k = 0; k < ops->n; k++)
+			sel |= strcmp(ops->v[k], op) == 0;
+		if (!sel)
+			continue;
+		char p[4096];
+		snprintf(p, sizeof(p), "%s/%s.csv", dbdir, op);
+		if (access(p, R_OK) != 0)
+			continue;
+		struct perfdb_table t;
+		perfdb_table_init(&t);
+		if (perfdb_table_load(&t, p, &err) < 0 || t.nrows == 0) {
+			usable = 0;
+		} else {
+			for (size_t r = 0; r < t.nrows && usable; r++)
+				usable = perfdb_wb_valid(perfdb_table_get(&t, r, perfdb_table_col(&t, PERFDB_COL_MB_DUR))) ||
+					 perfdb_wb_valid(perfdb_table_get(&t, r, perfdb_table_col(&t, PERFDB_COL_PROF_AVG)));
+			found++;
+		}
+		perfdb_table_release(&t);
+	}
+	return found && usable;
+}
+
+int cmd_microbench(int argc, char **argv)
+{
+	struct perfdb_db_opts o = { 0 };
+	const char *backend = "msprof", *cmd = NULL, *mode = "all";
+	struct opt_list ops = { 0 };
+	bool prune = false, json = false, fail_fast = false;
+	long ep = 16;
+	struct opt opts[] = {
+		{ .type = OPT_STRING, .name = "backend", .dest = &backend, .choices = backends,
+		  .help = "msprof: replay on an Ascend NPU under msprof (default: msprof)" },
+		{ .type = OPT_STRING, .name = "replay-command", .dest = &cmd, .metavar = "CMD",
+		  .required = true, .help = "shell command that replays the operators (run as: msprof "
+			  "--output=DIR sh -c CMD); '{ops}' is replaced by the operator list" },
+		{ .type = OPT_LIST, .name = "ops", .dest = &ops, .metavar = "OP",
+		  .help = "operators to replay (default: all replay operators)" },
+		{ .type = OPT_STRING, .name = "update-mode", .dest = &mode, .choices = modes,
+		  .help = "all: update every matched row and append new ones; missing-only: only "
+			  "replay and fill rows without a valid duration (default: all)" },
+		{ .type = OPT_FLAG, .name = "fail-fast", .dest = &fail_fast,
+		  .help = "stop at the first failure: no per-operator fallback runs" },
+		{ .type = OPT_FLAG, .name = "prune-empty-duration-rows", .dest = &prune,
+		  .help = "delete rows left without any valid duration" },
+		{ .type = OPT_INT, .name = "dispatch-ffn-combine-ep-size", .dest = &ep, .metavar = "N",
+		  .help = "expert-parallel size of DispatchFFNCombine, written as EP Size (default: 16)" },
+		{ .type = OPT_FLAG, .name = "json", .dest = &json,
+		  .help = "print a JSON summary instead of the report" },
+		DB_OPTIONS(&o),
+		{ .type = OPT_END },
+	};
+	const char *pos[1];
+	size_t npos;
+	int rc = opt_parse(argc, argv, opts, &cmd_microbench_help, pos, &npos);
+	if (rc)
+		return rc == 1 ? 0 : rc;
+	if ((rc = replay_ops_normalize(&ops, &cmd_microbench_help)))
+		return rc;
+	struct perfdb_device_registry reg;
+	perfdb_device_registry_init(&reg);
+	if ((rc = db_opts_finish(&o, &reg, &cmd_microbench_help))) {
+		perfdb_device_registry_release(&reg);
+		return rc;
+	}
+	struct perfdb_err err;
+	perfdb_err_clear(&err);
+	struct perfdb_strbuf dir = PERFDB_STRBUF_INIT, ops_csv = PERFDB_STRBUF_INIT,
+			     ops_sp = PERFDB_STRBUF_INIT, full = PERFDB_STRBUF_INIT;
+	char root[4200] = "", status_path[4300] = "";
+	char **files = NULL;
+	size_t nfiles = 0, nprof = 0;
+	int succeeded = 0;
+	rc = 0;
+	if (perfdb_db_resolve(&o, &dir, &err) < 0) {
+		rc = cli_error("microbench", &err);
+		goto out;
+	}
+	for (size_t i = 0; i < ops.n; i++) {
+		perfdb_strbuf_addf(&ops_csv, "%s%s", i ? "," : "", ops.v[i]);
+		perfdb_strbuf_addf(&ops_sp, "%s%s", i ? " " : "", ops.v[i]);
+	}
+	/* step 3: nothing to do in missing-only mode */
+	if (mode[0] == 'm' && all_usable(dir.buf, &ops)) {
+		for (size_t i = 0; i < perfdb_replay_nops; i++) {
+			char p[4096];
+			snprintf(p, sizeof(p), "%s/%s.csv", dir.buf, perfdb_replay_ops[i]);
+			int sel = !ops.n;
+			for (size_t k = 0; k < ops.n; k++)
+				sel |= strcmp(ops.v[k], perfdb_replay_ops[i]) == 0;
+			if (sel && access(p, R_OK) == 0)
+				printf("[SKIP] %s already has usable durations.\n", p);
+		}
+		printf("[SUMMARY] All target CSV files already have usable replay durations.\n");
+		goto out;
+	}
+	/* step 5 */
+	if ((rc = check_custom_opp(&ops)))
+		goto out;
+	/* step 6 */
+	if (perfdb_mkdir_p(dir.buf, &err) < 0) {
+		rc = cli_error("microbench", &err);
+		goto out;
+	}
+	snprintf(root, sizeof(root), "%s/msprof_run_XXXXXX", dir.buf);
+	if (!mkdtemp(root)) {
+		perfdb_err_errno(&err, errno, "cannot create a profiling directory under '%s'", dir.buf);
+		rc = cli_error("microbench", &err);
+		root[0] = '\0';
+		goto out;
+	}
+	snprintf(status_path, sizeof(status_path), "%s/run_all_op_status.json", root);
+	struct run_env env = { dir.buf, mode, status_path, ep };
+	expand(cmd, ops_sp.buf, &full);
+	int st = run_msprof(root, full.buf, ops_csv.buf, &env);
+	if (st < 0) {
+		fprintf(stderr, "perfdb microbench: error: msprof not found. Activate Ascend toolkit environment.\n");
+		rmdir(root);   /* nothing was profiled: leave no directory behind */
+		root[0] = '\0';
+		rc = 1;
+		goto out;
+	}
+	if (perfdb_msprof_find(root, &files, &nfiles, &nprof, &err) < 0) {
+		rc = cli_error("microbench", &err);
+		goto out;
+	}
+	/* step 7: a failed msprof run */
+	if (st != 0) {
+		if (nfiles) {
+			printf("[WARN] msprof exited with %d. Continuing with generated profiling data.\n", st);
+		} else if (!ops.n) {
+			fprintf(stderr, "perfdb microbench: error: combined msprof failed without op_summary "
+				"data; rerun with --ops to enable per-op fallback. Profiling data kept at %s\n",
+				root);
+			rc = 1;
+			goto out;
+		} else if (ops.n == 1 || fail_fast) {
+			fprintf(stderr, "perfdb microbench: error: msprof exited with %d; profiling data kept "
+				"at %s\n", st, root);
+			rc = 1;
+			goto out;
+		} else {
+			/* once per op, each into its own directory */
+			for (size_t i = 0; i < ops.n; i++) {
+				char sub[4400];
+				snprintf(sub, sizeof(sub), "%s/per_op_%s", root, ops.v[i]);
+				if (perfdb_mkdir_p(sub, &err) < 0) {
+					rc = cli_error("microbench", &err);
+					goto out;
+				}
+				expand(cmd, ops.v[i], &full);
+				int s1 = run_msprof(sub, full.buf, ops.v[i], &env);
+				char **f1 = NULL;
+				size_t n1 = 0, p1 = 0;
+				if (perfdb_msprof_find(sub, &f1, &n1, &p1, &err) < 0) {
+					rc = cli_error("microbench", &err);
+					goto out;
+				}
+				for (size_t k = 0; k < n1; k++)
+					free(f1[k]);
+				free(f1);
+				if (s1 != 0 && n1 == 0) {
+					fprintf(stderr, "perfdb microbench: error: msprof exited with %d for %s; "
+						"profiling data kept at %s\n", s1, ops.v[i], root);
+					rc = 1;
+					goto out;
+				}
+			}
+			for (size_t k = 0; k < nfiles; k++)
+				free(files[k]);
+			free(files);
+			files = NULL;
+			if (perfdb_msprof_find(root, &files, &nfiles, &nprof, &err) < 0) {
+				rc = cli_error("microbench", &err);
+				goto out;
+			}
+		}
+	}
+	if (!nprof) {
+		fprintf(stderr, "perfdb microbench: error: No PROF_* directories under %s\n", root);
+		rc = 1;
+		goto out;
+	}
+	if (!nfiles) {
+		fprintf(stderr, "perfdb microbench: error: No op_summary_*.csv found\n");
+		rc = 1;
+		goto out;
+	}
+	/* step 8 */
+	struct perfdb_status status;
+	int have_status = perfdb_status_read(status_path, &status);
+	struct ingest_opts io = { .cmd = "microbench", .dbdir = dir.buf, .ops = &ops,
+				  .missing_only = mode[0] == 'm', .prune = prune, .json = json,
+				  .ep = ep, .status = have_status ? &status : NULL };
+	rc = replay_ingest(&io, files, nfiles);
+	if (have_status)
+		perfdb_status_release(&status);
+	succeeded = rc == 0;
+out:
+	/* step 9 */
+	if (root[0]) {
+		if (succeeded) {
+			nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+			printf("[CLEAN] removed %s\n", root);
+		} else {
+			printf("[PRESERVE] profiling data kept for debugging: %s\n", root);
+		}
+	}
+	for (size_t k = 0; k < nfiles; k++)
+		free(files[k]);
+	free(files);
+	free(ops.v);
+	perfdb_strbuf_release(&dir);
+	perfdb_strbuf_release(&ops_csv);
+	perfdb_strbuf_release(&ops_sp);
+	perfdb_strbuf_release(&full);
+	perfdb_device_registry_release(&reg);
+	return rc;
+}
