@@ -98,8 +98,16 @@ static void expand(const char *cmd, const char *ops_spaced, struct perfdb_strbuf
 
 struct run_env {
 	const char *dbdir, *mode, *status;
-	long ep;
+	long ep, nproc, nnodes, node_rank, master_port;
+	const char *master_addr;
 };
+
+static void setenv_long(const char *name, long v)
+{
+	char b[32];
+	snprintf(b, sizeof(b), "%ld", v);
+	setenv(name, b, 1);
+}
 
 /* Run msprof; returns its exit status, or -1 when msprof cannot be started. */
 static int run_msprof(const char *outdir, const char *cmd, const char *ops_csv,
@@ -123,6 +131,14 @@ static int run_msprof(const char *outdir, const char *cmd, const char *ops_csv,
 		setenv("PERFDB_UPDATE_MODE", e->mode, 1);
 		setenv("PERFDB_EP_SIZE", ep, 1);
 		setenv("PERFDB_STATUS_FILE", e->status, 1);
+		/* the reference's --dispatch-ffn-combine-* arguments of the DFC script */
+		setenv_long("PERFDB_DFC_EP_SIZE", e->ep);
+		setenv_long("PERFDB_DFC_NPROC_PER_NODE", e->nproc > 0 ? e->nproc : e->ep);
+		setenv_long("PERFDB_DFC_NNODES", e->nnodes);
+		setenv_long("PERFDB_DFC_NODE_RANK", e->node_rank);
+		setenv("PERFDB_DFC_MASTER_ADDR", e->master_addr, 1);
+		if (e->master_port > 0)
+			setenv_long("PERFDB_DFC_MASTER_PORT", e->master_port);
 		execlp("msprof", "msprof", out, "sh", "-c", cmd, (char *)NULL);
 		int code = errno;
 		(void)!write(pipefd[1], &code, sizeof(code));
@@ -185,7 +201,8 @@ int cmd_microbench(int argc, char **argv)
 	const char *backend = "msprof", *cmd = NULL, *mode = "all";
 	struct opt_list ops = { 0 };
 	bool prune = false, json = false, fail_fast = false;
-	long ep = 16;
+	long ep = 16, nproc = -1, nnodes = 1, node_rank = 0, master_port = -1;
+	const char *master_addr = "127.0.0.1";
 	struct opt opts[] = {
 		{ .type = OPT_STRING, .name = "backend", .dest = &backend, .choices = backends,
 		  .help = "msprof: replay on an Ascend NPU under msprof (default: msprof)" },
@@ -203,6 +220,16 @@ int cmd_microbench(int argc, char **argv)
 		  .help = "delete rows left without any valid duration" },
 		{ .type = OPT_INT, .name = "dispatch-ffn-combine-ep-size", .dest = &ep, .metavar = "N",
 		  .help = "expert-parallel size of DispatchFFNCombine, written as EP Size (default: 16)" },
+		{ .type = OPT_INT, .name = "dispatch-ffn-combine-nproc-per-node", .dest = &nproc,
+		  .metavar = "N", .help = "DispatchFFNCombine processes per node (default: the EP size)" },
+		{ .type = OPT_INT, .name = "dispatch-ffn-combine-nnodes", .dest = &nnodes, .metavar = "N",
+		  .help = "DispatchFFNCombine nodes (default: 1)" },
+		{ .type = OPT_INT, .name = "dispatch-ffn-combine-node-rank", .dest = &node_rank,
+		  .metavar = "N", .help = "this node's rank (default: 0)" },
+		{ .type = OPT_STRING, .name = "dispatch-ffn-combine-master-addr", .dest = &master_addr,
+		  .metavar = "ADDR", .help = "rendezvous address (default: 127.0.0.1)" },
+		{ .type = OPT_INT, .name = "dispatch-ffn-combine-master-port", .dest = &master_port,
+		  .metavar = "PORT", .help = "rendezvous port (required for several nodes)" },
 		{ .type = OPT_FLAG, .name = "json", .dest = &json,
 		  .help = "print a JSON summary instead of the report" },
 		DB_OPTIONS(&o),
@@ -252,6 +279,41 @@ int cmd_microbench(int argc, char **argv)
 		printf("[SUMMARY] All target CSV files already have usable replay durations.\n");
 		goto out;
 	}
+	/*
+	 * step 4: DispatchFFNCombine needs nproc (or EP size) NPUs; with fewer
+	 * visible ones a missing-only run skips it.  Visible NPUs are counted
+	 * from ASCEND_RT_VISIBLE_DEVICES (0 when unset: the skip does not apply).
+	 */
+	long need = nproc > 0 ? nproc : ep, visible = 0;
+	const char *vis = getenv("ASCEND_RT_VISIBLE_DEVICES");
+	if (vis && *vis)
+		for (visible = 1; *vis; vis++)
+			visible += *vis == ',';
+	int dfc_only = ops.n > 0;
+	for (size_t i = 0; i < ops.n; i++)
+		dfc_only &= strcmp(ops.v[i], "DispatchFFNCombine") == 0;
+	if (mode[0] == 'm' && ep > 1 && visible > 0 && visible < need && (!ops.n || dfc_only)) {
+		printf("[SKIP] DispatchFFNCombine needs %ld NPUs (EP size %ld) but %ld are visible.\n",
+		       need, ep, visible);
+		printf("[SUMMARY] DispatchFFNCombine skipped in missing-only mode.\n");
+		if (dfc_only) {
+			/* nothing to replay: writeback of nothing (prune still applies) and the report */
+			struct ingest_opts io = { .cmd = "microbench", .dbdir = dir.buf, .ops = &ops,
+						  .missing_only = 1, .prune = prune, .json = json,
+						  .ep = ep, .status = NULL };
+			rc = replay_ingest(&io, NULL, 0);
+			goto out;
+		}
+		/* a full run goes on without it */
+		perfdb_strbuf_reset(&ops_csv);
+		perfdb_strbuf_reset(&ops_sp);
+		for (size_t i = 0; i < perfdb_replay_nops; i++) {
+			if (strcmp(perfdb_replay_ops[i], "DispatchFFNCombine") == 0)
+				continue;
+			perfdb_strbuf_addf(&ops_csv, "%s%s", ops_csv.len ? "," : "", perfdb_replay_ops[i]);
+			perfdb_strbuf_addf(&ops_sp, "%s%s", ops_sp.len ? " " : "", perfdb_replay_ops[i]);
+		}
+	}
 	/* step 5 */
 	if ((rc = check_custom_opp(&ops)))
 		goto out;
@@ -268,7 +330,8 @@ int cmd_microbench(int argc, char **argv)
 		goto out;
 	}
 	snprintf(status_path, sizeof(status_path), "%s/run_all_op_status.json", root);
-	struct run_env env = { dir.buf, mode, status_path, ep };
+	struct run_env env = { dir.buf, mode, status_path, ep, nproc, nnodes, node_rank,
+			       master_port, master_addr };
 	expand(cmd, ops_sp.buf, &full);
 	int st = run_msprof(root, full.buf, ops_csv.buf, &env);
 	if (st < 0) {
