@@ -238,14 +238,19 @@ int cmd_microbench(int argc, char **argv)
 	const char *pos[1];
 	size_t npos;
 	int rc = opt_parse(argc, argv, opts, &cmd_microbench_help, pos, &npos);
-	if (rc)
+	if (rc) {
+		free(ops.v);
 		return rc == 1 ? 0 : rc;
-	if ((rc = replay_ops_normalize(&ops, &cmd_microbench_help)))
+	}
+	if ((rc = replay_ops_normalize(&ops, &cmd_microbench_help))) {
+		replay_ops_release(&ops);
 		return rc;
+	}
 	struct perfdb_device_registry reg;
 	perfdb_device_registry_init(&reg);
 	if ((rc = db_opts_finish(&o, &reg, &cmd_microbench_help))) {
 		perfdb_device_registry_release(&reg);
+		replay_ops_release(&ops);
 		return rc;
 	}
 	struct perfdb_err err;
@@ -430,7 +435,7 @@ out:
 	for (size_t k = 0; k < nfiles; k++)
 		free(files[k]);
 	free(files);
-	free(ops.v);
+	replay_ops_release(&ops);
 	perfdb_strbuf_release(&dir);
 	perfdb_strbuf_release(&ops_csv);
 	perfdb_strbuf_release(&ops_sp);

@@ -53,14 +53,19 @@ int cmd_writeback(int argc, char **argv)
 	const char *pos[1];
 	size_t npos;
 	int rc = opt_parse(argc, argv, opts, &cmd_writeback_help, pos, &npos);
-	if (rc)
+	if (rc) {
+		free(ops.v);
 		return rc == 1 ? 0 : rc;
-	if ((rc = replay_ops_normalize(&ops, &cmd_writeback_help)))
+	}
+	if ((rc = replay_ops_normalize(&ops, &cmd_writeback_help))) {
+		replay_ops_release(&ops);
 		return rc;
+	}
 	struct perfdb_device_registry reg;
 	perfdb_device_registry_init(&reg);
 	if ((rc = db_opts_finish(&o, &reg, &cmd_writeback_help))) {
 		perfdb_device_registry_release(&reg);
+		replay_ops_release(&ops);
 		return rc;
 	}
 	struct perfdb_err err;
@@ -86,7 +91,7 @@ int cmd_writeback(int argc, char **argv)
 	for (size_t i = 0; i < nfiles; i++)
 		free(files[i]);
 	free(files);
-	free(ops.v);
+	replay_ops_release(&ops);
 	perfdb_strbuf_release(&dir);
 	perfdb_device_registry_release(&reg);
 	return rc;

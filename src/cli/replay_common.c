@@ -16,7 +16,7 @@ int replay_ops_normalize(struct opt_list *ops, const struct cmd_help *h)
 		perfdb_sig_normalize_op(ops->v[i], &sb);
 		if (!perfdb_replay_op_known(sb.buf))
 			perfdb_strbuf_addf(&bad, "%s%s", bad.len ? ", " : "", sb.buf);
-		ops->v[i] = strdup(sb.buf);   /* owned until exit; the CLI is short-lived */
+		ops->v[i] = strdup(sb.buf);   /* freed by replay_ops_release */
 	}
 	int rc = 0;
 	if (bad.len) {
@@ -29,6 +29,15 @@ int replay_ops_normalize(struct opt_list *ops, const struct cmd_help *h)
 	perfdb_strbuf_release(&sb);
 	perfdb_strbuf_release(&bad);
 	return rc;
+}
+
+void replay_ops_release(struct opt_list *ops)
+{
+	for (size_t i = 0; i < ops->n; i++)
+		free((char *)ops->v[i]);
+	free(ops->v);
+	ops->v = NULL;
+	ops->n = 0;
 }
 
 static int selected(const struct opt_list *ops, const char *op)

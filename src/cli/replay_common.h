@@ -16,6 +16,9 @@
  */
 int replay_ops_normalize(struct opt_list *ops, const struct cmd_help *h);
 
+/* Free what replay_ops_normalize allocated (call even after it failed). */
+void replay_ops_release(struct opt_list *ops);
+
 struct ingest_opts {
 	const char *cmd;             /* command name for messages */
 	const char *dbdir;
