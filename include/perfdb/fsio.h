@@ -30,6 +30,17 @@ int perfdb_mkdir_p(const char *path, struct perfdb_err *err);
 /* 1 if path is a directory, 0 if not or missing. */
 int perfdb_is_dir(const char *path);
 
+/*
+ * Walk dir in sorted order (strcmp of names, so paths come out ordered
+ * component by component, as the reference's sorted(rglob())), skipping
+ * "." and "..".  visit(ctx, path, name, is_dir) returns <0 to stop with that
+ * code, 1 to descend into a directory, 0 otherwise.  A directory that cannot
+ * be listed is an error only for the top one.
+ */
+int perfdb_dir_walk(const char *dir,
+		    int (*visit)(void *ctx, const char *path, const char *name, int is_dir),
+		    void *ctx, struct perfdb_err *err);
+
 /* Lock file name inside a database directory. */
 #define PERFDB_LOCK_NAME ".perfdb.lock"
 

@@ -7,7 +7,6 @@
  * NaN or infinite, and rows sharing one signature (spec/replay.md §1b: only
  * the first of them is ever matched by writeback).
  */
-#include <dirent.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
@@ -64,36 +63,22 @@ static int ends_with(const char *s, const char *suffix)
 	return a >= b && strcmp(s + a - b, suffix) == 0;
 }
 
-/* Collect *.csv under dir, sorted per directory; skips hidden entries and reports/. */
+/* *.csv under a directory, sorted; hidden entries and reports/ skipped. */
+static int visit_csv(void *ctx, const char *path, const char *name, int is_dir)
+{
+	if (name[0] == '.')
+		return 0;
+	if (is_dir)
+		return strcmp(name, "reports") != 0;
+	if (ends_with(name, ".csv") && files_add(ctx, path) < 0)
+		return -PERFDB_ENOMEM;
+	return 0;
+}
+
 static int collect(const char *dir, struct files *out)
 {
-	struct dirent **names;
-	int n = scandir(dir, &names, NULL, alphasort);
-	if (n < 0)
-		return -1;
-	int rc = 0;
-	for (int i = 0; i < n; i++) {
-		const char *nm = names[i]->d_name;
-		if (rc == 0 && nm[0] != '.') {
-			size_t len = strlen(dir) + strlen(nm) + 2;
-			char *p = malloc(len);
-			if (!p) {
-				rc = -1;
-			} else {
-				snprintf(p, len, "%s/%s", dir, nm);
-				if (perfdb_is_dir(p)) {
-					if (strcmp(nm, "reports") != 0 && collect(p, out) < 0)
-						rc = -1;
-				} else if (ends_with(nm, ".csv") && files_add(out, p) < 0) {
-					rc = -1;
-				}
-				free(p);
-			}
-		}
-		free(names[i]);
-	}
-	free(names);
-	return rc;
+	struct perfdb_err err;
+	return perfdb_dir_walk(dir, visit_csv, out, &err);
 }
 
 struct report {

@@ -9,6 +9,7 @@
  */
 #include "perfdb/fsio.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -209,6 +210,44 @@ int perfdb_mkdir_p(const char *path, struct perfdb_err *err)
 	}
 	free(p);
 	return 0;
+}
+
+static int walk(const char *dir, int top,
+		int (*visit)(void *, const char *, const char *, int), void *ctx,
+		struct perfdb_err *err)
+{
+	struct dirent **names;
+	int n = scandir(dir, &names, NULL, alphasort);
+	if (n < 0)
+		return top ? perfdb_err_errno(err, errno, "cannot list '%s'", dir) : 0;
+	int rc = 0;
+	size_t dl = strlen(dir);
+	for (int i = 0; i < n; i++) {
+		const char *nm = names[i]->d_name;
+		if (rc >= 0 && strcmp(nm, ".") && strcmp(nm, "..")) {
+			char *p = malloc(dl + strlen(nm) + 2);
+			if (!p) {
+				rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+			} else {
+				sprintf(p, "%s/%s", dir, nm);
+				int is_dir = perfdb_is_dir(p);
+				rc = visit(ctx, p, nm, is_dir);
+				if (rc == 1 && is_dir)
+					rc = walk(p, 0, visit, ctx, err);
+				free(p);
+			}
+		}
+		free(names[i]);
+	}
+	free(names);
+	return rc < 0 ? rc : 0;
+}
+
+int perfdb_dir_walk(const char *dir,
+		    int (*visit)(void *ctx, const char *path, const char *name, int is_dir),
+		    void *ctx, struct perfdb_err *err)
+{
+	return walk(dir, 1, visit, ctx, err);
 }
 
 /* ---- lock ------------------------------------------------------------ */

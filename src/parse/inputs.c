@@ -2,7 +2,6 @@
  * Finding and recognising profiler files (spec/parse.md §1 "Inputs",
  * Decision 6: the kind of a file comes from its header, not its name).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -119,49 +118,29 @@ static int ends_with(const char *s, const char *suf)
 	return a >= b && strcmp(s + a - b, suf) == 0;
 }
 
-/* Recursive walk in sorted order (strcmp: component by component). */
-static int walk(const char *dir, struct perfdb_inputs *in, struct perfdb_inputs *summaries,
-		struct perfdb_err *err)
+struct walk_ctx {
+	struct perfdb_inputs *in, *summaries;
+	struct perfdb_err *err;
+};
+
+static int visit(void *vctx, const char *p, const char *nm, int is_dir)
 {
-	struct dirent **names;
-	int n = scandir(dir, &names, NULL, alphasort);
-	if (n < 0)
-		return perfdb_err_errno(err, errno, "cannot list '%s'", dir);
+	struct walk_ctx *w = vctx;
 	int rc = 0;
-	for (int i = 0; i < n; i++) {
-		const char *nm = names[i]->d_name;
-		if (rc == 0 && strcmp(nm, ".") != 0 && strcmp(nm, "..") != 0) {
-			size_t len = strlen(dir) + strlen(nm) + 2;
-			char *p = malloc(len);
-			if (!p) {
-				rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
-			} else {
-				snprintf(p, len, "%s/%s", dir, nm);
-				struct stat st;
-				if (stat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
-					rc = walk(p, in, summaries, err);
-				} else if (strcmp(nm, "operator_details.csv") == 0) {
-					if (add_opdetails(in, p) < 0)
-						rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
-				} else if (ends_with(nm, ".csv")) {
-					enum perfdb_input_kind k;
-					struct perfdb_err ignore;
-					/* unrecognised CSVs (reports, our own tables) are not inputs */
-					if (perfdb_parse_classify(p, &k, &ignore) == 0 &&
-					    k != PERFDB_INPUT_CHROME_TRACE &&
-					    add_input(k == PERFDB_INPUT_OP_SUMMARY ? summaries : in, p, k) < 0)
-						rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
-				} else if (ends_with(nm, ".pt.trace.json")) {
-					if (add_input(in, p, PERFDB_INPUT_CHROME_TRACE) < 0)
-						rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
-				}
-				free(p);
-			}
-		}
-		free(names[i]);
+	if (is_dir)
+		return 1;
+	if (strcmp(nm, "operator_details.csv") == 0) {
+		rc = add_opdetails(w->in, p);
+	} else if (ends_with(nm, ".csv")) {
+		enum perfdb_input_kind k;
+		struct perfdb_err ignore;
+		/* unrecognised CSVs (reports, our own tables) are not inputs */
+		if (perfdb_parse_classify(p, &k, &ignore) == 0 && k != PERFDB_INPUT_CHROME_TRACE)
+			rc = add_input(k == PERFDB_INPUT_OP_SUMMARY ? w->summaries : w->in, p, k);
+	} else if (ends_with(nm, ".pt.trace.json")) {
+		rc = add_input(w->in, p, PERFDB_INPUT_CHROME_TRACE);
 	}
-	free(names);
-	return rc;
+	return rc < 0 ? perfdb_err_set(w->err, PERFDB_ENOMEM, "out of memory") : 0;
 }
 
 int perfdb_parse_find_inputs(const char *path, struct perfdb_inputs *out,
@@ -179,7 +158,8 @@ int perfdb_parse_find_inputs(const char *path, struct perfdb_inputs *out,
 	}
 	struct perfdb_inputs summaries;
 	perfdb_inputs_init(&summaries);
-	int rc = walk(path, out, &summaries, err);
+	struct walk_ctx w = { out, &summaries, err };
+	int rc = perfdb_dir_walk(path, visit, &w, err);
 	if (rc == 0) {
 		size_t kd = 0;
 		for (size_t i = 0; i < out->n; i++)

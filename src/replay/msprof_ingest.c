@@ -45,56 +45,44 @@ static int ends_with(const char *s, const char *suf)
 	return a >= b && strcmp(s + a - b, suf) == 0;
 }
 
-/* op_summary_*.csv of one PROF_* directory, sorted. */
-static int summaries_of(const char *prof, char ***files, size_t *n, struct perfdb_err *err)
+struct found {
+	char ***files;
+	size_t *nfiles, *nprof;
+	struct perfdb_err *err;
+};
+
+/* op_summary_*.csv of a PROF_* directory's mindstudio_profiler_output/ */
+static int visit_summary(void *ctx, const char *path, const char *name, int is_dir)
+{
+	struct found *f = ctx;
+	if (!is_dir && starts_with(name, "op_summary_") && ends_with(name, ".csv") &&
+	    push(f->files, f->nfiles, path) < 0)
+		return perfdb_err_set(f->err, PERFDB_ENOMEM, "out of memory");
+	return 0;
+}
+
+static int summaries_of(const char *prof, struct found *f)
 {
 	char dir[4096];
 	snprintf(dir, sizeof(dir), "%s/mindstudio_profiler_output", prof);
-	struct dirent **names;
-	int k = scandir(dir, &names, NULL, alphasort);
-	if (k < 0)
+	(*f->nprof)++;
+	if (!perfdb_is_dir(dir))
 		return 0;
-	int rc = 0;
-	for (int i = 0; i < k; i++) {
-		if (rc == 0 && starts_with(names[i]->d_name, "op_summary_") &&
-		    ends_with(names[i]->d_name, ".csv")) {
-			char p[8192];
-			snprintf(p, sizeof(p), "%s/%s", dir, names[i]->d_name);
-			if (push(files, n, p) < 0)
-				rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
-		}
-		free(names[i]);
-	}
-	free(names);
-	return rc;
+	return perfdb_dir_walk(dir, visit_summary, f, f->err);
 }
 
-static int walk(const char *dir, char ***files, size_t *nfiles, size_t *nprof,
-		struct perfdb_err *err)
+/* every PROF_* directory below the root, and what is below those */
+static int visit_prof(void *ctx, const char *path, const char *name, int is_dir)
 {
-	struct dirent **names;
-	int k = scandir(dir, &names, NULL, alphasort);
-	if (k < 0)
-		return perfdb_err_errno(err, errno, "cannot list '%s'", dir);
-	int rc = 0;
-	for (int i = 0; i < k; i++) {
-		const char *nm = names[i]->d_name;
-		if (rc == 0 && strcmp(nm, ".") && strcmp(nm, "..")) {
-			char p[4096];
-			snprintf(p, sizeof(p), "%s/%s", dir, nm);
-			if (perfdb_is_dir(p)) {
-				if (starts_with(nm, "PROF_")) {
-					(*nprof)++;
-					rc = summaries_of(p, files, nfiles, err);
-				}
-				if (rc == 0)
-					rc = walk(p, files, nfiles, nprof, err);
-			}
-		}
-		free(names[i]);
+	struct found *f = ctx;
+	if (!is_dir)
+		return 0;
+	if (starts_with(name, "PROF_")) {
+		int rc = summaries_of(path, f);
+		if (rc < 0)
+			return rc;
 	}
-	free(names);
-	return rc;
+	return 1;
 }
 
 int perfdb_msprof_find(const char *root, char ***files, size_t *nfiles, size_t *nprof,
@@ -105,13 +93,12 @@ int perfdb_msprof_find(const char *root, char ***files, size_t *nfiles, size_t *
 	if (!perfdb_is_dir(root))
 		return perfdb_err_set(err, PERFDB_ENOENT, "PROF path does not exist: %s", root);
 	/* the root itself may be a PROF_* directory */
+	struct found f = { files, nfiles, nprof, err };
 	const char *base = strrchr(root, '/');
 	base = base ? base + 1 : root;
-	if (starts_with(base, "PROF_")) {
-		(*nprof)++;
-		PERFDB_TRY(summaries_of(root, files, nfiles, err));
-	}
-	return walk(root, files, nfiles, nprof, err);
+	if (starts_with(base, "PROF_"))
+		PERFDB_TRY(summaries_of(root, &f));
+	return perfdb_dir_walk(root, visit_prof, &f, err);
 }
 
 /* ---- aggregation ------------------------------------------------------ */

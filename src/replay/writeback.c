@@ -118,29 +118,21 @@ static int add_target(struct target **t, size_t *n, const char *stem, const char
 	return 0;
 }
 
+struct named {
+	const char *file, *stem;
+	struct target **t;
+	size_t *n;
+};
+
 /* rglob("<op>.csv"), sorted */
-static int find_named(const char *dir, const char *file, const char *stem, struct target **t,
-		      size_t *n)
+static int visit_named(void *ctx, const char *path, const char *name, int is_dir)
 {
-	struct dirent **names;
-	int k = scandir(dir, &names, NULL, alphasort);
-	if (k < 0)
-		return 0;
-	int rc = 0;
-	for (int i = 0; i < k; i++) {
-		const char *nm = names[i]->d_name;
-		if (rc == 0 && strcmp(nm, ".") && strcmp(nm, "..")) {
-			char p[4096];
-			snprintf(p, sizeof(p), "%s/%s", dir, nm);
-			if (perfdb_is_dir(p))
-				rc = find_named(p, file, stem, t, n);
-			else if (strcmp(nm, file) == 0)
-				rc = add_target(t, n, stem, p);
-		}
-		free(names[i]);
-	}
-	free(names);
-	return rc;
+	struct named *x = ctx;
+	if (is_dir)
+		return 1;
+	if (strcmp(name, x->file) == 0 && add_target(x->t, x->n, x->stem, path) < 0)
+		return -PERFDB_ENOMEM;
+	return 0;
 }
 
 static int cmp_target(const void *a, const void *b)
@@ -156,7 +148,11 @@ static int find_targets(const struct perfdb_wb_opts *o, const struct perfdb_meas
 		for (size_t i = 0; i < o->nops && rc == 0; i++) {
 			char file[512];
 			snprintf(file, sizeof(file), "%s.csv", o->ops[i]);
-			rc = find_named(o->dbdir, file, o->ops[i], t, n);
+			struct named x = { file, o->ops[i], t, n };
+			struct perfdb_err ignore;
+			/* a database that does not exist yet simply holds no table */
+			if (perfdb_is_dir(o->dbdir))
+				rc = perfdb_dir_walk(o->dbdir, visit_named, &x, &ignore);
 		}
 	} else {
 		struct dirent **names;
