@@ -53,6 +53,8 @@ check: check-build check-asan
 bench: build
 	bash bench/csv.sh $(BUILD)
 	bash bench/parse.sh $(BUILD)
+	bash bench/grid.sh $(BUILD)
+	bash bench/comm.sh $(BUILD)
 
 fuzz: deps
 	CC=clang cmake -S . -B $(FUZZ) -DPERFDB_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo

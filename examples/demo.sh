@@ -26,4 +26,19 @@ step "$PERFDB" check --json "$ROOT/ATLAS_800_A3_752T_128G_DIE/hccl"
 # database: one table per kernel type, merged with the tables already there.
 step "$PERFDB" parse --profiling-path profiling --database-root "$ROOT" "${VERSIONS[@]}"
 step "$PERFDB" check --database-root "$ROOT" "${VERSIONS[@]}"
+# Theory shape rows for one model: GEMM (N,K) from Qwen3-32B's projections,
+# every routed table gets new rows (durations 0, for microbench to fill);
+# --rows caps each table with a seeded sample, so the run is repeatable.
+step "$PERFDB" grid --target-models Qwen/Qwen3-32B --rows 200 --seed 1 --database-root "$ROOT" "${VERSIONS[@]}"
+# Collectives over MPI (docs/comm.md): 2 ranks of this machine, the four ops
+# on a short grid, one checked row per size appended to hcom_*.csv; then the
+# alpha-beta check against the A3 NPU model, which host MPI is not (FAILs
+# are expected there: the numbers show how far apart they are).
+MPIRUN=(mpirun -np 2)
+[ "$(id -u)" = 0 ] && MPIRUN+=(--allow-run-as-root)
+COMM=(comm --num-devices 2 --bytes-grid 1024 65536 1048576 --iters 50 --warmup 5
+      --database-path "$ROOT/hccl_mpi_demo")
+printf '\n%s$ %s perfdb %s%s\n' "$bold" "${MPIRUN[*]}" "${COMM[*]}" "$plain"
+"${MPIRUN[@]}" "$PERFDB" "${COMM[@]}"
+step "$PERFDB" validate --csv-dir "$ROOT/hccl_mpi_demo" || echo "(validate: exit status $?)"
 printf '\ndemo done: the database is under %s; see README.md and docs/ for more\n' "$(pwd)/$ROOT"

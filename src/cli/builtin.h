@@ -19,19 +19,27 @@ struct cmd {
 };
 
 int cmd_check(int argc, char **argv);
+int cmd_comm(int argc, char **argv);
+int cmd_comm_suite(int argc, char **argv);
 int cmd_devices(int argc, char **argv);
+int cmd_grid(int argc, char **argv);
 int cmd_microbench(int argc, char **argv);
 int cmd_parse(int argc, char **argv);
 int cmd_path(int argc, char **argv);
 int cmd_trace_to_csv(int argc, char **argv);
+int cmd_validate(int argc, char **argv);
 int cmd_writeback(int argc, char **argv);
 
 extern const struct cmd_help cmd_check_help;
+extern const struct cmd_help cmd_comm_help;
+extern const struct cmd_help cmd_comm_suite_help;
 extern const struct cmd_help cmd_devices_help;
+extern const struct cmd_help cmd_grid_help;
 extern const struct cmd_help cmd_microbench_help;
 extern const struct cmd_help cmd_parse_help;
 extern const struct cmd_help cmd_path_help;
 extern const struct cmd_help cmd_trace_to_csv_help;
+extern const struct cmd_help cmd_validate_help;
 extern const struct cmd_help cmd_writeback_help;
 
 #endif

@@ -3,6 +3,8 @@
  * picks exit codes: 0 ok, 1 runtime error, 2 usage error.
  */
 #include <jansson.h>
+#include <mpi.h>
+#include <yaml.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -11,11 +13,15 @@
 
 static const struct cmd commands[] = {
 	{ "check", cmd_check, &cmd_check_help },
+	{ "comm", cmd_comm, &cmd_comm_help },
+	{ "comm-suite", cmd_comm_suite, &cmd_comm_suite_help },
 	{ "devices", cmd_devices, &cmd_devices_help },
+	{ "grid", cmd_grid, &cmd_grid_help },
 	{ "microbench", cmd_microbench, &cmd_microbench_help },
 	{ "parse", cmd_parse, &cmd_parse_help },
 	{ "path", cmd_path, &cmd_path_help },
 	{ "trace-to-csv", cmd_trace_to_csv, &cmd_trace_to_csv_help },
+	{ "validate", cmd_validate, &cmd_validate_help },
 	{ "writeback", cmd_writeback, &cmd_writeback_help },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -35,8 +41,17 @@ static void print_main_help(FILE *f)
 static void print_version(void)
 {
 	printf("perfdb %s (git %s)\n", PERFDB_VERSION, PERFDB_GIT_HASH);
-	printf("backends: none compiled in\n");
-	printf("libraries: jansson %s\n", JANSSON_VERSION);
+	/* replay backends: msprof drives Ascend's profiler found on PATH at run time */
+	printf("backends: msprof\n");
+	char mpi[MPI_MAX_LIBRARY_VERSION_STRING];
+	int len = 0;
+	/* one of the few MPI calls allowed before MPI_Init */
+	if (MPI_Get_library_version(mpi, &len) != MPI_SUCCESS)
+		len = 0;
+	mpi[len] = '\0';
+	mpi[strcspn(mpi, ",\n")] = '\0';
+	printf("libraries: jansson %s, libyaml %s, %s\n", JANSSON_VERSION, yaml_get_version_string(),
+	       len ? mpi : "MPI (unknown)");
 #if defined(__clang__)
 	printf("compiler: clang %s\n", __clang_version__);
 #elif defined(__GNUC__)

@@ -1,0 +1,482 @@
+/*
+ * perfdb grid: theory shape rows from model configs (spec/grid.md;
+ * replaces generate_shape_grid.py).  docs/grid.md describes the behaviour.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "builtin.h"
+#include "dbopts.h"
+#include "perfdb/fsio.h"
+#include "perfdb/grid.h"
+#include "progress.h"
+
+const struct cmd_help cmd_grid_help = {
+	.name = "grid",
+	.usage = "perfdb grid [--target-models IDS] [--model-config PATH ...] [--rows N] [--seed S]\n"
+		 "                  [--max-hbm-gb GB] [--dry-run] [--json] [database flags]",
+	.summary = "append theory shape rows (model-derived grids) to the database tables",
+	.description =
+		"For every <Kernel>.csv of the database (recursively) that the grid\n"
+		"configuration routes to a pattern, generates candidate shapes from axis\n"
+		"grids and model configs, copies the table's first row as the template\n"
+		"(durations 0), drops rows over the HBM budget and rows the table already\n"
+		"has (same signature), and appends the rest sorted by input shapes. Every\n"
+		"input is checked first; each table is then replaced atomically under the\n"
+		"database lock. Without --database-path or --vllm-version the whole\n"
+		"database root is searched.",
+};
+
+struct header;
+
+struct ctx {
+	struct progress prog;
+	int quiet;
+	bool json;
+	const struct header *hd;
+};
+
+static void on_progress(void *vctx, size_t done, size_t total)
+{
+	struct ctx *c = vctx;
+	c->prog.total = total;
+	progress_update(&c->prog, done);
+}
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+	return s ? s + 1 : p;
+}
+
+/* format_bytes of memory_estimator.py */
+static void fmt_bytes(uint64_t n, char *buf, size_t sz)
+{
+	if (n >= (1ull << 30))
+		snprintf(buf, sz, "%.2f GiB", (double)n / 1073741824.0);
+	else if (n >= (1ull << 20))
+		snprintf(buf, sz, "%.2f MiB", (double)n / 1048576.0);
+	else if (n >= 1024)
+		snprintf(buf, sz, "%.2f KiB", (double)n / 1024.0);
+	else
+		snprintf(buf, sz, "%" PRIu64 " B", n);
+}
+
+static uint64_t g_budget;
+
+static void on_memory(void *vctx, const char *file, size_t filtered, size_t total)
+{
+	struct ctx *c = vctx;
+	if (c->quiet)
+		return;
+	progress_done(&c->prog);
+	char b[64];
+	fmt_bytes(g_budget, b, sizeof(b));
+	fprintf(stderr, "[MEMORY] %s: filtered %zu/%zu rows exceeding %s HBM budget\n",
+		base_name(file), filtered, total, b);
+}
+
+/* Python's repr() of a str, for the `Target models: [...]` line. */
+static void py_repr(const char *s)
+{
+	char q = strchr(s, '\'') && !strchr(s, '"') ? '"' : '\'';
+	putchar(q);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '\\' || *p == (unsigned char)q)
+			printf("\\%c", *p);
+		else if (*p == '\n')
+			fputs("\\n", stdout);
+		else if (*p == '\r')
+			fputs("\\r", stdout);
+		else if (*p == '\t')
+			fputs("\\t", stdout);
+		else if (*p < 0x20 || *p == 0x7f)
+			printf("\\x%02x", *p);
+		else
+			putchar(*p);
+	}
+	putchar(q);
+}
+
+static int parse_seed(const char *v, uint64_t *out)
+{
+	const char *p = v;
+	while (*p == ' ')
+		p++;
+	if (*p == '+')
+		p++;
+	if (*p < '0' || *p > '9')
+		return -1;
+	errno = 0;
+	char *end;
+	unsigned long long x = strtoull(p, &end, 10);
+	while (*end == ' ')
+		end++;
+	if (errno || *end)
+		return -1;
+	*out = x;
+	return 0;
+}
+
+static uint64_t random_seed(void)
+{
+	uint64_t s = 0;
+	if (getrandom(&s, sizeof(s), 0) != (ssize_t)sizeof(s)) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		s = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)getpid();
+	}
+	/* keep it short enough to retype */
+	return s % 1000000000000ull;
+}
+
+static void print_list(const char *before, const char *after,
+		       const struct perfdb_grid_result *res, enum perfdb_grid_file_status st)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < res->nfiles; i++)
+		n += res->files[i].status == st;
+	if (!n)
+		return;
+	printf("%s%zu%s", before, n, after);
+	for (size_t i = 0; i < res->nfiles; i++)
+		if (res->files[i].status == st)
+			printf("  - %s\n", base_name(res->files[i].path));
+}
+
+static const char *status_name(enum perfdb_grid_file_status s)
+{
+	switch (s) {
+	case PERFDB_GRID_FILE_APPENDED:
+		return "appended";
+	case PERFDB_GRID_FILE_NO_GENERATOR:
+		return "no_generator";
+	case PERFDB_GRID_FILE_NO_TEMPLATE:
+		return "no_template";
+	case PERFDB_GRID_FILE_NO_NEW_ROWS:
+		return "no_new_rows";
+	}
+	return "?";
+}
+
+static void print_json(const struct perfdb_grid_result *res, const char *db,
+		       const struct perfdb_grid_opts *go, const struct perfdb_grid_models *models,
+		       const char *cfg, const char *opmap, bool seed_chosen)
+{
+	json_t *files = json_array();
+	for (size_t i = 0; i < res->nfiles; i++) {
+		const struct perfdb_grid_file *f = &res->files[i];
+		json_t *cols = json_array();
+		for (size_t k = 0; k < f->ncols_added; k++)
+			json_array_append_new(cols, json_string(f->cols_added[k]));
+		json_array_append_new(files, json_pack(
+			"{s:s, s:s, s:s?, s:s, s:I, s:I, s:I, s:I, s:I, s:o, s:b}",
+			"file", f->path, "kernel", f->kernel, "pattern", f->pattern,
+			"status", status_name(f->status), "candidates", (json_int_t)f->candidates,
+			"sampled", (json_int_t)f->sampled, "hbm_filtered", (json_int_t)f->hbm_filtered,
+			"duplicates", (json_int_t)f->duplicates, "appended", (json_int_t)f->appended,
+			"columns_added", cols, "written", f->written));
+	}
+	json_t *ms = json_array();
+	for (size_t i = 0; i < models->n; i++)
+		json_array_append_new(ms, json_string(models->v[i].id));
+	json_t *j = json_pack(
+		"{s:s, s:b, s:o, s:b, s:s, s:s?, s:I, s:o, s:b, s:I, s:I, s:I, s:I, s:o}",
+		"database", db, "dry_run", go->dry_run, "models", ms,
+		"models_given", go->models_given, "config", cfg, "op_mapping", opmap,
+		"rows", (json_int_t)go->rows,
+		"seed", go->use_rng ? json_integer((json_int_t)go->seed) : json_null(),
+		"seed_chosen", seed_chosen, "max_hbm_bytes", (json_int_t)go->max_hbm_bytes,
+		"csv_files", (json_int_t)res->nfiles, "appended", (json_int_t)res->appended,
+		"written", (json_int_t)res->written, "files", files);
+	char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	if (s)
+		printf("%s\n", s);
+	free(s);
+	json_decref(j);
+}
+
+static void print_text(const struct perfdb_grid_result *res, const char *db,
+		       const struct perfdb_grid_opts *go)
+{
+	if (go->dry_run) {
+		printf("Dry run: nothing written.\n");
+		printf("  %-40s %-26s %10s %10s %8s %10s %9s\n", "file", "pattern", "candidates",
+		       "sampled", "over HBM", "duplicates", "appended");
+		for (size_t i = 0; i < res->nfiles; i++) {
+			const struct perfdb_grid_file *f = &res->files[i];
+			if (!f->pattern)
+				continue;
+			printf("  %-40s %-26s %10zu %10zu %8zu %10zu %9zu\n", base_name(f->path),
+			       f->pattern, f->candidates, f->sampled, f->hbm_filtered, f->duplicates,
+			       f->appended);
+		}
+		printf("Would append %zu rows across %zu CSV files under %s.\n", res->appended,
+		       res->nfiles, db);
+	} else {
+		printf("Appended %zu rows across %zu CSV files under %s.\n", res->appended,
+		       res->nfiles, db);
+	}
+	print_list("Skipped ", " files (no theory generator):\n", res,
+		   PERFDB_GRID_FILE_NO_GENERATOR);
+	print_list("Skipped ", " files (no template row: no data row or no 'Input Shapes' "
+		   "column):\n", res, PERFDB_GRID_FILE_NO_TEMPLATE);
+	print_list("", " files got 0 new rows (every candidate already present or over the HBM "
+		   "budget):\n", res, PERFDB_GRID_FILE_NO_NEW_ROWS);
+}
+
+struct header {
+	const struct perfdb_grid_opts *go;
+	char **ids;
+	size_t nids;
+	const struct perfdb_grid_models *loaded;
+	const char *cfg_path;
+	const struct perfdb_grid_opmap *opmap;
+	long rows;
+	double gb;
+	bool seed_chosen;
+};
+
+/* The reference's first lines, once the tables are found. */
+static void print_header(const struct header *hd)
+{
+	const struct perfdb_grid_opts *go = hd->go;
+	printf("Mode: theory | Target models: ");
+	if (!go->models_given) {
+		printf("ALL (full grid)\n");
+	} else {
+		putchar('[');
+		size_t n = hd->nids ? hd->nids : hd->loaded->n;
+		for (size_t i = 0; i < n; i++) {
+			if (i)
+				fputs(", ", stdout);
+			py_repr(hd->nids ? hd->ids[i] : hd->loaded->v[i].id);
+		}
+		printf("]\n");
+	}
+	printf("Config: %s | op_mapping: %s | ", base_name(hd->cfg_path),
+	       perfdb_grid_opmap_count(hd->opmap) ? "True" : "False");
+	if (hd->rows > 0)
+		printf("max_rows/csv: %ld\n", hd->rows);
+	else
+		printf("max_rows/csv: unlimited\n");
+	if (go->max_hbm_bytes)
+		printf("HBM budget: %.1f GiB per shape row\n", hd->gb);
+	if (go->use_rng) {
+		if (hd->seed_chosen)
+			printf("Seed: %" PRIu64 " (chosen at random; --seed %" PRIu64
+			       " repeats this run)\n", go->seed, go->seed);
+		else
+			printf("Seed: %" PRIu64 "\n", go->seed);
+	}
+	fflush(stdout);
+}
+
+static void on_start(void *vctx)
+{
+	struct ctx *c = vctx;
+	if (!c->json)
+		print_header(c->hd);
+}
+
+int cmd_grid(int argc, char **argv)
+{
+	struct perfdb_db_opts o = { 0 };
+	const char *targets = NULL, *seed_s = NULL, *grid_cfg = NULL, *opmap_path = NULL;
+	struct opt_list model_cfgs = { 0 };
+	long rows = 1000;
+	double gb = 32.0;
+	bool dry = false, json = false, quiet = false;
+	struct opt opts[] = {
+		{ .type = OPT_STRING, .name = "target-models", .dest = &targets, .metavar = "IDS",
+		  .help = "comma-separated model ids (e.g. deepseek-ai/DeepSeek-V3,Qwen/Qwen3-32B): "
+			  "GEMM (N,K) from these models, and the models of the attention, MoE and "
+			  "split_qkv generators (default: every built-in model, full GEMM grid)" },
+		{ .type = OPT_LIST, .name = "model-config", .dest = &model_cfgs, .metavar = "PATH",
+		  .help = "a HuggingFace config.json, a directory holding one, or a directory of "
+			  "model directories; each becomes a model whose id is its path (repeatable)" },
+		{ .type = OPT_INT, .name = "rows", .dest = &rows, .metavar = "N", .has_min = true,
+		  .min = 0,
+		  .help = "at most N new rows per CSV, sampled with --seed (0 = no cap; default 1000)" },
+		{ .type = OPT_STRING, .name = "seed", .dest = &seed_s, .metavar = "S",
+		  .help = "seed of the sampling PRNG, 0 to 2^64-1 (default: chosen at random and "
+			  "printed)" },
+		{ .type = OPT_DOUBLE, .name = "max-hbm-gb", .dest = &gb, .metavar = "GB",
+		  .help = "drop rows whose inputs and outputs exceed GB GiB (0 disables; default 32)" },
+		{ .type = OPT_STRING, .name = "grid-config", .dest = &grid_cfg, .metavar = "PATH",
+		  .help = "grid configuration (default: the installed grid.yaml)" },
+		{ .type = OPT_STRING, .name = "op-mapping", .dest = &opmap_path, .metavar = "PATH",
+		  .help = "op_mapping.yaml for routing flags (default: <database>/op_mapping.yaml "
+			  "when present)" },
+		{ .type = OPT_FLAG, .name = "dry-run", .dest = &dry,
+		  .help = "print per-CSV candidate, filtered and appended counts; write nothing" },
+		{ .type = OPT_FLAG, .name = "json", .dest = &json,
+		  .help = "print a JSON summary instead of the text lines (keys in docs/grid.md)" },
+		{ .type = OPT_FLAG, .name = "quiet", .short_name = 'q', .dest = &quiet,
+		  .help = "no progress and no [MEMORY] lines on stderr" },
+		DB_OPTIONS(&o),
+		{ .type = OPT_END },
+	};
+	const char *pos[1];
+	size_t npos;
+	int rc = opt_parse(argc, argv, opts, &cmd_grid_help, pos, &npos);
+	if (rc) {
+		free(model_cfgs.v);
+		return rc == 1 ? 0 : rc;
+	}
+	uint64_t seed = 0;
+	if (seed_s && parse_seed(seed_s, &seed) < 0) {
+		free(model_cfgs.v);
+		return opt_usage_error(&cmd_grid_help,
+				       "argument --seed: invalid value: '%s' (an integer from 0 to "
+				       "18446744073709551615)", seed_s);
+	}
+	if (!(gb >= 0) || gb > 8e9) {
+		free(model_cfgs.v);
+		return opt_usage_error(&cmd_grid_help,
+				       "argument --max-hbm-gb: invalid value: '%g' (0 disables the "
+				       "filter; at most 8e9)", gb);
+	}
+
+	struct perfdb_device_registry reg;
+	perfdb_device_registry_init(&reg);
+	if ((rc = db_opts_finish(&o, &reg, &cmd_grid_help))) {
+		perfdb_device_registry_release(&reg);
+		free(model_cfgs.v);
+		return rc;
+	}
+	struct perfdb_err err;
+	perfdb_err_clear(&err);
+	struct perfdb_strbuf db = PERFDB_STRBUF_INIT;
+	struct perfdb_grid_config *cfg = NULL;
+	struct perfdb_grid_opmap *opmap = NULL;
+	struct perfdb_grid_models loaded, models;
+	struct perfdb_grid_result res;
+	memset(&res, 0, sizeof(res));
+	perfdb_grid_models_init(&loaded);
+	perfdb_grid_models_init(&models);
+	char *cfg_path = NULL, *opmap_file = NULL;
+	char **ids = NULL;
+	size_t nids = 0;
+	int usage = 0;
+
+	/* the database directory: the reference walks the whole root without versions */
+	if (!o.database_path && !o.vllm_version) {
+		const char *src;
+		rc = perfdb_db_root(&o, &db, &src, &err);
+	} else {
+		rc = perfdb_db_resolve(&o, &db, &err);
+	}
+	if (rc == 0) {
+		cfg_path = grid_cfg ? strdup(grid_cfg) : perfdb_data_path("grid.yaml");
+		if (!cfg_path)
+			rc = perfdb_err_set(&err, PERFDB_ENOENT,
+				"grid configuration 'grid.yaml' not found (set PERFDB_DATA_DIR or "
+				"pass --grid-config)");
+		else
+			rc = perfdb_grid_config_load(&cfg, cfg_path, &err);
+	}
+	for (size_t i = 0; rc == 0 && i < model_cfgs.n; i++)
+		rc = perfdb_grid_models_load_hf(&loaded, model_cfgs.v[i], cfg, &err);
+	if (rc == 0 && targets) {
+		char *copy = strdup(targets), *save = NULL;
+		ids = calloc(strlen(targets) / 2 + 2, sizeof(char *));
+		if (!copy || !ids) {
+			rc = perfdb_err_set(&err, PERFDB_ENOMEM, "out of memory");
+		} else {
+			for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+				while (*t == ' ' || *t == '\t')
+					t++;
+				size_t n = strlen(t);
+				while (n && (t[n - 1] == ' ' || t[n - 1] == '\t'))
+					t[--n] = '\0';
+				if (n && !(ids[nids++] = strdup(t)))
+					rc = perfdb_err_set(&err, PERFDB_ENOMEM, "out of memory");
+			}
+		}
+		free(copy);
+	}
+	if (rc == 0) {
+		rc = perfdb_grid_models_resolve(cfg, &loaded, (const char *const *)ids, nids, &models,
+						&err);
+		usage = rc == -PERFDB_EINVAL;
+	}
+	if (rc == 0) {
+		if (opmap_path) {
+			rc = perfdb_grid_opmap_load(&opmap, opmap_path, &err);
+			opmap_file = strdup(opmap_path);
+		} else {
+			char *p = malloc(db.len + 32);
+			if (p) {
+				snprintf(p, db.len + 32, "%s/op_mapping.yaml", db.buf);
+				if (access(p, F_OK) == 0) {
+					rc = perfdb_grid_opmap_load(&opmap, p, &err);
+					opmap_file = p;
+					p = NULL;
+				}
+			}
+			free(p);
+		}
+	}
+	bool seed_chosen = false;
+	struct ctx c = { .quiet = quiet || json, .json = json };
+	struct perfdb_grid_opts go = {
+		.db_dir = db.buf, .cfg = cfg, .opmap = opmap, .models = &models,
+		.models_given = nids > 0 || loaded.n > 0, .rows = (size_t)rows,
+		.use_rng = rows > 0, .seed = seed, .max_hbm_bytes = perfdb_grid_hbm_budget(gb),
+		.dry_run = dry, .lock_timeout = -1, .progress = on_progress, .memory = on_memory,
+		.ctx = &c,
+	};
+	if (rc == 0 && rows > 0 && !seed_s) {
+		go.seed = random_seed();
+		seed_chosen = true;
+	}
+	g_budget = go.max_hbm_bytes;
+	struct header hd = { .go = &go, .ids = ids, .nids = nids, .loaded = &loaded,
+			     .cfg_path = cfg_path, .opmap = opmap, .rows = rows, .gb = gb,
+			     .seed_chosen = seed_chosen };
+	c.hd = &hd;
+	go.start = on_start;
+	if (rc == 0) {
+		progress_init(&c.prog, "grid", 0, c.quiet);
+		rc = perfdb_grid_run(&go, &res, &err);
+		progress_done(&c.prog);
+	}
+	if (rc < 0) {
+		if (usage) {
+			rc = opt_usage_error(&cmd_grid_help, "argument --target-models: %s", err.msg);
+		} else {
+			rc = cli_error("grid", &err);
+			if (res.written)
+				fprintf(stderr, "perfdb grid: %zu table(s) had been replaced before the "
+					"error\n", res.written);
+		}
+	} else {
+		if (json)
+			print_json(&res, db.buf, &go, &models, cfg_path, opmap_file, seed_chosen);
+		else
+			print_text(&res, db.buf, &go);
+		rc = 0;
+	}
+	perfdb_grid_result_release(&res);
+	for (size_t i = 0; i < nids; i++)
+		free(ids[i]);
+	free(ids);
+	free(cfg_path);
+	free(opmap_file);
+	perfdb_grid_models_release(&loaded);
+	perfdb_grid_models_release(&models);
+	perfdb_grid_opmap_free(opmap);
+	perfdb_grid_config_free(cfg);
+	perfdb_strbuf_release(&db);
+	perfdb_device_registry_release(&reg);
+	free(model_cfgs.v);
+	return rc;
+}

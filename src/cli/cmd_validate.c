@@ -1,0 +1,228 @@
+/*
+ * perfdb validate: the collective tables against an alpha-beta model
+ * (spec/comm.md §5, Decision 6; replaces
+ * comm_bench/validate_comm_alignment.py, whose output this prints line for
+ * line, with the device's name added to the header).
+ */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "builtin.h"
+#include "perfdb/comm.h"
+#include "perfdb/dbpath.h"
+#include "perfdb/device.h"
+
+const struct cmd_help cmd_validate_help = {
+	.name = "validate",
+	.usage = "perfdb validate --csv-dir DIR [--tolerance T] [--verbose] [--device NAME] [--json]",
+	.summary = "check collective tables against the alpha-beta model of a device",
+	.description =
+		"Compares every row of hcom_allReduce_.csv, hcom_allGather_.csv,\n"
+		"hcom_reduceScatter_.csv and hcom_alltoallv_.csv in DIR with an alpha-beta\n"
+		"prediction from the device's per-tier bandwidth, latency and efficiency\n"
+		"(docs/comm.md). ratio = measured / predicted: PASS within [1/T, T], WARN\n"
+		"within [1/2T, 2T], FAIL beyond. Exit status: 0 when no row FAILs, 1 otherwise.",
+};
+
+/* str(pathlib.Path(p)): no empty or "." components, no trailing slash. */
+static void py_path(const char *p, char *out, size_t cap)
+{
+	size_t w = 0;
+	int lead = 0;
+	if (p[0] == '/') {
+		lead = p[1] == '/' && p[2] != '/' ? 2 : 1;   /* POSIX keeps exactly "//" */
+		for (int i = 0; i < lead && w + 1 < cap; i++)
+			out[w++] = '/';
+	}
+	const char *s = p;
+	while (*s) {
+		while (*s == '/')
+			s++;
+		const char *e = s;
+		while (*e && *e != '/')
+			e++;
+		size_t len = (size_t)(e - s);
+		if (len && !(len == 1 && s[0] == '.')) {
+			if (w > (size_t)lead && w + 1 < cap)
+				out[w++] = '/';
+			for (size_t i = 0; i < len && w + 1 < cap; i++)
+				out[w++] = s[i];
+		}
+		s = e;
+	}
+	if (w == 0 && cap > 1)
+		out[w++] = '.';
+	out[w < cap ? w : cap - 1] = '\0';
+}
+
+static void on_warn(void *ctx, const char *msg)
+{
+	(void)ctx;
+	fprintf(stderr, "perfdb validate: warning: %s\n", msg);
+}
+
+static const char rule[] = "======================================================================";
+
+static void print_report(enum perfdb_comm_op op, const struct perfdb_comm_vreport *r, double tol,
+			 bool verbose)
+{
+	printf("\n%s\n", rule);
+	printf("  %s  (%zu rows, tolerance=%.1fx)\n", perfdb_comm_op_name(op), r->nrows, tol);
+	printf("  PASS=%zu  WARN=%zu  FAIL=%zu\n", r->count[0], r->count[1], r->count[2]);
+	if (r->nrows)
+		printf("  ratio: mean=%.2fx  min=%.2fx  max=%.2fx\n", r->mean, r->min, r->max);
+	printf("%s\n", rule);
+	if (!verbose && !r->count[PERFDB_COMM_FAIL] && !r->count[PERFDB_COMM_WARN])
+		return;
+	char header[128];
+	int len = snprintf(header, sizeof(header), "  %-6s  %12s  %5s  %4s  %10s  %10s  %6s", "status",
+			   "msg_bytes", "n_dev", "tier", "measured", "predicted", "ratio");
+	printf("%s\n  ", header);
+	for (int i = 0; i < len - 2; i++)
+		putchar('-');
+	putchar('\n');
+	for (size_t i = 0; i < r->nrows; i++) {
+		const struct perfdb_comm_vrow *x = &r->rows[i];
+		if (!verbose && x->status == PERFDB_COMM_PASS)
+			continue;
+		printf("  %-6s  %12lld  %5ld  %4ld  %10.2f  %10.2f  %6.2fx\n",
+		       perfdb_comm_status_name(x->status), x->message_bytes, x->num_devices, x->tier,
+		       x->measured_us, x->predicted_us, x->ratio);
+	}
+}
+
+static json_t *jnum(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+static void print_json(const struct perfdb_comm_validation *v, const char *dir)
+{
+	json_t *ops = json_array();
+	for (int op = 0; op < PERFDB_COMM_NOPS; op++) {
+		const struct perfdb_comm_vreport *r = &v->op[op];
+		json_t *rows = json_array();
+		for (size_t i = 0; i < r->nrows; i++) {
+			const struct perfdb_comm_vrow *x = &r->rows[i];
+			json_t *j = json_pack("{s:s, s:I, s:I, s:I, s:I}",
+					      "status", perfdb_comm_status_name(x->status),
+					      "message_bytes", (json_int_t)x->message_bytes,
+					      "num_devices", (json_int_t)x->num_devices,
+					      "topology_tier", (json_int_t)x->tier,
+					      "line", (json_int_t)x->line);
+			json_object_set_new(j, "measured_us", jnum(x->measured_us));
+			json_object_set_new(j, "predicted_us", jnum(x->predicted_us));
+			json_object_set_new(j, "ratio", jnum(x->ratio));
+			json_array_append_new(rows, j);
+		}
+		json_t *o = json_pack("{s:s, s:s, s:b, s:I, s:I, s:I, s:I, s:I}",
+				      "op", perfdb_comm_op_name((enum perfdb_comm_op)op),
+				      "file", perfdb_comm_op_file((enum perfdb_comm_op)op),
+				      "present", r->present, "rows", (json_int_t)r->nrows,
+				      "pass", (json_int_t)r->count[0], "warn", (json_int_t)r->count[1],
+				      "fail", (json_int_t)r->count[2],
+				      "skipped_rows", (json_int_t)r->skipped_rows);
+		json_object_set_new(o, "mean_ratio", jnum(r->mean));
+		json_object_set_new(o, "min_ratio", jnum(r->min));
+		json_object_set_new(o, "max_ratio", jnum(r->max));
+		json_object_set_new(o, "table", rows);
+		json_array_append_new(ops, o);
+	}
+	json_t *root = json_pack("{s:s, s:f, s:s, s:o, s:{s:I, s:I, s:I, s:I}, s:b}",
+				 "csv_dir", dir, "tolerance", v->tolerance, "device", v->device->name,
+				 "ops", ops, "total", "rows", (json_int_t)v->rows,
+				 "pass", (json_int_t)v->total[0], "warn", (json_int_t)v->total[1],
+				 "fail", (json_int_t)v->total[2], "ok", v->ok);
+	char *s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
+	if (s)
+		printf("%s\n", s);
+	free(s);
+	json_decref(root);
+}
+
+int cmd_validate(int argc, char **argv)
+{
+	const struct cmd_help *h = &cmd_validate_help;
+	const char *dir = NULL, *device = NULL;
+	double tol = 2.0;
+	bool verbose = false, json = false;
+	struct opt opts[] = {
+		{ .type = OPT_STRING, .name = "csv-dir", .dest = &dir, .metavar = "DIR",
+		  .required = true,
+		  .help = "directory holding the hcom_*.csv tables (e.g. <root>/<device>/hccl/v8.5)" },
+		{ .type = OPT_DOUBLE, .name = "tolerance", .dest = &tol, .metavar = "T",
+		  .help = "PASS when 1/T <= measured/predicted <= T, WARN within twice that "
+			  "(default: 2.0)" },
+		{ .type = OPT_FLAG, .name = "verbose", .dest = &verbose,
+		  .help = "print every row, not just WARN and FAIL rows" },
+		{ .type = OPT_STRING, .name = "device", .dest = &device, .metavar = "NAME",
+		  .help = "device whose per-tier bandwidth, latency and efficiency predict the "
+			  "latencies (default: ATLAS_800_A3_752T_128G_DIE; see 'perfdb devices')" },
+		{ .type = OPT_FLAG, .name = "json", .dest = &json,
+		  .help = "print a JSON object instead (keys in docs/comm.md)" },
+		{ .type = OPT_END },
+	};
+	const char *pos[1];
+	size_t npos;
+	int rc = opt_parse(argc, argv, opts, h, pos, &npos);
+	if (rc)
+		return rc == 1 ? 0 : rc;
+	if (!(tol > 0) || !isfinite(tol))
+		return opt_usage_error(h, "argument --tolerance: must be a positive number, got %g", tol);
+
+	struct perfdb_err err;
+	perfdb_err_clear(&err);
+	struct perfdb_device_registry reg;
+	perfdb_device_registry_init(&reg);
+	if (perfdb_device_registry_load(&reg, &err) < 0) {
+		perfdb_device_registry_release(&reg);
+		return cli_error("validate", &err);
+	}
+	const char *name = device ? device : PERFDB_DEFAULT_DEVICE;
+	const struct perfdb_device *dev = perfdb_device_find(&reg, name);
+	if (!dev) {
+		perfdb_device_registry_release(&reg);
+		return opt_usage_error(h, "argument --device: unknown device '%s' (see 'perfdb devices')",
+				       name);
+	}
+
+	char shown[4096];
+	py_path(dir, shown, sizeof(shown));
+	struct perfdb_comm_validation v;
+	perfdb_comm_validation_init(&v);
+	rc = perfdb_comm_validate_dir(dir, dev, tol, &v, on_warn, NULL, &err);
+	if (rc < 0) {
+		if (rc == -PERFDB_ENOENT)
+			perfdb_err_set(&err, PERFDB_ENOENT, "'%s' is not a directory", shown);
+		perfdb_comm_validation_release(&v);
+		perfdb_device_registry_release(&reg);
+		return cli_error("validate", &err);
+	}
+	if (json) {
+		print_json(&v, dir);
+	} else {
+		printf("C9 Comm Alignment Validation\n");
+		printf("  csv_dir   : %s\n", shown);
+		printf("  tolerance : %.1fx\n", tol);
+		printf("  device    : %s\n", dev->name);
+		for (int op = 0; op < PERFDB_COMM_NOPS; op++)
+			if (!v.op[op].present)
+				printf("  [SKIP] %s not found in %s\n",
+				       perfdb_comm_op_file((enum perfdb_comm_op)op), shown);
+		for (int op = 0; op < PERFDB_COMM_NOPS; op++)
+			if (v.op[op].present)
+				print_report((enum perfdb_comm_op)op, &v.op[op], tol, verbose);
+		printf("\n%s\n", rule);
+		printf("  TOTAL: %zu rows  PASS=%zu  WARN=%zu  FAIL=%zu\n", v.rows, v.total[0],
+		       v.total[1], v.total[2]);
+		printf("  Result: %s\n", v.ok ? "OK" : "FAILED");
+		printf("%s\n", rule);
+	}
+	int status = v.ok ? 0 : 1;
+	perfdb_comm_validation_release(&v);
+	perfdb_device_registry_release(&reg);
+	return status;
+}

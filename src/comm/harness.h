@@ -1,0 +1,122 @@
+/*
+ * The measuring harness of perfdb comm (spec/comm.md Decision 2, STYLE.md
+ * rule 8, nccl-tests' common.cu): it owns warm-up, timing, the correctness
+ * check, the time budget, the CPU-contention probe and the environment
+ * record.  Collectives only describe themselves (coll.h); reporting is
+ * report.c.
+ *
+ * Method, per (collective, group, size):
+ *   1. buffers are allocated on every member (a failure anywhere skips the
+ *      size on all of them);
+ *   2. check: the collective's deterministic data is written, the
+ *      collective runs once untimed, every element of the result is
+ *      compared with the expected value (counts summed over the group);
+ *   3. buffers are zeroed, then warm-up: up to `warmup` iterations, each a
+ *      barrier then the collective, stopped early once a quarter of the
+ *      budget is spent (at least 2 iterations run);
+ *   4. timed: N iterations, each MPI_Barrier(group) then t0 = MPI_Wtime(),
+ *      the collective, t1 = MPI_Wtime(); N = the budget left divided by the
+ *      warm-up's median iteration, clamped to [min_iters, iters];
+ *   5. one MPI_Allreduce(MAX) over the N per-rank times gives each
+ *      iteration's time as the slowest rank saw it: these are the samples.
+ */
+#ifndef PERFDB_COMM_HARNESS_H
+#define PERFDB_COMM_HARNESS_H
+
+#include <mpi.h>
+#include <sched.h>
+#include <stdbool.h>
+
+#include "coll.h"
+
+struct perfdb_harness_cfg {
+	long warmup;         /* at most this many warm-up iterations */
+	long iters;          /* at most this many timed iterations */
+	long min_iters;      /* at least this many timed iterations */
+	double budget;       /* seconds for warm-up + timing of one size */
+};
+
+struct perfdb_harness_case {
+	const struct perfdb_coll *coll;
+	enum perfdb_comm_dtype dtype;
+	long long message_bytes;
+	MPI_Comm comm;       /* the group; called by its members only */
+};
+
+struct perfdb_harness_result {
+	double *samples;     /* µs, one per timed iteration, max over ranks (malloc'd) */
+	size_t nsamples;
+	size_t warmup;       /* warm-up iterations run */
+	int check;           /* 1 ok, -1 wrong elements */
+	unsigned long long bad;   /* wrong elements over the group */
+	int bad_rank;        /* lowest group rank with a wrong element, or -1 */
+	bool alloc_failed;   /* buffers could not be allocated: nothing measured */
+};
+
+/* Sums for bf16/fp16 (user-defined MPI_Op) and the MPI type of each dtype. */
+int perfdb_harness_types_init(struct perfdb_err *err);
+void perfdb_harness_types_release(void);
+
+/*
+ * Measure one size (collective over hc->comm).  0, or an MPI failure
+ * (-PERFDB_EIO, err set) after which the group is in an unknown state.
+ */
+int perfdb_harness_measure(const struct perfdb_harness_cfg *cfg,
+			   const struct perfdb_harness_case *hc,
+			   struct perfdb_harness_result *res, struct perfdb_err *err);
+
+/* ---- the world around a case (collective over the world) ------------- */
+
+/*
+ * Whether other processes used the CPUs our ranks run on during a case:
+ * each host's first rank reads /proc/stat for the union of the CPUs its
+ * ranks may run on (busy = user+nice+system+irq+softirq+steal); our ranks'
+ * CPU time (getrusage) is summed per host; the difference, per second of
+ * wall time, is the case's other_cpu (max over hosts), in CPUs.  /proc/stat
+ * counts clock ticks, so less than (ranks on the host + 1) ticks of foreign
+ * CPU time counts as none.
+ */
+struct perfdb_harness_env {
+	MPI_Comm world;
+	MPI_Comm node;           /* ranks sharing this host */
+	int node_rank, node_size;
+	cpu_set_t cpus;          /* CPUs any rank of this host may use */
+	int ncpus;
+	bool proc_ok;            /* /proc/stat readable (host leader) */
+	double tick;             /* seconds per /proc/stat unit */
+	double t0, busy0, ours0; /* snapshot at case begin */
+};
+
+int perfdb_harness_env_init(struct perfdb_harness_env *e, MPI_Comm world,
+			    struct perfdb_err *err);
+void perfdb_harness_env_release(struct perfdb_harness_env *e);
+
+/*
+ * Start a case on every rank of the world.  *stop: in, rank 0's request to
+ * stop (a write failed); out, set on every rank when any asked.  need:
+ * bytes this rank will allocate; *mem_ok is false on every rank when some
+ * host's ranks together need more than 90 % of its MemAvailable.  Waits by
+ * polling with short sleeps so idle ranks leave the CPUs to the group.
+ */
+int perfdb_harness_case_begin(struct perfdb_harness_env *e, int *stop,
+			      unsigned long long need, bool *mem_ok, struct perfdb_err *err);
+
+/* End a case on every rank: *other_cpu as above, or -1 when unknown. */
+int perfdb_harness_case_end(struct perfdb_harness_env *e, double *other_cpu,
+			    struct perfdb_err *err);
+
+/* Rank 0's environment record (collective: host names are gathered). */
+int perfdb_harness_context(struct perfdb_harness_env *e, bool malloc_tune,
+			   struct perfdb_comm_context *ctx, struct perfdb_err *err);
+
+/* An MPI error as a perfdb error: "<what> failed: <MPI_Error_string>". */
+int perfdb_harness_mpi_error(struct perfdb_err *err, int rc, const char *what);
+
+#define MPI_TRY(err, call)                                                  \
+	do {                                                                \
+		int mpi_try_rc_ = (call);                                   \
+		if (mpi_try_rc_ != MPI_SUCCESS)                             \
+			return perfdb_harness_mpi_error((err), mpi_try_rc_, #call); \
+	} while (0)
+
+#endif

@@ -1,0 +1,527 @@
+/*
+ * perfdb comm's driver (spec/comm.md §1-§3 and Decisions 1-4): MPI start,
+ * the plan, one communicator per group size carved with MPI_Comm_split,
+ * the case loop around the harness, and rank 0's writing of rows and
+ * reports.
+ *
+ * Every rank walks the same plan.  Groups are [0..n-1] (the reference
+ * anchors every group at rank 0), so world rank 0 is the leader of every
+ * group and the only writer: after each case it appends the row to
+ * <prefix>.csv under the directory's lock (crash-safe: a killed run keeps
+ * every finished row).  Ranks outside a group wait for the case's end by
+ * polling with sleeps, leaving the CPUs to the measured group.  A
+ * contended case (other processes used the CPUs, harness.h) is measured
+ * again up to `repeats` times; the least contended attempt is kept.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <malloc.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "perfdb/fsio.h"
+
+void perfdb_comm_opts_defaults(struct perfdb_comm_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->grid = (struct perfdb_comm_grid){ .dim = { 48, 8, 2 }, .ndim = 3 };
+	o->dtype = PERFDB_COMM_BF16;
+	o->warmup = 20;
+	o->iters = 100;
+	o->min_iters = 10;
+	o->time_budget = 2.0;
+	o->repeats = 2;
+	o->contention = 0.25;
+	o->mono_tolerance = 0.10;
+}
+
+int perfdb_comm_launcher_rank(void)
+{
+	static const char *const vars[] = { "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK" };
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		const char *v = getenv(vars[i]);
+		if (v && *v)
+			return atoi(v);
+	}
+	return -1;
+}
+
+int perfdb_comm_mpi_init(int *argc, char ***argv, bool malloc_tune,
+			 struct perfdb_comm_world *w, struct perfdb_err *err)
+{
+	if (malloc_tune) {
+		/* Fixed thresholds stop glibc from returning Open MPI's per-call
+		 * scratch buffers to the kernel after every call (docs/comm.md). */
+		mallopt(M_MMAP_MAX, 0);
+		mallopt(M_TRIM_THRESHOLD, INT_MAX);
+		mallopt(M_TOP_PAD, 64 << 20);
+	}
+	int rc = MPI_Init(argc, argv);
+	if (rc != MPI_SUCCESS)
+		return perfdb_harness_mpi_error(err, rc, "MPI_Init");
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	MPI_TRY(err, MPI_Comm_rank(MPI_COMM_WORLD, &w->rank));
+	MPI_TRY(err, MPI_Comm_size(MPI_COMM_WORLD, &w->size));
+	return perfdb_harness_types_init(err);
+}
+
+void perfdb_comm_mpi_finalize(void)
+{
+	perfdb_harness_types_release();
+	MPI_Finalize();
+}
+
+void perfdb_comm_mpi_abort(int code)
+{
+	MPI_Abort(MPI_COMM_WORLD, code);
+}
+
+int perfdb_comm_share_status(int status)
+{
+	MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	return status;
+}
+
+/* ---- output ---------------------------------------------------------- */
+
+/* Where the rows of op go: *path (owned) and the directory to lock. */
+static int out_path(const struct perfdb_comm_opts *o, enum perfdb_comm_op op, char **path,
+		    char **dir)
+{
+	*path = *dir = NULL;
+	if (o->output_csv) {
+		*path = strdup(o->output_csv);
+		const char *slash = strrchr(o->output_csv, '/');
+		*dir = slash ? strndup(o->output_csv, (size_t)(slash - o->output_csv)) : strdup(".");
+		if (*dir && !**dir) {
+			free(*dir);
+			*dir = strdup("/");
+		}
+	} else if (o->database_path) {
+		size_t n = strlen(o->database_path) + strlen(perfdb_comm_op_file(op)) + 2;
+		*path = malloc(n);
+		if (*path)
+			snprintf(*path, n, "%s/%s", o->database_path, perfdb_comm_op_file(op));
+		*dir = strdup(o->database_path);
+	} else {
+		return 0;
+	}
+	return *path && *dir ? 0 : -PERFDB_ENOMEM;
+}
+
+/* Before measuring anything: the output directory exists (created), can be
+ * locked, and every table that will be appended to is a collective table. */
+static int preflight(const struct perfdb_comm_opts *o, struct perfdb_err *err)
+{
+	for (size_t i = 0; i < o->nops; i++) {
+		char *path, *dir;
+		if (out_path(o, o->ops[i], &path, &dir) < 0)
+			return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+		if (!path)
+			return 0;
+		int rc = perfdb_mkdir_p(dir, err);
+		if (rc == 0) {
+			struct perfdb_lock lk = PERFDB_LOCK_INIT;
+			rc = perfdb_lock_acquire(&lk, dir, -1, err);
+			perfdb_lock_release(&lk);
+		}
+		if (rc == 0)
+			rc = perfdb_comm_table_check(path, err);
+		free(path);
+		free(dir);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int write_row(const struct perfdb_comm_opts *o, const struct perfdb_comm_case *c,
+		     struct perfdb_err *err)
+{
+	char *path, *dir;
+	if (out_path(o, c->op, &path, &dir) < 0)
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	if (!path)
+		return 0;
+	char cells[PERFDB_COMM_NCOLS][PERFDB_COMM_CELL_MAX];
+	perfdb_comm_row_cells(c, "mpi", cells);
+	int rc = perfdb_comm_table_append(path, dir, cells, err);
+	free(path);
+	free(dir);
+	return rc < 0 ? rc : 1;
+}
+
+/* <database>/reports/comm_<time>_<pid>.json (docs/database.md layout). */
+static int write_report(const struct perfdb_comm_opts *o, struct perfdb_comm_report *r,
+			struct perfdb_err *err)
+{
+	if (!o->database_path || o->output_csv)
+		return 0;
+	if (!r->report_path[0]) {
+		char stamp[32];
+		time_t now = time(NULL);
+		struct tm tm;
+		gmtime_r(&now, &tm);
+		strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
+		snprintf(r->report_path, sizeof(r->report_path), "%s/reports/comm_%s_%ld.json",
+			 o->database_path, stamp, (long)getpid());
+	}
+	char dir[4096];
+	snprintf(dir, sizeof(dir), "%s/reports", o->database_path);
+	PERFDB_TRY(perfdb_mkdir_p(dir, err));
+	struct perfdb_strbuf sb = PERFDB_STRBUF_INIT;
+	int rc = perfdb_comm_report_json(r, o, &sb);
+	if (rc < 0)
+		rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	else
+		rc = perfdb_file_write_atomic(r->report_path, sb.buf, sb.len, err);
+	perfdb_strbuf_release(&sb);
+	return rc;
+}
+
+static int add_case(struct perfdb_comm_report *r, const struct perfdb_comm_case *c,
+		    struct perfdb_err *err)
+{
+	if (r->ncases == r->capcases) {
+		size_t cap = r->capcases ? r->capcases * 2 : 64;
+		struct perfdb_comm_case *nv = realloc(r->cases, cap * sizeof(*nv));
+		if (!nv)
+			return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+		r->cases = nv;
+		r->capcases = cap;
+	}
+	r->cases[r->ncases++] = *c;
+	return 0;
+}
+
+static int add_skip(struct perfdb_comm_report *r, const struct perfdb_comm_case *c,
+		    long long bytes, const char *reason, struct perfdb_err *err)
+{
+	if (r->nskips == r->capskips) {
+		size_t cap = r->capskips ? r->capskips * 2 : 16;
+		struct perfdb_comm_skip *nv = realloc(r->skips, cap * sizeof(*nv));
+		if (!nv)
+			return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+		r->skips = nv;
+		r->capskips = cap;
+	}
+	struct perfdb_comm_skip *s = &r->skips[r->nskips++];
+	s->op = c->op;
+	s->num_devices = c->num_devices;
+	s->tier = c->tier;
+	s->message_bytes = bytes;
+	snprintf(s->reason, sizeof(s->reason), "%s", reason);
+	return 0;
+}
+
+static void warnf(const struct perfdb_comm_events *ev, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void warnf(const struct perfdb_comm_events *ev, const char *fmt, ...)
+{
+	if (!ev || !ev->warn)
+		return;
+	char msg[PERFDB_ERR_MSG_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	ev->warn(ev->ctx, msg);
+}
+
+static void plan_warn(void *ctx, const char *msg)
+{
+	const struct perfdb_comm_events *ev = ctx;
+	if (ev && ev->warn)
+		ev->warn(ev->ctx, msg);
+}
+
+/* ---- the run --------------------------------------------------------- */
+
+struct groups {
+	long n[64];
+	MPI_Comm comm[64];
+	size_t len;
+};
+
+static MPI_Comm group_of(const struct groups *g, long n)
+{
+	for (size_t i = 0; i < g->len; i++)
+		if (g->n[i] == n)
+			return g->comm[i];
+	return MPI_COMM_NULL;
+}
+
+static void groups_free(struct groups *g)
+{
+	for (size_t i = 0; i < g->len; i++)
+		if (g->comm[i] != MPI_COMM_NULL)
+			MPI_Comm_free(&g->comm[i]);
+	g->len = 0;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int perfdb_comm_run(const struct perfdb_comm_opts *o, const struct perfdb_comm_events *ev,
+		    struct perfdb_comm_report *out, bool *fatal, struct perfdb_err *err)
+{
+	MPI_Comm world = MPI_COMM_WORLD;
+	int rank, size;
+	*fatal = true;   /* until the collectives below have all succeeded */
+	MPI_TRY(err, MPI_Comm_rank(world, &rank));
+	MPI_TRY(err, MPI_Comm_size(world, &size));
+	const bool lead = rank == 0;
+	if (!lead)
+		ev = NULL;
+	double t_start = now();
+
+	struct perfdb_harness_env env;
+	PERFDB_TRY(perfdb_harness_env_init(&env, world, err));
+	struct perfdb_comm_plan plan;
+	perfdb_comm_plan_init(&plan);
+	struct groups groups = { .len = 0 };
+	int rc = perfdb_harness_context(&env, o->malloc_tune, &out->ctx, err);
+	if (rc < 0)
+		goto fail;
+	out->output = o->output_csv ? o->output_csv : o->database_path ? o->database_path
+								       : "(no output)";
+
+	/* the plan: identical on every rank; rank 0 reports the skips */
+	rc = perfdb_comm_plan_build(&plan, o->ops, o->nops, o->num_devices, o->nnum_devices,
+				    o->tiers, o->ntiers, &o->grid, lead ? plan_warn : NULL,
+				    (void *)ev, err);
+	if (rc < 0)
+		goto fail;
+
+	/* the output is checked once, by its only writer, before any measurement */
+	int pre = lead ? preflight(o, err) : 0;
+	MPI_Request req;
+	rc = MPI_Ibcast(&pre, 1, MPI_INT, 0, world, &req);
+	if (rc == MPI_SUCCESS)
+		rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+	if (rc != MPI_SUCCESS) {
+		rc = perfdb_harness_mpi_error(err, rc, "MPI_Bcast");
+		goto fail;
+	}
+	if (pre < 0) {
+		if (!lead)
+			perfdb_err_set(err, -pre, "rank 0 could not prepare the output");
+		*fatal = false;
+		rc = pre;
+		goto done;
+	}
+
+	/* one communicator per group size that fits the world */
+	for (size_t i = 0; i < plan.n; i++) {
+		long n = plan.v[i].num_devices;
+		int known = 0;
+		for (size_t k = 0; k < groups.len; k++)
+			known |= groups.n[k] == n;
+		if (known || groups.len == 64)
+			continue;
+		if (n > size) {
+			groups.n[groups.len] = n;
+			groups.comm[groups.len++] = MPI_COMM_NULL;
+			warnf(ev, "skipping num_devices=%ld: the group is larger than the world "
+				  "(%d rank%s); launch with mpirun -np %ld or more", n, size,
+			      size == 1 ? "" : "s", n);
+			continue;
+		}
+		MPI_Comm c = MPI_COMM_NULL;
+		rc = MPI_Comm_split(world, rank < n ? 0 : MPI_UNDEFINED, rank, &c);
+		if (rc != MPI_SUCCESS) {
+			rc = perfdb_harness_mpi_error(err, rc, "MPI_Comm_split");
+			goto fail;
+		}
+		groups.n[groups.len] = n;
+		groups.comm[groups.len++] = c;
+	}
+
+	size_t ncases = 0;
+	for (size_t i = 0; i < plan.n; i++)
+		if (plan.v[i].num_devices <= size)
+			ncases += o->nbytes;
+	if (ev && ev->begin)
+		ev->begin(ev->ctx, out, ncases);
+
+	const struct perfdb_harness_cfg cfg = {
+		.warmup = o->warmup, .iters = o->iters, .min_iters = o->min_iters,
+		.budget = o->time_budget,
+	};
+	int stop = 0;
+	size_t index = 0;
+	for (size_t b = 0; b < plan.n && !stop; b++) {
+		const struct perfdb_comm_batch *bt = &plan.v[b];
+		struct perfdb_comm_case proto = {
+			.op = bt->op, .num_devices = bt->num_devices, .tier = bt->tier,
+			.dtype = o->dtype, .bad_rank = -1, .other_cpu = -1,
+			.overhead_us = perfdb_comm_overhead_lookup(o->overhead, bt->op, bt->num_devices),
+		};
+		if (bt->num_devices > size) {
+			if (lead) {
+				char why[128];
+				snprintf(why, sizeof(why), "num_devices=%ld is larger than the world (%d)",
+					 bt->num_devices, size);
+				if (add_skip(out, &proto, -1, why, err) < 0)
+					stop = 1;
+			}
+			continue;
+		}
+		if (ev && ev->batch)
+			ev->batch(ev->ctx, bt, b, plan.n);
+		MPI_Comm comm = group_of(&groups, bt->num_devices);
+		const bool member = comm != MPI_COMM_NULL;
+		const struct perfdb_coll *coll = perfdb_coll_get(bt->op);
+		size_t esz = perfdb_comm_dtype(o->dtype)->size;
+		size_t first = out->ncases;
+		for (size_t k = 0; k < o->nbytes; k++) {
+			struct perfdb_comm_case c = proto;
+			c.message_bytes = o->bytes[k];
+			size_t elems = (size_t)c.message_bytes / esz;
+			c.bus_bytes = perfdb_comm_bus_bytes(bt->op, elems, bt->num_devices, esz);
+			if (ev && ev->case_start)
+				ev->case_start(ev->ctx, &c, index, ncases);
+			index++;
+			struct perfdb_comm_layout l;
+			coll->layout(elems, bt->num_devices, &l);
+			unsigned long long need = member ? (l.send_elems + l.recv_elems) * esz : 0;
+
+			struct perfdb_harness_result best = { .bad_rank = -1 };
+			double best_other = -1;
+			bool have = false, mem_ok = true;
+			for (long attempt = 0; attempt <= o->repeats; attempt++) {
+				rc = perfdb_harness_case_begin(&env, &stop, need, &mem_ok, err);
+				if (rc < 0)
+					goto fail;
+				if (stop || !mem_ok)
+					break;
+				struct perfdb_harness_result res = { .bad_rank = -1 };
+				if (member) {
+					const struct perfdb_harness_case hc = {
+						.coll = coll, .dtype = o->dtype,
+						.message_bytes = c.message_bytes, .comm = comm,
+					};
+					rc = perfdb_harness_measure(&cfg, &hc, &res, err);
+					if (rc < 0)
+						goto fail;
+				}
+				double other;
+				rc = perfdb_harness_case_end(&env, &other, err);
+				if (rc < 0) {
+					free(res.samples);
+					goto fail;
+				}
+				c.attempts++;
+				if (!have || (other >= 0 && other < best_other)) {
+					free(best.samples);
+					best = res;
+					best_other = other;
+					have = true;
+				} else {
+					free(res.samples);
+				}
+				/* other is the same on every rank: so is this decision */
+				if (other < o->contention)
+					break;
+			}
+			if (stop)
+				break;
+			if (!lead) {
+				free(best.samples);
+				continue;
+			}
+			c.other_cpu = best_other;
+			c.contended = best_other >= o->contention;
+			if (!mem_ok || best.alloc_failed) {
+				char why[160];
+				snprintf(why, sizeof(why), "%s: cannot allocate %llu bytes per rank",
+					 mem_ok ? "out of memory" : "not enough memory on a host",
+					 (unsigned long long)need);
+				warnf(ev, "skipping %s num_devices=%ld bytes=%lld: %s",
+				      coll->name, c.num_devices, c.message_bytes, why);
+				if (add_skip(out, &c, c.message_bytes, why, err) < 0)
+					stop = 1;
+				free(best.samples);
+				continue;
+			}
+			c.warmup = best.warmup;
+			c.check = best.check;
+			c.bad_elems = best.bad;
+			c.bad_rank = best.bad_rank;
+			perfdb_stats_compute(best.samples, best.nsamples, &c.st);
+			free(best.samples);
+			if (c.check < 0) {
+				out->check_failed++;
+				warnf(ev, "check failed: %s num_devices=%ld bytes=%lld %s: %llu wrong "
+					  "element(s), first on rank %d; row not written", coll->name,
+				      c.num_devices, c.message_bytes, perfdb_comm_dtype(c.dtype)->label,
+				      c.bad_elems, c.bad_rank);
+			} else if (c.st.n > 0) {
+				int w = write_row(o, &c, err);
+				if (w < 0)
+					stop = 1;
+				c.written = w > 0;
+				out->written += c.written || w == 0;
+			}
+			if (c.contended)
+				out->contended++;
+			if (add_case(out, &c, err) < 0)
+				stop = 1;
+			if (ev && ev->case_done)
+				ev->case_done(ev->ctx, &out->cases[out->ncases - 1]);
+		}
+		if (lead && !stop) {
+			size_t nb = out->ncases - first;
+			out->nonmonotonic += perfdb_comm_flag_nonmonotonic(out->cases + first, nb,
+									   o->mono_tolerance);
+			for (size_t k = first; k < out->ncases; k++) {
+				const struct perfdb_comm_case *c = &out->cases[k];
+				if (c->nonmonotonic)
+					warnf(ev, "non-monotonic: %s num_devices=%ld tier=%ld: %lld bytes "
+						  "took %.2f us, more than %.2f us for %lld bytes",
+					      coll->name, c->num_devices, c->tier, c->message_bytes,
+					      c->st.median, c->mono_us, c->mono_bytes);
+			}
+			out->seconds = now() - t_start;
+			if (write_report(o, out, err) < 0)
+				stop = 1;
+		}
+	}
+	/* every rank learns how rank 0 ended */
+	rc = MPI_Iallreduce(MPI_IN_PLACE, &stop, 1, MPI_INT, MPI_MAX, world, &req);
+	if (rc == MPI_SUCCESS)
+		rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+	if (rc != MPI_SUCCESS) {
+		rc = perfdb_harness_mpi_error(err, rc, "MPI_Allreduce");
+		goto fail;
+	}
+	out->seconds = now() - t_start;
+	if (lead && !stop && write_report(o, out, err) < 0)
+		stop = 1;
+	*fatal = false;
+	rc = 0;
+	if (stop) {
+		rc = lead ? -(err->code ? err->code : PERFDB_EIO) : -PERFDB_EIO;
+		if (!lead)
+			perfdb_err_set(err, PERFDB_EIO, "rank 0 stopped the run");
+	}
+	goto done;
+fail:
+	/* an MPI or memory failure on this rank: the others cannot know */
+	*fatal = true;
+done:
+	groups_free(&groups);
+	perfdb_comm_plan_release(&plan);
+	perfdb_harness_env_release(&env);
+	return rc < 0 ? rc : 0;
+}

@@ -1,0 +1,24 @@
+# Shared setup of the MPI integration tests (tests/mpi/<case>.sh PERFDB).
+# Each case runs the real binary under mpirun in a scratch directory and
+# checks what it wrote with tables.py; any failure exits non-zero.
+set -eu
+PERFDB=$(realpath "$1")
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/perfdb-mpi.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+cd "$WORK"
+export PERFDB_DATA_ROOT="$WORK/no-such-root"   # never touch a real database
+unset PERFDB_DEVICES PERFDB_LOCK_TIMEOUT PERFDB_MPIRUN PERFDB_MPIRUN_ARGS QUICK NPROC
+# A sandbox without network: shared memory between the ranks only, and no
+# cross-memory attach (it needs ptrace rights that containers often lack).
+export OMPI_MCA_btl=self,vader
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
+# Open MPI refuses root unless told; the test machines run as root.
+if [ "$(id -u)" = 0 ]; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# tables.py CHECK ARGS...: see its header
+tables() { python3 "$HERE/tables.py" "$@" || fail "tables.py $*"; }
