@@ -41,4 +41,8 @@ COMM=(comm --num-devices 2 --bytes-grid 1024 65536 1048576 --iters 50 --warmup 5
 printf '\n%s$ %s perfdb %s%s\n' "$bold" "${MPIRUN[*]}" "${COMM[*]}" "$plain"
 "${MPIRUN[@]}" "$PERFDB" "${COMM[@]}"
 step "$PERFDB" validate --csv-dir "$ROOT/hccl_mpi_demo" || echo "(validate: exit status $?)"
+# The report of the whole database (docs/report.md): markdown here, charts in
+# one self-contained HTML page (coverage, hotspots, rooflines, collectives).
+step "$PERFDB" report --database-root "$ROOT" "${VERSIONS[@]}" --html "$ROOT/perfdb_report.html"
 printf '\ndemo done: the database is under %s; see README.md and docs/ for more\n' "$(pwd)/$ROOT"
+printf 'report: open file://%s in a browser\n' "$(pwd)/$ROOT/perfdb_report.html"

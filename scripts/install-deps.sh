@@ -9,6 +9,7 @@ PKGS=(
   libdnnl-dev libopenblas-dev libopenmpi-dev openmpi-bin
   libyaml-dev libjansson-dev libcmocka-dev
   python3   # tests: the independent parse oracle
+  chromium  # tests: the report page in a headless browser (skipped when absent)
 )
 
 missing=()

@@ -13,7 +13,9 @@
  * the command is replaced by the space-separated operator list.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,19 +26,27 @@
 #include "dbopts.h"
 #include "perfdb/fsio.h"
 #include "perfdb/table.h"
+#include "backend/backend.h"
+#include "perfdb/strbuf.h"
+#include "progress.h"
+#include "replay/engine.h"
 #include "replay_common.h"
 
 static const char *const modes[] = { "all", "missing-only", NULL };
-static const char *const backends[] = { "msprof", NULL };
+static const char *const backends[] = { "msprof", "cpu", NULL };
 
 const struct cmd_help cmd_microbench_help = {
 	.name = "microbench",
-	.usage = "perfdb microbench --backend msprof --replay-command CMD [--ops OP ...]\n"
+	.usage = "perfdb microbench [--backend {msprof,cpu}] [--replay-command CMD] [--ops OP ...]\n"
+		 "                         [--repeat-count N] [--threads N] [--force-device]\n"
 		 "                         [--update-mode {all,missing-only}] [--fail-fast]\n"
 		 "                         [--prune-empty-duration-rows] [--json] [database flags]",
-	.summary = "replay operators (under msprof on Ascend) and write durations back",
+	.summary = "replay operators (on the CPU, or under msprof on Ascend) and write durations back",
 	.description =
-		"Runs the replay command under msprof, aggregates the op_summary output per\n"
+		"--backend cpu replays every row of the selected tables on this machine's CPU\n"
+		"(oneDNN, OpenBLAS, own kernels) and writes mean/min/median/std back; it refuses a\n"
+		"database of another device kind unless --force-device. --backend msprof\n"
+		"runs the replay command under msprof, aggregates the op_summary output per\n"
 		"(OP Type, signature), writes the results back into the database tables and the\n"
 		"profile update report. On failure the profiling directory is kept ([PRESERVE]),\n"
 		"on success removed ([CLEAN]). See docs/replay.md for the replay command's\n"
@@ -195,20 +205,341 @@ static int all_usable(const char *dbdir, const struct opt_list *ops)
 	return found && usable;
 }
 
+/* ---- native backends (--backend cpu): spec/replay.md §4, Decisions 2, 3, 8 ---- */
+
+struct native_opts {
+	const char *backend, *mode;
+	const struct opt_list *ops;
+	bool prune, json, fail_fast, force;
+	long repeat, threads;
+	double budget, timeout;
+};
+
+static volatile int stop_flag;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+/*
+ * OpenBLAS picks its kernels when it loads, from OPENBLAS_CORETYPE.  This
+ * environment sets OPENBLAS_CORETYPE=Haswell, which halves fp32 GEMM speed
+ * on AVX-512 machines, so the CPU backend chooses deliberately: the core in
+ * $PERFDB_OPENBLAS_CORETYPE if set, else OpenBLAS's own detection (the
+ * variable removed), re-executing once when the environment disagrees
+ * (OMP_NUM_THREADS is set to --threads the same way, for oneDNN).  The
+ * core in use is recorded (openblas_core in the environment record).
+ */
+static void choose_openblas_core(long threads)
+{
+	if (getenv("PERFDB_OPENBLAS_REEXEC"))
+		return;
+	const char *want = getenv("PERFDB_OPENBLAS_CORETYPE"), *have = getenv("OPENBLAS_CORETYPE");
+	const char *omp = getenv("OMP_NUM_THREADS");
+	char nt[32];
+	snprintf(nt, sizeof(nt), "%ld", threads);
+	/* oneDNN's OpenMP runtime also reads its thread count only when it loads */
+	int omp_ok = omp && strcmp(omp, nt) == 0;
+	if (omp_ok && ((!want && !have) || (want && have && strcmp(want, have) == 0)))
+		return;
+	if (want)
+		setenv("OPENBLAS_CORETYPE", want, 1);
+	else
+		unsetenv("OPENBLAS_CORETYPE");
+	setenv("OMP_NUM_THREADS", nt, 1);
+	setenv("PERFDB_OPENBLAS_REEXEC", "1", 1);
+	/* the original argv, from /proc/self/cmdline */
+	int fd = open("/proc/self/cmdline", O_RDONLY);
+	if (fd < 0)
+		return;
+	static char buf[65536];
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0 || n == (ssize_t)sizeof(buf) - 1)
+		return;
+	buf[n] = '\0';
+	char *av[1024];
+	size_t ac = 0;
+	for (char *p = buf; p < buf + n && ac < 1023; p += strlen(p) + 1)
+		av[ac++] = p;
+	av[ac] = NULL;
+	fflush(NULL);
+	execv("/proc/self/exe", av);   /* on failure: go on with the core we have */
+}
+
+/* The registry device that names a component of dir, or NULL. */
+static const struct perfdb_device *device_of_dir(const struct perfdb_device_registry *reg,
+						 const char *dir)
+{
+	const struct perfdb_device *found = NULL;
+	char *d = strdup(dir), *save = NULL;
+	if (!d)
+		return NULL;
+	for (char *c = strtok_r(d, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+		const struct perfdb_device *x = perfdb_device_find(reg, c);
+		if (x)
+			found = x;   /* the deepest one wins */
+	}
+	free(d);
+	return found;
+}
+
+static void ts_now(char *ts, size_t cap)
+{
+	const char *e = getenv("PERFDB_TIMESTAMP");
+	if (e && *e) {
+		snprintf(ts, cap, "%s", e);
+		return;
+	}
+	time_t t = time(NULL);
+	struct tm tm;
+	localtime_r(&t, &tm);
+	strftime(ts, cap, "%Y%m%d_%H%M%S", &tm);
+}
+
+static void native_progress(void *ud, size_t done, size_t total, size_t failed)
+{
+	(void)failed;
+	struct progress *p = ud;
+	p->total = total;
+	progress_update(p, done);
+}
+
+/* Status (run_all_op_status.json form): ops all ok, per-row failures, ops skipped. */
+static int build_status(const struct perfdb_engine_result *r, struct perfdb_status *st)
+{
+	memset(st, 0, sizeof(*st));
+	for (size_t i = 0; i < r->nrows; i++) {
+		const struct perfdb_engine_row *row = &r->rows[i];
+		if (row->status == PERFDB_ENGINE_FAILED) {
+			void *p = realloc(st->failed, (st->nfailed + 1) * sizeof(*st->failed));
+			if (!p)
+				return -1;
+			st->failed = p;
+			struct perfdb_strbuf b = PERFDB_STRBUF_INIT;
+			perfdb_strbuf_addf(&b, "%s.csv:%zu", row->op, row->line);
+			st->failed[st->nfailed].op = perfdb_strbuf_detach(&b, NULL);
+			st->failed[st->nfailed].reason = strdup(row->reason ? row->reason : "");
+			st->nfailed++;
+		}
+	}
+	/* per op: success when no row failed and one ran; skipped when none ran */
+	for (size_t i = 0; i < r->nrows;) {
+		size_t j = i, ok = 0, bad = 0;
+		for (; j < r->nrows && strcmp(r->rows[j].op, r->rows[i].op) == 0; j++) {
+			ok += r->rows[j].status == PERFDB_ENGINE_OK;
+			bad += r->rows[j].status == PERFDB_ENGINE_FAILED;
+		}
+		char ***list = bad ? NULL : ok ? &st->success : &st->skipped;
+		size_t *cnt = ok ? &st->nsuccess : &st->nskipped;
+		if (list) {
+			void *p = realloc(*list, (*cnt + 1) * sizeof(char *));
+			if (!p)
+				return -1;
+			*list = p;
+			struct perfdb_strbuf b = PERFDB_STRBUF_INIT;
+			perfdb_strbuf_addf(&b, "%s.csv", r->rows[i].op);
+			(*list)[(*cnt)++] = perfdb_strbuf_detach(&b, NULL);
+		}
+		i = j;
+	}
+	return 0;
+}
+
+/* Environment record and per-row measurements under <db>/reports/ (Decision 8). */
+static int write_records(const char *dbdir, const char *ts, const char *device, const char *env,
+			 const struct perfdb_engine_result *r, struct perfdb_err *err)
+{
+	char p[4400];
+	struct perfdb_strbuf b = PERFDB_STRBUF_INIT;
+	perfdb_strbuf_addf(&b, "%s", env);
+	perfdb_strbuf_addf(&b, "device=%s\nrows_ok=%zu\nrows_failed=%zu\nrows_skipped=%zu\ninterrupted=%d\n",
+			   device, r->nok, r->nfailed, r->nskipped, r->interrupted);
+	snprintf(p, sizeof(p), "%s/reports/microbench_env_%s.txt", dbdir, ts);
+	int rc = perfdb_file_write_atomic(p, b.buf, b.len, err);
+	perfdb_strbuf_reset(&b);
+	perfdb_strbuf_addstr(&b, "Operator,Line,Status,Samples,Mean(us),Median(us),Min(us),Std(us),CPU/Wall,Reason\r\n");
+	for (size_t i = 0; i < r->nrows && rc == 0; i++) {
+		const struct perfdb_engine_row *x = &r->rows[i];
+		static const char *const names[] = { "ok", "failed", "skipped" };
+		perfdb_strbuf_addf(&b, "%s,%zu,%s,%zu,%.6f,%.6f,%.6f,%.6f,%.3f,\"", x->op, x->line,
+				   names[x->status], x->samples, x->mean, x->median, x->min, x->std, x->cpu_ratio);
+		for (const char *q = x->reason ? x->reason : ""; *q; q++) {
+			if (*q == '"')
+				perfdb_strbuf_addch(&b, '"');
+			perfdb_strbuf_addch(&b, *q);
+		}
+		perfdb_strbuf_addstr(&b, "\"\r\n");
+	}
+	if (rc == 0) {
+		snprintf(p, sizeof(p), "%s/reports/microbench_rows_%s.csv", dbdir, ts);
+		rc = perfdb_file_write_atomic(p, b.buf, b.len, err);
+	}
+	perfdb_strbuf_release(&b);
+	return rc;
+}
+
+static int run_native(struct perfdb_db_opts *o, struct perfdb_device_registry *reg,
+		      const struct native_opts *no)
+{
+	if (!(no->budget >= 0) || !(no->timeout > 0)) {
+		fprintf(stderr, "perfdb microbench: error: --row-budget must be >= 0 and --row-timeout > 0\n");
+		return 2;
+	}
+	const struct perfdb_backend_i *be = perfdb_backend_find(no->backend);
+	if (!be) {
+		fprintf(stderr, "perfdb microbench: error: backend '%s' is not built in\n", no->backend);
+		return 2;
+	}
+	if (strcmp(be->device_kind, "cpu") == 0)
+		choose_openblas_core(no->threads);
+	struct perfdb_err err;
+	perfdb_err_clear(&err);
+	const char *host = NULL;
+	if (perfdb_device_detect_host_cpu(reg, &host, &err) < 0)
+		return cli_error("microbench", &err);
+	struct perfdb_strbuf dir = PERFDB_STRBUF_INIT, env = PERFDB_STRBUF_INIT;
+	int rc = 0;
+	const struct perfdb_device *dev;
+	if (o->database_path || o->device) {
+		if (perfdb_db_resolve(o, &dir, &err) < 0) {
+			rc = cli_error("microbench", &err);
+			goto out;
+		}
+		dev = o->database_path ? device_of_dir(reg, dir.buf) : perfdb_device_find(reg, o->device);
+	} else {
+		/* native layout: <root>/<device>/<backend>/<stack-version>/ */
+		const char *src;
+		if (perfdb_db_root(o, &dir, &src, &err) < 0) {
+			rc = cli_error("microbench", &err);
+			goto out;
+		}
+		struct perfdb_strbuf d = PERFDB_STRBUF_INIT;
+		if (be->describe)
+			be->describe(&d);
+		const char *v = strstr(d.buf ? d.buf : "", "onednn=");
+		int maj = 0, min = 0;
+		if (v)
+			sscanf(v, "onednn=%d.%d", &maj, &min);
+		perfdb_strbuf_addf(&dir, "/%s/%s/onednn%d.%d", host, be->name, maj, min);
+		perfdb_strbuf_release(&d);
+		dev = perfdb_device_find(reg, host);
+	}
+	/* Decision 8: only into a database of the backend's device kind */
+	if (!no->force && (!dev || strcmp(dev->kind, be->device_kind) != 0)) {
+		if (dev)
+			fprintf(stderr, "perfdb microbench: error: '%s' is a database of device '%s' (kind %s); "
+				"the %s backend measures %s (kind %s); use --force-device to write anyway\n",
+				dir.buf, dev->name, dev->kind, be->name, host, be->device_kind);
+		else
+			fprintf(stderr, "perfdb microbench: error: cannot tell the device of '%s'; the %s backend "
+				"measures %s (kind %s); use --force-device to write anyway\n",
+				dir.buf, be->name, host, be->device_kind);
+		rc = 1;
+		goto out;
+	}
+	char rep[4200];
+	snprintf(rep, sizeof(rep), "%s/reports", dir.buf);
+	if (perfdb_mkdir_p(rep, &err) < 0) {
+		rc = cli_error("microbench", &err);
+		goto out;
+	}
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	struct progress pr;
+	progress_init(&pr, "microbench", 0, no->json);
+	progress_set_unit(&pr, "rows");
+	struct perfdb_engine_opts eo = {
+		.dbdir = dir.buf, .backend = be,
+		.ops = no->ops->n ? (const char *const *)no->ops->v : NULL, .nops = no->ops->n,
+		.missing_only = no->mode[0] == 'm', .fail_fast = no->fail_fast,
+		.repeat = (size_t)no->repeat, .rsd = 0.01, .budget_s = no->budget,
+		.timeout_s = no->timeout, .threads = (int)no->threads, .seed = 0x5eed,
+		.flush = 1, .stop = &stop_flag, .progress = native_progress, .ud = &pr,
+	};
+	struct perfdb_engine_result res;
+	rc = perfdb_engine_run(&eo, &res, &err);
+	progress_done(&pr);
+	if (rc < 0) {
+		perfdb_engine_result_release(&res);
+		rc = cli_error("microbench", &err);
+		goto out;
+	}
+	char ts[64];
+	ts_now(ts, sizeof(ts));
+	perfdb_strbuf_addf(&env, "backend=%s\nhost=%s\n", be->name, host);
+	if (be->describe)
+		be->describe(&env);
+	perfdb_strbuf_addf(&env, "repeat_count=%ld\nrow_budget_s=%g\nrow_timeout_s=%g\nrsd_target=0.01\n"
+			   "cache_flush=memory-bound ops below 32 MiB\nweights_rotated=no\n",
+			   no->repeat, no->budget, no->timeout);
+	/* the status is written first: it survives a failing writeback */
+	struct perfdb_status st;
+	char stp[4300];
+	snprintf(stp, sizeof(stp), "%s/run_all_op_status_%s.json", rep, ts);
+	if (build_status(&res, &st) < 0 || perfdb_status_write(stp, &st, &err) < 0 ||
+	    write_records(dir.buf, ts, dev ? dev->name : "?", env.buf, &res, &err) < 0) {
+		rc = cli_error("microbench", &err);
+	} else {
+		for (size_t i = 0; i < res.nrows; i++)
+			if (res.rows[i].status == PERFDB_ENGINE_FAILED)
+				fprintf(stderr, "[FAILED] %s/%s.csv:%zu: %s\n", dir.buf, res.rows[i].op,
+					res.rows[i].line, res.rows[i].reason);
+		if (res.interrupted)
+			fprintf(stderr, "[INTERRUPTED] writing back the rows measured so far\n");
+		else if (res.stopped)
+			fprintf(stderr, "[STOP] --fail-fast: stopped at the first failure\n");
+		struct ingest_opts io = { .cmd = "microbench", .dbdir = dir.buf, .ops = no->ops,
+					  .missing_only = no->mode[0] == 'm', .prune = no->prune,
+					  .json = no->json, .ep = 16, .status = &st };
+		rc = replay_finish(&io, &res.measures);
+		if (rc == 0 && !no->json)
+			printf("[STATUS] %s\n", stp);
+		if (rc == 0 && (res.interrupted || (no->fail_fast && res.nfailed)))
+			rc = 1;
+	}
+	perfdb_status_release(&st);
+	perfdb_engine_result_release(&res);
+out:
+	perfdb_strbuf_release(&dir);
+	perfdb_strbuf_release(&env);
+	return rc;
+}
+
 int cmd_microbench(int argc, char **argv)
 {
 	struct perfdb_db_opts o = { 0 };
 	const char *backend = "msprof", *cmd = NULL, *mode = "all";
 	struct opt_list ops = { 0 };
-	bool prune = false, json = false, fail_fast = false;
+	bool prune = false, json = false, fail_fast = false, force = false;
+	long repeat = 30, threads = 1;
+	double budget = 1.0, row_timeout = 60.0;
 	long ep = 16, nproc = -1, nnodes = 1, node_rank = 0, master_port = -1;
 	const char *master_addr = "127.0.0.1";
 	struct opt opts[] = {
 		{ .type = OPT_STRING, .name = "backend", .dest = &backend, .choices = backends,
-		  .help = "msprof: replay on an Ascend NPU under msprof (default: msprof)" },
+		  .help = "msprof: replay on an Ascend NPU under msprof; cpu: replay natively on this "
+			  "CPU (default: msprof)" },
 		{ .type = OPT_STRING, .name = "replay-command", .dest = &cmd, .metavar = "CMD",
-		  .required = true, .help = "shell command that replays the operators (run as: msprof "
-			  "--output=DIR sh -c CMD); '{ops}' is replaced by the operator list" },
+		  .help = "shell command that replays the operators (run as: msprof "
+			  "--output=DIR sh -c CMD); '{ops}' is replaced by the operator list "
+			  "(required with --backend msprof)" },
+		{ .type = OPT_INT, .name = "repeat-count", .dest = &repeat, .metavar = "N",
+		  .has_min = true, .min = 1,
+		  .help = "native backends: at least N timed samples per row (default: 30)" },
+		{ .type = OPT_INT, .name = "threads", .dest = &threads, .metavar = "N",
+		  .has_min = true, .min = 1, .help = "native backends: threads per operator (default: 1)" },
+		{ .type = OPT_DOUBLE, .name = "row-budget", .dest = &budget, .metavar = "SECONDS",
+		  .help = "native backends: sampling stops once the relative std is <= 1% or this much "
+			  "time is spent on a row (default: 1)" },
+		{ .type = OPT_DOUBLE, .name = "row-timeout", .dest = &row_timeout, .metavar = "SECONDS",
+		  .help = "native backends: a row without N samples after this long fails (default: 60)" },
+		{ .type = OPT_FLAG, .name = "force-device", .dest = &force,
+		  .help = "write into a database of another device kind than the backend's" },
 		{ .type = OPT_LIST, .name = "ops", .dest = &ops, .metavar = "OP",
 		  .help = "operators to replay (default: all replay operators)" },
 		{ .type = OPT_STRING, .name = "update-mode", .dest = &mode, .choices = modes,
@@ -246,9 +577,25 @@ int cmd_microbench(int argc, char **argv)
 		replay_ops_release(&ops);
 		return rc;
 	}
+	if (strcmp(backend, "msprof") == 0 && !cmd) {
+		fprintf(stderr, "perfdb microbench: error: the following arguments are required: "
+			"--replay-command (with --backend msprof)\n");
+		replay_ops_release(&ops);
+		return 2;
+	}
 	struct perfdb_device_registry reg;
 	perfdb_device_registry_init(&reg);
 	if ((rc = db_opts_finish(&o, &reg, &cmd_microbench_help))) {
+		perfdb_device_registry_release(&reg);
+		replay_ops_release(&ops);
+		return rc;
+	}
+	if (strcmp(backend, "msprof") != 0) {
+		struct native_opts no = { .backend = backend, .mode = mode, .ops = &ops, .prune = prune,
+					  .json = json, .fail_fast = fail_fast, .force = force,
+					  .repeat = repeat, .threads = threads, .budget = budget,
+					  .timeout = row_timeout };
+		rc = run_native(&o, &reg, &no);
 		perfdb_device_registry_release(&reg);
 		replay_ops_release(&ops);
 		return rc;

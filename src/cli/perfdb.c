@@ -20,6 +20,7 @@ static const struct cmd commands[] = {
 	{ "microbench", cmd_microbench, &cmd_microbench_help },
 	{ "parse", cmd_parse, &cmd_parse_help },
 	{ "path", cmd_path, &cmd_path_help },
+	{ "report", cmd_report, &cmd_report_help },
 	{ "trace-to-csv", cmd_trace_to_csv, &cmd_trace_to_csv_help },
 	{ "validate", cmd_validate, &cmd_validate_help },
 	{ "writeback", cmd_writeback, &cmd_writeback_help },

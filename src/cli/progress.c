@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -15,12 +16,58 @@ static double now(void)
 
 void progress_init(struct progress *p, const char *label, unsigned long long total, int quiet)
 {
+	const char *nc = getenv("NO_COLOR"), *term = getenv("TERM");
 	p->label = label;
+	p->unit = NULL;
 	p->total = total;
 	p->quiet = quiet;
 	p->tty = isatty(2);
+	p->color = p->tty && !(nc && *nc) && !(term && !strcmp(term, "dumb"));
 	p->shown = 0;
 	p->start = p->last = now();
+}
+
+void progress_set_unit(struct progress *p, const char *unit)
+{
+	p->unit = unit;
+}
+
+/* 42s, 3m07s, 2h05m */
+static void fmt_eta(char *buf, size_t n, double s)
+{
+	long t = (long)(s + 0.5);
+	if (t < 60)
+		snprintf(buf, n, "%lds", t);
+	else if (t < 3600)
+		snprintf(buf, n, "%ldm%02lds", t / 60, t % 60);
+	else
+		snprintf(buf, n, "%ldh%02ldm", t / 3600, t % 3600 / 60);
+}
+
+int progress_format(char *buf, size_t n, const struct progress *p, unsigned long long done,
+		    double elapsed)
+{
+	double scale = p->unit ? 1.0 : 1e6;
+	const char *u = p->unit ? p->unit : "MB";
+	double v = (double)done / scale, tot = (double)p->total / scale;
+	double rate = elapsed > 0 ? v / elapsed : 0;
+	char eta[32] = "?";
+	if (rate > 0 && p->total >= done)
+		fmt_eta(eta, sizeof(eta), (tot - v) / rate);
+	if (!p->total)
+		return snprintf(buf, n, p->tty ? "\r%s: %.0f %s, %.1f %s/s " : "%s: %.0f %s, %.1f %s/s\n",
+				p->label, v, u, rate, u);
+	double frac = (double)done / (double)p->total;
+	if (frac > 1)
+		frac = 1;
+	if (!p->tty)
+		return snprintf(buf, n, "%s: %.0f%% (%.0f of %.0f %s, %.1f %s/s, ETA %s)\n", p->label,
+				frac * 100, v, tot, u, rate, u, eta);
+	int w = 30, fill = (int)(frac * w);
+	return snprintf(buf, n, "\r%s [%s%.*s%s%.*s] %3.0f%% %.0f/%.0f %s %.1f %s/s ETA %s ",
+			p->label, p->color ? "\033[32m" : "", fill, "##############################",
+			p->color ? "\033[0m" : "", w - fill, "------------------------------",
+			frac * 100, v, tot, u, rate, u, eta);
 }
 
 void progress_update(struct progress *p, unsigned long long done)
@@ -32,27 +79,15 @@ void progress_update(struct progress *p, unsigned long long done)
 	if (t - p->start < 1.0 || t - p->last < interval)
 		return;
 	p->last = t;
-	double mb = (double)done / 1e6, rate = mb / (t - p->start);
-	double frac = p->total ? (double)done / (double)p->total : 0;
-	double eta = rate > 0 && p->total ? ((double)p->total - (double)done) / 1e6 / rate : 0;
-	if (p->tty) {
-		int w = 30, fill = (int)(frac * w);
-		if (fill > w)
-			fill = w;
-		fprintf(stderr, "\r%s [%.*s%.*s] %3.0f%% %.0f/%.0f MB %.0f MB/s ETA %.0fs ",
-			p->label, fill, "##############################", w - fill,
-			"------------------------------", frac * 100, mb, (double)p->total / 1e6,
-			rate, eta);
-	} else {
-		fprintf(stderr, "%s: %.0f%% (%.0f of %.0f MB, %.0f MB/s)\n", p->label, frac * 100, mb,
-			(double)p->total / 1e6, rate);
-	}
+	char buf[512];
+	progress_format(buf, sizeof(buf), p, done, t - p->start);
+	fputs(buf, stderr);
 	p->shown = 1;
 }
 
 void progress_done(struct progress *p)
 {
 	if (p->shown && p->tty)
-		fprintf(stderr, "\r%*s\r", 100, "");
+		fprintf(stderr, "\r%*s\r", 110, "");
 	p->shown = 0;
 }

@@ -95,6 +95,15 @@ int replay_ingest(const struct ingest_opts *o, char *const *files, size_t nfiles
 		}
 	}
 	m.n = w;
+	return replay_finish(o, &m);
+}
+
+int replay_finish(const struct ingest_opts *o, struct perfdb_measures *mm)
+{
+	struct perfdb_err err;
+	perfdb_err_clear(&err);
+	struct perfdb_measures m = *mm;
+	memset(mm, 0, sizeof(*mm));
 	struct perfdb_wb_opts wo = {
 		.dbdir = o->dbdir, .ops = o->ops->n ? o->ops->v : NULL, .nops = o->ops->n,
 		.missing_only = o->missing_only, .prune = o->prune, .lock_timeout = -1,

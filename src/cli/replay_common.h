@@ -36,4 +36,10 @@ struct ingest_opts {
  */
 int replay_ingest(const struct ingest_opts *o, char *const *files, size_t nfiles);
 
+/*
+ * Write measurements back and report (the second half of replay_ingest,
+ * shared by the native backends).  Takes ownership of m.  Returns 0 or 1.
+ */
+int replay_finish(const struct ingest_opts *o, struct perfdb_measures *m);
+
 #endif

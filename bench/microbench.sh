@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# perfdb microbench --backend cpu beside its references, in one run.
+#
+#   bash bench/microbench.sh [BUILD_DIR] [THREADS] [SCALE]
+#
+# 1. bench/microbench_ref.c: bf16 and fp32 GEMM GFLOP/s for M in {1, 128,
+#    4096} with Qwen3-32B's (N,K) of qkv_proj and down_proj through the
+#    perfdb op next to oneDNN called directly (and OpenBLAS sgemv at fp32
+#    M = 1); RmsNorm, SwiGlu, Add, SoftmaxV2, GatherV2, Transpose GB/s next
+#    to a STREAM triad of the same run.  SCALE > 1 divides the GEMM shapes
+#    (a quick look); the issue's figures are SCALE 1.
+# 2. The spread of medians across two replays of the same rows: a Qwen3-32B
+#    grid database (examples/database, --rows 4, fixed seed) replayed twice
+#    with perfdb microbench --backend cpu; per row |m1 - m2| / min(m1, m2)
+#    of the medians, for rows >= 50 us (target <= 2 %).
+# OPENBLAS_CORETYPE is removed (OpenBLAS detects the core) and
+# OMP_NUM_THREADS = THREADS, as perfdb microbench does (docs/replay.md).
+# docs/measuring.md defines every number.
+set -eu
+BUILD=${1:-build}
+THREADS=${2:-1}
+SCALE=${3:-1}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+PERFDB=$BUILD/bin/perfdb
+REF=$BUILD/microbench_ref
+[ -x "$PERFDB" ] && [ -x "$REF" ] || { echo "build first: make (missing $PERFDB or $REF)" >&2; exit 1; }
+unset OPENBLAS_CORETYPE
+export OMP_NUM_THREADS=$THREADS
+"$REF" "$SCALE" "$THREADS"
+echo
+echo "# spread of medians across two replays (rows >= 50 us)"
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/perfdb-mb.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+cp -r "$ROOT/examples/database/ATLAS_800_A3_752T_128G_DIE/vllm_ascend/vllm0.13.0_torch2.8.0_cann8.3" "$WORK/db"
+"$PERFDB" grid --database-path "$WORK/db" --target-models Qwen/Qwen3-32B --rows 4 --seed 7 > /dev/null
+for run in 1 2; do
+  PERFDB_TIMESTAMP=run$run "$PERFDB" microbench --backend cpu --force-device --threads "$THREADS" \
+    --database-path "$WORK/db" --row-budget 2 > /dev/null
+done
+python3 - "$WORK/db/reports" <<'PY'
+import csv, sys
+d = sys.argv[1]
+def rows(n):
+    return {(r["Operator"], r["Line"]): r for r in csv.DictReader(open(f"{d}/microbench_rows_run{n}.csv", newline=""))}
+a, b = rows(1), rows(2)
+worst = []
+print(f"{'op':10} {'line':>4} {'median1(us)':>12} {'median2(us)':>12} {'spread':>7} {'cpu/wall':>8}")
+for k in sorted(a):
+    m1, m2 = float(a[k]["Median(us)"]), float(b[k]["Median(us)"])
+    if a[k]["Status"] != "ok" or b[k]["Status"] != "ok" or min(m1, m2) < 50:
+        continue
+    s = abs(m1 - m2) / min(m1, m2)
+    worst.append(s)
+    print(f"{k[0]:10} {k[1]:>4} {m1:12.1f} {m2:12.1f} {100*s:6.2f}% {a[k]['CPU/Wall']:>8}")
+if worst:
+    worst.sort()
+    print(f"rows {len(worst)}, median spread {100*worst[len(worst)//2]:.2f}%, max {100*worst[-1]:.2f}%"
+          f", within 2%: {sum(s <= 0.02 for s in worst)}")
+PY

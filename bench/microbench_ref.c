@@ -1,0 +1,245 @@
+/*
+ * bench/microbench.sh's program: the CPU backend's operators beside the
+ * libraries called directly and the machine's memory bandwidth, in one run.
+ *
+ *   microbench_ref [SCALE [THREADS]]   SCALE 1 (default) = the issue's shapes;
+ *                                      THREADS (default 1) for OpenBLAS, and
+ *                                      OMP_NUM_THREADS must match for oneDNN
+ *
+ * GEMM: for M in {1, 128, 4096} and Qwen3-32B's (N,K) of qkv_proj
+ * (10240, 5120) and down_proj (5120, 25600), bf16 and fp32, the median time
+ * of the perfdb op (src/backend/cpu/ops_matmul.c through the op interface,
+ * buffers from the engine) and of a plain oneDNN matmul (src ab, weights
+ * reordered to format any, dst ab; fp32 M=1 also OpenBLAS sgemv) on the
+ * same shapes, as GFLOP/s = 2*M*N*K / t.  Memory-bound ops: GB/s = bytes
+ * read + written / median time, beside a STREAM triad (a = b + s*c, fp32,
+ * 3 x 128 MiB) of the same run.  Medians of 5 timed calls after 2 warm-ups
+ * (GEMMs at M = 4096: 3 and 1).
+ */
+#include <cblas.h>
+#include <dnnl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "replay/engine.h"
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static struct perfdb_engine_pool pool;
+
+/* Median seconds of the perfdb op on a row's cells; 0 on failure. */
+static double time_op(const char *op, const char *ins, const char *dts, const char *outs, const char *odt,
+		      int reps, double *bytes)
+{
+	struct perfdb_op_case c;
+	struct perfdb_err err;
+	perfdb_err_clear(&err);
+	const struct perfdb_op_impl *impl = perfdb_backend_cpu.find_op(op);
+	if (perfdb_engine_build_case(op, ins, dts, "", outs, odt, "", &c, &err) < 0 || impl->check(&c, &err) < 0 ||
+	    perfdb_engine_alloc_case(&pool, &c, 1, &err) < 0 || (impl->prepare && impl->prepare(&c, &err) < 0)) {
+		fprintf(stderr, "%s: %s\n", op, err.msg);
+		return 0;
+	}
+	if (bytes) {
+		*bytes = 0;
+		for (size_t i = 0; i < c.nin; i++)
+			*bytes += (double)c.in[i].bytes;
+		for (size_t i = 0; i < c.nout; i++)
+			*bytes += (double)c.out[i].bytes;
+	}
+	double t[16];
+	for (int i = 0; i < 2; i++)
+		impl->run(&c, &err);
+	for (int i = 0; i < reps; i++) {
+		double t0 = now();
+		impl->run(&c, &err);
+		t[i] = now() - t0;
+	}
+	if (impl->release)
+		impl->release(&c);
+	qsort(t, (size_t)reps, sizeof(double), cmp_d);
+	return t[reps / 2];
+}
+
+/* A plain oneDNN matmul, as its documentation shows it. */
+static double time_dnnl(int64_t m, int64_t n, int64_t k, dnnl_data_type_t dt, int reps)
+{
+	static dnnl_engine_t eng;
+	static dnnl_stream_t s;
+	if (!eng) {
+		dnnl_engine_create(&eng, dnnl_cpu, 0);
+		dnnl_stream_create(&s, eng, dnnl_stream_default_flags);
+	}
+	dnnl_dims_t da = { m, k }, db = { k, n }, dc = { m, n };
+	dnnl_memory_desc_t a, b, bany, c;
+	dnnl_memory_desc_init_by_tag(&a, 2, da, dt, dnnl_ab);
+	dnnl_memory_desc_init_by_tag(&b, 2, db, dt, dnnl_ba);
+	dnnl_memory_desc_init_by_tag(&bany, 2, db, dt, dnnl_format_tag_any);
+	dnnl_memory_desc_init_by_tag(&c, 2, dc, dt, dnnl_ab);
+	dnnl_matmul_desc_t md;
+	dnnl_matmul_desc_init(&md, &a, &bany, NULL, &c);
+	dnnl_primitive_desc_t pd;
+	if (dnnl_primitive_desc_create(&pd, &md, NULL, eng, NULL) != dnnl_success)
+		return 0;
+	const dnnl_memory_desc_t *w = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+	dnnl_primitive_t p, r;
+	dnnl_primitive_create(&p, pd);
+	dnnl_memory_t ma, mb, mw, mc;
+	dnnl_memory_create(&ma, &a, eng, DNNL_MEMORY_ALLOCATE);
+	dnnl_memory_create(&mb, &b, eng, DNNL_MEMORY_ALLOCATE);
+	dnnl_memory_create(&mw, w, eng, DNNL_MEMORY_ALLOCATE);
+	dnnl_memory_create(&mc, &c, eng, DNNL_MEMORY_ALLOCATE);
+	void *h;
+	size_t sz = dnnl_memory_desc_get_size(&a);
+	dnnl_memory_get_data_handle(ma, &h);
+	memset(h, 0x3c, sz);
+	dnnl_memory_get_data_handle(mb, &h);
+	memset(h, 0x3c, dnnl_memory_desc_get_size(&b));
+	dnnl_primitive_desc_t rpd;
+	dnnl_reorder_primitive_desc_create(&rpd, &b, eng, w, eng, NULL);
+	dnnl_primitive_create(&r, rpd);
+	dnnl_exec_arg_t ra[] = { { DNNL_ARG_FROM, mb }, { DNNL_ARG_TO, mw } };
+	dnnl_primitive_execute(r, s, 2, ra);
+	dnnl_stream_wait(s);
+	dnnl_exec_arg_t args[] = { { DNNL_ARG_SRC, ma }, { DNNL_ARG_WEIGHTS, mw }, { DNNL_ARG_DST, mc } };
+	double t[16];
+	for (int i = 0; i < 2 + reps; i++) {
+		double t0 = now();
+		dnnl_primitive_execute(p, s, 3, args);
+		dnnl_stream_wait(s);
+		if (i >= 2)
+			t[i - 2] = now() - t0;
+	}
+	dnnl_primitive_destroy(p);
+	dnnl_primitive_destroy(r);
+	dnnl_primitive_desc_destroy(pd);
+	dnnl_primitive_desc_destroy(rpd);
+	dnnl_memory_destroy(ma);
+	dnnl_memory_destroy(mb);
+	dnnl_memory_destroy(mw);
+	dnnl_memory_destroy(mc);
+	qsort(t, (size_t)reps, sizeof(double), cmp_d);
+	return t[reps / 2];
+}
+
+static double time_sgemv(int n, int k, int reps)
+{
+	float *a = malloc((size_t)n * (size_t)k * 4), *x = malloc((size_t)k * 4), *y = malloc((size_t)n * 4);
+	/* touched with non-zero data: untouched calloc pages all map the one zero page (cache-hot) */
+	for (size_t i = 0; i < (size_t)n * (size_t)k; i++)
+		a[i] = 0.5f;
+	for (size_t i = 0; i < (size_t)k; i++)
+		x[i] = 0.25f;
+	memset(y, 0, (size_t)n * 4);
+	double t[16];
+	for (int i = 0; i < 2 + reps; i++) {
+		double t0 = now();
+		cblas_sgemv(CblasRowMajor, CblasNoTrans, n, k, 1.0f, a, k, x, 1, 0.0f, y, 1);
+		if (i >= 2)
+			t[i - 2] = now() - t0;
+	}
+	free(a);
+	free(x);
+	free(y);
+	qsort(t, (size_t)reps, sizeof(double), cmp_d);
+	return t[reps / 2];
+}
+
+static double stream_triad(size_t n)
+{
+	float *a = malloc(n * 4), *b = malloc(n * 4), *c = malloc(n * 4);
+	for (size_t i = 0; i < n; i++) {
+		a[i] = 0;
+		b[i] = 1;
+		c[i] = 2;
+	}
+	double best = 1e30;
+	for (int r = 0; r < 5; r++) {
+		double t0 = now();
+		for (size_t i = 0; i < n; i++)
+			a[i] = b[i] + 3.0f * c[i];
+		double t = now() - t0;
+		best = t < best ? t : best;
+	}
+	volatile float sink = a[n / 2];
+	(void)sink;
+	free(a);
+	free(b);
+	free(c);
+	return 3.0 * 4.0 * (double)n / best / 1e9;   /* STREAM's count: 3 arrays */
+}
+
+int main(int argc, char **argv)
+{
+	int scale = argc > 1 ? atoi(argv[1]) : 1;
+	if (scale < 1)
+		scale = 1;
+	int threads = argc > 2 ? atoi(argv[2]) : 1;
+	struct perfdb_err err;
+	perfdb_backend_cpu.init(threads > 0 ? threads : 1, &err);
+	printf("# environment\n");
+	struct perfdb_strbuf d = PERFDB_STRBUF_INIT;
+	perfdb_backend_cpu.describe(&d);
+	printf("%s", d.buf);
+	perfdb_strbuf_release(&d);
+	printf("\n# GEMM (GFLOP/s): perfdb op vs oneDNN direct (and OpenBLAS sgemv at fp32 M=1)\n");
+	printf("%-5s %6s %6s %6s %10s %10s %8s %10s\n", "dtype", "M", "N", "K", "perfdb", "oneDNN", "ratio", "sgemv");
+	const int64_t nk[][2] = { { 10240, 5120 }, { 5120, 25600 } };
+	const int64_t ms[] = { 1, 128, 4096 };
+	for (int dt = 0; dt < 2; dt++)
+		for (size_t s = 0; s < 2; s++)
+			for (size_t mi = 0; mi < 3; mi++) {
+				int64_t m = ms[mi] / scale ? ms[mi] / scale : 1, n = nk[s][0] / scale, k = nk[s][1] / scale;
+				int reps = m >= 4096 ? 3 : 5;
+				char ins[96], outs[64];
+				snprintf(ins, sizeof(ins), "%lld,%lld;%lld,%lld", (long long)m, (long long)k, (long long)n,
+					 (long long)k);
+				snprintf(outs, sizeof(outs), "%lld,%lld", (long long)m, (long long)n);
+				const char *t = dt ? "DT_FLOAT" : "DT_BF16";
+				char dts[32];
+				snprintf(dts, sizeof(dts), "%s;%s", t, t);
+				double flop = 2.0 * (double)m * (double)n * (double)k;
+				double tp = time_op("MatMulV2", ins, dts, outs, t, reps, NULL);
+				double td = time_dnnl(m, n, k, dt ? dnnl_f32 : dnnl_bf16, reps);
+				double tg = dt && m == 1 ? time_sgemv((int)n, (int)k, reps) : 0;
+				char gv[32] = "-";
+				if (tg > 0)
+					snprintf(gv, sizeof(gv), "%.1f", flop / tg / 1e9);
+				printf("%-5s %6lld %6lld %6lld %10.1f %10.1f %7.0f%% %10s\n", dt ? "fp32" : "bf16",
+				       (long long)m, (long long)n, (long long)k, tp > 0 ? flop / tp / 1e9 : 0,
+				       td > 0 ? flop / td / 1e9 : 0, tp > 0 && td > 0 ? 100 * td / tp : 0, gv);
+			}
+	double triad = stream_triad((size_t)32 << 20);
+	printf("\n# memory-bound ops (GB/s, bf16, well above the 32 MiB LLC) vs STREAM triad %.1f GB/s\n", triad);
+	struct { const char *op, *ins, *dts, *outs, *odt; } mo[] = {
+		{ "RmsNorm", "8192,5120;5120", "DT_BF16;DT_BF16", "8192,5120", "DT_BF16" },
+		{ "SwiGlu", "4096,51200", "DT_BF16", "4096,25600", "DT_BF16" },
+		{ "Add", "8192,5120;8192,5120", "DT_BF16;DT_BF16", "8192,5120", "DT_BF16" },
+		{ "SoftmaxV2", "4096,8192", "DT_BF16", "4096,8192", "DT_BF16" },
+		{ "GatherV2", "151936,5120;4096", "DT_BF16;DT_INT64", "4096,5120", "DT_BF16" },
+		{ "Transpose", "4096,8192", "DT_BF16", "8192,4096", "DT_BF16" },
+	};
+	printf("%-10s %10s %8s %10s\n", "op", "GB/s", "triad%", "ms");
+	for (size_t i = 0; i < sizeof(mo) / sizeof(mo[0]); i++) {
+		double bytes = 0, t = time_op(mo[i].op, mo[i].ins, mo[i].dts, mo[i].outs, mo[i].odt, 5, &bytes);
+		if (strcmp(mo[i].op, "GatherV2") == 0)   /* bytes moved: the rows read, not the table */
+			bytes = 2.0 * 4096 * 5120 * 2 + 4096 * 8;
+		printf("%-10s %10.1f %7.0f%% %10.3f\n", mo[i].op, t > 0 ? bytes / t / 1e9 : 0,
+		       t > 0 ? 100 * bytes / t / 1e9 / triad : 0, t * 1e3);
+	}
+	perfdb_engine_pool_release(&pool);
+	return 0;
+}

@@ -1,0 +1,95 @@
+/*
+ * The replay backend interface (STYLE.md rule 3, spec/replay.md §4 and
+ * Decision 1), after ggml's backend interface: a backend is a table of
+ * function pointers, its operators are one table of struct perfdb_op_impl.
+ *
+ * The engine (src/replay/engine.c) owns the method: it parses a row into
+ * tensors, asks supports_op first (an unsupported row is reported and
+ * skipped), allocates and fills the buffers, then calls the op's check,
+ * prepare, run (timed) and release.  A backend never times, prints or
+ * allocates tensor buffers itself.
+ */
+#ifndef PERFDB_BACKEND_H
+#define PERFDB_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "perfdb/dtype.h"
+#include "perfdb/err.h"
+#include "perfdb/shape.h"
+#include "perfdb/strbuf.h"
+
+#define PERFDB_BACKEND_API_VERSION 1
+#define PERFDB_OP_MAX_TENSORS 32
+
+/* One tensor of a case, as the engine built it from a row (spec §4). */
+struct perfdb_tensor {
+	bool present;                         /* false: an empty slot */
+	enum perfdb_dtype dtype;              /* missing dtype: DT_FLOAT */
+	enum perfdb_format format;            /* missing format: ND */
+	size_t ndims;
+	int64_t dims[PERFDB_SHAPE_MAX_DIMS];  /* logical dims (FRACTAL_NZ already turned into 2-D) */
+	int64_t numel;
+	void *data;                           /* engine-owned, 64-byte aligned, pre-faulted */
+	size_t bytes;
+};
+
+/* One replay case: the tensors of one row, plus the op's private state. */
+struct perfdb_op_case {
+	const char *op;
+	size_t nin, nout;
+	struct perfdb_tensor in[PERFDB_OP_MAX_TENSORS];
+	struct perfdb_tensor out[PERFDB_OP_MAX_TENSORS];
+	int threads;                          /* --threads (>= 1) */
+	void *priv;                           /* set by prepare, freed by release */
+};
+
+/* One operator of one backend. */
+struct perfdb_op_impl {
+	const char *name;                     /* OP Type = table stem */
+	/*
+	 * Whether the case's shapes and dtypes are ones this op can take.
+	 * Returns 0 or -PERFDB_EINVAL with the reason in err (recorded as the
+	 * row's failure).  Called before any buffer is allocated.
+	 */
+	int (*check)(const struct perfdb_op_case *c, struct perfdb_err *err);
+	/*
+	 * Optional (NULL: nothing to prepare).  One-time work outside the
+	 * timed loop: primitive creation, weight reorder.  Buffers are filled.
+	 */
+	int (*prepare)(struct perfdb_op_case *c, struct perfdb_err *err);
+	/* The timed call; must be synchronous (the result complete on return). */
+	int (*run)(struct perfdb_op_case *c, struct perfdb_err *err);
+	/* Optional (NULL: priv is not used).  Frees priv. */
+	void (*release)(struct perfdb_op_case *c);
+	/* Memory-bound: the engine rotates/flushes caches between samples. */
+	bool memory_bound;
+};
+
+struct perfdb_backend_i {
+	unsigned api_version;                 /* PERFDB_BACKEND_API_VERSION */
+	const char *name;                     /* --backend value, e.g. "cpu" */
+	const char *device_kind;              /* devices.json kind it measures: "cpu", "gpu" */
+	/* Optional (NULL: nothing to set up).  Threads to use (>= 1). */
+	int (*init)(int threads, struct perfdb_err *err);
+	/* Asked first, for every row: does this backend implement the op at all? */
+	bool (*supports_op)(const char *op);
+	/* The op's implementation (NULL only when supports_op is false). */
+	const struct perfdb_op_impl *(*find_op)(const char *op);
+	/* Optional (NULL: no environment to record).  Appends `key=value` lines. */
+	void (*describe)(struct perfdb_strbuf *out);
+};
+
+/*
+ * The registry: every compiled-in backend, CPU last.  Returns the backend
+ * named name, or NULL.
+ */
+const struct perfdb_backend_i *perfdb_backend_find(const char *name);
+extern const struct perfdb_backend_i *const perfdb_backends[];
+
+/* The CPU backend (src/backend/cpu/). */
+extern const struct perfdb_backend_i perfdb_backend_cpu;
+
+#endif

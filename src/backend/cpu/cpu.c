@@ -1,0 +1,137 @@
+/*
+ * The CPU backend (spec/replay.md Decision 1): GEMMs through oneDNN's C API
+ * and OpenBLAS (ops_matmul.c), element-wise, norm and index ops with our own
+ * kernels (ops_eltwise.c, ops_norm.c, ops_index.c, ops_reduce.c).  Tensors keep their own
+ * dtype (bf16, fp16, fp32, integers); the kernels compute in fp32.
+ *
+ * OpenBLAS picks its kernel core when the library loads, from
+ * OPENBLAS_CORETYPE; the command chooses that variable deliberately before
+ * the backend starts (docs/replay.md "CPU backend") and describe() records
+ * the core actually in use.
+ */
+#include <cblas.h>
+#include <dnnl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_internal.h"
+
+int cpu_threads = 1;
+
+static const struct perfdb_op_impl *const tables[] = {
+	cpu_ops_matmul, cpu_ops_eltwise, cpu_ops_norm, cpu_ops_index, cpu_ops_reduce,
+};
+
+static const struct perfdb_op_impl *cpu_find_op(const char *op)
+{
+	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
+		for (const struct perfdb_op_impl *o = tables[t]; o->name; o++)
+			if (strcmp(o->name, op) == 0)
+				return o;
+	return NULL;
+}
+
+static bool cpu_supports_op(const char *op)
+{
+	return cpu_find_op(op) != NULL;
+}
+
+static int cpu_init(int threads, struct perfdb_err *err)
+{
+	(void)err;
+	cpu_threads = threads > 0 ? threads : 1;
+	openblas_set_num_threads(cpu_threads);
+	/* oneDNN's OpenMP runtime reads OMP_NUM_THREADS at its first primitive */
+	char b[16];
+	snprintf(b, sizeof(b), "%d", cpu_threads);
+	setenv("OMP_NUM_THREADS", b, 1);
+	return 0;
+}
+
+static void cpu_describe(struct perfdb_strbuf *out)
+{
+	const dnnl_version_t *v = dnnl_version();
+	perfdb_strbuf_addf(out, "threads=%d\n", cpu_threads);
+	perfdb_strbuf_addf(out, "onednn=%d.%d.%d (%s)\n", v->major, v->minor, v->patch, v->hash);
+	perfdb_strbuf_addf(out, "openblas=%s\n", openblas_get_config());
+	perfdb_strbuf_addf(out, "openblas_core=%s\n", openblas_get_corename());
+	const char *ct = getenv("OPENBLAS_CORETYPE");
+	perfdb_strbuf_addf(out, "OPENBLAS_CORETYPE=%s\n", ct ? ct : "(unset)");
+}
+
+const struct perfdb_backend_i perfdb_backend_cpu = {
+	.api_version = PERFDB_BACKEND_API_VERSION,
+	.name = "cpu",
+	.device_kind = "cpu",
+	.init = cpu_init,
+	.supports_op = cpu_supports_op,
+	.find_op = cpu_find_op,
+	.describe = cpu_describe,
+};
+
+/* ---- helpers shared by the op files --------------------------------- */
+
+int cpu_is_float(enum perfdb_dtype d)
+{
+	return d == PERFDB_DTYPE_FLOAT || d == PERFDB_DTYPE_BF16 || d == PERFDB_DTYPE_FLOAT16;
+}
+
+CPU_CLONES void cpu_load_row(const struct perfdb_tensor *t, size_t off, size_t n, float *dst)
+{
+	const uint16_t *h = (const uint16_t *)t->data + off;
+	switch (t->dtype) {
+	case PERFDB_DTYPE_BF16:
+		for (size_t i = 0; i < n; i++) {
+			uint32_t u = (uint32_t)h[i] << 16;
+			memcpy(&dst[i], &u, 4);
+		}
+		break;
+	case PERFDB_DTYPE_FLOAT16:
+		for (size_t i = 0; i < n; i++)
+			dst[i] = cpu_f16_to_f32(h[i]);
+		break;
+	default:
+		memcpy(dst, (const float *)t->data + off, n * sizeof(float));
+	}
+}
+
+CPU_CLONES void cpu_store_row(struct perfdb_tensor *t, size_t off, size_t n, const float *src)
+{
+	uint16_t *h = (uint16_t *)t->data + off;
+	switch (t->dtype) {
+	case PERFDB_DTYPE_BF16:
+		for (size_t i = 0; i < n; i++)
+			h[i] = cpu_f32_to_bf16(src[i]);
+		break;
+	case PERFDB_DTYPE_FLOAT16:
+		for (size_t i = 0; i < n; i++)
+			h[i] = cpu_f32_to_f16(src[i]);
+		break;
+	default:
+		memcpy((float *)t->data + off, src, n * sizeof(float));
+	}
+}
+
+int64_t cpu_ld_int(const struct perfdb_tensor *t, size_t i)
+{
+	switch (t->dtype) {
+	case PERFDB_DTYPE_INT8: return ((const int8_t *)t->data)[i];
+	case PERFDB_DTYPE_UINT8:
+	case PERFDB_DTYPE_BOOL: return ((const uint8_t *)t->data)[i];
+	case PERFDB_DTYPE_INT16: return ((const int16_t *)t->data)[i];
+	case PERFDB_DTYPE_INT32: return ((const int32_t *)t->data)[i];
+	case PERFDB_DTYPE_INT64: return ((const int64_t *)t->data)[i];
+	default: return (int64_t)cpu_ld(t, i);
+	}
+}
+
+int cpu_same_dims(const struct perfdb_tensor *a, const struct perfdb_tensor *b)
+{
+	if (a->ndims != b->ndims)
+		return 0;
+	for (size_t i = 0; i < a->ndims; i++)
+		if (a->dims[i] != b->dims[i])
+			return 0;
+	return 1;
+}

@@ -1,0 +1,135 @@
+/*
+ * Shared by the CPU backend's op files: element conversions for the float
+ * dtypes stored in their own format (bf16, fp16, fp32), row scratch, and
+ * the op tables of each family (one file per family, STYLE.md rule 3).
+ */
+#ifndef PERFDB_CPU_INTERNAL_H
+#define PERFDB_CPU_INTERNAL_H
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "backend/backend.h"
+
+static inline float cpu_bf16_to_f32(uint16_t h)
+{
+	uint32_t u = (uint32_t)h << 16;
+	float f;
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+static inline uint16_t cpu_f32_to_bf16(float f)
+{
+	uint32_t u;
+	memcpy(&u, &f, 4);
+	if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x7fffffu))
+		return (uint16_t)((u >> 16) | 0x40);          /* quiet NaN */
+	u += 0x7fffu + ((u >> 16) & 1u);                      /* round to nearest even */
+	return (uint16_t)(u >> 16);
+}
+
+static inline float cpu_f16_to_f32(uint16_t h)
+{
+	uint32_t s = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu, u;
+	if (e == 0) {
+		if (m == 0) {
+			u = s;
+		} else {                                      /* subnormal: normalise */
+			e = 127 - 15 + 1;
+			while (!(m & 0x400u)) {
+				m <<= 1;
+				e--;
+			}
+			u = s | (e << 23) | ((m & 0x3ffu) << 13);
+		}
+	} else if (e == 31) {
+		u = s | 0x7f800000u | (m << 13);
+	} else {
+		u = s | ((e + 127 - 15) << 23) | (m << 13);
+	}
+	float f;
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+static inline uint16_t cpu_f32_to_f16(float f)
+{
+	uint32_t u;
+	memcpy(&u, &f, 4);
+	uint32_t s = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
+	if (a >= 0x7f800000u)                                 /* inf / NaN */
+		return (uint16_t)(s | 0x7c00u | (a > 0x7f800000u ? 0x200u : 0));
+	if (a >= 0x477ff000u)                                 /* overflow to inf */
+		return (uint16_t)(s | 0x7c00u);
+	if (a < 0x38800000u) {                                /* subnormal or zero: units of 2^-24 */
+		float v;
+		memcpy(&v, &a, 4);
+		return (uint16_t)(s | (uint32_t)lrintf(v * 0x1p24f));   /* exact scale, ties to even */
+	}
+	uint32_t r = a - 0x38000000u;                         /* rebias */
+	r += 0xfffu + ((r >> 13) & 1u);
+	return (uint16_t)(s | (r >> 13));
+}
+
+/* Hot loops are compiled for AVX-512 and AVX2 with a portable fallback, picked at load time. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define CPU_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define CPU_CLONES
+#endif
+
+/*
+ * exp for the kernels: 2^n * p(r), r = x - n*ln2 in about [-ln2/2, ln2/2], p the
+ * degree-6 Taylor polynomial (relative error < 2e-7 on that range);
+ * branch-free, so loops over it vectorise.  Inputs below -87.3 give 0,
+ * above 88.7 give +inf.
+ */
+static inline float cpu_expf(float x)
+{
+	x = x < -87.3f ? -87.3f : x > 88.7f ? 88.7f : x;
+	float n = (x * 1.44269504f + 12582912.0f) - 12582912.0f;   /* round to nearest via 1.5*2^23 */
+	float r = x - n * 0.693145752f - n * 1.42860677e-6f;
+	float p = 1.0f + r * (1.0f + r * (0.5f + r * (1.66666672e-1f + r * (4.16666679e-2f +
+		  r * (8.33333377e-3f + r * 1.38888892e-3f)))));
+	int32_t e = (int32_t)n + 127;
+	e = e < 1 ? 0 : e;                              /* 2^n underflows to 0 */
+	uint32_t u = (uint32_t)e << 23;
+	float s;
+	memcpy(&s, &u, 4);
+	return x >= 88.7f ? INFINITY : p * s;
+}
+
+/* Element i of a float tensor (fp32, bf16 or fp16) as float. */
+static inline float cpu_ld(const struct perfdb_tensor *t, size_t i)
+{
+	switch (t->dtype) {
+	case PERFDB_DTYPE_BF16: return cpu_bf16_to_f32(((const uint16_t *)t->data)[i]);
+	case PERFDB_DTYPE_FLOAT16: return cpu_f16_to_f32(((const uint16_t *)t->data)[i]);
+	default: return ((const float *)t->data)[i];
+	}
+}
+
+/* Convert n elements starting at element off of t into dst (fp32). */
+void cpu_load_row(const struct perfdb_tensor *t, size_t off, size_t n, float *dst);
+/* Store n fp32 values into t at element off, converting to its dtype. */
+void cpu_store_row(struct perfdb_tensor *t, size_t off, size_t n, const float *src);
+/* Whether dtype is fp32, bf16 or fp16. */
+int cpu_is_float(enum perfdb_dtype d);
+/* Value of an integer tensor's element i (int8..int64, uint8, bool). */
+int64_t cpu_ld_int(const struct perfdb_tensor *t, size_t i);
+/* Same shape (dims equal). */
+int cpu_same_dims(const struct perfdb_tensor *a, const struct perfdb_tensor *b);
+
+/* Op tables, one per family file. */
+extern const struct perfdb_op_impl cpu_ops_matmul[];
+extern const struct perfdb_op_impl cpu_ops_eltwise[];
+extern const struct perfdb_op_impl cpu_ops_norm[];
+extern const struct perfdb_op_impl cpu_ops_index[];
+extern const struct perfdb_op_impl cpu_ops_reduce[];
+
+/* Threads and OpenBLAS core chosen at init (for describe). */
+extern int cpu_threads;
+
+#endif

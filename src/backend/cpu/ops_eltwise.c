@@ -1,0 +1,172 @@
+/*
+ * CPU backend, element-wise ops (spec/replay.md §4; docs/ops.md): Add,
+ * SwiGlu, TensorMove, MaskedFill.  Float tensors (fp32, bf16, fp16) are
+ * processed in blocks converted to fp32 on the stack, a loop shape the
+ * compiler vectorises; results are stored back in the tensor's own dtype.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "cpu_internal.h"
+
+#define BLK 1024
+
+static int need(const struct perfdb_op_case *c, size_t nin, struct perfdb_err *err)
+{
+	if (c->nin < nin || c->nout < 1 || !c->out[0].present)
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s needs %zu input(s) and an output", c->op, nin);
+	for (size_t i = 0; i < nin; i++)
+		if (!c->in[i].present)
+			return perfdb_err_set(err, PERFDB_EINVAL, "%s: input %zu is empty", c->op, i);
+	return 0;
+}
+
+/* b broadcasts over a trailing-wise into out: b's dims (leading 1s dropped) are out's last dims. */
+static int trailing_bcast(const struct perfdb_tensor *b, const struct perfdb_tensor *out)
+{
+	size_t nb = b->ndims;
+	size_t lead = 0;
+	while (lead < nb && b->dims[lead] == 1)
+		lead++;
+	if (nb - lead > out->ndims)
+		return 0;
+	for (size_t i = lead; i < nb; i++)
+		if (b->dims[i] != out->dims[out->ndims - (nb - i)])
+			return 0;
+	return 1;
+}
+
+/* ---- Add: out = in0 + in1 (in1 broadcast trailing-wise; absent: 1.0) ---- */
+
+static int add_check(const struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	PERFDB_TRY(need(c, 1, err));
+	const struct perfdb_tensor *a = &c->in[0], *b = &c->in[1], *o = &c->out[0];
+	if (!cpu_is_float(a->dtype) || !cpu_is_float(o->dtype) ||
+	    (c->nin > 1 && b->present && !cpu_is_float(b->dtype)))
+		return perfdb_err_set(err, PERFDB_EINVAL, "Add: only fp32/bf16/fp16 tensors are supported");
+	if (a->numel != o->numel)
+		return perfdb_err_set(err, PERFDB_EINVAL, "Add: input 0 and output differ in size");
+	if (c->nin > 1 && b->present && !trailing_bcast(b, o))
+		return perfdb_err_set(err, PERFDB_EINVAL, "Add: input 1 does not broadcast to the output");
+	return 0;
+}
+
+CPU_CLONES static int add_run(struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	(void)err;
+	const struct perfdb_tensor *a = &c->in[0], *b = c->nin > 1 && c->in[1].present ? &c->in[1] : NULL;
+	struct perfdb_tensor *o = &c->out[0];
+	float x[BLK], y[BLK];
+	size_t n = (size_t)o->numel, bn = b ? (size_t)b->numel : 1;
+	for (size_t i = 0; i < n; i += BLK) {
+		size_t m = n - i < BLK ? n - i : BLK;
+		cpu_load_row(a, i, m, x);
+		if (!b) {
+			for (size_t j = 0; j < m; j++)
+				x[j] += 1.0f;
+		} else if (bn == n) {
+			cpu_load_row(b, i, m, y);
+			for (size_t j = 0; j < m; j++)
+				x[j] += y[j];
+		} else {
+			for (size_t j = 0; j < m; j++)
+				x[j] += cpu_ld(b, (i + j) % bn);
+		}
+		cpu_store_row(o, i, m, x);
+	}
+	return 0;
+}
+
+/* ---- SwiGlu: x (..., 2H) -> out (..., H) = silu(x[..., :H]) * x[..., H:] ---- */
+
+static int swiglu_check(const struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	PERFDB_TRY(need(c, 1, err));
+	const struct perfdb_tensor *a = &c->in[0], *o = &c->out[0];
+	if (!cpu_is_float(a->dtype) || !cpu_is_float(o->dtype))
+		return perfdb_err_set(err, PERFDB_EINVAL, "SwiGlu: only fp32/bf16/fp16 tensors are supported");
+	if (a->ndims < 1 || a->dims[a->ndims - 1] % 2 || a->numel != 2 * o->numel ||
+	    o->dims[o->ndims - 1] * 2 != a->dims[a->ndims - 1])
+		return perfdb_err_set(err, PERFDB_EINVAL, "SwiGlu: output must halve the last dim of input 0");
+	return 0;
+}
+
+CPU_CLONES static int swiglu_run(struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	(void)err;
+	const struct perfdb_tensor *a = &c->in[0];
+	struct perfdb_tensor *o = &c->out[0];
+	size_t h = (size_t)o->dims[o->ndims - 1], rows = (size_t)o->numel / (h ? h : 1);
+	float g[BLK], u[BLK];
+	for (size_t r = 0; r < rows; r++)
+		for (size_t i = 0; i < h; i += BLK) {
+			size_t m = h - i < BLK ? h - i : BLK;
+			cpu_load_row(a, r * 2 * h + i, m, g);
+			cpu_load_row(a, r * 2 * h + h + i, m, u);
+			for (size_t j = 0; j < m; j++)
+				g[j] = g[j] / (1.0f + cpu_expf(-g[j])) * u[j];
+			cpu_store_row(o, r * h + i, m, g);
+		}
+	return 0;
+}
+
+/* ---- TensorMove: out = copy of in0 (bytes) ---- */
+
+static int move_check(const struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	PERFDB_TRY(need(c, 1, err));
+	if (c->in[0].bytes != c->out[0].bytes)
+		return perfdb_err_set(err, PERFDB_EINVAL, "TensorMove: input and output differ in size");
+	return 0;
+}
+
+static int move_run(struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	(void)err;
+	memcpy(c->out[0].data, c->in[0].data, c->out[0].bytes);
+	return 0;
+}
+
+/* ---- MaskedFill: out = mask ? value : in0 (mask=in1 broadcast, value=in2[0] or 0) ---- */
+
+static int mfill_check(const struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	PERFDB_TRY(need(c, 2, err));
+	const struct perfdb_tensor *a = &c->in[0], *m = &c->in[1], *o = &c->out[0];
+	if (!cpu_is_float(a->dtype) || a->dtype != o->dtype || a->numel != o->numel)
+		return perfdb_err_set(err, PERFDB_EINVAL, "MaskedFill: input 0 and output must be the same float tensor");
+	if (m->dtype != PERFDB_DTYPE_BOOL && m->dtype != PERFDB_DTYPE_UINT8 && m->dtype != PERFDB_DTYPE_INT8)
+		return perfdb_err_set(err, PERFDB_EINVAL, "MaskedFill: mask must be bool");
+	if (!trailing_bcast(m, o))
+		return perfdb_err_set(err, PERFDB_EINVAL, "MaskedFill: mask does not broadcast to the output");
+	return 0;
+}
+
+static int mfill_run(struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	(void)err;
+	const struct perfdb_tensor *a = &c->in[0], *mk = &c->in[1];
+	struct perfdb_tensor *o = &c->out[0];
+	float v = c->nin > 2 && c->in[2].present && cpu_is_float(c->in[2].dtype) ? cpu_ld(&c->in[2], 0) : 0.0f;
+	const uint8_t *mask = mk->data;
+	size_t n = (size_t)o->numel, mn = (size_t)mk->numel;
+	float x[BLK];
+	for (size_t i = 0; i < n; i += BLK) {
+		size_t m = n - i < BLK ? n - i : BLK;
+		cpu_load_row(a, i, m, x);
+		for (size_t j = 0; j < m; j++)
+			if (mask[(i + j) % mn])
+				x[j] = v;
+		cpu_store_row(o, i, m, x);
+	}
+	return 0;
+}
+
+const struct perfdb_op_impl cpu_ops_eltwise[] = {
+	{ .name = "Add", .check = add_check, .run = add_run, .memory_bound = true },
+	{ .name = "MaskedFill", .check = mfill_check, .run = mfill_run, .memory_bound = true },
+	{ .name = "SwiGlu", .check = swiglu_check, .run = swiglu_run, .memory_bound = true },
+	{ .name = "TensorMove", .check = move_check, .run = move_run, .memory_bound = true },
+	{ .name = NULL },
+};

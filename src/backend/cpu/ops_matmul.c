@@ -1,0 +1,297 @@
+/*
+ * CPU backend, MatMul family (spec/replay.md §4 table): MatMulV2, MatMulV3,
+ * MatMulCommon, BatchMatMulV2, TransposeBatchMatMul.
+ *
+ * Every case becomes one batched GEMM C[b] = A[b] · B[b] of logical shapes
+ * (Bt,M,K)·(Bt,K,N)→(Bt,M,N) over the stored buffers with strides, so a
+ * transposed operand (`.t()` of a recorded (N,K) weight) or the (M,B,K)
+ * layout of TransposeBatchMatMul costs no copy.  fp32 with M = 1 and one
+ * batch goes to OpenBLAS cblas_sgemv (2-4x faster than a GEMM there);
+ * everything else to a oneDNN matmul primitive created once per row, with
+ * the weight reordered once, outside the timed loop, to the layout oneDNN
+ * prefers (format_tag any), as an inference engine does.
+ */
+#include <cblas.h>
+#include <dnnl.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_internal.h"
+
+struct gemm {
+	int64_t bt, m, n, k;
+	int64_t sa[3], sb[3], sc[3];   /* strides (elements) of A, B, C over (batch, row, col) */
+	int btrans;                    /* B stored as (N,K) */
+};
+
+struct mm_state {
+	struct gemm g;
+	int use_gemv;
+	dnnl_primitive_t prim;
+	dnnl_memory_t a, b, w, c;       /* w: reordered weight (NULL: b used as is) */
+};
+
+static dnnl_engine_t eng;
+static dnnl_stream_t strm;
+
+static int dnnl_fail(struct perfdb_err *err, const char *what, dnnl_status_t st)
+{
+	return perfdb_err_set(err, PERFDB_EINVAL, "oneDNN %s failed (status %d)", what, (int)st);
+}
+
+static int is2(const struct perfdb_tensor *t)
+{
+	return t->present && t->ndims == 2;
+}
+
+static int is3(const struct perfdb_tensor *t)
+{
+	return t->present && t->ndims == 3;
+}
+
+/* Strides of a stored row-major (r, c) matrix used as (rows, cols) logical, transposed or not. */
+static void mat2(const struct perfdb_tensor *t, int trans, int64_t s[3])
+{
+	s[0] = 0;
+	if (trans) {
+		s[1] = 1;
+		s[2] = t->dims[1];
+	} else {
+		s[1] = t->dims[1];
+		s[2] = 1;
+	}
+}
+
+/* 2-D: A (M,K) or (K,M); B (K,N) or (N,K); C (M,N). */
+static int plan2(const struct perfdb_op_case *c, struct gemm *g, struct perfdb_err *err)
+{
+	const struct perfdb_tensor *a = &c->in[0], *b = &c->in[1], *o = &c->out[0];
+	if (!is2(a) || !is2(b) || !is2(o))
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s needs 2-D inputs 0, 1 and output 0", c->op);
+	int64_t m = o->dims[0], n = o->dims[1], k;
+	int ta;
+	if (a->dims[0] == m) {
+		ta = 0;
+		k = a->dims[1];
+	} else if (a->dims[1] == m) {
+		ta = 1;
+		k = a->dims[0];
+	} else {
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: input 0 has no dim M=%lld", c->op, (long long)m);
+	}
+	if (b->dims[0] == k && b->dims[1] == n)
+		g->btrans = 0;
+	else if (b->dims[1] == k && b->dims[0] == n)
+		g->btrans = 1;
+	else
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: input 1 is not (%lld,%lld) or its transpose",
+				      c->op, (long long)k, (long long)n);
+	g->bt = 1;
+	g->m = m;
+	g->n = n;
+	g->k = k;
+	mat2(a, ta, g->sa);
+	mat2(b, g->btrans, g->sb);
+	g->sc[0] = 0;
+	g->sc[1] = n;
+	g->sc[2] = 1;
+	return 0;
+}
+
+static int plan(const struct perfdb_op_case *c, struct gemm *g, struct perfdb_err *err)
+{
+	memset(g, 0, sizeof(*g));
+	if (c->nin < 2 || c->nout < 1)
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s needs 2 inputs and 1 output", c->op);
+	const struct perfdb_tensor *a = &c->in[0], *b = &c->in[1], *o = &c->out[0];
+	for (int i = 0; i < 2; i++)
+		if (!cpu_is_float(c->in[i].dtype))
+			return perfdb_err_set(err, PERFDB_EINVAL, "%s: input %d dtype %s not supported",
+					      c->op, i, perfdb_dtype_name(c->in[i].dtype));
+	if (o->present && !cpu_is_float(o->dtype))
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: output dtype %s not supported", c->op,
+				      perfdb_dtype_name(o->dtype));
+	if (strcmp(c->op, "BatchMatMulV2") == 0 && is2(a))
+		return plan2(c, g, err);
+	if (strncmp(c->op, "MatMul", 6) == 0)
+		return plan2(c, g, err);
+	if (!is3(a) || !is3(b) || !is3(o))
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s needs 3-D inputs 0, 1 and output 0", c->op);
+	int64_t d0 = o->dims[0], d1 = o->dims[1], n = o->dims[2];
+	if (a->dims[0] != d0 || a->dims[1] != d1)
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: input 0 and output 0 disagree", c->op);
+	int64_t k = a->dims[2];
+	int perm;  /* (M,B,K) layout: batch is dim 1 */
+	if (b->dims[0] == d0)
+		perm = 0;
+	else if (strcmp(c->op, "TransposeBatchMatMul") == 0 && b->dims[0] == d1)
+		perm = 1;
+	else
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: batch of input 1 does not match", c->op);
+	if (b->dims[1] == k && b->dims[2] == n)
+		g->btrans = 0;
+	else if (b->dims[2] == k && b->dims[1] == n)
+		g->btrans = 1;
+	else
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: input 1 is not (B,%lld,%lld) or (B,%lld,%lld)",
+				      c->op, (long long)k, (long long)n, (long long)n, (long long)k);
+	g->bt = perm ? d1 : d0;
+	g->m = perm ? d0 : d1;
+	g->n = n;
+	g->k = k;
+	if (perm) {   /* A stored (M,B,K), C stored (M,B,N) */
+		g->sa[0] = k; g->sa[1] = d1 * k; g->sa[2] = 1;
+		g->sc[0] = n; g->sc[1] = d1 * n; g->sc[2] = 1;
+	} else {
+		g->sa[0] = d1 * k; g->sa[1] = k; g->sa[2] = 1;
+		g->sc[0] = d1 * n; g->sc[1] = n; g->sc[2] = 1;
+	}
+	g->sb[0] = k * n;
+	if (g->btrans) {
+		g->sb[1] = 1;
+		g->sb[2] = k;
+	} else {
+		g->sb[1] = n;
+		g->sb[2] = 1;
+	}
+	return 0;
+}
+
+static int mm_check(const struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	struct gemm g;
+	return plan(c, &g, err);
+}
+
+static dnnl_data_type_t dt_of(enum perfdb_dtype d)
+{
+	return d == PERFDB_DTYPE_BF16 ? dnnl_bf16 : d == PERFDB_DTYPE_FLOAT16 ? dnnl_f16 : dnnl_f32;
+}
+
+static void mm_release(struct perfdb_op_case *c)
+{
+	struct mm_state *s = c->priv;
+	if (!s)
+		return;
+	if (s->prim)
+		dnnl_primitive_destroy(s->prim);
+	if (s->a)
+		dnnl_memory_destroy(s->a);
+	if (s->b)
+		dnnl_memory_destroy(s->b);
+	if (s->w)
+		dnnl_memory_destroy(s->w);
+	if (s->c)
+		dnnl_memory_destroy(s->c);
+	free(s);
+	c->priv = NULL;
+}
+
+static int mm_prepare(struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	struct mm_state *s = calloc(1, sizeof(*s));
+	if (!s)
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	c->priv = s;
+	PERFDB_TRY(plan(c, &s->g, err));
+	struct gemm *g = &s->g;
+	const struct perfdb_tensor *a = &c->in[0], *b = &c->in[1], *o = &c->out[0];
+	if (g->bt == 1 && g->m == 1 && a->dtype == PERFDB_DTYPE_FLOAT && b->dtype == PERFDB_DTYPE_FLOAT &&
+	    o->dtype == PERFDB_DTYPE_FLOAT) {
+		s->use_gemv = 1;
+		return 0;
+	}
+	dnnl_status_t st;
+	if (!eng) {
+		if ((st = dnnl_engine_create(&eng, dnnl_cpu, 0)) != dnnl_success)
+			return dnnl_fail(err, "engine creation", st);
+		if ((st = dnnl_stream_create(&strm, eng, dnnl_stream_default_flags)) != dnnl_success)
+			return dnnl_fail(err, "stream creation", st);
+	}
+	dnnl_dims_t da = { g->bt, g->m, g->k }, db = { g->bt, g->k, g->n }, dc = { g->bt, g->m, g->n };
+	dnnl_dims_t sa = { g->sa[0] ? g->sa[0] : g->m * g->k, g->sa[1], g->sa[2] };
+	dnnl_dims_t sb = { g->sb[0] ? g->sb[0] : g->k * g->n, g->sb[1], g->sb[2] };
+	dnnl_dims_t sc = { g->sc[0] ? g->sc[0] : g->m * g->n, g->sc[1], g->sc[2] };
+	/* one batch: 2-D descriptors (oneDNN's small-M kernels are chosen for 2-D only) */
+	int nd = g->bt == 1 ? 2 : 3, o3 = 3 - nd;
+	dnnl_memory_desc_t mda, mdb, mdb_any, mdc;
+	if (dnnl_memory_desc_init_by_strides(&mda, nd, da + o3, dt_of(a->dtype), sa + o3) != dnnl_success ||
+	    dnnl_memory_desc_init_by_strides(&mdb, nd, db + o3, dt_of(b->dtype), sb + o3) != dnnl_success ||
+	    dnnl_memory_desc_init_by_tag(&mdb_any, nd, db + o3, dt_of(b->dtype), dnnl_format_tag_any) != dnnl_success ||
+	    dnnl_memory_desc_init_by_strides(&mdc, nd, dc + o3, dt_of(o->dtype), sc + o3) != dnnl_success)
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: oneDNN rejects the shapes", c->op);
+	dnnl_matmul_desc_t md;
+	if ((st = dnnl_matmul_desc_init(&md, &mda, &mdb_any, NULL, &mdc)) != dnnl_success)
+		return dnnl_fail(err, "matmul descriptor", st);
+	dnnl_primitive_desc_t pd;
+	if ((st = dnnl_primitive_desc_create(&pd, &md, NULL, eng, NULL)) != dnnl_success)
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: oneDNN has no matmul for %s x %s -> %s (status %d)",
+				      c->op, perfdb_dtype_name(a->dtype), perfdb_dtype_name(b->dtype),
+				      perfdb_dtype_name(o->dtype), (int)st);
+	const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+	st = dnnl_primitive_create(&s->prim, pd);
+	if (st == dnnl_success)
+		st = dnnl_memory_create(&s->a, &mda, eng, a->data);
+	if (st == dnnl_success)
+		st = dnnl_memory_create(&s->b, &mdb, eng, b->data);
+	if (st == dnnl_success)
+		st = dnnl_memory_create(&s->c, &mdc, eng, o->data);
+	if (st == dnnl_success && !dnnl_memory_desc_equal(wmd, &mdb)) {
+		/* the one-time weight reorder of an inference engine */
+		dnnl_primitive_desc_t rpd;
+		dnnl_primitive_t r;
+		st = dnnl_memory_create(&s->w, wmd, eng, DNNL_MEMORY_ALLOCATE);
+		if (st == dnnl_success)
+			st = dnnl_reorder_primitive_desc_create(&rpd, &mdb, eng, wmd, eng, NULL);
+		if (st == dnnl_success) {
+			st = dnnl_primitive_create(&r, rpd);
+			dnnl_primitive_desc_destroy(rpd);
+			if (st == dnnl_success) {
+				dnnl_exec_arg_t args[] = { { DNNL_ARG_FROM, s->b }, { DNNL_ARG_TO, s->w } };
+				st = dnnl_primitive_execute(r, strm, 2, args);
+				if (st == dnnl_success)
+					st = dnnl_stream_wait(strm);
+				dnnl_primitive_destroy(r);
+			}
+		}
+	}
+	dnnl_primitive_desc_destroy(pd);
+	if (st != dnnl_success)
+		return dnnl_fail(err, "matmul setup", st);
+	return 0;
+}
+
+static int mm_run(struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	struct mm_state *s = c->priv;
+	if (s->use_gemv) {
+		const struct gemm *g = &s->g;
+		const float *x = c->in[0].data, *b = c->in[1].data;
+		float *y = c->out[0].data;
+		if (s->g.btrans)   /* B stored (N,K): y = B x */
+			cblas_sgemv(CblasRowMajor, CblasNoTrans, (int)g->n, (int)g->k, 1.0f, b, (int)g->k,
+				    x, 1, 0.0f, y, 1);
+		else               /* B stored (K,N): y = B^T x */
+			cblas_sgemv(CblasRowMajor, CblasTrans, (int)g->k, (int)g->n, 1.0f, b, (int)g->n,
+				    x, 1, 0.0f, y, 1);
+		return 0;
+	}
+	dnnl_exec_arg_t args[] = {
+		{ DNNL_ARG_SRC, s->a },
+		{ DNNL_ARG_WEIGHTS, s->w ? s->w : s->b },
+		{ DNNL_ARG_DST, s->c },
+	};
+	dnnl_status_t st = dnnl_primitive_execute(s->prim, strm, 3, args);
+	if (st == dnnl_success)
+		st = dnnl_stream_wait(strm);
+	return st == dnnl_success ? 0 : dnnl_fail(err, "matmul", st);
+}
+
+#define MM(n) { .name = n, .check = mm_check, .prepare = mm_prepare, .run = mm_run, \
+		.release = mm_release, .memory_bound = false }
+
+const struct perfdb_op_impl cpu_ops_matmul[] = {
+	MM("BatchMatMulV2"), MM("MatMulCommon"), MM("MatMulV2"), MM("MatMulV3"),
+	MM("TransposeBatchMatMul"),
+	{ .name = NULL },
+};

@@ -1,0 +1,196 @@
+/*
+ * CPU backend, normalisation ops (spec/replay.md §4; docs/ops.md): RmsNorm,
+ * AddRmsNormBias, SoftmaxV2, all over the last dim, computed in fp32 per
+ * row (a scratch row allocated in prepare, outside the timed loop).
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "cpu_internal.h"
+
+#define RMS_EPS 1e-6f
+
+static size_t last(const struct perfdb_tensor *t)
+{
+	return t->ndims ? (size_t)t->dims[t->ndims - 1] : 1;
+}
+
+static int floats(const struct perfdb_op_case *c, size_t nin, struct perfdb_err *err)
+{
+	if (c->nin < nin || c->nout < 1 || !c->out[0].present)
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s needs %zu input(s) and an output", c->op, nin);
+	for (size_t i = 0; i < nin; i++)
+		if (!c->in[i].present || !cpu_is_float(c->in[i].dtype))
+			return perfdb_err_set(err, PERFDB_EINVAL, "%s: input %zu must be an fp32/bf16/fp16 tensor",
+					      c->op, i);
+	if (!cpu_is_float(c->out[0].dtype))
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: output 0 must be a float tensor", c->op);
+	if (c->in[0].numel != c->out[0].numel || last(&c->in[0]) != last(&c->out[0]))
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: input 0 and output 0 differ in shape", c->op);
+	return 0;
+}
+
+/* Scratch: 3 rows of the last dim. */
+static int scratch(struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	c->priv = malloc(3 * last(&c->in[0]) * sizeof(float) + 64);
+	return c->priv ? 0 : perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+}
+
+static void scratch_free(struct perfdb_op_case *c)
+{
+	free(c->priv);
+	c->priv = NULL;
+}
+
+/* Optional fp32 rstd output (slot out_i): one value per row. */
+static void put_rstd(struct perfdb_op_case *c, size_t oi, size_t r, float v)
+{
+	if (c->nout > oi && c->out[oi].present && (size_t)c->out[oi].numel > r && cpu_is_float(c->out[oi].dtype))
+		cpu_store_row(&c->out[oi], r, 1, &v);
+}
+
+/* ---- RmsNorm: y = x * rsqrt(mean(x^2) + eps) * gamma; out1 = rstd ---- */
+
+static int rms_check(const struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	PERFDB_TRY(floats(c, 2, err));
+	if ((size_t)c->in[1].numel != last(&c->in[0]))
+		return perfdb_err_set(err, PERFDB_EINVAL, "RmsNorm: gamma must have the last dim of x");
+	return 0;
+}
+
+/* Sum of squares with 16 partial sums: vectorises without reassociation flags. */
+CPU_CLONES static float sumsq(const float *x, size_t h)
+{
+	float acc[16] = { 0 };
+	size_t j = 0;
+	for (; j + 16 <= h; j += 16)
+		for (size_t k = 0; k < 16; k++)
+			acc[k] += x[j + k] * x[j + k];
+	float s = 0.0f;
+	for (size_t k = 0; k < 16; k++)
+		s += acc[k];
+	for (; j < h; j++)
+		s += x[j] * x[j];
+	return s;
+}
+
+/* Plain sum with 16 partial sums. */
+CPU_CLONES static float sum16(const float *x, size_t h)
+{
+	float acc[16] = { 0 };
+	size_t j = 0;
+	for (; j + 16 <= h; j += 16)
+		for (size_t k = 0; k < 16; k++)
+			acc[k] += x[j + k];
+	float s = 0.0f;
+	for (size_t k = 0; k < 16; k++)
+		s += acc[k];
+	for (; j < h; j++)
+		s += x[j];
+	return s;
+}
+
+CPU_CLONES static void rms_rows(struct perfdb_op_case *c, const struct perfdb_tensor *x1,
+		     const struct perfdb_tensor *x2, const struct perfdb_tensor *g,
+		     const struct perfdb_tensor *bias, size_t rstd_slot, struct perfdb_tensor *xsum)
+{
+	size_t h = last(x1), rows = (size_t)x1->numel / (h ? h : 1);
+	float *x = c->priv, *t = x + h, *gam = t + h;
+	cpu_load_row(g, 0, h, gam);
+	for (size_t r = 0; r < rows; r++) {
+		cpu_load_row(x1, r * h, h, x);
+		if (x2) {
+			cpu_load_row(x2, r * h, h, t);
+			for (size_t j = 0; j < h; j++)
+				x[j] += t[j];
+			if (xsum)
+				cpu_store_row(xsum, r * h, h, x);
+		}
+		float ss = sumsq(x, h);
+		float rstd = 1.0f / sqrtf(ss / (float)h + RMS_EPS);
+		for (size_t j = 0; j < h; j++)
+			x[j] = x[j] * rstd * gam[j];
+		if (bias) {
+			cpu_load_row(bias, 0, h, t);
+			for (size_t j = 0; j < h; j++)
+				x[j] += t[j];
+		}
+		cpu_store_row(&c->out[0], r * h, h, x);
+		put_rstd(c, rstd_slot, r, rstd);
+	}
+}
+
+static int rms_run(struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	(void)err;
+	rms_rows(c, &c->in[0], NULL, &c->in[1], NULL, 1, NULL);
+	return 0;
+}
+
+/*
+ * ---- AddRmsNormBias: x = x1 + x2; y = rmsnorm(x) * gamma + bias ----
+ * in: x1, x2, gamma, bias (optional); out: y, rstd (optional), x (optional).
+ */
+static int arnb_check(const struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	PERFDB_TRY(floats(c, 3, err));
+	size_t h = last(&c->in[0]);
+	if (c->in[1].numel != c->in[0].numel)
+		return perfdb_err_set(err, PERFDB_EINVAL, "AddRmsNormBias: x1 and x2 differ in size");
+	if ((size_t)c->in[2].numel != h)
+		return perfdb_err_set(err, PERFDB_EINVAL, "AddRmsNormBias: gamma must have the last dim of x");
+	if (c->nin > 3 && c->in[3].present && (!cpu_is_float(c->in[3].dtype) || (size_t)c->in[3].numel != h))
+		return perfdb_err_set(err, PERFDB_EINVAL, "AddRmsNormBias: bias must have the last dim of x");
+	if (c->nout > 2 && c->out[2].present && (c->out[2].numel != c->in[0].numel || !cpu_is_float(c->out[2].dtype)))
+		return perfdb_err_set(err, PERFDB_EINVAL, "AddRmsNormBias: output 2 must have the shape of x");
+	return 0;
+}
+
+static int arnb_run(struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	(void)err;
+	const struct perfdb_tensor *bias = c->nin > 3 && c->in[3].present ? &c->in[3] : NULL;
+	struct perfdb_tensor *xs = c->nout > 2 && c->out[2].present ? &c->out[2] : NULL;
+	rms_rows(c, &c->in[0], &c->in[1], &c->in[2], bias, 1, xs);
+	return 0;
+}
+
+/* ---- SoftmaxV2: softmax over the last dim ---- */
+
+static int softmax_check(const struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	return floats(c, 1, err);
+}
+
+CPU_CLONES static int softmax_run(struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	(void)err;
+	const struct perfdb_tensor *a = &c->in[0];
+	size_t h = last(a), rows = (size_t)a->numel / (h ? h : 1);
+	float *x = c->priv;
+	for (size_t r = 0; r < rows; r++) {
+		cpu_load_row(a, r * h, h, x);
+		float mx = -INFINITY;
+		for (size_t j = 0; j < h; j++)
+			mx = x[j] > mx ? x[j] : mx;
+		for (size_t j = 0; j < h; j++)
+			x[j] = cpu_expf(x[j] - mx);
+		float inv = 1.0f / sum16(x, h);
+		for (size_t j = 0; j < h; j++)
+			x[j] *= inv;
+		cpu_store_row(&c->out[0], r * h, h, x);
+	}
+	return 0;
+}
+
+const struct perfdb_op_impl cpu_ops_norm[] = {
+	{ .name = "AddRmsNormBias", .check = arnb_check, .prepare = scratch, .run = arnb_run,
+	  .release = scratch_free, .memory_bound = true },
+	{ .name = "RmsNorm", .check = rms_check, .prepare = scratch, .run = rms_run,
+	  .release = scratch_free, .memory_bound = true },
+	{ .name = "SoftmaxV2", .check = softmax_check, .prepare = scratch, .run = softmax_run,
+	  .release = scratch_free, .memory_bound = true },
+	{ .name = NULL },
+};

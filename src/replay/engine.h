@@ -1,0 +1,107 @@
+/*
+ * The replay engine (spec/replay.md §4 "Parsing", "Building a tensor",
+ * Decisions 2, 3, 6; STYLE.md rule 8): database rows -> tensors -> timed
+ * runs on a native backend -> measurements for writeback.
+ *
+ * The engine owns the method: tensors are built from the row's shape,
+ * dtype and format cells; buffers are 64-byte aligned, pre-faulted when
+ * they grow and reused from row to row; inputs get deterministic random
+ * data; the op is warmed up, then timed sample by sample (caches flushed
+ * between samples for memory-bound ops whose working set fits the last-level
+ * cache) until at least `repeat` samples and a relative std <= rsd, or the
+ * per-row budget is spent; the per-row timeout fails a row that could not
+ * collect `repeat` samples in time.  Per row it records the process's CPU
+ * time / wall time over the timed loop, so a measurement taken while the
+ * machine was contended can be recognised.  Nothing here prints.
+ */
+#ifndef PERFDB_REPLAY_ENGINE_H
+#define PERFDB_REPLAY_ENGINE_H
+
+#include <stdint.h>
+
+#include "backend/backend.h"
+#include "perfdb/replay.h"
+
+struct perfdb_engine_opts {
+	const char *dbdir;
+	const struct perfdb_backend_i *backend;
+	const char *const *ops;           /* normalised --ops, or NULL: every replay op */
+	size_t nops;
+	int missing_only;                 /* replay only rows without a valid duration (Decision 6) */
+	int fail_fast;                    /* stop at the first failed row */
+	size_t repeat;                    /* minimum timed samples (>= 1) */
+	double rsd;                       /* adaptive stop: relative std (0.01) */
+	double budget_s;                  /* per-row time budget for sampling */
+	double timeout_s;                 /* per-row timeout */
+	int threads;
+	uint64_t seed;
+	int flush;                        /* flush caches between samples of memory-bound ops */
+	/* Optional: the run stops before the next row once *stop is non-zero (a signal). */
+	const volatile int *stop;
+	/* Optional: called after each row. */
+	void (*progress)(void *ud, size_t done, size_t total, size_t failed);
+	void *ud;
+};
+
+enum perfdb_engine_status {
+	PERFDB_ENGINE_OK = 0,
+	PERFDB_ENGINE_FAILED,
+	PERFDB_ENGINE_SKIPPED,            /* kept: valid in missing-only mode, or op unsupported */
+};
+
+struct perfdb_engine_row {
+	char *op;                          /* table stem */
+	size_t line;                       /* CSV line (header = 1) */
+	enum perfdb_engine_status status;
+	char *reason;                      /* failed/skipped: why */
+	size_t samples;
+	double mean, median, min, std;     /* us */
+	double cpu_ratio;                  /* process CPU time / wall time over the timed loop */
+};
+
+struct perfdb_engine_result {
+	struct perfdb_engine_row *rows;
+	size_t nrows, cap;
+	struct perfdb_measures measures;   /* one per successful row, for perfdb_writeback */
+	size_t nok, nfailed, nskipped;
+	int stopped;                       /* --fail-fast or *stop ended the run early */
+	int interrupted;                   /* *stop ended it */
+};
+
+void perfdb_engine_result_release(struct perfdb_engine_result *r);
+
+/*
+ * Replay every selected table <dbdir>/<Op>.csv.  A row that fails (bad
+ * shapes, unsupported dtype, timeout) is recorded and the run goes on
+ * (Decision 3) unless fail_fast.  Returns 0, or -PERFDB_E* when a table
+ * cannot be read (err filled).
+ */
+int perfdb_engine_run(const struct perfdb_engine_opts *o, struct perfdb_engine_result *res,
+		      struct perfdb_err *err);
+
+/*
+ * Build a case from a row's cells (§4 "Parsing", "Building a tensor"):
+ * slots split on ';' keeping empty ones; a null slot is an absent tensor;
+ * a missing dtype is DT_FLOAT, a missing format ND; FRACTAL_NZ (a,b,c,d)
+ * becomes (b*c, a*d).  No buffer is allocated.  Returns 0 or
+ * -PERFDB_EINVAL/-PERFDB_EPARSE with the reason.
+ */
+int perfdb_engine_build_case(const char *op, const char *in_shapes, const char *in_dtypes,
+			     const char *in_formats, const char *out_shapes, const char *out_dtypes,
+			     const char *out_formats, struct perfdb_op_case *c, struct perfdb_err *err);
+
+/*
+ * Allocate (64-byte aligned, pre-faulted) and fill the case's buffers with
+ * deterministic random data from seed: floats uniform in [-1, 1), ints in
+ * [0, 8), bools in {0, 1}.  Buffers are taken from pool, which keeps them
+ * for the next case.  Returns 0 or -PERFDB_ENOMEM.
+ */
+struct perfdb_engine_pool {
+	void *buf[2 * PERFDB_OP_MAX_TENSORS];
+	size_t cap[2 * PERFDB_OP_MAX_TENSORS];
+};
+int perfdb_engine_alloc_case(struct perfdb_engine_pool *pool, struct perfdb_op_case *c, uint64_t seed,
+			     struct perfdb_err *err);
+void perfdb_engine_pool_release(struct perfdb_engine_pool *pool);
+
+#endif

@@ -1,0 +1,435 @@
+/*
+ * CPU backend ops against naive references on small shapes (docs/ops.md),
+ * and the engine's row -> tensor rules (spec/replay.md §4 "Parsing",
+ * "Building a tensor").  Expected values are computed here by plain loops
+ * over the same random inputs, or derived by hand.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "backend/cpu/cpu_internal.h"
+#include "replay/engine.h"
+
+static struct perfdb_engine_pool pool;
+
+/* Build, check, allocate/fill, prepare, run one case; returns check's result. */
+static int run_case(struct perfdb_op_case *c, const char *op, const char *ins, const char *idt,
+		    const char *ifm, const char *outs, const char *odt)
+{
+	struct perfdb_err err;
+	perfdb_err_clear(&err);
+	assert_int_equal(perfdb_engine_build_case(op, ins, idt, ifm, outs, odt, "", c, &err), 0);
+	const struct perfdb_op_impl *impl = perfdb_backend_cpu.find_op(op);
+	assert_non_null(impl);
+	int rc = impl->check(c, &err);
+	if (rc < 0)
+		return rc;
+	/* each tensor its own buffers: the pool is indexed by slot, fine within one case */
+	assert_int_equal(perfdb_engine_alloc_case(&pool, c, 42, &err), 0);
+	if (impl->prepare)
+		assert_int_equal(impl->prepare(c, &err), 0);
+	assert_int_equal(impl->run(c, &err), 0);
+	return 0;
+}
+
+static void finish(struct perfdb_op_case *c)
+{
+	const struct perfdb_op_impl *impl = perfdb_backend_cpu.find_op(c->op);
+	if (impl->release)
+		impl->release(c);
+}
+
+static void near(float got, float want, float tol)
+{
+	if (fabsf(got - want) > tol * (1.0f + fabsf(want)))
+		fail_msg("got %g, want %g (tol %g)", (double)got, (double)want, (double)tol);
+}
+
+static float tol_of(enum perfdb_dtype d)
+{
+	return d == PERFDB_DTYPE_BF16 ? 2e-2f : d == PERFDB_DTYPE_FLOAT16 ? 2e-3f : 1e-5f;
+}
+
+/* ---- conversions (hand-derived bit patterns) ---- */
+
+static void test_conversions(void **state)
+{
+	(void)state;
+	assert_int_equal(cpu_f32_to_bf16(1.0f), 0x3f80);
+	assert_int_equal(cpu_f32_to_bf16(-2.0f), 0xc000);
+	assert_int_equal(cpu_f32_to_f16(1.0f), 0x3c00);
+	assert_int_equal(cpu_f32_to_f16(65504.0f), 0x7bff);
+	assert_int_equal(cpu_f32_to_f16(0x1p-24f), 0x0001);      /* smallest subnormal */
+	assert_int_equal(cpu_f32_to_f16(1e6f), 0x7c00);          /* overflow -> inf */
+	assert_true(cpu_f16_to_f32(0x3555) > 0.333f && cpu_f16_to_f32(0x3555) < 0.3334f);
+	assert_true(cpu_f16_to_f32(0x0001) == 0x1p-24f);
+	assert_true(cpu_bf16_to_f32(0x3f80) == 1.0f);
+	/* ties to even: 1 + 2^-8 lies halfway between bf16 1.0 and 1.0078125 */
+	assert_int_equal(cpu_f32_to_bf16(1.0f + 0x1p-8f), 0x3f80);
+}
+
+/* ---- §4 parsing and tensor building ---- */
+
+static void test_build_case(void **state)
+{
+	(void)state;
+	struct perfdb_op_case c;
+	struct perfdb_err err;
+	perfdb_err_clear(&err);
+	/* FRACTAL_NZ (2,3,4,5) -> (12,10); empty slot kept and absent; missing dtype -> DT_FLOAT */
+	assert_int_equal(perfdb_engine_build_case("X", "\"\"\"4,8;;2,3,4,5\"\"\"", "DT_BF16;;", "ND;;FRACTAL_NZ",
+						  "4,8", "", "", &c, &err), 0);
+	assert_int_equal(c.nin, 3);
+	assert_true(c.in[0].present);
+	assert_int_equal(c.in[0].dtype, PERFDB_DTYPE_BF16);
+	assert_int_equal(c.in[0].bytes, 64);
+	assert_false(c.in[1].present);
+	assert_int_equal(c.in[2].ndims, 2);
+	assert_int_equal(c.in[2].dims[0], 12);
+	assert_int_equal(c.in[2].dims[1], 10);
+	assert_int_equal(c.in[2].dtype, PERFDB_DTYPE_FLOAT);
+	assert_int_equal(c.out[0].dtype, PERFDB_DTYPE_FLOAT);
+	/* an unsupported dtype fails the row */
+	assert_true(perfdb_engine_build_case("X", "4", "DT_WHATEVER", "", "4", "", "", &c, &err) < 0);
+	assert_non_null(strstr(err.msg, "Unsupported dtype: DT_WHATEVER"));
+	/* a bad dim fails the row */
+	assert_true(perfdb_engine_build_case("X", "4,x", "", "", "4", "", "", &c, &err) < 0);
+}
+
+/* ---- MatMul family vs a naive triple loop ---- */
+
+/* C[b,m,n] = sum_k A(b,m,k) B(b,k,n) with element accessors given by strides. */
+static void check_gemm(const struct perfdb_op_case *c, int64_t bt, int64_t m, int64_t n, int64_t k,
+		       const int64_t sa[3], const int64_t sb[3], const int64_t sc[3])
+{
+	float tol = tol_of(c->in[0].dtype) > tol_of(c->out[0].dtype) ? tol_of(c->in[0].dtype)
+								   : tol_of(c->out[0].dtype);
+	for (int64_t b = 0; b < bt; b++)
+		for (int64_t i = 0; i < m; i++)
+			for (int64_t j = 0; j < n; j++) {
+				double s = 0;
+				for (int64_t p = 0; p < k; p++)
+					s += (double)cpu_ld(&c->in[0], (size_t)(b * sa[0] + i * sa[1] + p * sa[2])) *
+					     (double)cpu_ld(&c->in[1], (size_t)(b * sb[0] + p * sb[1] + j * sb[2]));
+				near(cpu_ld(&c->out[0], (size_t)(b * sc[0] + i * sc[1] + j * sc[2])), (float)s,
+				     tol * 4);
+			}
+}
+
+static void test_matmul_2d(void **state)
+{
+	(void)state;
+	struct perfdb_op_case c;
+	const char *dts[] = { "DT_FLOAT;DT_FLOAT", "DT_BF16;DT_BF16" };
+	const char *ods[] = { "DT_FLOAT", "DT_BF16" };
+	for (int d = 0; d < 2; d++) {
+		/* weight recorded (N,K) = (5,7): used transposed */
+		assert_int_equal(run_case(&c, "MatMulV2", "3,7;5,7", dts[d], "ND;ND", "3,5", ods[d]), 0);
+		check_gemm(&c, 1, 3, 5, 7, (int64_t[]){ 0, 7, 1 }, (int64_t[]){ 0, 1, 7 }, (int64_t[]){ 0, 5, 1 });
+		finish(&c);
+		/* weight recorded (K,N) = (7,5) */
+		assert_int_equal(run_case(&c, "MatMulCommon", "3,7;7,5", dts[d], "ND;ND", "3,5", ods[d]), 0);
+		check_gemm(&c, 1, 3, 5, 7, (int64_t[]){ 0, 7, 1 }, (int64_t[]){ 0, 5, 1 }, (int64_t[]){ 0, 5, 1 });
+		finish(&c);
+	}
+	/* fp32 M = 1: the OpenBLAS gemv path, both weight layouts */
+	assert_int_equal(run_case(&c, "MatMulV3", "1,9;4,9", "DT_FLOAT;DT_FLOAT", "", "1,4", "DT_FLOAT"), 0);
+	check_gemm(&c, 1, 1, 4, 9, (int64_t[]){ 0, 9, 1 }, (int64_t[]){ 0, 1, 9 }, (int64_t[]){ 0, 4, 1 });
+	finish(&c);
+	assert_int_equal(run_case(&c, "MatMulV3", "1,9;9,4", "DT_FLOAT;DT_FLOAT", "", "1,4", "DT_FLOAT"), 0);
+	check_gemm(&c, 1, 1, 4, 9, (int64_t[]){ 0, 9, 1 }, (int64_t[]){ 0, 4, 1 }, (int64_t[]){ 0, 4, 1 });
+	finish(&c);
+	/* bf16 inputs, fp32 output */
+	assert_int_equal(run_case(&c, "MatMulV2", "2,16;8,16", "DT_BF16;DT_BF16", "", "2,8", "DT_FLOAT"), 0);
+	check_gemm(&c, 1, 2, 8, 16, (int64_t[]){ 0, 16, 1 }, (int64_t[]){ 0, 1, 16 }, (int64_t[]){ 0, 8, 1 });
+	finish(&c);
+	/* shapes the op cannot take */
+	assert_true(run_case(&c, "MatMulV2", "3,7;5,6", "DT_FLOAT;DT_FLOAT", "", "3,5", "DT_FLOAT") < 0);
+	assert_true(run_case(&c, "MatMulV2", "3,7", "DT_FLOAT", "", "3,5", "DT_FLOAT") < 0);
+}
+
+static void test_matmul_batched(void **state)
+{
+	(void)state;
+	struct perfdb_op_case c;
+	/* BatchMatMulV2: (2,3,4) x (2,4,5) */
+	assert_int_equal(run_case(&c, "BatchMatMulV2", "2,3,4;2,4,5", "DT_FLOAT;DT_FLOAT", "", "2,3,5", "DT_FLOAT"), 0);
+	check_gemm(&c, 2, 3, 5, 4, (int64_t[]){ 12, 4, 1 }, (int64_t[]){ 20, 5, 1 }, (int64_t[]){ 15, 5, 1 });
+	finish(&c);
+	/* BatchMatMulV2 with b (B,N,K) */
+	assert_int_equal(run_case(&c, "BatchMatMulV2", "2,3,4;2,5,4", "DT_BF16;DT_BF16", "", "2,3,5", "DT_BF16"), 0);
+	check_gemm(&c, 2, 3, 5, 4, (int64_t[]){ 12, 4, 1 }, (int64_t[]){ 20, 1, 4 }, (int64_t[]){ 15, 5, 1 });
+	finish(&c);
+	/* TransposeBatchMatMul: x (M,B,K) = (3,2,4), w (B,K,N) = (2,4,5), out (M,B,N) */
+	assert_int_equal(run_case(&c, "TransposeBatchMatMul", "3,2,4;2,4,5", "DT_FLOAT;DT_FLOAT", "", "3,2,5",
+				  "DT_FLOAT"), 0);
+	check_gemm(&c, 2, 3, 5, 4, (int64_t[]){ 4, 8, 1 }, (int64_t[]){ 20, 5, 1 }, (int64_t[]){ 5, 10, 1 });
+	finish(&c);
+}
+
+/* ---- element-wise and norm ops vs plain loops ---- */
+
+static const char *const fdt[] = { "DT_FLOAT", "DT_BF16", "DT_FLOAT16" };
+
+static void test_add(void **state)
+{
+	(void)state;
+	struct perfdb_op_case c;
+	char dt[64];
+	for (int d = 0; d < 3; d++) {
+		snprintf(dt, sizeof(dt), "%s;%s", fdt[d], fdt[d]);
+		assert_int_equal(run_case(&c, "Add", "3,1100;1100", dt, "", "3,1100", fdt[d]), 0);
+		for (size_t i = 0; i < 3300; i++)
+			near(cpu_ld(&c.out[0], i), cpu_ld(&c.in[0], i) + cpu_ld(&c.in[1], i % 1100), tol_of(c.out[0].dtype));
+		finish(&c);
+	}
+	assert_true(run_case(&c, "Add", "3,4;5", "DT_FLOAT;DT_FLOAT", "", "3,4", "DT_FLOAT") < 0);
+}
+
+static void test_swiglu(void **state)
+{
+	(void)state;
+	struct perfdb_op_case c;
+	for (int d = 0; d < 3; d++) {
+		assert_int_equal(run_case(&c, "SwiGlu", "2,6", fdt[d], "", "2,3", fdt[d]), 0);
+		for (size_t r = 0; r < 2; r++)
+			for (size_t j = 0; j < 3; j++) {
+				float a = cpu_ld(&c.in[0], r * 6 + j), b = cpu_ld(&c.in[0], r * 6 + 3 + j);
+				near(cpu_ld(&c.out[0], r * 3 + j), a / (1 + expf(-a)) * b, tol_of(c.out[0].dtype));
+			}
+		finish(&c);
+	}
+	assert_true(run_case(&c, "SwiGlu", "2,5", "DT_FLOAT", "", "2,2", "DT_FLOAT") < 0);
+}
+
+static void test_rmsnorm(void **state)
+{
+	(void)state;
+	struct perfdb_op_case c;
+	char dt[64];
+	for (int d = 0; d < 3; d++) {
+		snprintf(dt, sizeof(dt), "%s;%s", fdt[d], fdt[d]);
+		assert_int_equal(run_case(&c, "RmsNorm", "3,37;37", dt, "", "3,37;3,1",
+					  d == 0 ? "DT_FLOAT;DT_FLOAT" : d == 1 ? "DT_BF16;DT_FLOAT" : "DT_FLOAT16;DT_FLOAT"), 0);
+		for (size_t r = 0; r < 3; r++) {
+			double ss = 0;
+			for (size_t j = 0; j < 37; j++)
+				ss += (double)cpu_ld(&c.in[0], r * 37 + j) * cpu_ld(&c.in[0], r * 37 + j);
+			float rstd = (float)(1.0 / sqrt(ss / 37 + 1e-6));
+			near(cpu_ld(&c.out[1], r), rstd, 1e-4f);
+			for (size_t j = 0; j < 37; j++)
+				near(cpu_ld(&c.out[0], r * 37 + j),
+				     cpu_ld(&c.in[0], r * 37 + j) * rstd * cpu_ld(&c.in[1], j), tol_of(c.out[0].dtype) * 2);
+		}
+		finish(&c);
+	}
+	assert_true(run_case(&c, "RmsNorm", "3,8;7", "DT_FLOAT;DT_FLOAT", "", "3,8", "DT_FLOAT") < 0);
+}
+
+static void test_add_rms_norm_bias(void **state)
+{
+	(void)state;
+	struct perfdb_op_case c;
+	assert_int_equal(run_case(&c, "AddRmsNormBias", "2,5;2,5;5;5", "DT_FLOAT;DT_FLOAT;DT_FLOAT;DT_FLOAT", "",
+				  "2,5;2,1;2,5", "DT_FLOAT;DT_FLOAT;DT_FLOAT"), 0);
+	for (size_t r = 0; r < 2; r++) {
+		float x[5];
+		double ss = 0;
+		for (size_t j = 0; j < 5; j++) {
+			x[j] = cpu_ld(&c.in[0], r * 5 + j) + cpu_ld(&c.in[1], r * 5 + j);
+			ss += (double)x[j] * x[j];
+			near(cpu_ld(&c.out[2], r * 5 + j), x[j], 1e-6f);
+		}
+		float rstd = (float)(1.0 / sqrt(ss / 5 + 1e-6));
+		for (size_t j = 0; j < 5; j++)
+			near(cpu_ld(&c.out[0], r * 5 + j), x[j] * rstd * cpu_ld(&c.in[2], j) + cpu_ld(&c.in[3], j), 1e-5f);
+	}
+	finish(&c);
+}
+
+static void test_softmax(void **state)
+{
+	(void)state;
+	struct perfdb_op_case c;
+	for (int d = 0; d < 3; d++) {
+		assert_int_equal(run_case(&c, "SoftmaxV2", "4,19", fdt[d], "", "4,19", fdt[d]), 0);
+		for (size_t r = 0; r < 4; r++) {
+			double s = 0;
+			for (size_t j = 0; j < 19; j++)
+				s += exp(cpu_ld(&c.in[0], r * 19 + j));
+			for (size_t j = 0; j < 19; j++)
+				near(cpu_ld(&c.out[0], r * 19 + j), (float)(exp(cpu_ld(&c.in[0], r * 19 + j)) / s),
+				     tol_of(c.out[0].dtype));
+		}
+		finish(&c);
+	}
+}
+
+/* ---- data movement ---- */
+
+static void test_gather(void **state)
+{
+	(void)state;
+	struct perfdb_op_case c;
+	/* a 5-row table and 6 indices: filled in [0,8) and folded into [0,5) by prepare */
+	assert_int_equal(run_case(&c, "GatherV2", "5,3;6", "DT_BF16;DT_INT64", "", "6,3", "DT_BF16"), 0);
+	const int64_t *ix = c.in[1].data;
+	for (size_t i = 0; i < 6; i++) {
+		assert_true(ix[i] >= 0 && ix[i] < 5);
+		for (size_t j = 0; j < 3; j++)
+			assert_true(cpu_ld(&c.out[0], i * 3 + j) == cpu_ld(&c.in[0], (size_t)ix[i] * 3 + j));
+	}
+	finish(&c);
+	assert_true(run_case(&c, "GatherV2", "5,3;6", "DT_BF16;DT_FLOAT", "", "6,3", "DT_BF16") < 0);
+}
+
+static void test_transpose(void **state)
+{
+	(void)state;
+	struct perfdb_op_case c;
+	/* (2,3,4) -> (2,4,3): dims 1 and 2 swapped */
+	assert_int_equal(run_case(&c, "Transpose", "2,3,4", "DT_FLOAT", "", "2,4,3", "DT_FLOAT"), 0);
+	for (size_t a = 0; a < 2; a++)
+		for (size_t i = 0; i < 3; i++)
+			for (size_t j = 0; j < 4; j++)
+				assert_true(cpu_ld(&c.out[0], a * 12 + j * 3 + i) == cpu_ld(&c.in[0], a * 12 + i * 4 + j));
+	finish(&c);
+	/* (3,2,5) -> (5,2,3): dims 0 and 2 */
+	assert_int_equal(run_case(&c, "Transpose", "3,2,5", "DT_FLOAT16", "", "5,2,3", "DT_FLOAT16"), 0);
+	for (size_t i = 0; i < 3; i++)
+		for (size_t m = 0; m < 2; m++)
+			for (size_t j = 0; j < 5; j++)
+				assert_true(cpu_ld(&c.out[0], j * 6 + m * 3 + i) == cpu_ld(&c.in[0], i * 10 + m * 5 + j));
+	finish(&c);
+	assert_true(run_case(&c, "Transpose", "2,3", "DT_FLOAT", "", "2,4", "DT_FLOAT") < 0);
+}
+
+static void test_slice_move_fill(void **state)
+{
+	(void)state;
+	struct perfdb_op_case c;
+	assert_int_equal(run_case(&c, "Slice", "3,4,5", "DT_FLOAT", "", "2,3,2", "DT_FLOAT"), 0);
+	for (size_t i = 0; i < 2; i++)
+		for (size_t j = 0; j < 3; j++)
+			for (size_t k = 0; k < 2; k++)
+				assert_true(cpu_ld(&c.out[0], i * 6 + j * 2 + k) == cpu_ld(&c.in[0], i * 20 + j * 5 + k));
+	finish(&c);
+	assert_true(run_case(&c, "Slice", "3,4", "DT_FLOAT", "", "4,4", "DT_FLOAT") < 0);
+	assert_int_equal(run_case(&c, "TensorMove", "7,3", "DT_BF16", "", "7,3", "DT_BF16"), 0);
+	assert_memory_equal(c.out[0].data, c.in[0].data, 42);
+	finish(&c);
+	assert_int_equal(run_case(&c, "MaskedFill", "4,6;6;1", "DT_FLOAT;DT_BOOL;DT_FLOAT", "", "4,6", "DT_FLOAT"), 0);
+	const uint8_t *mask = c.in[1].data;
+	float v = cpu_ld(&c.in[2], 0);
+	for (size_t i = 0; i < 24; i++)
+		assert_true(cpu_ld(&c.out[0], i) == (mask[i % 6] ? v : cpu_ld(&c.in[0], i)));
+	finish(&c);
+}
+
+static void test_argmax_sort(void **state)
+{
+	(void)state;
+	struct perfdb_op_case c;
+	/* argmax over dim 1 of (2,5,3) -> (2,3) */
+	assert_int_equal(run_case(&c, "ArgMaxV2", "2,5,3", "DT_FLOAT", "", "2,3", "DT_INT64"), 0);
+	const int64_t *am = c.out[0].data;
+	for (size_t o = 0; o < 2; o++)
+		for (size_t i = 0; i < 3; i++) {
+			size_t best = 0;
+			for (size_t k = 1; k < 5; k++)
+				if (cpu_ld(&c.in[0], o * 15 + k * 3 + i) > cpu_ld(&c.in[0], o * 15 + best * 3 + i))
+					best = k;
+			assert_int_equal(am[o * 3 + i], best);
+		}
+	finish(&c);
+	assert_true(run_case(&c, "ArgMaxV2", "2,5,3", "DT_FLOAT", "", "4", "DT_INT64") < 0);
+	/* sort rows of 9 ascending, with indices */
+	assert_int_equal(run_case(&c, "Sort", "3,9", "DT_BF16", "", "3,9;3,9", "DT_BF16;DT_INT32"), 0);
+	const int32_t *si = c.out[1].data;
+	for (size_t r = 0; r < 3; r++)
+		for (size_t j = 0; j < 9; j++) {
+			if (j)
+				assert_true(cpu_ld(&c.out[0], r * 9 + j - 1) <= cpu_ld(&c.out[0], r * 9 + j));
+			assert_true(cpu_ld(&c.out[0], r * 9 + j) == cpu_ld(&c.in[0], r * 9 + (size_t)si[r * 9 + j]));
+		}
+	finish(&c);
+}
+
+static void test_index_pad_scatter(void **state)
+{
+	(void)state;
+	struct perfdb_op_case c;
+	/* Index: x (6,4), sizes, strides, indices (5) -> (5,4) */
+	assert_int_equal(run_case(&c, "Index", "6,4;1;1;5", "DT_FLOAT;DT_INT64;DT_INT64;DT_INT64", "", "5,4",
+				  "DT_FLOAT"), 0);
+	const int64_t *ix = c.in[3].data;
+	for (size_t i = 0; i < 5; i++) {
+		assert_true(ix[i] >= 0 && ix[i] < 6);
+		for (size_t j = 0; j < 4; j++)
+			assert_true(cpu_ld(&c.out[0], i * 4 + j) == cpu_ld(&c.in[0], (size_t)ix[i] * 4 + j));
+	}
+	finish(&c);
+	/* PadV3: (2,3) into (3,5), zeros elsewhere */
+	assert_int_equal(run_case(&c, "PadV3", "2,3;4", "DT_FLOAT;DT_INT64", "", "3,5", "DT_FLOAT"), 0);
+	for (size_t i = 0; i < 3; i++)
+		for (size_t j = 0; j < 5; j++)
+			assert_true(cpu_ld(&c.out[0], i * 5 + j) == (i < 2 && j < 3 ? cpu_ld(&c.in[0], i * 3 + j) : 0.0f));
+	finish(&c);
+	assert_true(run_case(&c, "PadV3", "2,3", "DT_FLOAT", "", "1,5", "DT_FLOAT") < 0);
+	/* ScatterNdUpdate: var (8,2), indices (3,1), updates (3,2); the last write of a row wins */
+	assert_int_equal(run_case(&c, "ScatterNdUpdate", "8,2;3,1;3,2", "DT_FLOAT;DT_INT32;DT_FLOAT", "", "8,2",
+				  "DT_FLOAT"), 0);
+	const int32_t *si = c.in[1].data;
+	for (size_t i = 0; i < 3; i++) {
+		int later = 0;
+		for (size_t k = i + 1; k < 3; k++)
+			later |= si[k] == si[i];
+		for (size_t j = 0; j < 2 && !later; j++)
+			assert_true(cpu_ld(&c.in[0], (size_t)si[i] * 2 + j) == cpu_ld(&c.in[2], i * 2 + j));
+	}
+	finish(&c);
+	assert_true(run_case(&c, "ScatterNdUpdate", "8,2;3,2;3,2", "DT_FLOAT;DT_INT32;DT_FLOAT", "", "8,2",
+			     "DT_FLOAT") < 0);
+}
+
+static void test_backend_registry(void **state)
+{
+	(void)state;
+	assert_ptr_equal(perfdb_backend_find("cpu"), &perfdb_backend_cpu);
+	assert_null(perfdb_backend_find("nope"));
+	assert_true(perfdb_backend_cpu.supports_op("MatMulV2"));
+	assert_false(perfdb_backend_cpu.supports_op("FusedInferAttentionScore"));
+	assert_null(perfdb_backend_cpu.find_op("FusedInferAttentionScore"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_conversions),
+		cmocka_unit_test(test_build_case),
+		cmocka_unit_test(test_matmul_2d),
+		cmocka_unit_test(test_matmul_batched),
+		cmocka_unit_test(test_add),
+		cmocka_unit_test(test_swiglu),
+		cmocka_unit_test(test_rmsnorm),
+		cmocka_unit_test(test_add_rms_norm_bias),
+		cmocka_unit_test(test_softmax),
+		cmocka_unit_test(test_gather),
+		cmocka_unit_test(test_transpose),
+		cmocka_unit_test(test_slice_move_fill),
+		cmocka_unit_test(test_argmax_sort),
+		cmocka_unit_test(test_index_pad_scatter),
+		cmocka_unit_test(test_backend_registry),
+	};
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	perfdb_engine_pool_release(&pool);
+	return rc;
+}
