@@ -30,6 +30,15 @@ step "$PERFDB" check --database-root "$ROOT" "${VERSIONS[@]}"
 # every routed table gets new rows (durations 0, for microbench to fill);
 # --rows caps each table with a seeded sample, so the run is repeatable.
 step "$PERFDB" grid --target-models Qwen/Qwen3-32B --rows 200 --seed 1 --database-root "$ROOT" "${VERSIONS[@]}"
+# Replay the new RmsNorm theory rows on this CPU (docs/replay.md): only rows
+# without a duration are measured (missing-only). These are Ascend tables, so
+# the CPU backend refuses them unless --force-device (Decision 8): a real CPU
+# database lives under <root>/<host CPU>/cpu/<stack>/; here the point is the flow.
+step "$PERFDB" microbench --backend cpu --ops RmsNorm --update-mode missing-only \
+	--repeat-count 10 --row-budget 0.05 --force-device --database-root "$ROOT" "${VERSIONS[@]}" \
+	> microbench.log
+# (the full report is in microbench.log; its overview:)
+grep -E '(perfdb microbench|^\[|^# |^\| (CSV|Rows))' microbench.log
 # Collectives over MPI (docs/comm.md): 2 ranks of this machine, the four ops
 # on a short grid, one checked row per size appended to hcom_*.csv; then the
 # alpha-beta check against the A3 NPU model, which host MPI is not (FAILs
