@@ -34,11 +34,14 @@
 
 static const char *const modes[] = { "all", "missing-only", NULL };
 static const char *const backends[] = { "msprof", "cpu", NULL };
+static const char *const exec_modes[] = { "inprocess", "subprocess", NULL };
 
 const struct cmd_help cmd_microbench_help = {
 	.name = "microbench",
 	.usage = "perfdb microbench [--backend {msprof,cpu}] [--replay-command CMD] [--ops OP ...]\n"
 		 "                         [--repeat-count N] [--threads N] [--force-device]\n"
+		 "                         [--resume] [--execution-mode {inprocess,subprocess}]\n"
+		 "                         [--op-timeout SECONDS]\n"
 		 "                         [--update-mode {all,missing-only}] [--fail-fast]\n"
 		 "                         [--prune-empty-duration-rows] [--json] [database flags]",
 	.summary = "replay operators (on the CPU, or under msprof on Ascend) and write durations back",
@@ -210,9 +213,9 @@ static int all_usable(const char *dbdir, const struct opt_list *ops)
 struct native_opts {
 	const char *backend, *mode;
 	const struct opt_list *ops;
-	bool prune, json, fail_fast, force;
+	bool prune, json, fail_fast, force, resume, subprocess;
 	long repeat, threads;
-	double budget, timeout;
+	double budget, timeout, op_timeout;
 };
 
 static volatile int stop_flag;
@@ -384,8 +387,9 @@ static int write_records(const char *dbdir, const char *ts, const char *device, 
 static int run_native(struct perfdb_db_opts *o, struct perfdb_device_registry *reg,
 		      const struct native_opts *no)
 {
-	if (!(no->budget >= 0) || !(no->timeout > 0)) {
-		fprintf(stderr, "perfdb microbench: error: --row-budget must be >= 0 and --row-timeout > 0\n");
+	if (!(no->budget >= 0) || !(no->timeout > 0) || !(no->op_timeout >= 0)) {
+		fprintf(stderr, "perfdb microbench: error: --row-budget and --op-timeout must be >= 0 and "
+			"--row-timeout > 0\n");
 		return 2;
 	}
 	const struct perfdb_backend_i *be = perfdb_backend_find(no->backend);
@@ -453,6 +457,10 @@ static int run_native(struct perfdb_db_opts *o, struct perfdb_device_registry *r
 	struct progress pr;
 	progress_init(&pr, "microbench", 0, no->json);
 	progress_set_unit(&pr, "rows");
+	/* Decision 7: every finished row is journaled; --resume continues from it */
+	char journal[4300];
+	snprintf(journal, sizeof(journal), "%s/microbench_journal.jsonl", rep);
+	const char *hook = getenv("PERFDB_TEST_EXIT_AFTER_ROWS"), *crash = getenv("PERFDB_TEST_CRASH_OP");
 	struct perfdb_engine_opts eo = {
 		.dbdir = dir.buf, .backend = be,
 		.ops = no->ops->n ? (const char *const *)no->ops->v : NULL, .nops = no->ops->n,
@@ -460,6 +468,10 @@ static int run_native(struct perfdb_db_opts *o, struct perfdb_device_registry *r
 		.repeat = (size_t)no->repeat, .rsd = 0.01, .budget_s = no->budget,
 		.timeout_s = no->timeout, .threads = (int)no->threads, .seed = 0x5eed,
 		.flush = 1, .stop = &stop_flag, .progress = native_progress, .ud = &pr,
+		.journal = journal, .resume = no->resume, .subprocess = no->subprocess,
+		.op_timeout_s = no->op_timeout,
+		.exit_after = hook && *hook ? (size_t)strtoul(hook, NULL, 10) : 0,
+		.crash_op = crash && *crash ? crash : NULL,
 	};
 	struct perfdb_engine_result res;
 	rc = perfdb_engine_run(&eo, &res, &err);
@@ -489,6 +501,8 @@ static int run_native(struct perfdb_db_opts *o, struct perfdb_device_registry *r
 			if (res.rows[i].status == PERFDB_ENGINE_FAILED)
 				fprintf(stderr, "[FAILED] %s/%s.csv:%zu: %s\n", dir.buf, res.rows[i].op,
 					res.rows[i].line, res.rows[i].reason);
+		if (res.nresumed)
+			fprintf(stderr, "[RESUME] %zu rows taken from %s\n", res.nresumed, journal);
 		if (res.interrupted)
 			fprintf(stderr, "[INTERRUPTED] writing back the rows measured so far\n");
 		else if (res.stopped)
@@ -501,6 +515,8 @@ static int run_native(struct perfdb_db_opts *o, struct perfdb_device_registry *r
 			printf("[STATUS] %s\n", stp);
 		if (rc == 0 && (res.interrupted || (no->fail_fast && res.nfailed)))
 			rc = 1;
+		if (rc == 0)
+			unlink(journal);   /* the run went through: nothing to resume */
 	}
 	perfdb_status_release(&st);
 	perfdb_engine_result_release(&res);
@@ -515,7 +531,9 @@ int cmd_microbench(int argc, char **argv)
 	struct perfdb_db_opts o = { 0 };
 	const char *backend = "msprof", *cmd = NULL, *mode = "all";
 	struct opt_list ops = { 0 };
-	bool prune = false, json = false, fail_fast = false, force = false;
+	bool prune = false, json = false, fail_fast = false, force = false, resume = false;
+	const char *exec_mode = "inprocess";
+	double op_timeout = 0;
 	long repeat = 30, threads = 1;
 	double budget = 1.0, row_timeout = 60.0;
 	long ep = 16, nproc = -1, nnodes = 1, node_rank = 0, master_port = -1;
@@ -538,6 +556,15 @@ int cmd_microbench(int argc, char **argv)
 			  "time is spent on a row (default: 1)" },
 		{ .type = OPT_DOUBLE, .name = "row-timeout", .dest = &row_timeout, .metavar = "SECONDS",
 		  .help = "native backends: a row without N samples after this long fails (default: 60)" },
+		{ .type = OPT_FLAG, .name = "resume", .dest = &resume,
+		  .help = "native backends: take the rows already in <db>/reports/microbench_journal.jsonl "
+			  "from there instead of measuring them again" },
+		{ .type = OPT_STRING, .name = "execution-mode", .dest = &exec_mode, .choices = exec_modes,
+		  .help = "native backends: inprocess, or subprocess: each operator in a child process "
+			  "under a watchdog; a crash or hang fails that operator only (default: inprocess)" },
+		{ .type = OPT_DOUBLE, .name = "op-timeout", .dest = &op_timeout, .metavar = "SECONDS",
+		  .help = "subprocess mode: kill an operator's process after this long (default: "
+			  "--row-timeout x rows + 30)" },
 		{ .type = OPT_FLAG, .name = "force-device", .dest = &force,
 		  .help = "write into a database of another device kind than the backend's" },
 		{ .type = OPT_LIST, .name = "ops", .dest = &ops, .metavar = "OP",
@@ -594,7 +621,9 @@ int cmd_microbench(int argc, char **argv)
 		struct native_opts no = { .backend = backend, .mode = mode, .ops = &ops, .prune = prune,
 					  .json = json, .fail_fast = fail_fast, .force = force,
 					  .repeat = repeat, .threads = threads, .budget = budget,
-					  .timeout = row_timeout };
+					  .timeout = row_timeout, .resume = resume,
+					  .subprocess = strcmp(exec_mode, "subprocess") == 0,
+					  .op_timeout = op_timeout };
 		rc = run_native(&o, &reg, &no);
 		perfdb_device_registry_release(&reg);
 		replay_ops_release(&ops);

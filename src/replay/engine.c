@@ -4,15 +4,20 @@
  * the rules followed.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "perfdb/dtype.h"
 #include "perfdb/shape.h"
+#include "perfdb/signature.h"
 #include "perfdb/stats.h"
 #include "perfdb/table.h"
 #include "replay/engine.h"
@@ -421,6 +426,386 @@ static int replay_row(const struct perfdb_engine_opts *o, const struct perfdb_op
 	return rc;
 }
 
+/* ---- the journal (Decision 7) ----------------------------------------- */
+
+struct jentry {
+	char *key;                         /* table path '\t' signature */
+	int ok;
+	size_t samples;
+	double mean, median, min, std, cpu;
+	char *reason;
+};
+
+struct journal {
+	struct jentry *v;
+	size_t n, cap;
+};
+
+static void journal_release(struct journal *j)
+{
+	for (size_t i = 0; i < j->n; i++) {
+		free(j->v[i].key);
+		free(j->v[i].reason);
+	}
+	free(j->v);
+	memset(j, 0, sizeof(*j));
+}
+
+static void json_str(struct perfdb_strbuf *b, const char *s)
+{
+	perfdb_strbuf_addch(b, '"');
+	for (const unsigned char *q = (const unsigned char *)(s ? s : ""); *q; q++) {
+		if (*q == '"' || *q == '\\')
+			perfdb_strbuf_addf(b, "\\%c", *q);
+		else if (*q < 0x20)
+			perfdb_strbuf_addf(b, "\\u%04x", *q);
+		else
+			perfdb_strbuf_addch(b, (char)*q);
+	}
+	perfdb_strbuf_addch(b, '"');
+}
+
+/* The value after "key": in a line written by journal_append, or NULL. */
+static const char *jfield(const char *line, const char *key)
+{
+	char pat[64];
+	snprintf(pat, sizeof(pat), "\"%s\":", key);
+	for (const char *p = strstr(line, pat); p; p = strstr(p + 1, pat))
+		if (p > line && (p[-1] == '{' || p[-1] == ','))
+			return p + strlen(pat);
+	return NULL;
+}
+
+/* A JSON string at p (as json_str writes it), unescaped; NULL when malformed. */
+static char *jstring(const char *p)
+{
+	if (!p || *p != '"')
+		return NULL;
+	struct perfdb_strbuf b = PERFDB_STRBUF_INIT;
+	for (p++; *p && *p != '"'; p++) {
+		if (*p == '\\') {
+			p++;
+			if (*p == 'u') {
+				unsigned v = 0;
+				if (sscanf(p + 1, "%4x", &v) != 1) {
+					perfdb_strbuf_release(&b);
+					return NULL;
+				}
+				perfdb_strbuf_addch(&b, (char)v);
+				p += 4;
+				continue;
+			}
+			if (!*p)
+				break;
+		}
+		perfdb_strbuf_addch(&b, *p);
+	}
+	if (*p != '"') {
+		perfdb_strbuf_release(&b);
+		return NULL;
+	}
+	if (!b.buf)
+		return strdup("");
+	return perfdb_strbuf_detach(&b, NULL);
+}
+
+/* Read the journal (a missing file is empty; a torn last line is ignored). */
+static int journal_load(const char *path, struct journal *j)
+{
+	memset(j, 0, sizeof(*j));
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	char *line = NULL;
+	size_t cap = 0;
+	int rc = 0;
+	while (getline(&line, &cap, f) > 0) {
+		if (!strchr(line, '\n'))
+			break;   /* torn: the process died while writing it */
+		char *table = jstring(jfield(line, "table")), *sig = jstring(jfield(line, "signature"));
+		char *st = jstring(jfield(line, "status"));
+		const char *n = jfield(line, "samples");
+		if (!table || !sig || !st || !n) {
+			free(table);
+			free(sig);
+			free(st);
+			continue;
+		}
+		if (j->n == j->cap) {
+			size_t nc = j->cap ? 2 * j->cap : 64;
+			void *p = realloc(j->v, nc * sizeof(*j->v));
+			if (!p) {
+				free(table);
+				free(sig);
+				free(st);
+				rc = -PERFDB_ENOMEM;
+				break;
+			}
+			j->v = p;
+			j->cap = nc;
+		}
+		struct jentry *e = &j->v[j->n];
+		memset(e, 0, sizeof(*e));
+		struct perfdb_strbuf k = PERFDB_STRBUF_INIT;
+		perfdb_strbuf_addf(&k, "%s\t%s", table, sig);
+		e->key = perfdb_strbuf_detach(&k, NULL);
+		e->ok = strcmp(st, "ok") == 0;
+		e->samples = (size_t)strtoull(n, NULL, 10);
+		const char *v;
+		e->mean = (v = jfield(line, "mean")) ? strtod(v, NULL) : 0;
+		e->median = (v = jfield(line, "median")) ? strtod(v, NULL) : 0;
+		e->min = (v = jfield(line, "min")) ? strtod(v, NULL) : 0;
+		e->std = (v = jfield(line, "std")) ? strtod(v, NULL) : 0;
+		e->cpu = (v = jfield(line, "cpu_ratio")) ? strtod(v, NULL) : 0;
+		e->reason = jstring(jfield(line, "reason"));
+		free(table);
+		free(sig);
+		free(st);
+		j->n++;
+	}
+	free(line);
+	fclose(f);
+	return rc;
+}
+
+/* The last entry for key (ok entries only when ok_only), or NULL. */
+static const struct jentry *journal_find(const struct journal *j, const char *key, int ok_only)
+{
+	for (size_t i = j->n; i-- > 0;)
+		if (strcmp(j->v[i].key, key) == 0 && (j->v[i].ok || !ok_only))
+			return &j->v[i];
+	return NULL;
+}
+
+static int journal_append(int fd, const char *op, const char *table, const char *sig,
+			  const struct perfdb_engine_row *row)
+{
+	struct perfdb_strbuf b = PERFDB_STRBUF_INIT;
+	perfdb_strbuf_addstr(&b, "{\"op\":");
+	json_str(&b, op);
+	perfdb_strbuf_addstr(&b, ",\"table\":");
+	json_str(&b, table);
+	perfdb_strbuf_addf(&b, ",\"line\":%zu,\"signature\":", row->line);
+	json_str(&b, sig);
+	perfdb_strbuf_addf(&b, ",\"status\":\"%s\",\"samples\":%zu,\"mean\":%.17g,\"median\":%.17g,"
+			   "\"min\":%.17g,\"std\":%.17g,\"cpu_ratio\":%.17g,\"reason\":",
+			   row->status == PERFDB_ENGINE_OK ? "ok" : "failed", row->samples, row->mean,
+			   row->median, row->min, row->std, row->cpu_ratio);
+	json_str(&b, row->reason);
+	perfdb_strbuf_addstr(&b, "}\n");
+	int rc = 0;
+	if (!b.buf) {
+		rc = -PERFDB_ENOMEM;
+	} else {
+		size_t off = 0;
+		while (off < b.len) {
+			ssize_t w = write(fd, b.buf + off, b.len - off);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0) {
+				rc = -PERFDB_EIO;
+				break;
+			}
+			off += (size_t)w;
+		}
+		if (rc == 0 && fsync(fd) < 0)
+			rc = -PERFDB_EIO;
+	}
+	perfdb_strbuf_release(&b);
+	return rc;
+}
+
+static int row_key(const char *op, const char *table, const struct perfdb_table *t, size_t r,
+		   struct perfdb_strbuf *sig, struct perfdb_strbuf *key)
+{
+#define CELL(name) perfdb_table_get(t, r, perfdb_table_col(t, name))
+	struct perfdb_sig_row sr = { CELL("Input Shapes"), CELL("Input Data Types"), CELL("Input Formats"),
+				     CELL("Output Shapes"), CELL("Output Data Types"),
+				     perfdb_table_col(t, PERFDB_COL_EP_SIZE) >= 0 ? CELL(PERFDB_COL_EP_SIZE) : NULL };
+#undef CELL
+	if (perfdb_sig_compute(op, &sr, sig) < 0)
+		return -PERFDB_ENOMEM;
+	perfdb_strbuf_reset(key);
+	perfdb_strbuf_addf(key, "%s\t%s", table, sig->buf ? sig->buf : "");
+	return key->buf ? 0 : -PERFDB_ENOMEM;
+}
+
+/* What a table pass does with a row that is to be measured. */
+enum pass {
+	PASS_MEASURE,                      /* measure (or resume) and journal */
+	PASS_CHILD,                        /* the same, in a child: no progress, no results kept */
+	PASS_COLLECT,                      /* the parent after a child: rows from the journal */
+};
+
+struct run_ctx {
+	const struct perfdb_engine_opts *o;
+	struct perfdb_engine_result *res;
+	struct journal *jr;
+	int jfd;
+	struct perfdb_engine_pool *pool;
+	uint64_t *flushbuf;
+	size_t flushn, done, total, measured;
+};
+
+/* One table's rows; crash: why rows missing from the journal failed (PASS_COLLECT). */
+static int run_table(struct run_ctx *x, const char *op, const struct perfdb_table *t, enum pass pass,
+		     const char *crash, struct perfdb_err *err)
+{
+	const struct perfdb_engine_opts *o = x->o;
+	struct perfdb_engine_result *res = x->res;
+	const struct perfdb_backend_i *be = o->backend;
+	int sup = be->supports_op(op);   /* asked first (STYLE.md rule 3) */
+	const struct perfdb_op_impl *impl = sup ? be->find_op(op) : NULL;
+	long cmb = perfdb_table_col(t, PERFDB_COL_MB_DUR), cprof = perfdb_table_col(t, PERFDB_COL_PROF_AVG);
+	struct perfdb_strbuf sig = PERFDB_STRBUF_INIT, key = PERFDB_STRBUF_INIT;
+	char table[4200];
+	snprintf(table, sizeof(table), "%s/%s.csv", o->dbdir, op);
+	int rc = 0;
+	for (size_t r = 0; r < t->nrows && !res->stopped; r++) {
+		if (pass != PASS_COLLECT && o->stop && *o->stop) {
+			res->stopped = res->interrupted = 1;
+			break;
+		}
+		struct perfdb_engine_row *row = add_row(res, op, r + 2);
+		if (!row) {
+			rc = -PERFDB_ENOMEM;
+			break;
+		}
+		if (!impl) {
+			char m[160];
+			snprintf(m, sizeof(m), "not supported by the %s backend", be->name);
+			rc = set_reason(row, PERFDB_ENGINE_SKIPPED, m);
+			res->nskipped++;
+		} else if (o->missing_only && (perfdb_wb_valid(perfdb_table_get(t, r, cmb)) ||
+					       perfdb_wb_valid(perfdb_table_get(t, r, cprof)))) {
+			rc = set_reason(row, PERFDB_ENGINE_SKIPPED, "has a valid duration");
+			res->nskipped++;
+		} else {
+			const struct jentry *je = NULL;
+			if (x->jr) {
+				if ((rc = row_key(op, table, t, r, &sig, &key)) < 0)
+					break;
+				if (pass == PASS_COLLECT || o->resume)
+					je = journal_find(x->jr, key.buf, pass != PASS_COLLECT);
+			}
+			if (je) {
+				row->samples = je->samples;
+				row->mean = je->mean;
+				row->median = je->median;
+				row->min = je->min;
+				row->std = je->std;
+				row->cpu_ratio = je->cpu;
+				if (je->ok) {
+					res->nok++;
+					res->nresumed += pass != PASS_COLLECT;
+					rc = add_measure(&res->measures, op, t, r, row);
+				} else {
+					rc = set_reason(row, PERFDB_ENGINE_FAILED, je->reason ? je->reason : "failed");
+					res->nfailed++;
+					res->stopped = o->fail_fast;
+				}
+			} else if (pass == PASS_COLLECT && o->stop && *o->stop) {
+				/* interrupted: the child stopped before this row, as the in-process run would */
+				free(row->op);
+				res->nrows--;
+				res->stopped = res->interrupted = 1;
+				break;
+			} else if (pass == PASS_COLLECT) {
+				rc = set_reason(row, PERFDB_ENGINE_FAILED, crash ? crash : "not measured by the operator process");
+				res->nfailed++;
+				res->stopped = o->fail_fast;
+			} else {
+				struct perfdb_err e;
+				perfdb_err_clear(&e);
+				if (replay_row(o, impl, t, r, x->pool, x->flushbuf, x->flushn, row, &e) < 0) {
+					rc = set_reason(row, PERFDB_ENGINE_FAILED, e.msg);
+					res->nfailed++;
+					res->stopped = o->fail_fast;
+				} else {
+					res->nok++;
+					if (pass == PASS_MEASURE)
+						rc = add_measure(&res->measures, op, t, r, row);
+				}
+				if (rc == 0 && x->jfd >= 0 && (rc = journal_append(x->jfd, op, table, sig.buf, row)) < 0) {
+					perfdb_err_errno(err, errno, "cannot append to the journal '%s'", o->journal);
+					break;
+				}
+				if (o->exit_after && ++x->measured >= o->exit_after)
+					_exit(75);   /* test hook: die like a killed run */
+			}
+		}
+		if (rc < 0)
+			break;
+		if (pass != PASS_CHILD && o->progress)
+			o->progress(o->ud, ++x->done, x->total, res->nfailed);
+	}
+	perfdb_strbuf_release(&sig);
+	perfdb_strbuf_release(&key);
+	if (rc == -PERFDB_ENOMEM)
+		perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	return rc;
+}
+
+/* Subprocess mode: the table in a child under a watchdog, then its rows from the journal. */
+static int run_table_child(struct run_ctx *x, const char *op, const struct perfdb_table *t,
+			   struct perfdb_err *err)
+{
+	const struct perfdb_engine_opts *o = x->o;
+	double limit = o->op_timeout_s > 0 ? o->op_timeout_s : o->timeout_s * (double)t->nrows + 30.0;
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0)
+		return perfdb_err_errno(err, errno, "cannot fork the process for %s", op);
+	if (pid == 0) {
+		if (o->crash_op && strcmp(o->crash_op, op) == 0) {
+			struct rlimit nocore = { 0, 0 };
+			setrlimit(RLIMIT_CORE, &nocore);
+			signal(SIGSEGV, SIG_DFL);
+			raise(SIGSEGV);   /* test hook: the operator crashes */
+		}
+		struct perfdb_engine_result cres;
+		memset(&cres, 0, sizeof(cres));
+		struct run_ctx cx = *x;
+		cx.res = &cres;
+		struct perfdb_err e;
+		perfdb_err_clear(&e);
+		int rc = run_table(&cx, op, t, PASS_CHILD, NULL, &e);
+		_exit(rc < 0 ? 1 : 0);
+	}
+	double t0 = now_s(CLOCK_MONOTONIC);
+	int st = 0, killed = 0, forwarded = 0;
+	for (;;) {
+		pid_t w = waitpid(pid, &st, WNOHANG);
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR)
+			return perfdb_err_errno(err, errno, "cannot wait for the process of %s", op);
+		if (!forwarded && o->stop && *o->stop) {
+			kill(pid, SIGTERM);   /* the child ends after its current row */
+			forwarded = 1;
+		}
+		if (!killed && now_s(CLOCK_MONOTONIC) - t0 > limit) {
+			kill(pid, SIGKILL);
+			killed = 1;
+		}
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+	char why[200] = "";
+	if (killed)
+		snprintf(why, sizeof(why), "operator process killed by the watchdog after %g s", limit);
+	else if (WIFSIGNALED(st))
+		snprintf(why, sizeof(why), "operator process crashed: signal %d (%s)", WTERMSIG(st),
+			 strsignal(WTERMSIG(st)));
+	else if (WIFEXITED(st) && WEXITSTATUS(st) != 0)
+		snprintf(why, sizeof(why), "operator process exited with %d", WEXITSTATUS(st));
+	journal_release(x->jr);
+	int rc = journal_load(o->journal, x->jr);
+	if (rc < 0)
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	return run_table(x, op, t, PASS_COLLECT, why[0] ? why : NULL, err);
+}
+
 int perfdb_engine_run(const struct perfdb_engine_opts *o, struct perfdb_engine_result *res,
 		      struct perfdb_err *err)
 {
@@ -463,54 +848,35 @@ int perfdb_engine_run(const struct perfdb_engine_opts *o, struct perfdb_engine_r
 	size_t flushn = 2 * LLC_BYTES / sizeof(uint64_t);
 	uint64_t *flushbuf = o->flush ? calloc(flushn, sizeof(uint64_t)) : NULL;
 	struct perfdb_engine_pool pool = { 0 };
-	size_t done = 0;
-	for (size_t ti = 0; ti < ntab && !res->stopped; ti++) {
-		const char *op = names[ti];
-		struct perfdb_table *t = &tabs[ti];
-		int sup = be->supports_op(op);   /* asked first (STYLE.md rule 3) */
-		const struct perfdb_op_impl *impl = sup ? be->find_op(op) : NULL;
-		long cmb = perfdb_table_col(t, PERFDB_COL_MB_DUR), cprof = perfdb_table_col(t, PERFDB_COL_PROF_AVG);
-		for (size_t r = 0; r < t->nrows && !res->stopped; r++) {
-			if (o->stop && *o->stop) {
-				res->stopped = res->interrupted = 1;
-				break;
-			}
-			struct perfdb_engine_row *row = add_row(res, op, r + 2);
-			if (!row) {
-				rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
-				break;
-			}
-			if (!impl) {
-				char m[160];
-				snprintf(m, sizeof(m), "not supported by the %s backend", be->name);
-				rc = set_reason(row, PERFDB_ENGINE_SKIPPED, m);
-				res->nskipped++;
-			} else if (o->missing_only && (perfdb_wb_valid(perfdb_table_get(t, r, cmb)) ||
-						       perfdb_wb_valid(perfdb_table_get(t, r, cprof)))) {
-				rc = set_reason(row, PERFDB_ENGINE_SKIPPED, "has a valid duration");
-				res->nskipped++;
-			} else {
-				struct perfdb_err e;
-				perfdb_err_clear(&e);
-				if (replay_row(o, impl, t, r, &pool, flushbuf, flushn, row, &e) < 0) {
-					rc = set_reason(row, PERFDB_ENGINE_FAILED, e.msg);
-					res->nfailed++;
-					res->stopped = o->fail_fast;
-				} else {
-					res->nok++;
-					rc = add_measure(&res->measures, op, t, r, row);
-				}
-			}
-			if (rc < 0) {
-				perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
-				break;
-			}
-			if (o->progress)
-				o->progress(o->ud, ++done, total, res->nfailed);
+	struct journal jr = { 0 };
+	struct run_ctx x = { .o = o, .res = res, .jr = NULL, .jfd = -1, .pool = &pool,
+			     .flushbuf = flushbuf, .flushn = flushn, .total = total };
+	if (o->journal) {
+		if (o->resume && (rc = journal_load(o->journal, &jr)) < 0) {
+			perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+			goto run_out;
 		}
+		x.jr = &jr;
+		x.jfd = open(o->journal, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (o->resume ? 0 : O_TRUNC), 0644);
+		if (x.jfd < 0) {
+			rc = perfdb_err_errno(err, errno, "cannot open the journal '%s'", o->journal);
+			goto run_out;
+		}
+	}
+	for (size_t ti = 0; ti < ntab && !res->stopped; ti++) {
+		if (o->subprocess && x.jfd >= 0)
+			rc = run_table_child(&x, names[ti], &tabs[ti], err);
+		else
+			rc = run_table(&x, names[ti], &tabs[ti], PASS_MEASURE, NULL, err);
 		if (rc < 0)
 			break;
+		if (o->subprocess && o->stop && *o->stop)
+			res->stopped = res->interrupted = 1;
 	}
+run_out:
+	if (x.jfd >= 0)
+		close(x.jfd);
+	journal_release(&jr);
 	perfdb_engine_pool_release(&pool);
 	free(flushbuf);
 out:

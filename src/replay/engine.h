@@ -38,6 +38,30 @@ struct perfdb_engine_opts {
 	int flush;                        /* flush caches between samples of memory-bound ops */
 	/* Optional: the run stops before the next row once *stop is non-zero (a signal). */
 	const volatile int *stop;
+	/*
+	 * Journal (Decision 7): when set, every finished row (ok or failed) is
+	 * appended to this file as one JSON line (op, table, line, signature,
+	 * status, samples, mean, median, min, std, cpu_ratio, reason) and
+	 * fsync'd before the next row starts.  Without resume the file is
+	 * truncated first; with resume, rows whose (table, signature) has an
+	 * ok line are not measured again: the journaled measurement is used.
+	 */
+	const char *journal;
+	int resume;
+	/*
+	 * Subprocess mode (Decision 7): each table is replayed in a forked
+	 * child that journals its rows; the parent waits at most op_timeout_s
+	 * (0: timeout_s x rows + 30 s), kills a child that runs longer, and
+	 * collects the rows from the journal.  A child killed by a signal or
+	 * the watchdog fails its table's unjournaled rows; the run goes on.
+	 * Needs journal.
+	 */
+	int subprocess;
+	double op_timeout_s;
+	/* Test hooks: _exit(75) after this many measured rows (0: off); SIGSEGV
+	 * in the child of this table (subprocess mode; NULL: off). */
+	size_t exit_after;
+	const char *crash_op;
 	/* Optional: called after each row. */
 	void (*progress)(void *ud, size_t done, size_t total, size_t failed);
 	void *ud;
@@ -64,6 +88,7 @@ struct perfdb_engine_result {
 	size_t nrows, cap;
 	struct perfdb_measures measures;   /* one per successful row, for perfdb_writeback */
 	size_t nok, nfailed, nskipped;
+	size_t nresumed;                   /* ok rows taken from the journal (resume) */
 	int stopped;                       /* --fail-fast or *stop ended the run early */
 	int interrupted;                   /* *stop ended it */
 };
