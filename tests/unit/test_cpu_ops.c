@@ -291,6 +291,36 @@ static void test_gather(void **state)
 	assert_true(run_case(&c, "GatherV2", "5,3;6", "DT_BF16;DT_FLOAT", "", "6,3", "DT_BF16") < 0);
 }
 
+/* Row conversions (vectorised for 16 lanes, scalar tails) vs the element functions. */
+static void test_bf16_rows(void **state)
+{
+	(void)state;
+	enum { N = 53 };
+	float src[N], back[N];
+	uint16_t h[N];
+	uint32_t bits[] = { 0x7fc00001u, 0xff800000u, 0x7f800000u, 0x7f800001u, 0x3f808000u, 0x3f818000u,
+			    0x3f807fffu, 0x7f7fffffu, 0x80000000u, 0x00000001u, 0xffffffffu };
+	for (size_t i = 0; i < N; i++) {
+		if (i < sizeof(bits) / sizeof(bits[0]))
+			memcpy(&src[i], &bits[(i * 5) % (sizeof(bits) / sizeof(bits[0]))], 4);
+		else
+			src[i] = (float)i * 0.37f - 9.1f;
+	}
+	struct perfdb_tensor t = { .present = true, .dtype = PERFDB_DTYPE_BF16, .ndims = 1, .numel = N, .data = h };
+	/* offset 3: unaligned start; lengths cover full vectors and tails */
+	for (size_t off = 0; off < 4; off += 3) {
+		size_t n = N - off;
+		cpu_store_row(&t, off, n, src + off);
+		for (size_t i = 0; i < n; i++)
+			assert_int_equal(h[off + i], cpu_f32_to_bf16(src[off + i]));
+		cpu_load_row(&t, off, n, back);
+		for (size_t i = 0; i < n; i++) {
+			float want = cpu_bf16_to_f32(h[off + i]);
+			assert_memory_equal(&back[i], &want, 4);
+		}
+	}
+}
+
 static void test_transpose(void **state)
 {
 	(void)state;
@@ -309,6 +339,23 @@ static void test_transpose(void **state)
 			for (size_t j = 0; j < 5; j++)
 				assert_true(cpu_ld(&c.out[0], j * 6 + m * 3 + i) == cpu_ld(&c.in[0], i * 10 + m * 5 + j));
 	finish(&c);
+	/* 2-D, last two dims: below one 64x64 tile, odd edges, several tiles (bf16, fp32) */
+	static const struct { const char *in, *out, *dt; size_t r, k; } tc[] = {
+		{ "5,7", "7,5", "DT_BF16", 5, 7 },
+		{ "1,40", "40,1", "DT_BF16", 1, 40 },
+		{ "33,70", "70,33", "DT_BF16", 33, 70 },
+		{ "64,32", "32,64", "DT_BF16", 64, 32 },
+		{ "45,37", "37,45", "DT_FLOAT", 45, 37 },
+		{ "96,65", "65,96", "DT_FLOAT", 96, 65 },
+		{ "130,129", "129,130", "DT_BF16", 130, 129 },
+	};
+	for (size_t t = 0; t < sizeof(tc) / sizeof(tc[0]); t++) {
+		assert_int_equal(run_case(&c, "Transpose", tc[t].in, tc[t].dt, "", tc[t].out, tc[t].dt), 0);
+		for (size_t i = 0; i < tc[t].r; i++)
+			for (size_t j = 0; j < tc[t].k; j++)
+				assert_true(cpu_ld(&c.out[0], j * tc[t].r + i) == cpu_ld(&c.in[0], i * tc[t].k + j));
+		finish(&c);
+	}
 	assert_true(run_case(&c, "Transpose", "2,3", "DT_FLOAT", "", "2,4", "DT_FLOAT") < 0);
 }
 
@@ -423,6 +470,7 @@ int main(void)
 		cmocka_unit_test(test_add_rms_norm_bias),
 		cmocka_unit_test(test_softmax),
 		cmocka_unit_test(test_gather),
+		cmocka_unit_test(test_bf16_rows),
 		cmocka_unit_test(test_transpose),
 		cmocka_unit_test(test_slice_move_fill),
 		cmocka_unit_test(test_argmax_sort),

@@ -1,6 +1,6 @@
 /*
  * The CPU backend (spec/replay.md Decision 1): GEMMs through oneDNN's C API
- * and OpenBLAS (ops_matmul.c), element-wise, norm and index ops with our own
+ * (ops_matmul.c), element-wise, norm and index ops with our own
  * kernels (ops_eltwise.c, ops_norm.c, ops_index.c, ops_reduce.c).  Tensors keep their own
  * dtype (bf16, fp16, fp32, integers); the kernels compute in fp32.
  *
@@ -77,16 +77,55 @@ int cpu_is_float(enum perfdb_dtype d)
 	return d == PERFDB_DTYPE_FLOAT || d == PERFDB_DTYPE_BF16 || d == PERFDB_DTYPE_FLOAT16;
 }
 
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#include <immintrin.h>
+#define CPU_BF16_AVX512 1
+/* bf16 <-> fp32 over 16 lanes with AVX-512F; the tails and other CPUs take the loops below. */
+__attribute__((target("avx512f"))) static size_t bf16_load512(const uint16_t *h, size_t n, float *dst)
+{
+	size_t i = 0;
+	for (; i + 16 <= n; i += 16) {
+		__m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(h + i)));
+		_mm512_storeu_si512(dst + i, _mm512_slli_epi32(w, 16));
+	}
+	return i;
+}
+
+/* Same rounding as cpu_f32_to_bf16: nearest even, NaN kept quiet. */
+__attribute__((target("avx512f"))) static size_t bf16_store512(uint16_t *h, size_t n, const float *src)
+{
+	const __m512i one = _mm512_set1_epi32(1), bias = _mm512_set1_epi32(0x7fff),
+		      abs = _mm512_set1_epi32(0x7fffffff), inf = _mm512_set1_epi32(0x7f800000),
+		      qb = _mm512_set1_epi32(0x40);
+	size_t i = 0;
+	for (; i + 16 <= n; i += 16) {
+		__m512i u = _mm512_loadu_si512(src + i);
+		__m512i hi = _mm512_srli_epi32(u, 16);
+		__m512i r = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(bias, _mm512_and_si512(hi, one))), 16);
+		__mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, abs), inf);
+		r = _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(hi, qb));
+		_mm256_storeu_si256((__m256i *)(h + i), _mm512_cvtepi32_epi16(r));
+	}
+	return i;
+}
+#endif
+
 CPU_CLONES void cpu_load_row(const struct perfdb_tensor *t, size_t off, size_t n, float *dst)
 {
 	const uint16_t *h = (const uint16_t *)t->data + off;
 	switch (t->dtype) {
-	case PERFDB_DTYPE_BF16:
-		for (size_t i = 0; i < n; i++) {
+	case PERFDB_DTYPE_BF16: {
+		size_t i = 0;
+#ifdef CPU_BF16_AVX512
+		if (__builtin_cpu_supports("avx512f"))
+			i = bf16_load512(h, n, dst);
+#endif
+		for (; i < n; i++) {
 			uint32_t u = (uint32_t)h[i] << 16;
 			memcpy(&dst[i], &u, 4);
 		}
 		break;
+	}
 	case PERFDB_DTYPE_FLOAT16:
 		for (size_t i = 0; i < n; i++)
 			dst[i] = cpu_f16_to_f32(h[i]);
@@ -100,10 +139,21 @@ CPU_CLONES void cpu_store_row(struct perfdb_tensor *t, size_t off, size_t n, con
 {
 	uint16_t *h = (uint16_t *)t->data + off;
 	switch (t->dtype) {
-	case PERFDB_DTYPE_BF16:
-		for (size_t i = 0; i < n; i++)
-			h[i] = cpu_f32_to_bf16(src[i]);
+	case PERFDB_DTYPE_BF16: {
+		size_t i = 0;
+#ifdef CPU_BF16_AVX512
+		if (__builtin_cpu_supports("avx512f"))
+			i = bf16_store512(h, n, src);
+#endif
+		/* cpu_f32_to_bf16 written branch-free, so the loop vectorises */
+		for (; i < n; i++) {
+			uint32_t u;
+			memcpy(&u, &src[i], 4);
+			uint32_t r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16, q = (u >> 16) | 0x40u;
+			h[i] = (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? q : r);
+		}
 		break;
+	}
 	case PERFDB_DTYPE_FLOAT16:
 		for (size_t i = 0; i < n; i++)
 			h[i] = cpu_f32_to_f16(src[i]);

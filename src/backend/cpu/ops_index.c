@@ -4,6 +4,7 @@
  * any dtype as bytes.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "cpu_internal.h"
 
@@ -120,17 +121,39 @@ static int tr_check(const struct perfdb_op_case *c, struct perfdb_err *err)
 	return tr_plan(c, &p, err);
 }
 
-/* Element-wise transpose of one (A x B) plane in 32x32 tiles: ld_* are row strides in elements. */
-#define TILE 32
+/*
+ * Element-wise transpose of one (A x B) plane in 64x64 tiles: ld_* are row
+ * strides in elements.  Each tile is first copied row by row into a local
+ * buffer (whole cache lines, contiguous), then written out row by row from
+ * it: reading a tile column-wise straight from the input touches 64 lines a
+ * power-of-two stride apart, which share an L1 set and evict each other.
+ */
+#define TILE 64
 #define TR_TILED(T)                                                                              \
-	static void tr_tiled_##T(const T *x, T *o, size_t a, size_t b, size_t ld_x, size_t ld_o) \
+	CPU_CLONES static void tr_tiled_##T(const T *x, T *o, size_t a, size_t b, size_t ld_x, size_t ld_o) \
 	{                                                                                        \
+		T buf[TILE][TILE];                                                               \
 		for (size_t a0 = 0; a0 < a; a0 += TILE)                                          \
 			for (size_t b0 = 0; b0 < b; b0 += TILE) {                                \
-				size_t a1 = a0 + TILE < a ? a0 + TILE : a, b1 = b0 + TILE < b ? b0 + TILE : b; \
-				for (size_t ib = b0; ib < b1; ib++)                              \
-					for (size_t ia = a0; ia < a1; ia++)                      \
-						o[ib * ld_o + ia] = x[ia * ld_x + ib];           \
+				size_t na = a0 + TILE < a ? TILE : a - a0;                       \
+				size_t nb = b0 + TILE < b ? TILE : b - b0;                       \
+				if (na == TILE && nb == TILE) { /* constant bounds: unrolled */   \
+					for (size_t i = 0; i < TILE; i++)                        \
+						memcpy(buf[i], x + (a0 + i) * ld_x + b0, sizeof(buf[i])); \
+					for (size_t j = 0; j < TILE; j++) {                      \
+						T *dst = o + (b0 + j) * ld_o + a0;               \
+						for (size_t i = 0; i < TILE; i++)                \
+							dst[i] = buf[i][j];                      \
+					}                                                        \
+					continue;                                                \
+				}                                                                \
+				for (size_t i = 0; i < na; i++)                                  \
+					memcpy(buf[i], x + (a0 + i) * ld_x + b0, nb * sizeof(T)); \
+				for (size_t j = 0; j < nb; j++) {                                \
+					T *dst = o + (b0 + j) * ld_o + a0;                       \
+					for (size_t i = 0; i < na; i++)                          \
+						dst[i] = buf[i][j];                              \
+				}                                                                \
 			}                                                                        \
 	}
 TR_TILED(uint8_t)
