@@ -158,6 +158,12 @@ int perfdb_report_write(const char *dbdir, const struct perfdb_wb_result *r,
 			const struct perfdb_status *st, struct perfdb_strbuf *md,
 			char **md_path, char **csv_path, struct perfdb_err *err);
 
+/*
+ * The timestamp of report and run files: $PERFDB_TIMESTAMP when set
+ * (reproducible runs and tests), else local time as %Y%m%d_%H%M%S.
+ */
+void perfdb_report_timestamp(char *ts, size_t cap);
+
 /* The md_table of the reference: `_None_` when empty, padded columns. */
 int perfdb_md_table(struct perfdb_strbuf *out, const char *const *headers, size_t ncols,
 		    char ***rows, size_t nrows);

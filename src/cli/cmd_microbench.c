@@ -289,19 +289,6 @@ static const struct perfdb_device *device_of_dir(const struct perfdb_device_regi
 	return found;
 }
 
-static void ts_now(char *ts, size_t cap)
-{
-	const char *e = getenv("PERFDB_TIMESTAMP");
-	if (e && *e) {
-		snprintf(ts, cap, "%s", e);
-		return;
-	}
-	time_t t = time(NULL);
-	struct tm tm;
-	localtime_r(&t, &tm);
-	strftime(ts, cap, "%Y%m%d_%H%M%S", &tm);
-}
-
 static void native_progress(void *ud, size_t done, size_t total, size_t failed)
 {
 	(void)failed;
@@ -482,7 +469,7 @@ static int run_native(struct perfdb_db_opts *o, struct perfdb_device_registry *r
 		goto out;
 	}
 	char ts[64];
-	ts_now(ts, sizeof(ts));
+	perfdb_report_timestamp(ts, sizeof(ts));
 	perfdb_strbuf_addf(&env, "backend=%s\nhost=%s\n", be->name, host);
 	if (be->describe)
 		be->describe(&env);

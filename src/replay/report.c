@@ -310,6 +310,19 @@ static int render(struct perfdb_strbuf *md, const struct perfdb_wb_result *r,
 	return rc;
 }
 
+void perfdb_report_timestamp(char *ts, size_t cap)
+{
+	const char *fixed = getenv("PERFDB_TIMESTAMP");
+	if (fixed && *fixed) {
+		snprintf(ts, cap, "%s", fixed);
+		return;
+	}
+	time_t now = time(NULL);
+	struct tm tm;
+	localtime_r(&now, &tm);
+	strftime(ts, cap, "%Y%m%d_%H%M%S", &tm);
+}
+
 int perfdb_report_write(const char *dbdir, const struct perfdb_wb_result *r,
 			const struct perfdb_status *st, struct perfdb_strbuf *md,
 			char **md_path, char **csv_path, struct perfdb_err *err)
@@ -332,15 +345,7 @@ int perfdb_report_write(const char *dbdir, const struct perfdb_wb_result *r,
 	}
 
 	char ts[32];
-	const char *fixed = getenv("PERFDB_TIMESTAMP");
-	if (fixed && *fixed) {
-		snprintf(ts, sizeof(ts), "%s", fixed);
-	} else {
-		time_t now = time(NULL);
-		struct tm tm;
-		localtime_r(&now, &tm);
-		strftime(ts, sizeof(ts), "%Y%m%d_%H%M%S", &tm);
-	}
+	perfdb_report_timestamp(ts, sizeof(ts));
 	struct perfdb_strbuf dir = PERFDB_STRBUF_INIT, path = PERFDB_STRBUF_INIT,
 			     csv = PERFDB_STRBUF_INIT, file = PERFDB_STRBUF_INIT;
 	perfdb_strbuf_addf(&dir, "%s/reports", dbdir);
