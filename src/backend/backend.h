@@ -44,7 +44,31 @@ struct perfdb_op_case {
 	struct perfdb_tensor out[PERFDB_OP_MAX_TENSORS];
 	int threads;                          /* --threads (>= 1) */
 	void *priv;                           /* set by prepare, freed by release */
+	/*
+	 * The row's other cells by column name (FIA's `Runtime ...` columns,
+	 * `EP Size`): cell(cell_ctx, "Runtime sparse_mode") is the cell's text,
+	 * or NULL when the table has no such column.  Set by the engine before
+	 * check; NULL cell means no row (unit tests), use perfdb_case_cell().
+	 */
+	const char *(*cell)(const void *cell_ctx, const char *column);
+	const void *cell_ctx;
+	/*
+	 * Collective ops (impl->collective) under mpirun: comm points to the
+	 * run's MPI_Comm (every rank replays the row together), rank/nranks
+	 * are this process's place in it.  Outside MPI: comm NULL, 0 of 1.
+	 */
+	void *comm;
+	int rank, nranks;
+	/* --dispatch-ffn-combine-ep-size of the run (the reference's --ep-size; 16 by default). */
+	int ep_size;
 };
+
+/* A row cell by column name: NULL when absent or empty. */
+static inline const char *perfdb_case_cell(const struct perfdb_op_case *c, const char *column)
+{
+	const char *v = c->cell ? c->cell(c->cell_ctx, column) : NULL;
+	return v && *v ? v : NULL;
+}
 
 /* One operator of one backend. */
 struct perfdb_op_impl {
@@ -66,6 +90,20 @@ struct perfdb_op_impl {
 	void (*release)(struct perfdb_op_case *c);
 	/* Memory-bound: the engine rotates/flushes caches between samples. */
 	bool memory_bound;
+	/*
+	 * Optional (NULL: every row is replayed).  A row the op keeps without
+	 * replay (the reference's skip hook, e.g. DFC rows whose `EP Size`
+	 * differs from the run's): returns 1 and writes why, else 0.  Called
+	 * before check; its answer must be the same on every MPI rank.
+	 */
+	int (*skip)(const struct perfdb_op_case *c, char *why, size_t whylen);
+	/*
+	 * Collective: under mpirun every rank replays each row of this op
+	 * together (the engine barriers before every sample and takes the
+	 * slowest rank's time, as nccl-tests does); other ops' rows are sharded
+	 * across the ranks.  run() may communicate over c->comm.
+	 */
+	bool collective;
 };
 
 struct perfdb_backend_i {

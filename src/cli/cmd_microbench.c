@@ -27,6 +27,8 @@
 #include "perfdb/fsio.h"
 #include "perfdb/table.h"
 #include "backend/backend.h"
+#include "perfdb/comm.h"
+#include <mpi.h>
 #include "perfdb/strbuf.h"
 #include "progress.h"
 #include "replay/engine.h"
@@ -214,7 +216,7 @@ struct native_opts {
 	const char *backend, *mode;
 	const struct opt_list *ops;
 	bool prune, json, fail_fast, force, resume, subprocess;
-	long repeat, threads;
+	long repeat, threads, ep;
 	double budget, timeout, op_timeout;
 };
 
@@ -350,12 +352,13 @@ static int write_records(const char *dbdir, const char *ts, const char *device, 
 	snprintf(p, sizeof(p), "%s/reports/microbench_env_%s.txt", dbdir, ts);
 	int rc = perfdb_file_write_atomic(p, b.buf, b.len, err);
 	perfdb_strbuf_reset(&b);
-	perfdb_strbuf_addstr(&b, "Operator,Line,Status,Samples,Mean(us),Median(us),Min(us),Std(us),CPU/Wall,Reason\r\n");
+	perfdb_strbuf_addstr(&b, "Operator,Line,Status,Samples,Mean(us),Median(us),Min(us),Std(us),CPU/Wall,Rank,Reason\r\n");
 	for (size_t i = 0; i < r->nrows && rc == 0; i++) {
 		const struct perfdb_engine_row *x = &r->rows[i];
 		static const char *const names[] = { "ok", "failed", "skipped" };
-		perfdb_strbuf_addf(&b, "%s,%zu,%s,%zu,%.6f,%.6f,%.6f,%.6f,%.3f,\"", x->op, x->line,
-				   names[x->status], x->samples, x->mean, x->median, x->min, x->std, x->cpu_ratio);
+		perfdb_strbuf_addf(&b, "%s,%zu,%s,%zu,%.6f,%.6f,%.6f,%.6f,%.3f,%d,\"", x->op, x->line,
+				   names[x->status], x->samples, x->mean, x->median, x->min, x->std, x->cpu_ratio,
+				   x->rank);
 		for (const char *q = x->reason ? x->reason : ""; *q; q++) {
 			if (*q == '"')
 				perfdb_strbuf_addch(&b, '"');
@@ -371,8 +374,37 @@ static int write_records(const char *dbdir, const char *ts, const char *device, 
 	return rc;
 }
 
+static int run_native_ranked(struct perfdb_db_opts *o, struct perfdb_device_registry *reg,
+			     const struct native_opts *no, MPI_Comm *world, int rank, int nranks);
+
+/*
+ * Scale-out: launched by mpirun, every rank replays its shard of the rows
+ * (collective ops: every row together) and rank 0 writes the tables, the
+ * report and the status; other ranks print only their own errors.
+ */
 static int run_native(struct perfdb_db_opts *o, struct perfdb_device_registry *reg,
 		      const struct native_opts *no)
+{
+	/* before MPI_Init: choosing the OpenBLAS core may re-exec the process */
+	const struct perfdb_backend_i *be = perfdb_backend_find(no->backend);
+	if (be && strcmp(be->device_kind, "cpu") == 0)
+		choose_openblas_core(no->threads);
+	if (perfdb_comm_launcher_rank() < 0)
+		return run_native_ranked(o, reg, no, NULL, 0, 1);
+	struct perfdb_comm_world w;
+	struct perfdb_err err;
+	perfdb_err_clear(&err);
+	if (perfdb_comm_mpi_init(NULL, NULL, false, &w, &err) < 0)
+		return cli_error("microbench", &err);
+	MPI_Comm world = MPI_COMM_WORLD;
+	int rc = run_native_ranked(o, reg, no, w.size > 1 ? &world : NULL, w.rank, w.size);
+	/* the exit status is the worst of the ranks: mpirun reports the first non-zero one */
+	perfdb_comm_mpi_finalize();
+	return rc;
+}
+
+static int run_native_ranked(struct perfdb_db_opts *o, struct perfdb_device_registry *reg,
+			     const struct native_opts *no, MPI_Comm *world, int rank, int nranks)
 {
 	if (!(no->budget >= 0) || !(no->timeout > 0) || !(no->op_timeout >= 0)) {
 		fprintf(stderr, "perfdb microbench: error: --row-budget and --op-timeout must be >= 0 and "
@@ -384,8 +416,6 @@ static int run_native(struct perfdb_db_opts *o, struct perfdb_device_registry *r
 		fprintf(stderr, "perfdb microbench: error: backend '%s' is not built in\n", no->backend);
 		return 2;
 	}
-	if (strcmp(be->device_kind, "cpu") == 0)
-		choose_openblas_core(no->threads);
 	struct perfdb_err err;
 	perfdb_err_clear(&err);
 	const char *host = NULL;
@@ -454,7 +484,8 @@ static int run_native(struct perfdb_db_opts *o, struct perfdb_device_registry *r
 		.missing_only = no->mode[0] == 'm', .fail_fast = no->fail_fast,
 		.repeat = (size_t)no->repeat, .rsd = 0.01, .budget_s = no->budget,
 		.timeout_s = no->timeout, .threads = (int)no->threads, .seed = 0x5eed,
-		.flush = 1, .stop = &stop_flag, .progress = native_progress, .ud = &pr,
+		.flush = 1, .stop = &stop_flag, .progress = rank == 0 ? native_progress : NULL, .ud = &pr,
+		.ep_size = (int)no->ep, .comm = world, .rank = rank, .nranks = nranks,
 		.journal = journal, .resume = no->resume, .subprocess = no->subprocess,
 		.op_timeout_s = no->op_timeout,
 		.exit_after = hook && *hook ? (size_t)strtoul(hook, NULL, 10) : 0,
@@ -462,10 +493,17 @@ static int run_native(struct perfdb_db_opts *o, struct perfdb_device_registry *r
 	};
 	struct perfdb_engine_result res;
 	rc = perfdb_engine_run(&eo, &res, &err);
-	progress_done(&pr);
+	if (rank == 0)
+		progress_done(&pr);
 	if (rc < 0) {
 		perfdb_engine_result_release(&res);
 		rc = cli_error("microbench", &err);
+		goto out;
+	}
+	if (rank != 0) {
+		/* rank 0 holds the run's rows and writes everything */
+		rc = res.interrupted ? 1 : 0;
+		perfdb_engine_result_release(&res);
 		goto out;
 	}
 	char ts[64];
@@ -473,6 +511,7 @@ static int run_native(struct perfdb_db_opts *o, struct perfdb_device_registry *r
 	perfdb_strbuf_addf(&env, "backend=%s\nhost=%s\n", be->name, host);
 	if (be->describe)
 		be->describe(&env);
+	perfdb_strbuf_addf(&env, "mpi_ranks=%d\n", nranks);
 	perfdb_strbuf_addf(&env, "repeat_count=%ld\nrow_budget_s=%g\nrow_timeout_s=%g\nrsd_target=0.01\n"
 			   "cache_flush=memory-bound ops below 32 MiB\nweights_rotated=no\n",
 			   no->repeat, no->budget, no->timeout);
@@ -496,14 +535,14 @@ static int run_native(struct perfdb_db_opts *o, struct perfdb_device_registry *r
 			fprintf(stderr, "[STOP] --fail-fast: stopped at the first failure\n");
 		struct ingest_opts io = { .cmd = "microbench", .dbdir = dir.buf, .ops = no->ops,
 					  .missing_only = no->mode[0] == 'm', .prune = no->prune,
-					  .json = no->json, .ep = 16, .status = &st };
+					  .json = no->json, .ep = no->ep, .status = &st };
 		rc = replay_finish(&io, &res.measures);
 		if (rc == 0 && !no->json)
 			printf("[STATUS] %s\n", stp);
 		if (rc == 0 && (res.interrupted || (no->fail_fast && res.nfailed)))
 			rc = 1;
 		if (rc == 0)
-			unlink(journal);   /* the run went through: nothing to resume */
+			perfdb_engine_journal_remove(journal);   /* the run went through: nothing to resume */
 	}
 	perfdb_status_release(&st);
 	perfdb_engine_result_release(&res);
@@ -610,7 +649,7 @@ int cmd_microbench(int argc, char **argv)
 					  .repeat = repeat, .threads = threads, .budget = budget,
 					  .timeout = row_timeout, .resume = resume,
 					  .subprocess = strcmp(exec_mode, "subprocess") == 0,
-					  .op_timeout = op_timeout };
+					  .op_timeout = op_timeout, .ep = ep };
 		rc = run_native(&o, &reg, &no);
 		perfdb_device_registry_release(&reg);
 		replay_ops_release(&ops);

@@ -5,6 +5,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
+#include <mpi.h>
 #include <signal.h>
 #include <math.h>
 #include <stdio.h>
@@ -314,6 +316,22 @@ static void cache_flush(uint64_t *buf, size_t n)
 	flush_sink += s;
 }
 
+/*
+ * Collective rows: every rank must take the same path, so a step that failed
+ * on one rank fails on all (the reason of the failing rank is this rank's
+ * own when it failed, else a pointer to the rank that did).
+ */
+static int agree(const struct perfdb_engine_opts *o, int rc, struct perfdb_err *err)
+{
+	int bad = rc < 0 ? o->rank + 1 : 0, first = 0;
+	MPI_Allreduce(&bad, &first, 1, MPI_INT, MPI_MAX, *(MPI_Comm *)o->comm);
+	if (rc < 0)
+		return rc;
+	if (first)
+		return perfdb_err_set(err, PERFDB_EINVAL, "failed on rank %d", first - 1);
+	return 0;
+}
+
 static int time_case(const struct perfdb_engine_opts *o, const struct perfdb_op_impl *impl,
 		     struct perfdb_op_case *c, uint64_t *flushbuf, size_t flushn,
 		     struct perfdb_engine_row *row, struct perfdb_err *err)
@@ -324,11 +342,29 @@ static int time_case(const struct perfdb_engine_opts *o, const struct perfdb_op_
 	for (size_t i = 0; i < c->nout; i++)
 		ws += c->out[i].bytes;
 	int flush = o->flush && impl->memory_bound && flushbuf && ws < LLC_BYTES;
+	/*
+	 * Collective: every rank runs each call together.  Ranks enter each
+	 * sample after a barrier and the sample is the slowest rank's time
+	 * (nccl-tests); every stop decision is taken on values all ranks share.
+	 */
+	MPI_Comm *comm = impl->collective ? o->comm : NULL;
 	double start = now_s(CLOCK_MONOTONIC);
 	/* warm-up: at least 2 calls, up to 5 % of the budget */
-	for (int w = 0; w < 2 || now_s(CLOCK_MONOTONIC) - start < 0.05 * o->budget_s; w++) {
-		PERFDB_TRY(impl->run(c, err));
-		if (w >= 20 || now_s(CLOCK_MONOTONIC) - start > o->timeout_s)
+	for (int w = 0;; w++) {
+		int rc = impl->run(c, err);
+		double el = now_s(CLOCK_MONOTONIC) - start;
+		int more = w < 1 || (el < 0.05 * o->budget_s && w < 20 && el <= o->timeout_s);
+		if (comm) {
+			/* a failure on any rank fails all; the first rank done warming up ends warm-up */
+			int v[2] = { rc < 0, !more }, g[2];
+			MPI_Allreduce(v, g, 2, MPI_INT, MPI_MAX, *comm);
+			if (g[0])
+				return rc < 0 ? rc : perfdb_err_set(err, PERFDB_EINVAL, "failed on another rank");
+			more = !g[1];
+		} else if (rc < 0) {
+			return rc;
+		}
+		if (!more)
 			break;
 	}
 	size_t cap = o->repeat > 64 ? o->repeat : 64, n = 0;
@@ -341,10 +377,24 @@ static int time_case(const struct perfdb_engine_opts *o, const struct perfdb_op_
 	for (;;) {
 		if (flush)
 			cache_flush(flushbuf, flushn);
+		if (comm)
+			MPI_Barrier(*comm);
 		double t0 = now_s(CLOCK_MONOTONIC);
-		if ((rc = impl->run(c, err)) < 0)
-			break;
+		rc = impl->run(c, err);
 		double t1 = now_s(CLOCK_MONOTONIC), us = (t1 - t0) * 1e6;
+		double since_start = t1 - start, el = t1 - t_start;
+		if (comm) {
+			/* the slowest rank's sample and clocks; a failure anywhere fails all */
+			double v[4] = { us, since_start, el, rc < 0 }, g[4];
+			MPI_Allreduce(v, g, 4, MPI_DOUBLE, MPI_MAX, *comm);
+			if (g[3] > 0 && rc == 0)
+				rc = perfdb_err_set(err, PERFDB_EINVAL, "failed on another rank");
+			us = g[0];
+			since_start = g[1];
+			el = g[2];
+		}
+		if (rc < 0)
+			break;
 		if (n == cap) {
 			void *p = realloc(x, 2 * cap * sizeof(double));
 			if (!p) {
@@ -357,11 +407,10 @@ static int time_case(const struct perfdb_engine_opts *o, const struct perfdb_op_
 		x[n++] = us;
 		sum += us;
 		sumsq += us * us;
-		double el = t1 - t_start;
-		if (t1 - start > o->timeout_s) {
+		if (since_start > o->timeout_s) {
 			if (n < o->repeat)
 				rc = perfdb_err_set(err, PERFDB_EINVAL, "timed out after %.1f s with %zu of %zu samples",
-						    t1 - start, n, o->repeat);
+						    since_start, n, o->repeat);
 			break;
 		}
 		if (n >= o->repeat) {
@@ -405,20 +454,69 @@ static int set_reason(struct perfdb_engine_row *row, enum perfdb_engine_status s
 	return row->reason ? 0 : -PERFDB_ENOMEM;
 }
 
+struct cell_ctx {
+	const struct perfdb_table *t;
+	size_t r;
+};
+
+static const char *row_cell(const void *ctx, const char *column)
+{
+	const struct cell_ctx *cc = ctx;
+	long c = perfdb_table_col(cc->t, column);
+	return c < 0 ? NULL : perfdb_table_get(cc->t, cc->r, c);
+}
+
+static void case_context(const struct perfdb_engine_opts *o, const struct cell_ctx *cc,
+			 struct perfdb_op_case *c)
+{
+	c->threads = o->threads;
+	c->cell = row_cell;
+	c->cell_ctx = cc;
+	c->ep_size = o->ep_size;
+	c->comm = o->comm;
+	c->rank = o->comm ? o->rank : 0;
+	c->nranks = o->comm ? o->nranks : 1;
+}
+
+/* Whether the op's skip hook keeps the row without replay (why filled). */
+static int row_skipped(const struct perfdb_engine_opts *o, const struct perfdb_op_impl *impl,
+		       const struct perfdb_table *t, size_t r, char *why, size_t whylen)
+{
+	if (!impl->skip)
+		return 0;
+	struct perfdb_op_case c;
+	struct cell_ctx cc = { t, r };
+	memset(&c, 0, sizeof(c));
+	c.op = impl->name;
+	case_context(o, &cc, &c);
+	return impl->skip(&c, why, whylen) > 0;
+}
+
 static int replay_row(const struct perfdb_engine_opts *o, const struct perfdb_op_impl *impl,
 		      const struct perfdb_table *t, size_t r, struct perfdb_engine_pool *pool,
 		      uint64_t *flushbuf, size_t flushn, struct perfdb_engine_row *row, struct perfdb_err *err)
 {
 	struct perfdb_op_case c;
+	struct cell_ctx cc = { t, r };
 #define CELL(name) perfdb_table_get(t, r, perfdb_table_col(t, name))
 	PERFDB_TRY(perfdb_engine_build_case(impl->name, CELL("Input Shapes"), CELL("Input Data Types"),
 					    CELL("Input Formats"), CELL("Output Shapes"),
 					    CELL("Output Data Types"), CELL("Output Formats"), &c, err));
 #undef CELL
-	c.threads = o->threads;
-	PERFDB_TRY(impl->check(&c, err));
-	PERFDB_TRY(perfdb_engine_alloc_case(pool, &c, o->seed ^ ((uint64_t)row->line << 20), err));
-	int rc = impl->prepare ? impl->prepare(&c, err) : 0;
+	case_context(o, &cc, &c);
+	int rc = impl->check(&c, err);
+	if (impl->collective && o->comm)
+		rc = agree(o, rc, err);
+	if (rc < 0)
+		return rc;
+	rc = perfdb_engine_alloc_case(pool, &c, o->seed ^ ((uint64_t)row->line << 20), err);
+	if (impl->collective && o->comm)
+		rc = agree(o, rc, err);
+	if (rc < 0)
+		return rc;
+	rc = impl->prepare ? impl->prepare(&c, err) : 0;
+	if (impl->collective && o->comm)
+		rc = agree(o, rc, err);
 	if (rc == 0)
 		rc = time_case(o, impl, &c, flushbuf, flushn, row, err);
 	if (impl->release)
@@ -512,7 +610,6 @@ static char *jstring(const char *p)
 /* Read the journal (a missing file is empty; a torn last line is ignored). */
 static int journal_load(const char *path, struct journal *j)
 {
-	memset(j, 0, sizeof(*j));
 	FILE *f = fopen(path, "r");
 	if (!f)
 		return 0;
@@ -645,6 +742,8 @@ struct run_ctx {
 	struct perfdb_engine_pool *pool;
 	uint64_t *flushbuf;
 	size_t flushn, done, total, measured;
+	size_t ordinal;                    /* rows seen over every table: the shard of a row */
+	const char *jpath;                 /* this rank's journal */
 };
 
 /* One table's rows; crash: why rows missing from the journal failed (PASS_COLLECT). */
@@ -658,15 +757,35 @@ static int run_table(struct run_ctx *x, const char *op, const struct perfdb_tabl
 	const struct perfdb_op_impl *impl = sup ? be->find_op(op) : NULL;
 	long cmb = perfdb_table_col(t, PERFDB_COL_MB_DUR), cprof = perfdb_table_col(t, PERFDB_COL_PROF_AVG);
 	struct perfdb_strbuf sig = PERFDB_STRBUF_INIT, key = PERFDB_STRBUF_INIT;
-	char table[4200];
+	char table[4200], why[256];
 	snprintf(table, sizeof(table), "%s/%s.csv", o->dbdir, op);
+	int coll = impl && impl->collective && o->comm;
 	int rc = 0;
-	for (size_t r = 0; r < t->nrows && !res->stopped; r++) {
-		if (pass != PASS_COLLECT && o->stop && *o->stop) {
-			res->stopped = res->interrupted = 1;
-			break;
+	for (size_t r = 0; r < t->nrows; r++) {
+		size_t ord = x->ordinal++;
+		int sig_stop = pass != PASS_COLLECT && o->stop && *o->stop;
+		if (coll) {
+			/* every rank takes every row, or all stop together */
+			int v[2] = { res->stopped || sig_stop, sig_stop }, g[2];
+			MPI_Allreduce(v, g, 2, MPI_INT, MPI_MAX, *(MPI_Comm *)o->comm);
+			if (g[0]) {
+				res->stopped = 1;
+				res->interrupted |= g[1];
+				break;
+			}
+		} else {
+			if (res->stopped)
+				break;
+			if (o->comm && ord % (size_t)o->nranks != (size_t)o->rank)
+				continue;   /* another rank's row */
+			if (sig_stop) {
+				res->stopped = res->interrupted = 1;
+				break;
+			}
 		}
 		struct perfdb_engine_row *row = add_row(res, op, r + 2);
+		if (row)
+			row->rank = o->comm ? o->rank : 0;
 		if (!row) {
 			rc = -PERFDB_ENOMEM;
 			break;
@@ -679,6 +798,9 @@ static int run_table(struct run_ctx *x, const char *op, const struct perfdb_tabl
 		} else if (o->missing_only && (perfdb_wb_valid(perfdb_table_get(t, r, cmb)) ||
 					       perfdb_wb_valid(perfdb_table_get(t, r, cprof)))) {
 			rc = set_reason(row, PERFDB_ENGINE_SKIPPED, "has a valid duration");
+			res->nskipped++;
+		} else if (row_skipped(o, impl, t, r, why, sizeof(why))) {
+			rc = set_reason(row, PERFDB_ENGINE_SKIPPED, why);
 			res->nskipped++;
 		} else {
 			const struct jentry *je = NULL;
@@ -698,6 +820,7 @@ static int run_table(struct run_ctx *x, const char *op, const struct perfdb_tabl
 				if (je->ok) {
 					res->nok++;
 					res->nresumed += pass != PASS_COLLECT;
+					row->resumed = pass != PASS_COLLECT;
 					rc = add_measure(&res->measures, op, t, r, row);
 				} else {
 					rc = set_reason(row, PERFDB_ENGINE_FAILED, je->reason ? je->reason : "failed");
@@ -727,7 +850,7 @@ static int run_table(struct run_ctx *x, const char *op, const struct perfdb_tabl
 						rc = add_measure(&res->measures, op, t, r, row);
 				}
 				if (rc == 0 && x->jfd >= 0 && (rc = journal_append(x->jfd, op, table, sig.buf, row)) < 0) {
-					perfdb_err_errno(err, errno, "cannot append to the journal '%s'", o->journal);
+					perfdb_err_errno(err, errno, "cannot append to the journal '%s'", x->jpath);
 					break;
 				}
 				if (o->exit_after && ++x->measured >= o->exit_after)
@@ -751,6 +874,7 @@ static int run_table_child(struct run_ctx *x, const char *op, const struct perfd
 			   struct perfdb_err *err)
 {
 	const struct perfdb_engine_opts *o = x->o;
+	size_t ord0 = x->ordinal;
 	double limit = o->op_timeout_s > 0 ? o->op_timeout_s : o->timeout_s * (double)t->nrows + 30.0;
 	fflush(NULL);
 	pid_t pid = fork();
@@ -800,10 +924,238 @@ static int run_table_child(struct run_ctx *x, const char *op, const struct perfd
 	else if (WIFEXITED(st) && WEXITSTATUS(st) != 0)
 		snprintf(why, sizeof(why), "operator process exited with %d", WEXITSTATUS(st));
 	journal_release(x->jr);
-	int rc = journal_load(o->journal, x->jr);
+	int rc = journal_load(x->jpath, x->jr);
 	if (rc < 0)
 		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	x->ordinal = ord0;   /* the same rows again, now from the journal */
 	return run_table(x, op, t, PASS_COLLECT, why[0] ? why : NULL, err);
+}
+
+/* ---- scale-out (MPI) --------------------------------------------------- */
+
+static int table_collective(const struct perfdb_engine_opts *o, const char *op)
+{
+	const struct perfdb_backend_i *be = o->backend;
+	const struct perfdb_op_impl *impl = be->supports_op(op) ? be->find_op(op) : NULL;
+	return impl && impl->collective;
+}
+
+/* The rows this rank replays: collective tables whole, the rest round-robin. */
+static size_t rank_share(const struct perfdb_engine_opts *o, const struct perfdb_table *tabs,
+			 const char *const *names, size_t ntab)
+{
+	size_t ord = 0, n = 0;
+	for (size_t ti = 0; ti < ntab; ti++) {
+		int coll = table_collective(o, names[ti]);
+		for (size_t r = 0; r < tabs[ti].nrows; r++, ord++)
+			n += coll || ord % (size_t)o->nranks == (size_t)o->rank;
+	}
+	return n;
+}
+
+/* Resume: the journal and every rank's journal of an earlier MPI run. */
+static int journal_load_all(const char *journal, struct journal *j)
+{
+	PERFDB_TRY(journal_load(journal, j));
+	char pat[4200];
+	snprintf(pat, sizeof(pat), "%s.rank*", journal);
+	glob_t g;
+	int rc = 0;
+	if (glob(pat, 0, NULL, &g) == 0) {
+		for (size_t i = 0; i < g.gl_pathc && rc == 0; i++)
+			rc = journal_load(g.gl_pathv[i], j);
+		globfree(&g);
+	}
+	return rc;
+}
+
+/*
+ * A fresh (not resumed) run: journals of earlier runs must not be found by a
+ * later --resume.  One process removes every rank file; under MPI rank 0
+ * removes the plain journal and rank files beyond this run's ranks (each
+ * rank truncates its own file when it opens it).
+ */
+static int journal_reset(const struct perfdb_engine_opts *o)
+{
+	if (o->comm && o->rank != 0)
+		return 0;
+	if (o->comm && unlink(o->journal) < 0 && errno != ENOENT)
+		return -PERFDB_EIO;
+	char pat[4200];
+	snprintf(pat, sizeof(pat), "%s.rank*", o->journal);
+	glob_t g;
+	int rc = 0;
+	if (glob(pat, 0, NULL, &g) == 0) {
+		for (size_t i = 0; i < g.gl_pathc; i++) {
+			const char *num = g.gl_pathv[i] + strlen(o->journal) + 5;
+			char *end;
+			long r = strtol(num, &end, 10);
+			if (o->comm && *end == '\0' && end != num && r >= 0 && r < o->nranks)
+				continue;
+			if (unlink(g.gl_pathv[i]) < 0 && errno != ENOENT)
+				rc = -PERFDB_EIO;
+		}
+		globfree(&g);
+	}
+	return rc;
+}
+
+void perfdb_engine_journal_remove(const char *journal)
+{
+	unlink(journal);
+	char pat[4200];
+	snprintf(pat, sizeof(pat), "%s.rank*", journal);
+	glob_t g;
+	if (glob(pat, 0, NULL, &g) == 0) {
+		for (size_t i = 0; i < g.gl_pathc; i++)
+			unlink(g.gl_pathv[i]);
+		globfree(&g);
+	}
+}
+
+/* One result row as a record: fields split by 0x1f, records ended by 0x1e. */
+static void pack_row(struct perfdb_strbuf *b, const struct perfdb_engine_row *w)
+{
+	perfdb_strbuf_addf(b, "%s\x1f%zu\x1f%d\x1f%d\x1f%d\x1f%zu\x1f%.17g\x1f%.17g\x1f%.17g\x1f%.17g\x1f%.17g\x1f",
+			   w->op, w->line, (int)w->status, w->resumed, w->rank, w->samples, w->mean, w->median, w->min,
+			   w->std, w->cpu_ratio);
+	for (const char *q = w->reason ? w->reason : ""; *q; q++)
+		perfdb_strbuf_addch(b, *q == '\x1f' || *q == '\x1e' ? ' ' : *q);
+	perfdb_strbuf_addch(b, '\x1e');
+}
+
+struct packed {
+	size_t table, line;
+	const char *rec;
+};
+
+static int packed_cmp(const void *a, const void *b)
+{
+	const struct packed *x = a, *y = b;
+	if (x->table != y->table)
+		return x->table < y->table ? -1 : 1;
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
+/*
+ * Every rank's rows to rank 0, which rebuilds the run's result in table and
+ * line order (collective rows once, from rank 0 itself).  A failure on any
+ * rank fails the run on every rank.
+ */
+static int gather_rows(const struct perfdb_engine_opts *o, const struct perfdb_table *tabs,
+		       const char *const *names, size_t ntab, struct perfdb_engine_result *res, int rc,
+		       struct perfdb_err *err)
+{
+	MPI_Comm comm = *(MPI_Comm *)o->comm;
+	int flags[3] = { rc < 0 ? o->rank + 1 : 0, res->stopped, res->interrupted }, g[3];
+	MPI_Allreduce(flags, g, 3, MPI_INT, MPI_MAX, comm);
+	if (g[0]) {
+		if (rc < 0)
+			return rc;
+		return perfdb_err_set(err, PERFDB_EIO, "rank %d of the run failed (see its message)", g[0] - 1);
+	}
+	struct perfdb_strbuf b = PERFDB_STRBUF_INIT;
+	for (size_t i = 0; i < res->nrows; i++) {
+		const struct perfdb_engine_row *w = &res->rows[i];
+		if (o->rank != 0 && table_collective(o, w->op))
+			continue;   /* rank 0 has the same row */
+		pack_row(&b, w);
+	}
+	int mylen = (int)b.len, *lens = NULL, *offs = NULL;
+	char *all = NULL;
+	if (o->rank == 0) {
+		lens = calloc((size_t)o->nranks, sizeof(int));
+		offs = calloc((size_t)o->nranks, sizeof(int));
+	}
+	MPI_Gather(&mylen, 1, MPI_INT, lens, 1, MPI_INT, 0, comm);
+	size_t tot = 0;
+	if (o->rank == 0 && lens && offs) {
+		for (int r = 0; r < o->nranks; r++) {
+			offs[r] = (int)tot;
+			tot += (size_t)lens[r];
+		}
+		all = malloc(tot + 1);
+	}
+	MPI_Gatherv(b.buf ? b.buf : "", mylen, MPI_CHAR, all, lens, offs, MPI_CHAR, 0, comm);
+	perfdb_strbuf_release(&b);
+	free(lens);
+	free(offs);
+	if (o->rank != 0) {
+		perfdb_engine_result_release(res);
+		res->stopped = g[1];
+		res->interrupted = g[2];
+		return 0;
+	}
+	if (!all)
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	all[tot] = '\0';
+	/* split into records, order them, rebuild the result */
+	size_t nrec = 0;
+	for (size_t i = 0; i < tot; i++)
+		nrec += all[i] == '\x1e';
+	struct packed *pk = calloc(nrec ? nrec : 1, sizeof(*pk));
+	if (!pk) {
+		free(all);
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	}
+	size_t k = 0;
+	for (char *p = all; k < nrec; k++) {
+		char *end = strchr(p, '\x1e');
+		*end = '\0';
+		pk[k].rec = p;
+		char *f = strchr(p, '\x1f');
+		*f = '\0';
+		pk[k].table = ntab;
+		for (size_t ti = 0; ti < ntab; ti++)
+			if (strcmp(names[ti], p) == 0)
+				pk[k].table = ti;
+		pk[k].line = (size_t)strtoull(f + 1, NULL, 10);
+		p = end + 1;
+	}
+	qsort(pk, nrec, sizeof(*pk), packed_cmp);
+	perfdb_engine_result_release(res);
+	res->stopped = g[1];
+	res->interrupted = g[2];
+	rc = 0;
+	for (k = 0; k < nrec && rc == 0; k++) {
+		if (pk[k].table >= ntab)
+			continue;
+		const char *op = names[pk[k].table];
+		struct perfdb_engine_row *w = add_row(res, op, pk[k].line);
+		if (!w) {
+			rc = -PERFDB_ENOMEM;
+			break;
+		}
+		const char *f = pk[k].rec + strlen(pk[k].rec) + 1;
+		char *e;
+		strtoull(f, &e, 10);                               /* line, known */
+		w->status = (enum perfdb_engine_status)strtol(e + 1, &e, 10);
+		w->resumed = (int)strtol(e + 1, &e, 10);
+		res->nresumed += (size_t)w->resumed;
+		w->rank = (int)strtol(e + 1, &e, 10);
+		w->samples = (size_t)strtoull(e + 1, &e, 10);
+		w->mean = strtod(e + 1, &e);
+		w->median = strtod(e + 1, &e);
+		w->min = strtod(e + 1, &e);
+		w->std = strtod(e + 1, &e);
+		w->cpu_ratio = strtod(e + 1, &e);
+		if (w->status != PERFDB_ENGINE_OK && !(w->reason = strdup(e + 1)))
+			rc = -PERFDB_ENOMEM;
+		if (w->status == PERFDB_ENGINE_OK) {
+			res->nok++;
+			if (rc == 0)
+				rc = add_measure(&res->measures, op, &tabs[pk[k].table], pk[k].line - 2, w);
+		} else if (w->status == PERFDB_ENGINE_FAILED) {
+			res->nfailed++;
+		} else {
+			res->nskipped++;
+		}
+	}
+	free(pk);
+	free(all);
+	if (rc < 0)
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	return 0;
 }
 
 int perfdb_engine_run(const struct perfdb_engine_opts *o, struct perfdb_engine_result *res,
@@ -845,33 +1197,71 @@ int perfdb_engine_run(const struct perfdb_engine_opts *o, struct perfdb_engine_r
 	}
 	if (be->init && (rc = be->init(o->threads, err)) < 0)
 		goto out;
+	if (o->comm)
+		total = rank_share(o, tabs, names, ntab);
 	size_t flushn = 2 * LLC_BYTES / sizeof(uint64_t);
 	uint64_t *flushbuf = o->flush ? calloc(flushn, sizeof(uint64_t)) : NULL;
 	struct perfdb_engine_pool pool = { 0 };
 	struct journal jr = { 0 };
+	char jpath[4200] = "";
 	struct run_ctx x = { .o = o, .res = res, .jr = NULL, .jfd = -1, .pool = &pool,
-			     .flushbuf = flushbuf, .flushn = flushn, .total = total };
+			     .flushbuf = flushbuf, .flushn = flushn, .total = total, .jpath = jpath };
 	if (o->journal) {
-		if (o->resume && (rc = journal_load(o->journal, &jr)) < 0) {
-			perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+		if (o->comm)
+			snprintf(jpath, sizeof(jpath), "%s.rank%d", o->journal, o->rank);
+		else
+			snprintf(jpath, sizeof(jpath), "%s", o->journal);
+		if (o->resume)
+			rc = journal_load_all(o->journal, &jr);
+		else
+			rc = journal_reset(o);
+		if (rc < 0) {
+			perfdb_err_errno(err, errno, "cannot prepare the journal '%s'", o->journal);
 			goto run_out;
 		}
 		x.jr = &jr;
-		x.jfd = open(o->journal, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (o->resume ? 0 : O_TRUNC), 0644);
+		x.jfd = open(jpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (o->resume ? 0 : O_TRUNC), 0644);
 		if (x.jfd < 0) {
-			rc = perfdb_err_errno(err, errno, "cannot open the journal '%s'", o->journal);
+			rc = perfdb_err_errno(err, errno, "cannot open the journal '%s'", jpath);
 			goto run_out;
 		}
 	}
-	for (size_t ti = 0; ti < ntab && !res->stopped; ti++) {
-		if (o->subprocess && x.jfd >= 0)
+	int frc = 0;
+	struct perfdb_err ferr;
+	perfdb_err_clear(&ferr);
+	for (size_t ti = 0; ti < ntab; ti++) {
+		/* under MPI a stopped rank still walks the tables: collective rows need every rank */
+		if (res->stopped && !o->comm)
+			break;
+		const struct perfdb_op_impl *impl = be->supports_op(names[ti]) ? be->find_op(names[ti]) : NULL;
+		int coll = impl && impl->collective && o->comm;
+		if (o->subprocess && x.jfd >= 0 && !coll)
 			rc = run_table_child(&x, names[ti], &tabs[ti], err);
 		else
 			rc = run_table(&x, names[ti], &tabs[ti], PASS_MEASURE, NULL, err);
-		if (rc < 0)
-			break;
+		if (rc < 0) {
+			if (!o->comm)
+				break;
+			if (!frc) {
+				frc = rc;
+				ferr = *err;
+			}
+			res->stopped = 1;
+			rc = 0;
+		}
 		if (o->subprocess && o->stop && *o->stop)
 			res->stopped = res->interrupted = 1;
+	}
+	if (frc) {
+		rc = frc;
+		*err = ferr;
+	}
+	if (o->comm) {
+		if (x.jfd >= 0) {
+			close(x.jfd);
+			x.jfd = -1;
+		}
+		rc = gather_rows(o, tabs, names, ntab, res, rc, err);
 	}
 run_out:
 	if (x.jfd >= 0)

@@ -62,7 +62,21 @@ struct perfdb_engine_opts {
 	 * in the child of this table (subprocess mode; NULL: off). */
 	size_t exit_after;
 	const char *crash_op;
-	/* Optional: called after each row. */
+	/* --dispatch-ffn-combine-ep-size, given to the ops (perfdb_op_case.ep_size). */
+	int ep_size;
+	/*
+	 * Scale-out (issue 5): under mpirun, comm points to the run's MPI_Comm,
+	 * rank/nranks place this process.  Rows of ordinary ops are sharded
+	 * round-robin over the rows of every selected table (one device per
+	 * rank); rows of collective ops are replayed by every rank together.
+	 * Each rank journals to `<journal>.rank<R>`; resume reads the journal
+	 * and every rank file.  At the end the rows are gathered on rank 0,
+	 * whose result holds the whole run (other ranks' results hold nothing);
+	 * every rank must call perfdb_engine_run.  NULL comm: one process.
+	 */
+	void *comm;
+	int rank, nranks;
+	/* Optional: called after each row (counts of this rank's rows). */
 	void (*progress)(void *ud, size_t done, size_t total, size_t failed);
 	void *ud;
 };
@@ -81,6 +95,8 @@ struct perfdb_engine_row {
 	size_t samples;
 	double mean, median, min, std;     /* us */
 	double cpu_ratio;                  /* process CPU time / wall time over the timed loop */
+	int resumed;                       /* taken from the journal (--resume), not measured */
+	int rank;                          /* the MPI rank that replayed it (0 outside mpirun) */
 };
 
 struct perfdb_engine_result {
@@ -103,6 +119,9 @@ void perfdb_engine_result_release(struct perfdb_engine_result *r);
  */
 int perfdb_engine_run(const struct perfdb_engine_opts *o, struct perfdb_engine_result *res,
 		      struct perfdb_err *err);
+
+/* Remove a run's journal and every rank's journal of it (the run went through). */
+void perfdb_engine_journal_remove(const char *journal);
 
 /*
  * Build a case from a row's cells (§4 "Parsing", "Building a tensor"):

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# perfdb microbench --backend cpu under mpirun -np 2 (issue 5 scale-out):
+# rows are sharded across the ranks (both ranks replay rows, none twice),
+# rank 0 writes the tables, the report and the status; a run killed on every
+# rank resumes from the per-rank journals without measuring again.
+source "$(dirname "$0")/lib.sh"
+DB="$HERE/../cli/microbench/cpu_resume/input/db"
+args=(microbench --backend cpu --force-device --repeat-count 3 --row-budget 0.02)
+export PERFDB_TIMESTAMP=t
+
+echo "== np 2: every row measured once, by one of the ranks"
+cp -r "$DB" db
+mpirun -np 2 "$PERFDB" "${args[@]}" --database-path db > out.txt 2> err.txt || fail "run: $(cat err.txt)"
+grep -q "^\[REPORT\] db/reports/profile_update_report_t.md" out.txt || fail "no report line: $(cat out.txt)"
+[ "$(grep -c '^\[REPORT\]' out.txt)" = 2 ] || fail "only rank 0 may report: $(cat out.txt)"
+grep -qx "mpi_ranks=2" db/reports/microbench_env_t.txt || fail "mpi_ranks not recorded"
+ls db/reports/ | grep -q journal && fail "journal left after a run that went through: $(ls db/reports)"
+python3 - "$DB" <<'PY' || fail "sharded results"
+import csv, sys
+src = sys.argv[1]
+rows = list(csv.DictReader(open("db/reports/microbench_rows_t.csv", newline="")))
+want = []
+for t in ("Add", "RmsNorm"):
+    n = sum(1 for _ in csv.DictReader(open(f"{src}/{t}.csv", newline="")))
+    want += [(t, str(i)) for i in range(2, n + 2)]
+got = [(r["Operator"], r["Line"]) for r in rows]
+assert got == want, (got, want)                       # each row once, in table order
+assert all(r["Status"] == "ok" for r in rows), rows
+ranks = {r["Rank"] for r in rows}
+assert ranks == {"0", "1"}, ranks                      # both ranks replayed rows
+# round-robin over the rows of both tables: row k (0-based) on rank k % 2
+assert [r["Rank"] for r in rows] == [str(k % 2) for k in range(len(rows))]
+for t in ("Add", "RmsNorm"):
+    for r in csv.DictReader(open(f"db/{t}.csv", newline="")):
+        assert float(r["Average Duration(us)"]) > 0, r
+        assert int(r["MicroBench Samples"]) >= 3, r
+PY
+
+echo "== every rank dies after 1 measured row; --resume under np 2 reuses both journals"
+rm -rf db && cp -r "$DB" db
+PERFDB_TEST_EXIT_AFTER_ROWS=1 mpirun -np 2 "$PERFDB" "${args[@]}" --database-path db > out1.txt 2> err1.txt \
+  && fail "the killed run exited 0"
+[ -s db/reports/microbench_journal.jsonl.rank0 ] && [ -s db/reports/microbench_journal.jsonl.rank1 ] \
+  || fail "per-rank journals missing: $(ls db/reports)"
+cmp -s db/Add.csv "$DB/Add.csv" || fail "a killed run changed a table"
+mpirun -np 2 "$PERFDB" "${args[@]}" --database-path db --resume > out2.txt 2> err2.txt || fail "resume: $(cat err2.txt)"
+grep -q "^\[RESUME\] 2 rows taken from" err2.txt || fail "resume count: $(cat err2.txt)"
+python3 - <<'PY' || fail "resumed results"
+import csv
+rows = list(csv.DictReader(open("db/reports/microbench_rows_t.csv", newline="")))
+assert all(r["Status"] == "ok" for r in rows) and len(rows) >= 4, rows
+for t in ("Add", "RmsNorm"):
+    for r in csv.DictReader(open(f"db/{t}.csv", newline="")):
+        assert float(r["Average Duration(us)"]) > 0, r
+PY
+echo "ok"
