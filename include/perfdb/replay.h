@@ -134,6 +134,17 @@ struct perfdb_wb_opts {
 	double lock_timeout;             /* < 0: default */
 };
 
+/*
+ * The table of op that writeback updates (spec §2 targets): with --ops
+ * (search_subdirs) the last `<op>.csv` of a sorted rglob under dbdir,
+ * otherwise `<dbdir>/<op>.csv`.  Writes its path into out; returns 1 when
+ * it exists, 0 when not (out is then the top-level path), <0 on error.
+ * The replay engine reads the same table, so measurements land in the rows
+ * they were taken from.
+ */
+int perfdb_replay_table_path(const char *dbdir, const char *op, int search_subdirs,
+			     struct perfdb_strbuf *out);
+
 /* True when a cell is a valid duration: a number > 0 (§2 "Validity"). */
 int perfdb_wb_valid(const char *cell);
 
@@ -150,12 +161,12 @@ int perfdb_writeback(const struct perfdb_wb_opts *o, const struct perfdb_measure
 /*
  * Render the markdown report (the text the reference prints) into md, and
  * write <dbdir>/reports/profile_update_report_<ts>.md (md + "Full hotspot
- * CSV: …") and duration_gap_hotspots_full_<ts>.csv.  ts is local time
- * %Y%m%d_%H%M%S, or $PERFDB_TIMESTAMP when set (reproducible runs).  The
- * two paths are returned malloc'd.
+ * CSV: …") and duration_gap_hotspots_full_<ts>.csv.  ts is the run's
+ * timestamp (so every file of one run carries the same one), or NULL for
+ * perfdb_report_timestamp() now.  The two paths are returned malloc'd.
  */
 int perfdb_report_write(const char *dbdir, const struct perfdb_wb_result *r,
-			const struct perfdb_status *st, struct perfdb_strbuf *md,
+			const struct perfdb_status *st, const char *ts, struct perfdb_strbuf *md,
 			char **md_path, char **csv_path, struct perfdb_err *err);
 
 /*

@@ -525,8 +525,8 @@ static int run_native_ranked(struct perfdb_db_opts *o, struct perfdb_device_regi
 	} else {
 		for (size_t i = 0; i < res.nrows; i++)
 			if (res.rows[i].status == PERFDB_ENGINE_FAILED)
-				fprintf(stderr, "[FAILED] %s/%s.csv:%zu: %s\n", dir.buf, res.rows[i].op,
-					res.rows[i].line, res.rows[i].reason);
+				fprintf(stderr, "[FAILED] %s:%zu: %s\n", res.rows[i].table, res.rows[i].line,
+					res.rows[i].reason);
 		if (res.nresumed)
 			fprintf(stderr, "[RESUME] %zu rows taken from %s\n", res.nresumed, journal);
 		if (res.interrupted)
@@ -535,7 +535,7 @@ static int run_native_ranked(struct perfdb_db_opts *o, struct perfdb_device_regi
 			fprintf(stderr, "[STOP] --fail-fast: stopped at the first failure\n");
 		struct ingest_opts io = { .cmd = "microbench", .dbdir = dir.buf, .ops = no->ops,
 					  .missing_only = no->mode[0] == 'm', .prune = no->prune,
-					  .json = no->json, .ep = no->ep, .status = &st };
+					  .json = no->json, .ep = no->ep, .status = &st, .ts = ts };
 		rc = replay_finish(&io, &res.measures);
 		if (rc == 0 && !no->json)
 			printf("[STATUS] %s\n", stp);

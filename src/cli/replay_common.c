@@ -119,7 +119,7 @@ int replay_finish(const struct ingest_opts *o, struct perfdb_measures *mm)
 		printf("%s\n", res.warnings[i]);
 	struct perfdb_strbuf md = PERFDB_STRBUF_INIT;
 	char *mdp = NULL, *csvp = NULL;
-	rc = perfdb_report_write(o->dbdir, &res, o->status, &md, &mdp, &csvp, &err);
+	rc = perfdb_report_write(o->dbdir, &res, o->status, o->ts, &md, &mdp, &csvp, &err);
 	if (rc < 0) {
 		rc = cli_error(o->cmd, &err);
 	} else if (o->json) {

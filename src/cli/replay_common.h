@@ -26,6 +26,7 @@ struct ingest_opts {
 	int missing_only, prune, json;
 	long ep;
 	const struct perfdb_status *status; /* NULL: none */
+	const char *ts;              /* the run's report timestamp; NULL: taken when the report is written */
 };
 
 /*

@@ -241,6 +241,7 @@ void perfdb_engine_result_release(struct perfdb_engine_result *r)
 {
 	for (size_t i = 0; i < r->nrows; i++) {
 		free(r->rows[i].op);
+		free(r->rows[i].table);
 		free(r->rows[i].reason);
 	}
 	free(r->rows);
@@ -248,7 +249,8 @@ void perfdb_engine_result_release(struct perfdb_engine_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
-static struct perfdb_engine_row *add_row(struct perfdb_engine_result *r, const char *op, size_t line)
+static struct perfdb_engine_row *add_row(struct perfdb_engine_result *r, const char *op, const char *table,
+					 size_t line)
 {
 	if (r->nrows == r->cap) {
 		size_t cap = r->cap ? 2 * r->cap : 64;
@@ -261,8 +263,12 @@ static struct perfdb_engine_row *add_row(struct perfdb_engine_result *r, const c
 	struct perfdb_engine_row *row = &r->rows[r->nrows];
 	memset(row, 0, sizeof(*row));
 	row->op = strdup(op);
-	if (!row->op)
+	row->table = strdup(table ? table : op);
+	if (!row->op || !row->table) {
+		free(row->op);
+		free(row->table);
 		return NULL;
+	}
 	row->line = line;
 	r->nrows++;
 	return row;
@@ -758,7 +764,7 @@ static int run_table(struct run_ctx *x, const char *op, const struct perfdb_tabl
 	long cmb = perfdb_table_col(t, PERFDB_COL_MB_DUR), cprof = perfdb_table_col(t, PERFDB_COL_PROF_AVG);
 	struct perfdb_strbuf sig = PERFDB_STRBUF_INIT, key = PERFDB_STRBUF_INIT;
 	char table[4200], why[256];
-	snprintf(table, sizeof(table), "%s/%s.csv", o->dbdir, op);
+	snprintf(table, sizeof(table), "%s", t->name ? t->name : op);
 	int coll = impl && impl->collective && o->comm;
 	int rc = 0;
 	for (size_t r = 0; r < t->nrows; r++) {
@@ -783,7 +789,7 @@ static int run_table(struct run_ctx *x, const char *op, const struct perfdb_tabl
 				break;
 			}
 		}
-		struct perfdb_engine_row *row = add_row(res, op, r + 2);
+		struct perfdb_engine_row *row = add_row(res, op, table, r + 2);
 		if (row)
 			row->rank = o->comm ? o->rank : 0;
 		if (!row) {
@@ -830,6 +836,7 @@ static int run_table(struct run_ctx *x, const char *op, const struct perfdb_tabl
 			} else if (pass == PASS_COLLECT && o->stop && *o->stop) {
 				/* interrupted: the child stopped before this row, as the in-process run would */
 				free(row->op);
+				free(row->table);
 				res->nrows--;
 				res->stopped = res->interrupted = 1;
 				break;
@@ -1121,7 +1128,7 @@ static int gather_rows(const struct perfdb_engine_opts *o, const struct perfdb_t
 		if (pk[k].table >= ntab)
 			continue;
 		const char *op = names[pk[k].table];
-		struct perfdb_engine_row *w = add_row(res, op, pk[k].line);
+		struct perfdb_engine_row *w = add_row(res, op, tabs[pk[k].table].name, pk[k].line);
 		if (!w) {
 			rc = -PERFDB_ENOMEM;
 			break;
@@ -1177,20 +1184,30 @@ int perfdb_engine_run(const struct perfdb_engine_opts *o, struct perfdb_engine_r
 		const char *op = perfdb_replay_ops[i];
 		if (!selected(o, op))
 			continue;
-		char p[4096];
-		snprintf(p, sizeof(p), "%s/%s.csv", o->dbdir, op);
-		if (access(p, F_OK) != 0)
+		/* the table writeback will update: with --ops found anywhere below the database (rglob) */
+		struct perfdb_strbuf p = PERFDB_STRBUF_INIT;
+		int found = perfdb_replay_table_path(o->dbdir, op, o->ops != NULL, &p);
+		if (found <= 0) {
+			perfdb_strbuf_release(&p);
+			if (found < 0) {
+				rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+				goto out;
+			}
 			continue;
+		}
 		perfdb_table_init(&tabs[ntab]);
-		if ((rc = perfdb_table_load(&tabs[ntab], p, err)) < 0) {
+		if ((rc = perfdb_table_load(&tabs[ntab], p.buf, err)) < 0) {
 			perfdb_table_release(&tabs[ntab]);
+			perfdb_strbuf_release(&p);
 			goto out;
 		}
 		if (perfdb_table_col(&tabs[ntab], "Input Shapes") < 0) {
 			perfdb_table_release(&tabs[ntab]);
-			rc = perfdb_err_set(err, PERFDB_ESCHEMA, "%s: no 'Input Shapes' column", p);
+			rc = perfdb_err_set(err, PERFDB_ESCHEMA, "%s: no 'Input Shapes' column", p.buf);
+			perfdb_strbuf_release(&p);
 			goto out;
 		}
+		perfdb_strbuf_release(&p);
 		names[ntab] = op;
 		total += tabs[ntab].nrows;
 		ntab++;

@@ -89,6 +89,7 @@ enum perfdb_engine_status {
 
 struct perfdb_engine_row {
 	char *op;                          /* table stem */
+	char *table;                       /* the table's path */
 	size_t line;                       /* CSV line (header = 1) */
 	enum perfdb_engine_status status;
 	char *reason;                      /* failed/skipped: why */

@@ -324,7 +324,7 @@ void perfdb_report_timestamp(char *ts, size_t cap)
 }
 
 int perfdb_report_write(const char *dbdir, const struct perfdb_wb_result *r,
-			const struct perfdb_status *st, struct perfdb_strbuf *md,
+			const struct perfdb_status *st, const char *run_ts, struct perfdb_strbuf *md,
 			char **md_path, char **csv_path, struct perfdb_err *err)
 {
 	*md_path = *csv_path = NULL;
@@ -344,8 +344,11 @@ int perfdb_report_write(const char *dbdir, const struct perfdb_wb_result *r,
 		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 	}
 
-	char ts[32];
-	perfdb_report_timestamp(ts, sizeof(ts));
+	char ts[64];
+	if (run_ts)
+		snprintf(ts, sizeof(ts), "%s", run_ts);
+	else
+		perfdb_report_timestamp(ts, sizeof(ts));
 	struct perfdb_strbuf dir = PERFDB_STRBUF_INIT, path = PERFDB_STRBUF_INIT,
 			     csv = PERFDB_STRBUF_INIT, file = PERFDB_STRBUF_INIT;
 	perfdb_strbuf_addf(&dir, "%s/reports", dbdir);

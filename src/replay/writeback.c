@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "perfdb/fsio.h"
 #include "perfdb/replay.h"
@@ -133,6 +134,36 @@ static int visit_named(void *ctx, const char *path, const char *name, int is_dir
 	if (strcmp(name, x->file) == 0 && add_target(x->t, x->n, x->stem, path) < 0)
 		return -PERFDB_ENOMEM;
 	return 0;
+}
+
+int perfdb_replay_table_path(const char *dbdir, const char *op, int search_subdirs,
+			     struct perfdb_strbuf *out)
+{
+	perfdb_strbuf_reset(out);
+	if (search_subdirs && perfdb_is_dir(dbdir)) {
+		struct target *t = NULL;
+		size_t n = 0;
+		char file[512];
+		snprintf(file, sizeof(file), "%s.csv", op);
+		struct named x = { file, op, &t, &n };
+		struct perfdb_err ignore;
+		int rc = perfdb_dir_walk(dbdir, visit_named, &x, &ignore);
+		if (rc == 0 && n > 0)
+			perfdb_strbuf_addstr(out, t[0].path);
+		for (size_t i = 0; i < n; i++) {
+			free(t[i].stem);
+			free(t[i].path);
+		}
+		free(t);
+		if (rc < 0)
+			return rc;
+		if (n > 0)
+			return out->buf ? 1 : -PERFDB_ENOMEM;
+	}
+	perfdb_strbuf_addf(out, "%s/%s.csv", dbdir, op);
+	if (!out->buf)
+		return -PERFDB_ENOMEM;
+	return access(out->buf, F_OK) == 0 && !perfdb_is_dir(out->buf);
 }
 
 static int cmp_target(const void *a, const void *b)
