@@ -513,7 +513,8 @@ static int run_native_ranked(struct perfdb_db_opts *o, struct perfdb_device_regi
 		be->describe(&env);
 	perfdb_strbuf_addf(&env, "mpi_ranks=%d\n", nranks);
 	perfdb_strbuf_addf(&env, "repeat_count=%ld\nrow_budget_s=%g\nrow_timeout_s=%g\nrsd_target=0.01\n"
-			   "cache_flush=memory-bound ops below 32 MiB\nweights_rotated=no\n",
+			   "cache_flush=memory-bound ops below 32 MiB\n"
+			   "weights_rotated=GEMM weights below 32 MiB rotate through 64 MiB of copies\n",
 			   no->repeat, no->budget, no->timeout);
 	/* the status is written first: it survives a failing writeback */
 	struct perfdb_status st;
