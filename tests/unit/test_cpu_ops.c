@@ -447,6 +447,62 @@ static void test_index_pad_scatter(void **state)
 			     "DT_FLOAT") < 0);
 }
 
+/*
+ * --threads: each own kernel split over 3 threads (uneven ranges, more than
+ * the machine's cores is fine) gives exactly the bytes of the 1-thread run
+ * on the same inputs; shapes are above CPU_PAR_MIN so the split happens.
+ */
+static void run_threads(const char *op, const char *ins, const char *idt, const char *outs, const char *odt,
+			int threads, void **out, size_t *bytes)
+{
+	struct perfdb_op_case c;
+	struct perfdb_err err;
+	perfdb_err_clear(&err);
+	assert_int_equal(perfdb_engine_build_case(op, ins, idt, "", outs, odt, "", &c, &err), 0);
+	c.threads = threads;
+	const struct perfdb_op_impl *impl = perfdb_backend_cpu.find_op(op);
+	assert_int_equal(impl->check(&c, &err), 0);
+	assert_int_equal(perfdb_engine_alloc_case(&pool, &c, 7, &err), 0);
+	if (impl->prepare)
+		assert_int_equal(impl->prepare(&c, &err), 0);
+	memset(c.out[0].data, 0x5a, c.out[0].bytes);   /* nothing left over from the last run */
+	assert_int_equal(impl->run(&c, &err), 0);
+	*bytes = c.out[0].bytes;
+	*out = malloc(*bytes);
+	assert_non_null(*out);
+	memcpy(*out, c.out[0].data, *bytes);
+	finish(&c);
+}
+
+static void test_threads(void **state)
+{
+	(void)state;
+	static const char *const cases[][5] = {
+		{ "RmsNorm", "300,257;257", "DT_BF16;DT_BF16", "300,257", "DT_BF16" },
+		{ "AddRmsNormBias", "300,257;300,257;257;257", "DT_FLOAT;DT_FLOAT;DT_FLOAT;DT_FLOAT", "300,257",
+		  "DT_FLOAT" },
+		{ "SoftmaxV2", "300,257", "DT_FLOAT16", "300,257", "DT_FLOAT16" },
+		{ "Add", "70001;70001", "DT_BF16;DT_BF16", "70001", "DT_BF16" },
+		{ "SwiGlu", "300,514", "DT_FLOAT", "300,257", "DT_FLOAT" },
+		{ "TensorMove", "100003", "DT_FLOAT", "100003", "DT_FLOAT" },
+		{ "GatherV2", "1000,300;300", "DT_BF16;DT_INT64", "300,300", "DT_BF16" },
+		{ "Transpose", "3,301,257", "DT_BF16", "3,257,301", "DT_BF16" },
+		{ "Transpose", "5,300,7,60", "DT_FLOAT", "5,60,7,300", "DT_FLOAT" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_true(cpu_par_threads(2, CPU_PAR_MIN, 3) > 1);
+		void *one, *three;
+		size_t n1, n3;
+		run_threads(cases[i][0], cases[i][1], cases[i][2], cases[i][3], cases[i][4], 1, &one, &n1);
+		run_threads(cases[i][0], cases[i][1], cases[i][2], cases[i][3], cases[i][4], 3, &three, &n3);
+		assert_int_equal(n1, n3);
+		if (memcmp(one, three, n1) != 0)
+			fail_msg("%s %s: 3 threads differ from 1", cases[i][0], cases[i][1]);
+		free(one);
+		free(three);
+	}
+}
+
 static void test_backend_registry(void **state)
 {
 	(void)state;
@@ -475,6 +531,7 @@ int main(void)
 		cmocka_unit_test(test_slice_move_fill),
 		cmocka_unit_test(test_argmax_sort),
 		cmocka_unit_test(test_index_pad_scatter),
+		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_backend_registry),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);

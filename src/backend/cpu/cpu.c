@@ -11,6 +11,7 @@
  */
 #include <cblas.h>
 #include <dnnl.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +72,30 @@ const struct perfdb_backend_i perfdb_backend_cpu = {
 };
 
 /* ---- helpers shared by the op files --------------------------------- */
+
+int cpu_par_threads(size_t n, size_t work, int threads)
+{
+	if (threads <= 1 || work < CPU_PAR_MIN || n < 2)
+		return 1;
+	return (size_t)threads < n ? threads : (int)n;
+}
+
+void cpu_parallel(size_t n, size_t work, int threads, void (*fn)(void *ctx, size_t lo, size_t hi, int tid),
+		  void *ctx)
+{
+	int t = cpu_par_threads(n, work, threads);
+	if (t == 1) {
+		fn(ctx, 0, n, 0);
+		return;
+	}
+#pragma omp parallel num_threads(t)
+	{
+		int id = omp_get_thread_num(), nt = omp_get_num_threads();
+		size_t lo = n * (size_t)id / (size_t)nt, hi = n * (size_t)(id + 1) / (size_t)nt;
+		if (lo < hi)
+			fn(ctx, lo, hi, id);
+	}
+}
 
 int cpu_is_float(enum perfdb_dtype d)
 {

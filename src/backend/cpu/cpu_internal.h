@@ -122,6 +122,19 @@ int64_t cpu_ld_int(const struct perfdb_tensor *t, size_t i);
 /* Same shape (dims equal). */
 int cpu_same_dims(const struct perfdb_tensor *a, const struct perfdb_tensor *b);
 
+/*
+ * --threads for the own kernels: fn(ctx, lo, hi, tid) runs on contiguous
+ * ranges of [0, n) on up to `threads` OpenMP threads (tid < threads), or
+ * inline on the caller when threads <= 1 or the work (elements touched) is
+ * below CPU_PAR_MIN, where a fork/join costs more than it saves.  The
+ * ranges are static, so a row is always done by the same thread.
+ */
+#define CPU_PAR_MIN ((size_t)1 << 16)
+void cpu_parallel(size_t n, size_t work, int threads, void (*fn)(void *ctx, size_t lo, size_t hi, int tid),
+		  void *ctx);
+/* The threads cpu_parallel will use for this much work. */
+int cpu_par_threads(size_t n, size_t work, int threads);
+
 /* Op tables, one per family file. */
 extern const struct perfdb_op_impl cpu_ops_matmul[];
 extern const struct perfdb_op_impl cpu_ops_eltwise[];

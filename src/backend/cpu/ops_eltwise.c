@@ -52,14 +52,16 @@ static int add_check(const struct perfdb_op_case *c, struct perfdb_err *err)
 	return 0;
 }
 
-CPU_CLONES static int add_run(struct perfdb_op_case *c, struct perfdb_err *err)
+/* Blocks [lo, hi) of BLK elements. */
+CPU_CLONES static void add_range(void *ctx, size_t lo, size_t hi, int tid)
 {
-	(void)err;
+	(void)tid;
+	struct perfdb_op_case *c = ctx;
 	const struct perfdb_tensor *a = &c->in[0], *b = c->nin > 1 && c->in[1].present ? &c->in[1] : NULL;
 	struct perfdb_tensor *o = &c->out[0];
 	float x[BLK], y[BLK];
 	size_t n = (size_t)o->numel, bn = b ? (size_t)b->numel : 1;
-	for (size_t i = 0; i < n; i += BLK) {
+	for (size_t i = lo * BLK; i < n && i < hi * BLK; i += BLK) {
 		size_t m = n - i < BLK ? n - i : BLK;
 		cpu_load_row(a, i, m, x);
 		if (!b) {
@@ -75,6 +77,18 @@ CPU_CLONES static int add_run(struct perfdb_op_case *c, struct perfdb_err *err)
 		}
 		cpu_store_row(o, i, m, x);
 	}
+}
+
+static size_t nblocks(size_t n)
+{
+	return (n + BLK - 1) / BLK;
+}
+
+static int add_run(struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	(void)err;
+	size_t n = (size_t)c->out[0].numel;
+	cpu_parallel(nblocks(n), n, c->threads, add_range, c);
 	return 0;
 }
 
@@ -92,14 +106,15 @@ static int swiglu_check(const struct perfdb_op_case *c, struct perfdb_err *err)
 	return 0;
 }
 
-CPU_CLONES static int swiglu_run(struct perfdb_op_case *c, struct perfdb_err *err)
+CPU_CLONES static void swiglu_range(void *ctx, size_t lo, size_t hi, int tid)
 {
-	(void)err;
+	(void)tid;
+	struct perfdb_op_case *c = ctx;
 	const struct perfdb_tensor *a = &c->in[0];
 	struct perfdb_tensor *o = &c->out[0];
-	size_t h = (size_t)o->dims[o->ndims - 1], rows = (size_t)o->numel / (h ? h : 1);
+	size_t h = (size_t)o->dims[o->ndims - 1];
 	float g[BLK], u[BLK];
-	for (size_t r = 0; r < rows; r++)
+	for (size_t r = lo; r < hi; r++)
 		for (size_t i = 0; i < h; i += BLK) {
 			size_t m = h - i < BLK ? h - i : BLK;
 			cpu_load_row(a, r * 2 * h + i, m, g);
@@ -108,6 +123,14 @@ CPU_CLONES static int swiglu_run(struct perfdb_op_case *c, struct perfdb_err *er
 				g[j] = g[j] / (1.0f + cpu_expf(-g[j])) * u[j];
 			cpu_store_row(o, r * h + i, m, g);
 		}
+}
+
+static int swiglu_run(struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	(void)err;
+	const struct perfdb_tensor *o = &c->out[0];
+	size_t h = (size_t)o->dims[o->ndims - 1], rows = (size_t)o->numel / (h ? h : 1);
+	cpu_parallel(rows, 3 * (size_t)o->numel, c->threads, swiglu_range, c);
 	return 0;
 }
 
@@ -121,10 +144,21 @@ static int move_check(const struct perfdb_op_case *c, struct perfdb_err *err)
 	return 0;
 }
 
+#define MOVE_CHUNK ((size_t)1 << 16)   /* bytes per range unit */
+
+static void move_range(void *ctx, size_t lo, size_t hi, int tid)
+{
+	(void)tid;
+	struct perfdb_op_case *c = ctx;
+	size_t n = c->out[0].bytes, a = lo * MOVE_CHUNK, b = hi * MOVE_CHUNK < n ? hi * MOVE_CHUNK : n;
+	memcpy((char *)c->out[0].data + a, (const char *)c->in[0].data + a, b - a);
+}
+
 static int move_run(struct perfdb_op_case *c, struct perfdb_err *err)
 {
 	(void)err;
-	memcpy(c->out[0].data, c->in[0].data, c->out[0].bytes);
+	size_t n = c->out[0].bytes;
+	cpu_parallel((n + MOVE_CHUNK - 1) / MOVE_CHUNK, n / 2, c->threads, move_range, c);
 	return 0;
 }
 

@@ -66,15 +66,22 @@ static int gather_prepare(struct perfdb_op_case *c, struct perfdb_err *err)
 	return 0;
 }
 
-static int gather_run(struct perfdb_op_case *c, struct perfdb_err *err)
+static void gather_range(void *ctx, size_t lo, size_t hi, int tid)
 {
-	(void)err;
+	(void)tid;
+	struct perfdb_op_case *c = ctx;
 	const struct perfdb_tensor *w = &c->in[0], *ix = &c->in[1];
 	size_t row = (size_t)w->dims[1] * esize(w);
 	char *o = c->out[0].data;
 	const char *src = w->data;
-	for (size_t i = 0; i < (size_t)ix->numel; i++)
+	for (size_t i = lo; i < hi; i++)
 		memcpy(o + i * row, src + (size_t)cpu_ld_int(ix, i) * row, row);
+}
+
+static int gather_run(struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	(void)err;
+	cpu_parallel((size_t)c->in[1].numel, (size_t)c->out[0].numel, c->threads, gather_range, c);
 	return 0;
 }
 
@@ -161,34 +168,65 @@ TR_TILED(uint16_t)
 TR_TILED(uint32_t)
 TR_TILED(uint64_t)
 
+struct tr_args {
+	struct tr p;
+	const char *x;
+	char *o;
+};
+
+/*
+ * The last two dims swapped: rows [lo, hi) of every (A, B) matrix (over
+ * outer * A rows in all) go to columns [lo, hi) of its (B, A) transpose,
+ * so threads own disjoint output columns.
+ */
+static void tr_tiled_range(void *ctx, size_t lo, size_t hi, int tid)
+{
+	(void)tid;
+	const struct tr_args *t = ctx;
+	const struct tr *p = &t->p;
+	size_t es = p->inner, mat = p->a * p->b * es;
+	for (size_t q = lo; q < hi;) {
+		size_t io = q / p->a, r0 = q % p->a, r1 = io == (hi - 1) / p->a ? (hi - 1) % p->a + 1 : p->a;
+		const char *xi = t->x + io * mat + r0 * p->b * es;
+		char *oi = t->o + io * mat + r0 * es;
+		size_t na = r1 - r0;
+		switch (es) {
+		case 1: tr_tiled_uint8_t((const uint8_t *)xi, (uint8_t *)oi, na, p->b, p->b, p->a); break;
+		case 2: tr_tiled_uint16_t((const uint16_t *)xi, (uint16_t *)oi, na, p->b, p->b, p->a); break;
+		case 4: tr_tiled_uint32_t((const uint32_t *)xi, (uint32_t *)oi, na, p->b, p->b, p->a); break;
+		default: tr_tiled_uint64_t((const uint64_t *)xi, (uint64_t *)oi, na, p->b, p->b, p->a); break;
+		}
+		q += na;
+	}
+}
+
+/* The general case: (outer, b) pairs [lo, hi) over threads. */
+static void tr_gen_range(void *ctx, size_t lo, size_t hi, int tid)
+{
+	(void)tid;
+	const struct tr_args *t = ctx;
+	const struct tr *p = &t->p;
+	size_t in_b = p->inner, in_m = p->b * in_b, in_a = p->mid * in_m, in_o = p->a * in_a;
+	size_t out_a = p->inner, out_m = p->a * out_a, out_b = p->mid * out_m;
+	for (size_t q = lo; q < hi; q++) {
+		size_t io = q / p->b, ib = q % p->b;
+		for (size_t im = 0; im < p->mid; im++)
+			for (size_t ia = 0; ia < p->a; ia++)
+				memcpy(t->o + io * in_o + ib * out_b + im * out_m + ia * out_a,
+				       t->x + io * in_o + ia * in_a + im * in_m + ib * in_b, p->inner);
+	}
+}
+
 static int tr_run(struct perfdb_op_case *c, struct perfdb_err *err)
 {
-	struct tr p;
-	PERFDB_TRY(tr_plan(c, &p, err));
-	const char *x = c->in[0].data;
-	char *o = c->out[0].data;
-	size_t in_b = p.inner, in_m = p.b * in_b, in_a = p.mid * in_m, in_o = p.a * in_a;
-	size_t out_a = p.inner, out_m = p.a * out_a, out_b = p.mid * out_m;
-	if (p.mid == 1 && (p.inner == 1 || p.inner == 2 || p.inner == 4 || p.inner == 8)) {
-		/* the last two dims swapped: tiled, element by element */
-		for (size_t io = 0; io < p.outer; io++) {
-			const char *xi = x + io * in_o;
-			char *oi = o + io * in_o;
-			switch (p.inner) {
-			case 1: tr_tiled_uint8_t((const uint8_t *)xi, (uint8_t *)oi, p.a, p.b, p.b, p.a); break;
-			case 2: tr_tiled_uint16_t((const uint16_t *)xi, (uint16_t *)oi, p.a, p.b, p.b, p.a); break;
-			case 4: tr_tiled_uint32_t((const uint32_t *)xi, (uint32_t *)oi, p.a, p.b, p.b, p.a); break;
-			default: tr_tiled_uint64_t((const uint64_t *)xi, (uint64_t *)oi, p.a, p.b, p.b, p.a); break;
-			}
-		}
-		return 0;
-	}
-	for (size_t io = 0; io < p.outer; io++)
-		for (size_t ib = 0; ib < p.b; ib++)
-			for (size_t im = 0; im < p.mid; im++)
-				for (size_t ia = 0; ia < p.a; ia++)
-					memcpy(o + io * in_o + ib * out_b + im * out_m + ia * out_a,
-					       x + io * in_o + ia * in_a + im * in_m + ib * in_b, p.inner);
+	struct tr_args t = { .x = c->in[0].data, .o = c->out[0].data };
+	PERFDB_TRY(tr_plan(c, &t.p, err));
+	const struct tr *p = &t.p;
+	size_t work = p->outer * p->a * p->mid * p->b * p->inner;
+	if (p->mid == 1 && (p->inner == 1 || p->inner == 2 || p->inner == 4 || p->inner == 8))
+		cpu_parallel(p->outer * p->a, work, c->threads, tr_tiled_range, &t);
+	else
+		cpu_parallel(p->outer * p->b, work, c->threads, tr_gen_range, &t);
 	return 0;
 }
 

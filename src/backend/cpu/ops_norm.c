@@ -30,10 +30,22 @@ static int floats(const struct perfdb_op_case *c, size_t nin, struct perfdb_err 
 	return 0;
 }
 
-/* Scratch: 3 rows of the last dim. */
+static size_t nrows(const struct perfdb_tensor *t)
+{
+	size_t h = last(t);
+	return (size_t)t->numel / (h ? h : 1);
+}
+
+/* Scratch: 3 rows of the last dim per thread (16 floats apart: no shared cache line). */
+static size_t scratch_stride(const struct perfdb_op_case *c)
+{
+	return 3 * last(&c->in[0]) + 16;
+}
+
 static int scratch(struct perfdb_op_case *c, struct perfdb_err *err)
 {
-	c->priv = malloc(3 * last(&c->in[0]) * sizeof(float) + 64);
+	int t = cpu_par_threads(nrows(&c->in[0]), (size_t)c->in[0].numel, c->threads);
+	c->priv = malloc((size_t)t * scratch_stride(c) * sizeof(float) + 64);
 	return c->priv ? 0 : perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 }
 
@@ -76,34 +88,50 @@ CPU_CLONES static float sumsq(const float *x, size_t h)
 	return s;
 }
 
-CPU_CLONES static void rms_rows(struct perfdb_op_case *c, const struct perfdb_tensor *x1,
-		     const struct perfdb_tensor *x2, const struct perfdb_tensor *g,
-		     const struct perfdb_tensor *bias, size_t rstd_slot, struct perfdb_tensor *xsum)
+struct rms_args {
+	struct perfdb_op_case *c;
+	const struct perfdb_tensor *x1, *x2, *g, *bias;
+	size_t rstd_slot;
+	struct perfdb_tensor *xsum;
+};
+
+CPU_CLONES static void rms_range(void *ctx, size_t lo, size_t hi, int tid)
 {
-	size_t h = last(x1), rows = (size_t)x1->numel / (h ? h : 1);
-	float *x = c->priv, *t = x + h, *gam = t + h;
-	cpu_load_row(g, 0, h, gam);
-	for (size_t r = 0; r < rows; r++) {
-		cpu_load_row(x1, r * h, h, x);
-		if (x2) {
-			cpu_load_row(x2, r * h, h, t);
+	const struct rms_args *p = ctx;
+	struct perfdb_op_case *c = p->c;
+	size_t h = last(p->x1);
+	float *x = (float *)c->priv + (size_t)tid * scratch_stride(c), *t = x + h, *gam = t + h;
+	cpu_load_row(p->g, 0, h, gam);
+	for (size_t r = lo; r < hi; r++) {
+		cpu_load_row(p->x1, r * h, h, x);
+		if (p->x2) {
+			cpu_load_row(p->x2, r * h, h, t);
 			for (size_t j = 0; j < h; j++)
 				x[j] += t[j];
-			if (xsum)
-				cpu_store_row(xsum, r * h, h, x);
+			if (p->xsum)
+				cpu_store_row(p->xsum, r * h, h, x);
 		}
 		float ss = sumsq(x, h);
 		float rstd = 1.0f / sqrtf(ss / (float)h + RMS_EPS);
 		for (size_t j = 0; j < h; j++)
 			x[j] = x[j] * rstd * gam[j];
-		if (bias) {
-			cpu_load_row(bias, 0, h, t);
+		if (p->bias) {
+			cpu_load_row(p->bias, 0, h, t);
 			for (size_t j = 0; j < h; j++)
 				x[j] += t[j];
 		}
 		cpu_store_row(&c->out[0], r * h, h, x);
-		put_rstd(c, rstd_slot, r, rstd);
+		put_rstd(c, p->rstd_slot, r, rstd);
 	}
+}
+
+/* Rows split over --threads. */
+static void rms_rows(struct perfdb_op_case *c, const struct perfdb_tensor *x1,
+		     const struct perfdb_tensor *x2, const struct perfdb_tensor *g,
+		     const struct perfdb_tensor *bias, size_t rstd_slot, struct perfdb_tensor *xsum)
+{
+	struct rms_args a = { c, x1, x2, g, bias, rstd_slot, xsum };
+	cpu_parallel(nrows(x1), (size_t)x1->numel, c->threads, rms_range, &a);
 }
 
 static int rms_run(struct perfdb_op_case *c, struct perfdb_err *err)
@@ -191,19 +219,25 @@ CPU_CLONES static float exp_sum16(float *x, size_t h, float mx)
  * One read of the input row and one write of the output row; the max, exp/sum
  * and scale passes run over the fp32 scratch row, which stays in cache.
  */
-CPU_CLONES static int softmax_run(struct perfdb_op_case *c, struct perfdb_err *err)
+CPU_CLONES static void softmax_range(void *ctx, size_t lo, size_t hi, int tid)
 {
-	(void)err;
+	struct perfdb_op_case *c = ctx;
 	const struct perfdb_tensor *a = &c->in[0];
-	size_t h = last(a), rows = (size_t)a->numel / (h ? h : 1);
-	float *x = c->priv;
-	for (size_t r = 0; r < rows; r++) {
+	size_t h = last(a);
+	float *x = (float *)c->priv + (size_t)tid * scratch_stride(c);
+	for (size_t r = lo; r < hi; r++) {
 		cpu_load_row(a, r * h, h, x);
 		float inv = 1.0f / exp_sum16(x, h, max16(x, h));
 		for (size_t j = 0; j < h; j++)
 			x[j] *= inv;
 		cpu_store_row(&c->out[0], r * h, h, x);
 	}
+}
+
+static int softmax_run(struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	(void)err;
+	cpu_parallel(nrows(&c->in[0]), (size_t)c->in[0].numel, c->threads, softmax_range, c);
 	return 0;
 }
 
