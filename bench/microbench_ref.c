@@ -39,6 +39,7 @@ static int cmp_d(const void *a, const void *b)
 }
 
 static struct perfdb_engine_pool pool;
+static int nthreads = 1;   /* the run's THREADS: the perfdb ops and the triad use as many */
 
 /* Median seconds of the perfdb op on a row's cells; 0 on failure. */
 static double time_op(const char *op, const char *ins, const char *dts, const char *outs, const char *odt,
@@ -48,7 +49,9 @@ static double time_op(const char *op, const char *ins, const char *dts, const ch
 	struct perfdb_err err;
 	perfdb_err_clear(&err);
 	const struct perfdb_op_impl *impl = perfdb_backend_cpu.find_op(op);
-	if (perfdb_engine_build_case(op, ins, dts, "", outs, odt, "", &c, &err) < 0 || impl->check(&c, &err) < 0 ||
+	int brc = perfdb_engine_build_case(op, ins, dts, "", outs, odt, "", &c, &err);
+	c.threads = nthreads;
+	if (brc < 0 || impl->check(&c, &err) < 0 ||
 	    perfdb_engine_alloc_case(&pool, &c, 1, &err) < 0 || (impl->prepare && impl->prepare(&c, &err) < 0)) {
 		fprintf(stderr, "%s: %s\n", op, err.msg);
 		return 0;
@@ -161,6 +164,8 @@ static double time_sgemv(int n, int k, int reps)
 static double stream_triad(size_t n)
 {
 	float *a = malloc(n * 4), *b = malloc(n * 4), *c = malloc(n * 4);
+	/* first touch by the threads that use the pages, as STREAM does */
+#pragma omp parallel for num_threads(nthreads) schedule(static)
 	for (size_t i = 0; i < n; i++) {
 		a[i] = 0;
 		b[i] = 1;
@@ -169,6 +174,7 @@ static double stream_triad(size_t n)
 	double best = 1e30;
 	for (int r = 0; r < 5; r++) {
 		double t0 = now();
+#pragma omp parallel for num_threads(nthreads) schedule(static)
 		for (size_t i = 0; i < n; i++)
 			a[i] = b[i] + 3.0f * c[i];
 		double t = now() - t0;
@@ -188,6 +194,7 @@ int main(int argc, char **argv)
 	if (scale < 1)
 		scale = 1;
 	int threads = argc > 2 ? atoi(argv[2]) : 1;
+	nthreads = threads > 0 ? threads : 1;
 	struct perfdb_err err;
 	perfdb_backend_cpu.init(threads > 0 ? threads : 1, &err);
 	printf("# environment\n");
@@ -223,7 +230,7 @@ int main(int argc, char **argv)
 				       td > 0 ? flop / td / 1e9 : 0, tp > 0 && td > 0 ? 100 * td / tp : 0, gv);
 			}
 	double triad = stream_triad((size_t)32 << 20);
-	printf("\n# memory-bound ops (GB/s, bf16, well above the 32 MiB LLC) vs STREAM triad %.1f GB/s\n", triad);
+	printf("\n# memory-bound ops (GB/s, bf16, well above the 32 MiB LLC) vs STREAM triad %.1f GB/s (%d thread(s) each)\n", triad, nthreads);
 	struct { const char *op, *ins, *dts, *outs, *odt; } mo[] = {
 		{ "RmsNorm", "8192,5120;5120", "DT_BF16;DT_BF16", "8192,5120", "DT_BF16" },
 		{ "SwiGlu", "4096,51200", "DT_BF16", "4096,25600", "DT_BF16" },
