@@ -293,9 +293,9 @@ static const struct perfdb_device *device_of_dir(const struct perfdb_device_regi
 
 static void native_progress(void *ud, size_t done, size_t total, size_t failed)
 {
-	(void)failed;
 	struct progress *p = ud;
 	p->total = total;
+	p->failed = failed;
 	progress_update(p, done);
 }
 

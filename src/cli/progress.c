@@ -54,20 +54,23 @@ int progress_format(char *buf, size_t n, const struct progress *p, unsigned long
 	char eta[32] = "?";
 	if (rate > 0 && p->total >= done)
 		fmt_eta(eta, sizeof(eta), (tot - v) / rate);
+	char fl[48] = "";
+	if (p->failed)
+		snprintf(fl, sizeof(fl), ", %llu failed", p->failed);
 	if (!p->total)
-		return snprintf(buf, n, p->tty ? "\r%s: %.0f %s, %.1f %s/s " : "%s: %.0f %s, %.1f %s/s\n",
-				p->label, v, u, rate, u);
+		return snprintf(buf, n, p->tty ? "\r%s: %.0f %s%s, %.1f %s/s " : "%s: %.0f %s%s, %.1f %s/s\n",
+				p->label, v, u, fl, rate, u);
 	double frac = (double)done / (double)p->total;
 	if (frac > 1)
 		frac = 1;
 	if (!p->tty)
-		return snprintf(buf, n, "%s: %.0f%% (%.0f of %.0f %s, %.1f %s/s, ETA %s)\n", p->label,
-				frac * 100, v, tot, u, rate, u, eta);
+		return snprintf(buf, n, "%s: %.0f%% (%.0f of %.0f %s%s, %.1f %s/s, ETA %s)\n", p->label,
+				frac * 100, v, tot, u, fl, rate, u, eta);
 	int w = 30, fill = (int)(frac * w);
-	return snprintf(buf, n, "\r%s [%s%.*s%s%.*s] %3.0f%% %.0f/%.0f %s %.1f %s/s ETA %s ",
+	return snprintf(buf, n, "\r%s [%s%.*s%s%.*s] %3.0f%% %.0f/%.0f %s%s %.1f %s/s ETA %s ",
 			p->label, p->color ? "\033[32m" : "", fill, "##############################",
 			p->color ? "\033[0m" : "", w - fill, "------------------------------",
-			frac * 100, v, tot, u, rate, u, eta);
+			frac * 100, v, tot, u, fl, rate, u, eta);
 }
 
 void progress_update(struct progress *p, unsigned long long done)

@@ -15,6 +15,7 @@ struct progress {
 	const char *label;
 	const char *unit;         /* NULL: bytes, shown in MB */
 	unsigned long long total; /* 0: unknown (no bar, no ETA) */
+	unsigned long long failed; /* failures so far (rows): shown when non-zero */
 	int tty, color, quiet, shown;
 	double start, last;
 };

@@ -55,6 +55,10 @@ static void test_units_and_eta(void **state)
 	assert_string_equal(fmt(&p, 100, 10), "grid: 0% (100 of 1000000 rows, 10.0 rows/s, ETA 27h46m)\n");
 	/* nothing done yet: no rate, ETA unknown */
 	assert_string_equal(fmt(&p, 0, 10), "grid: 0% (0 of 1000000 rows, 0.0 rows/s, ETA ?)\n");
+	/* failures (microbench rows) are shown once there are some: 30 of 120 in 3 s, 90 left = 9 s */
+	struct progress m = { .label = "microbench", .unit = "rows", .total = 120, .failed = 2 };
+	assert_string_equal(fmt(&m, 30, 3),
+			    "microbench: 25% (30 of 120 rows, 2 failed, 10.0 rows/s, ETA 9s)\n");
 }
 
 int main(void)
