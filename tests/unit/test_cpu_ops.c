@@ -503,6 +503,40 @@ static void test_threads(void **state)
 	}
 }
 
+/*
+ * A bf16 transpose whose output is above the LLC takes the streaming-store
+ * path (8x8 register blocks, rows in units of 8): checked element by element
+ * against the definition, on 1 and 3 threads, with a column count that is not
+ * a multiple of 8 and ranges that cross from one matrix to the next.
+ */
+static void test_transpose_streaming(void **state)
+{
+	(void)state;
+	const size_t n = 2, a = 2056, b = 4100;   /* 2 x 2056 x 4100 x 2 B = 33.7 MB */
+	for (int threads = 1; threads <= 3; threads += 2) {
+		struct perfdb_op_case c;
+		struct perfdb_err err;
+		perfdb_err_clear(&err);
+		assert_int_equal(perfdb_engine_build_case("Transpose", "2,2056,4100", "DT_BF16", "", "2,4100,2056",
+							  "DT_BF16", "", &c, &err), 0);
+		c.threads = threads;
+		const struct perfdb_op_impl *impl = perfdb_backend_cpu.find_op("Transpose");
+		assert_int_equal(impl->check(&c, &err), 0);
+		assert_int_equal(perfdb_engine_alloc_case(&pool, &c, 3, &err), 0);
+		assert_true(c.out[0].bytes >= (size_t)32 << 20);
+		memset(c.out[0].data, 0xff, c.out[0].bytes);
+		assert_int_equal(impl->run(&c, &err), 0);
+		const uint16_t *x = c.in[0].data, *o = c.out[0].data;
+		size_t bad = 0;
+		for (size_t m = 0; m < n; m++)
+			for (size_t i = 0; i < a; i++)
+				for (size_t j = 0; j < b; j++)
+					bad += o[m * a * b + j * a + i] != x[m * a * b + i * b + j];
+		assert_int_equal(bad, 0);
+		finish(&c);
+	}
+}
+
 static void test_backend_registry(void **state)
 {
 	(void)state;
@@ -532,6 +566,7 @@ int main(void)
 		cmocka_unit_test(test_argmax_sort),
 		cmocka_unit_test(test_index_pad_scatter),
 		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_transpose_streaming),
 		cmocka_unit_test(test_backend_registry),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
