@@ -173,6 +173,11 @@ static void test_matmul_batched(void **state)
 				  "DT_FLOAT"), 0);
 	check_gemm(&c, 2, 3, 5, 4, (int64_t[]){ 4, 8, 1 }, (int64_t[]){ 20, 5, 1 }, (int64_t[]){ 5, 10, 1 });
 	finish(&c);
+	/* TransposeBatchMatMul as the grid writes it: x (B,M,K) = (2,3,4), w (B,K,N), out (M,B,N) = (3,2,5) */
+	assert_int_equal(run_case(&c, "TransposeBatchMatMul", "2,3,4;2,4,5", "DT_BF16;DT_BF16", "", "3,2,5",
+				  "DT_BF16"), 0);
+	check_gemm(&c, 2, 3, 5, 4, (int64_t[]){ 12, 4, 1 }, (int64_t[]){ 20, 5, 1 }, (int64_t[]){ 5, 10, 1 });
+	finish(&c);
 }
 
 /* ---- element-wise and norm ops vs plain loops ---- */
@@ -424,6 +429,16 @@ static void test_index_pad_scatter(void **state)
 			assert_true(cpu_ld(&c.out[0], i * 4 + j) == cpu_ld(&c.in[0], (size_t)ix[i] * 4 + j));
 	}
 	finish(&c);
+	/* Index as the grid writes it: x (6,4); (1,); indices (5,); (1,) -> (5,4): the indices are slot 2 */
+	assert_int_equal(run_case(&c, "Index", "6,4;1;5;1", "DT_FLOAT;DT_INT64;DT_INT64;DT_INT64", "", "5,4",
+				  "DT_FLOAT"), 0);
+	ix = c.in[2].data;
+	for (size_t i = 0; i < 5; i++) {
+		assert_true(ix[i] >= 0 && ix[i] < 6);
+		for (size_t j = 0; j < 4; j++)
+			assert_true(cpu_ld(&c.out[0], i * 4 + j) == cpu_ld(&c.in[0], (size_t)ix[i] * 4 + j));
+	}
+	finish(&c);
 	/* PadV3: (2,3) into (3,5), zeros elsewhere */
 	assert_int_equal(run_case(&c, "PadV3", "2,3;4", "DT_FLOAT;DT_INT64", "", "3,5", "DT_FLOAT"), 0);
 	for (size_t i = 0; i < 3; i++)
@@ -537,6 +552,49 @@ static void test_transpose_streaming(void **state)
 	}
 }
 
+/*
+ * The bf16 row kernels (kern_bf16.c, on CPUs with AVX512_BF16) at widths
+ * around their 16- and 32-lane steps and a model width, against the
+ * definitions computed in double from the same bf16 inputs.
+ */
+static void test_bf16_row_kernels(void **state)
+{
+	(void)state;
+	static const size_t widths[] = { 5, 16, 31, 32, 33, 1000, 5120 };
+	for (size_t w = 0; w < sizeof(widths) / sizeof(widths[0]); w++) {
+		size_t h = widths[w], rows = 3;
+		char ins[64], outs[64];
+		struct perfdb_op_case c;
+		snprintf(ins, sizeof(ins), "%zu,%zu;%zu", rows, h, h);
+		snprintf(outs, sizeof(outs), "%zu,%zu;%zu,1", rows, h, rows);
+		assert_int_equal(run_case(&c, "RmsNorm", ins, "DT_BF16;DT_BF16", "", outs, "DT_BF16;DT_FLOAT"), 0);
+		for (size_t r = 0; r < rows; r++) {
+			double ss = 0;
+			for (size_t j = 0; j < h; j++)
+				ss += (double)cpu_ld(&c.in[0], r * h + j) * cpu_ld(&c.in[0], r * h + j);
+			double rstd = 1.0 / sqrt(ss / (double)h + 1e-6);
+			near(cpu_ld(&c.out[1], r), (float)rstd, 1e-4f);
+			for (size_t j = 0; j < h; j++)
+				near(cpu_ld(&c.out[0], r * h + j),
+				     (float)(cpu_ld(&c.in[0], r * h + j) * rstd * cpu_ld(&c.in[1], j)), 1e-2f);
+		}
+		finish(&c);
+		snprintf(ins, sizeof(ins), "%zu,%zu", rows, h);
+		assert_int_equal(run_case(&c, "SoftmaxV2", ins, "DT_BF16", "", ins, "DT_BF16"), 0);
+		for (size_t r = 0; r < rows; r++) {
+			double mx = -1e30, sum = 0;
+			for (size_t j = 0; j < h; j++)
+				mx = fmax(mx, cpu_ld(&c.in[0], r * h + j));
+			for (size_t j = 0; j < h; j++)
+				sum += exp(cpu_ld(&c.in[0], r * h + j) - mx);
+			for (size_t j = 0; j < h; j++)
+				near(cpu_ld(&c.out[0], r * h + j), (float)(exp(cpu_ld(&c.in[0], r * h + j) - mx) / sum),
+				     1e-2f);
+		}
+		finish(&c);
+	}
+}
+
 static void test_backend_registry(void **state)
 {
 	(void)state;
@@ -566,6 +624,7 @@ int main(void)
 		cmocka_unit_test(test_argmax_sort),
 		cmocka_unit_test(test_index_pad_scatter),
 		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_bf16_row_kernels),
 		cmocka_unit_test(test_transpose_streaming),
 		cmocka_unit_test(test_backend_registry),
 	};

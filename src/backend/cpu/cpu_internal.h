@@ -135,6 +135,15 @@ void cpu_parallel(size_t n, size_t work, int threads, void (*fn)(void *ctx, size
 /* The threads cpu_parallel will use for this much work. */
 int cpu_par_threads(size_t n, size_t work, int threads);
 
+/*
+ * bf16 row kernels (kern_bf16.c), used when cpu_has_avx512bf16(): one
+ * RmsNorm row y = x * rstd * gam (returns rstd) and one softmax row (e: h
+ * floats of scratch).  Same fp32 arithmetic as the generic path.
+ */
+int cpu_has_avx512bf16(void);
+float cpu_rms_row_bf16(const uint16_t *x, uint16_t *y, const float *gam, size_t h, float eps);
+void cpu_softmax_row_bf16(const uint16_t *x, uint16_t *y, float *e, size_t h);
+
 /* Op tables, one per family file. */
 extern const struct perfdb_op_impl cpu_ops_matmul[];
 extern const struct perfdb_op_impl cpu_ops_eltwise[];

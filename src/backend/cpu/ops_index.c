@@ -378,6 +378,11 @@ static void fold_indices(struct perfdb_tensor *ix, int64_t v)
  */
 static const struct perfdb_tensor *index_ix(const struct perfdb_op_case *c)
 {
+	/* the integer slot with out0's first dim (the grid writes x;(1,);(o,);(1,)), else the last one */
+	if (c->nout > 0 && c->out[0].present && c->out[0].ndims > 0)
+		for (size_t i = c->nin; i-- > 1;)
+			if (c->in[i].present && is_int(c->in[i].dtype) && c->in[i].numel == c->out[0].dims[0])
+				return &c->in[i];
 	for (size_t i = c->nin; i-- > 1;)
 		if (c->in[i].present)
 			return &c->in[i];

@@ -129,13 +129,22 @@ static int plan(const struct perfdb_op_case *c, struct gemm *g, struct perfdb_er
 	if (!is3(a) || !is3(b) || !is3(o))
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s needs 3-D inputs 0, 1 and output 0", c->op);
 	int64_t d0 = o->dims[0], d1 = o->dims[1], n = o->dims[2];
-	if (a->dims[0] != d0 || a->dims[1] != d1)
+	int tbmm = strcmp(c->op, "TransposeBatchMatMul") == 0;
+	/*
+	 * TransposeBatchMatMul's x may also come as (B,M,K) with the output
+	 * (M,B,N): the transpose is on the output only (as the grid writes it).
+	 */
+	int a_bmk = tbmm && a->dims[0] == d1 && a->dims[1] == d0 && b->dims[0] == d1 &&
+		    !(a->dims[0] == d0 && a->dims[1] == d1);
+	if (!a_bmk && (a->dims[0] != d0 || a->dims[1] != d1))
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: input 0 and output 0 disagree", c->op);
 	int64_t k = a->dims[2];
 	int perm;  /* (M,B,K) layout: batch is dim 1 */
-	if (b->dims[0] == d0)
+	if (a_bmk)
+		perm = 2;
+	else if (b->dims[0] == d0)
 		perm = 0;
-	else if (strcmp(c->op, "TransposeBatchMatMul") == 0 && b->dims[0] == d1)
+	else if (tbmm && b->dims[0] == d1)
 		perm = 1;
 	else
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: batch of input 1 does not match", c->op);
@@ -150,8 +159,11 @@ static int plan(const struct perfdb_op_case *c, struct gemm *g, struct perfdb_er
 	g->m = perm ? d0 : d1;
 	g->n = n;
 	g->k = k;
-	if (perm) {   /* A stored (M,B,K), C stored (M,B,N) */
+	if (perm == 1) {   /* A stored (M,B,K), C stored (M,B,N) */
 		g->sa[0] = k; g->sa[1] = d1 * k; g->sa[2] = 1;
+		g->sc[0] = n; g->sc[1] = d1 * n; g->sc[2] = 1;
+	} else if (perm == 2) {   /* A stored (B,M,K), C stored (M,B,N) */
+		g->sa[0] = d0 * k; g->sa[1] = k; g->sa[2] = 1;
 		g->sc[0] = n; g->sc[1] = d1 * n; g->sc[2] = 1;
 	} else {
 		g->sa[0] = d1 * k; g->sa[1] = k; g->sa[2] = 1;

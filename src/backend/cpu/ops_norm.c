@@ -102,6 +102,15 @@ CPU_CLONES static void rms_range(void *ctx, size_t lo, size_t hi, int tid)
 	size_t h = last(p->x1);
 	float *x = (float *)c->priv + (size_t)tid * scratch_stride(c), *t = x + h, *gam = t + h;
 	cpu_load_row(p->g, 0, h, gam);
+	if (p->x1->dtype == PERFDB_DTYPE_BF16 && c->out[0].dtype == PERFDB_DTYPE_BF16 && !p->x2 && !p->bias &&
+	    cpu_has_avx512bf16()) {
+		/* plain bf16 RmsNorm: straight from and to bf16 (kern_bf16.c) */
+		for (size_t r = lo; r < hi; r++)
+			put_rstd(c, p->rstd_slot, r,
+				 cpu_rms_row_bf16((const uint16_t *)p->x1->data + r * h,
+						  (uint16_t *)c->out[0].data + r * h, gam, h, RMS_EPS));
+		return;
+	}
 	for (size_t r = lo; r < hi; r++) {
 		cpu_load_row(p->x1, r * h, h, x);
 		if (p->x2) {
@@ -225,6 +234,11 @@ CPU_CLONES static void softmax_range(void *ctx, size_t lo, size_t hi, int tid)
 	const struct perfdb_tensor *a = &c->in[0];
 	size_t h = last(a);
 	float *x = (float *)c->priv + (size_t)tid * scratch_stride(c);
+	if (a->dtype == PERFDB_DTYPE_BF16 && c->out[0].dtype == PERFDB_DTYPE_BF16 && cpu_has_avx512bf16()) {
+		for (size_t r = lo; r < hi; r++)
+			cpu_softmax_row_bf16((const uint16_t *)a->data + r * h, (uint16_t *)c->out[0].data + r * h, x, h);
+		return;
+	}
 	for (size_t r = lo; r < hi; r++) {
 		cpu_load_row(a, r * h, h, x);
 		float inv = 1.0f / exp_sum16(x, h, max16(x, h));
