@@ -22,14 +22,16 @@
  *   y[j + d/2] = x[2j+1]·cos[j + d/2] + x[2j]·sin[j + d/2].
  * d even; cos, sin hold d values.
  */
-void cpu_rope_interleave(const float *x, const float *cos, const float *sin, float *y, size_t d);
+void cpu_rope_interleave(const float *restrict x, const float *restrict cos, const float *restrict sin,
+			 float *restrict y, size_t d);
 
 /*
  * The NeoX rotation (rotate_half, vLLM's is_neox_style): for j < d/2
  *   y[j]       = x[j]·cos[j]             − x[j + d/2]·sin[j]
  *   y[j + d/2] = x[j + d/2]·cos[j + d/2] + x[j]·sin[j + d/2].
  */
-void cpu_rope_neox(const float *x, const float *cos, const float *sin, float *y, size_t d);
+void cpu_rope_neox(const float *restrict x, const float *restrict cos, const float *restrict sin,
+		   float *restrict y, size_t d);
 
 /*
  * A (rows, 2·d) fp32 table: row p holds cos(p·f_k) then sin(p·f_k) for

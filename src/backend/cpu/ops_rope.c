@@ -12,7 +12,8 @@
 
 /* ---- helpers shared with ops_cache.c (cpu_rope.h) ---- */
 
-CPU_CLONES void cpu_rope_interleave(const float *x, const float *cos, const float *sin, float *y, size_t d)
+CPU_CLONES void cpu_rope_interleave(const float *restrict x, const float *restrict cos, const float *restrict sin,
+			 float *restrict y, size_t d)
 {
 	size_t h = d / 2;
 	float a[CPU_ROPE_MAX_D / 2], b[CPU_ROPE_MAX_D / 2];
@@ -26,7 +27,8 @@ CPU_CLONES void cpu_rope_interleave(const float *x, const float *cos, const floa
 	}
 }
 
-CPU_CLONES void cpu_rope_neox(const float *x, const float *cos, const float *sin, float *y, size_t d)
+CPU_CLONES void cpu_rope_neox(const float *restrict x, const float *restrict cos, const float *restrict sin,
+		   float *restrict y, size_t d)
 {
 	size_t h = d / 2;
 	for (size_t j = 0; j < h; j++) {
