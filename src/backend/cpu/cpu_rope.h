@@ -34,7 +34,7 @@ void cpu_rope_neox(const float *restrict x, const float *restrict cos, const flo
 		   float *restrict y, size_t d);
 
 /*
- * A (rows, 2·d) fp32 table: row p holds cos(p·f_k) then sin(p·f_k) for
+ * A (rows, 2·d) fp32 table (d <= CPU_ROPE_MAX_D): row p holds cos(p·f_k) then sin(p·f_k) for
  * k < d, with f_k = base^(−2(k mod d/2)/d) (each angle twice, as vLLM's
  * cos_sin_cache expands it).  NULL when out of memory.
  */

@@ -44,11 +44,13 @@ float *cpu_rope_table(size_t rows, size_t d, double base)
 	if (!t)
 		return NULL;
 	size_t h = d / 2 ? d / 2 : 1;
+	double f[CPU_ROPE_MAX_D];
+	for (size_t k = 0; k < d && k < CPU_ROPE_MAX_D; k++)
+		f[k] = pow(base, -2.0 * (double)(k % h) / (double)d);
 	for (size_t p = 0; p < rows; p++)
-		for (size_t k = 0; k < d; k++) {
-			double f = pow(base, -2.0 * (double)(k % h) / (double)d);
-			t[p * 2 * d + k] = (float)cos((double)p * f);
-			t[p * 2 * d + d + k] = (float)sin((double)p * f);
+		for (size_t k = 0; k < d && k < CPU_ROPE_MAX_D; k++) {
+			t[p * 2 * d + k] = (float)cos((double)p * f[k]);
+			t[p * 2 * d + d + k] = (float)sin((double)p * f[k]);
 		}
 	return t;
 }
