@@ -22,6 +22,7 @@ int cpu_threads = 1;
 
 static const struct perfdb_op_impl *const tables[] = {
 	cpu_ops_matmul, cpu_ops_eltwise, cpu_ops_norm, cpu_ops_index, cpu_ops_reduce,
+	cpu_ops_rope, cpu_ops_cache, cpu_ops_misc,
 };
 
 static const struct perfdb_op_impl *cpu_find_op(const char *op)

@@ -150,6 +150,9 @@ extern const struct perfdb_op_impl cpu_ops_eltwise[];
 extern const struct perfdb_op_impl cpu_ops_norm[];
 extern const struct perfdb_op_impl cpu_ops_index[];
 extern const struct perfdb_op_impl cpu_ops_reduce[];
+extern const struct perfdb_op_impl cpu_ops_rope[];
+extern const struct perfdb_op_impl cpu_ops_cache[];
+extern const struct perfdb_op_impl cpu_ops_misc[];
 
 /* Threads and OpenBLAS core chosen at init (for describe). */
 extern int cpu_threads;

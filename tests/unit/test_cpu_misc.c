@@ -1,0 +1,292 @@
+/*
+ * CPU backend's remaining simple ops (docs/ops.md "Other element-wise and
+ * conversion ops") against plain references on small shapes: Cast and
+ * CastAiCore (values chosen by hand for the integer cases), Fill, Mul,
+ * LayerNormV3 (double-precision reference), SliceAiCore and
+ * ScatterNdUpdateAiCore (the Slice and ScatterNdUpdate results).
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "backend/cpu/cpu_internal.h"
+#include "replay/engine.h"
+
+static struct perfdb_engine_pool pool;
+
+static const char *const FDT[] = { "DT_FLOAT", "DT_BF16", "DT_FLOAT16" };
+static const enum perfdb_dtype FD[] = { PERFDB_DTYPE_FLOAT, PERFDB_DTYPE_BF16, PERFDB_DTYPE_FLOAT16 };
+
+static int setup(struct perfdb_op_case *c, const char *op, const char *ins, const char *idt, const char *outs,
+		 const char *odt)
+{
+	struct perfdb_err err;
+	perfdb_err_clear(&err);
+	assert_int_equal(perfdb_engine_build_case(op, ins, idt, "", outs, odt, "", c, &err), 0);
+	const struct perfdb_op_impl *impl = perfdb_backend_cpu.find_op(op);
+	assert_non_null(impl);
+	assert_true(impl->memory_bound);
+	int rc = impl->check(c, &err);
+	if (rc < 0)
+		return rc;
+	assert_int_equal(perfdb_engine_alloc_case(&pool, c, 11, &err), 0);
+	return 0;
+}
+
+static void go(struct perfdb_op_case *c)
+{
+	struct perfdb_err err;
+	perfdb_err_clear(&err);
+	const struct perfdb_op_impl *impl = perfdb_backend_cpu.find_op(c->op);
+	if (impl->prepare)
+		assert_int_equal(impl->prepare(c, &err), 0);
+	assert_int_equal(impl->run(c, &err), 0);
+	if (impl->release)
+		impl->release(c);
+}
+
+static float tol_of(enum perfdb_dtype d)
+{
+	return d == PERFDB_DTYPE_BF16 ? 2e-2f : d == PERFDB_DTYPE_FLOAT16 ? 2e-3f : 1e-5f;
+}
+
+static void near(double got, double want, double tol)
+{
+	if (fabs(got - want) > tol * (1.0 + fabs(want)))
+		fail_msg("got %g, want %g (tol %g)", got, want, tol);
+}
+
+/* ---- Cast ---- */
+
+static void test_cast_float(void **state)
+{
+	(void)state;
+	struct perfdb_op_case c;
+	for (int a = 0; a < 3; a++)
+		for (int b = 0; b < 3; b++) {
+			assert_int_equal(setup(&c, a % 2 ? "CastAiCore" : "Cast", "3,5", FDT[a], "3,5", FDT[b]), 0);
+			go(&c);
+			for (size_t i = 0; i < 15; i++)
+				near(cpu_ld(&c.out[0], i), cpu_ld(&c.in[0], i), tol_of(FD[b]));
+		}
+	/* bf16 -> fp32 is exact; fp32 -> bf16 rounds to nearest even (hand-derived bit patterns) */
+	assert_int_equal(setup(&c, "Cast", "3", "DT_FLOAT", "3", "DT_BF16"), 0);
+	float *x = c.in[0].data;
+	x[0] = 1.0f + 0x1p-8f;          /* halfway: even 0x3f80 */
+	x[1] = 1.0f + 0x1p-8f + 0x1p-9f; /* above halfway: 0x3f81 */
+	x[2] = -2.0f;
+	go(&c);
+	const uint16_t *h = c.out[0].data;
+	assert_int_equal(h[0], 0x3f80);
+	assert_int_equal(h[1], 0x3f81);
+	assert_int_equal(h[2], 0xc000);
+	assert_true(setup(&c, "Cast", "3,5", "DT_FLOAT", "3,4", "DT_BF16") < 0);
+}
+
+static void test_cast_int(void **state)
+{
+	(void)state;
+	struct perfdb_op_case c;
+	/* float -> int: truncation toward zero, saturated */
+	assert_int_equal(setup(&c, "Cast", "5", "DT_FLOAT", "5", "DT_INT8"), 0);
+	float *x = c.in[0].data;
+	x[0] = 2.7f;
+	x[1] = -3.9f;
+	x[2] = 300.5f;
+	x[3] = -1000.0f;
+	x[4] = 0.25f;
+	go(&c);
+	const int8_t *o8 = c.out[0].data;
+	assert_int_equal(o8[0], 2);
+	assert_int_equal(o8[1], -3);
+	assert_int_equal(o8[2], 127);
+	assert_int_equal(o8[3], -128);
+	assert_int_equal(o8[4], 0);
+	/* int32 -> bf16 and int64 -> fp32: the integers, exactly (small values) */
+	assert_int_equal(setup(&c, "CastAiCore", "4", "DT_INT32", "4", "DT_BF16"), 0);
+	int32_t *i32 = c.in[0].data;
+	i32[0] = -7;
+	i32[1] = 0;
+	i32[2] = 100;
+	i32[3] = 256;
+	go(&c);
+	assert_true(cpu_ld(&c.out[0], 0) == -7.0f && cpu_ld(&c.out[0], 1) == 0.0f);
+	assert_true(cpu_ld(&c.out[0], 2) == 100.0f && cpu_ld(&c.out[0], 3) == 256.0f);
+	assert_int_equal(setup(&c, "Cast", "2", "DT_INT64", "2", "DT_FLOAT"), 0);
+	int64_t *i64 = c.in[0].data;
+	i64[0] = 123456;
+	i64[1] = -5;
+	go(&c);
+	assert_true(cpu_ld(&c.out[0], 0) == 123456.0f && cpu_ld(&c.out[0], 1) == -5.0f);
+	/* int64 -> int32 and bf16 -> bool */
+	assert_int_equal(setup(&c, "Cast", "2", "DT_INT64", "2", "DT_INT32"), 0);
+	i64 = c.in[0].data;
+	i64[0] = 77;
+	i64[1] = -77;
+	go(&c);
+	assert_int_equal(((int32_t *)c.out[0].data)[0], 77);
+	assert_int_equal(((int32_t *)c.out[0].data)[1], -77);
+	assert_int_equal(setup(&c, "Cast", "3", "DT_BF16", "3", "DT_BOOL"), 0);
+	uint16_t *hb = c.in[0].data;
+	hb[0] = 0x0000;
+	hb[1] = 0x3f80;
+	hb[2] = 0x8000;   /* -0.0 is false */
+	go(&c);
+	const uint8_t *ob = c.out[0].data;
+	assert_true(ob[0] == 0 && ob[1] == 1 && ob[2] == 0);
+	/* same dtype: a copy */
+	assert_int_equal(setup(&c, "Cast", "3,7", "DT_BF16", "3,7", "DT_BF16"), 0);
+	go(&c);
+	assert_memory_equal(c.out[0].data, c.in[0].data, c.in[0].bytes);
+}
+
+/* ---- Fill ---- */
+
+static void test_fill(void **state)
+{
+	(void)state;
+	struct perfdb_op_case c;
+	/* value from a one-element input */
+	assert_int_equal(setup(&c, "Fill", "2;1", "DT_INT64;DT_FLOAT", "3,5", "DT_BF16"), 0);
+	*(float *)c.in[1].data = 2.5f;
+	go(&c);
+	for (size_t i = 0; i < 15; i++)
+		assert_true(cpu_ld(&c.out[0], i) == 2.5f);
+	assert_int_equal(setup(&c, "Fill", "2;1", "DT_INT64;DT_FLOAT", "4,3", "DT_INT32"), 0);
+	*(float *)c.in[1].data = 7.0f;
+	go(&c);
+	for (size_t i = 0; i < 12; i++)
+		assert_int_equal(((int32_t *)c.out[0].data)[i], 7);
+	/* no value recorded: 0 (the grid's rows: one (t, D) slot) */
+	for (int d = 0; d < 3; d++) {
+		assert_int_equal(setup(&c, "Fill", "3,7", FDT[d], "3,7", FDT[d]), 0);
+		go(&c);
+		for (size_t i = 0; i < 21; i++)
+			assert_true(cpu_ld(&c.out[0], i) == 0.0f);
+	}
+}
+
+/* ---- Mul ---- */
+
+static void test_mul(void **state)
+{
+	(void)state;
+	struct perfdb_op_case c;
+	char dt[40];
+	for (int d = 0; d < 3; d++) {
+		snprintf(dt, sizeof(dt), "%s;%s", FDT[d], FDT[d]);
+		assert_int_equal(setup(&c, "Mul", "4,6;4,6", dt, "4,6", FDT[d]), 0);
+		go(&c);
+		for (size_t i = 0; i < 24; i++)
+			near(cpu_ld(&c.out[0], i), (double)cpu_ld(&c.in[0], i) * cpu_ld(&c.in[1], i), tol_of(FD[d]));
+		/* broadcast over the leading dim */
+		assert_int_equal(setup(&c, "Mul", "4,6;1,6", dt, "4,6", FDT[d]), 0);
+		go(&c);
+		for (size_t i = 0; i < 24; i++)
+			near(cpu_ld(&c.out[0], i), (double)cpu_ld(&c.in[0], i) * cpu_ld(&c.in[1], i % 6), tol_of(FD[d]));
+		/* no second operand: times 1 */
+		assert_int_equal(setup(&c, "Mul", "3,7", FDT[d], "3,7", FDT[d]), 0);
+		go(&c);
+		for (size_t i = 0; i < 21; i++)
+			assert_true(cpu_ld(&c.out[0], i) == cpu_ld(&c.in[0], i));
+	}
+	assert_true(setup(&c, "Mul", "4,6;4,5", "", "4,6", "") < 0);
+	assert_true(setup(&c, "Mul", "4,6;4,6", "DT_INT32;DT_INT32", "4,6", "DT_INT32") < 0);
+}
+
+/* ---- LayerNormV3 ---- */
+
+static void check_ln(const struct perfdb_op_case *c, size_t rows, size_t h, int beta, double tol)
+{
+	for (size_t r = 0; r < rows; r++) {
+		double m = 0, v = 0;
+		for (size_t j = 0; j < h; j++)
+			m += cpu_ld(&c->in[0], r * h + j);
+		m /= (double)h;
+		for (size_t j = 0; j < h; j++)
+			v += pow(cpu_ld(&c->in[0], r * h + j) - m, 2);
+		double rstd = 1.0 / sqrt(v / (double)h + 1e-5);
+		for (size_t j = 0; j < h; j++) {
+			double want = (cpu_ld(&c->in[0], r * h + j) - m) * rstd * cpu_ld(&c->in[1], j) +
+				      (beta ? cpu_ld(&c->in[2], j) : 0.0);
+			near(cpu_ld(&c->out[0], r * h + j), want, tol);
+		}
+		if (c->nout > 2) {
+			near(cpu_ld(&c->out[1], r), m, 1e-5);
+			near(cpu_ld(&c->out[2], r), rstd, 1e-4);
+		}
+	}
+}
+
+static void test_layer_norm(void **state)
+{
+	(void)state;
+	struct perfdb_op_case c;
+	char dt[60];
+	for (int d = 0; d < 3; d++) {
+		snprintf(dt, sizeof(dt), "%s;%s;%s", FDT[d], FDT[d], FDT[d]);
+		assert_int_equal(setup(&c, "LayerNormV3", "3,40;40;40", dt, "3,40;3,1;3,1",
+				       d ? "DT_BF16;DT_FLOAT;DT_FLOAT" : "DT_FLOAT;DT_FLOAT;DT_FLOAT"), 0);
+		go(&c);
+		check_ln(&c, 3, 40, 1, tol_of(FD[d]) * 4 + (d ? tol_of(PERFDB_DTYPE_BF16) * 2 : 0));
+		/* normalised over the last two dims, no beta */
+		assert_int_equal(setup(&c, "LayerNormV3", "3,2,5;2,5", dt, "3,2,5", FDT[d]), 0);
+		go(&c);
+		check_ln(&c, 3, 10, 0, tol_of(FD[d]) * 4);
+	}
+	assert_true(setup(&c, "LayerNormV3", "3,40;39;39", "", "3,40", "") < 0);
+	assert_true(setup(&c, "LayerNormV3", "3,40;40;20", "", "3,40", "") < 0);
+}
+
+/* ---- the AiCore twins ---- */
+
+static void test_aicore_twins(void **state)
+{
+	(void)state;
+	struct perfdb_op_case c;
+	/* SliceAiCore: the leading (2,3) block of a (4,5) */
+	assert_int_equal(setup(&c, "SliceAiCore", "4,5;2;2;2;2", "DT_BF16;DT_INT64;DT_INT64;DT_INT64;DT_INT64", "2,3",
+			       "DT_BF16"), 0);
+	go(&c);
+	for (size_t i = 0; i < 2; i++)
+		for (size_t j = 0; j < 3; j++)
+			assert_true(cpu_ld(&c.out[0], i * 3 + j) == cpu_ld(&c.in[0], i * 5 + j));
+	assert_true(setup(&c, "SliceAiCore", "4,5", "DT_BF16", "5,3", "DT_BF16") < 0);
+	/* ScatterNdUpdateAiCore: var (8,2), indices (3,1) spread over [0, 8), updates (3,2) */
+	assert_int_equal(setup(&c, "ScatterNdUpdateAiCore", "8,2;3,1;3,2", "DT_FLOAT;DT_INT32;DT_FLOAT", "8,2",
+			       "DT_FLOAT"), 0);
+	go(&c);
+	const int32_t *si = c.in[1].data;
+	for (size_t i = 0; i < 3; i++) {
+		assert_true(si[i] >= 0 && si[i] < 8);
+		int later = 0;
+		for (size_t k = i + 1; k < 3; k++)
+			later |= si[k] == si[i];
+		for (size_t j = 0; j < 2 && !later; j++)
+			assert_true(cpu_ld(&c.in[0], (size_t)si[i] * 2 + j) == cpu_ld(&c.in[2], i * 2 + j));
+	}
+	assert_true(setup(&c, "ScatterNdUpdateAiCore", "8,2;3,2;3,2", "DT_FLOAT;DT_INT32;DT_FLOAT", "8,2",
+			  "DT_FLOAT") < 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cast_float),
+		cmocka_unit_test(test_cast_int),
+		cmocka_unit_test(test_fill),
+		cmocka_unit_test(test_mul),
+		cmocka_unit_test(test_layer_norm),
+		cmocka_unit_test(test_aicore_twins),
+	};
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	perfdb_engine_pool_release(&pool);
+	return rc;
+}
