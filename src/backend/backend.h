@@ -34,6 +34,9 @@ struct perfdb_tensor {
 	int64_t numel;
 	void *data;                           /* engine-owned, 64-byte aligned, pre-faulted */
 	size_t bytes;
+	/* Outputs only: 1 + the input slot whose buffer this output is (an
+	 * in-place op, impl->inplace); 0: a buffer of its own. */
+	int alias_in;
 };
 
 /* One replay case: the tensors of one row, plus the op's private state. */
@@ -97,6 +100,13 @@ struct perfdb_op_impl {
 	 * before check; its answer must be the same on every MPI rank.
 	 */
 	int (*skip)(const struct perfdb_op_case *c, char *why, size_t whylen);
+	/*
+	 * Optional (NULL: no output is in place).  The input slot whose buffer
+	 * output slot `out` is (the op updates it in place, as KV-cache writes
+	 * do on the device), or -1.  The engine then allocates no buffer for
+	 * that output and does not count it against the row's memory.
+	 */
+	int (*inplace)(const struct perfdb_op_case *c, size_t out);
 	/*
 	 * Collective: under mpirun every rank replays each row of this op
 	 * together (the engine barriers before every sample and takes the

@@ -24,7 +24,6 @@
 #include "perfdb/table.h"
 #include "replay/engine.h"
 
-#define ROW_MAX_BYTES ((size_t)8 << 30)   /* a row needing more is failed, not attempted */
 #define LLC_BYTES ((size_t)32 << 20)       /* flush when the working set fits this */
 #define MAX_SAMPLES 100000
 
@@ -122,15 +121,30 @@ int perfdb_engine_build_case(const char *op, const char *in_shapes, const char *
 	c->threads = 1;
 	PERFDB_TRY(build_side(op, "input", in_shapes, in_dtypes, in_formats, c->in, &c->nin, err));
 	PERFDB_TRY(build_side(op, "output", out_shapes, out_dtypes, out_formats, c->out, &c->nout, err));
+	return 0;
+}
+
+size_t perfdb_engine_case_bytes(const struct perfdb_op_case *c)
+{
 	size_t total = 0;
 	for (size_t i = 0; i < c->nin; i++)
-		total += c->in[i].bytes;
+		total += c->in[i].present ? c->in[i].bytes : 0;
 	for (size_t i = 0; i < c->nout; i++)
-		total += c->out[i].bytes;
-	if (total > ROW_MAX_BYTES)
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: the row needs %.1f GiB of tensors (limit %zu GiB)",
-				      op, (double)total / (1 << 30), ROW_MAX_BYTES >> 30);
-	return 0;
+		total += c->out[i].present && !c->out[i].alias_in ? c->out[i].bytes : 0;
+	return total;
+}
+
+/*
+ * The most tensor memory one row may take: 60 % of the machine's physical
+ * memory (a row needing more is failed, not attempted: the machine would
+ * swap or the OOM killer end the run).
+ */
+static size_t row_max_bytes(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGE_SIZE);
+	if (pages <= 0 || psz <= 0)
+		return (size_t)8 << 30;
+	return (size_t)((double)pages * (double)psz * 0.6);
 }
 
 /* ---- buffers --------------------------------------------------------- */
@@ -222,9 +236,16 @@ int perfdb_engine_alloc_case(struct perfdb_engine_pool *pool, struct perfdb_op_c
 			PERFDB_TRY(get_buf(pool, i, &c->in[i], err));
 			fill(&c->in[i], seed * 1000003u + i);
 		}
-	for (size_t i = 0; i < c->nout; i++)
-		if (c->out[i].present)
-			PERFDB_TRY(get_buf(pool, PERFDB_OP_MAX_TENSORS + i, &c->out[i], err));
+	for (size_t i = 0; i < c->nout; i++) {
+		struct perfdb_tensor *o = &c->out[i];
+		if (!o->present)
+			continue;
+		size_t a = (size_t)(o->alias_in > 0 ? o->alias_in - 1 : 0);
+		if (o->alias_in > 0 && a < c->nin && c->in[a].present && c->in[a].bytes >= o->bytes)
+			o->data = c->in[a].data;   /* in place: the input's buffer */
+		else
+			PERFDB_TRY(get_buf(pool, PERFDB_OP_MAX_TENSORS + i, o, err));
+	}
 	return 0;
 }
 
@@ -510,6 +531,16 @@ static int replay_row(const struct perfdb_engine_opts *o, const struct perfdb_op
 					    CELL("Output Data Types"), CELL("Output Formats"), &c, err));
 #undef CELL
 	case_context(o, &cc, &c);
+	if (impl->inplace)
+		for (size_t i = 0; i < c.nout; i++) {
+			int a = impl->inplace(&c, i);
+			c.out[i].alias_in = a >= 0 && (size_t)a < c.nin && c.in[a].bytes >= c.out[i].bytes ? a + 1 : 0;
+		}
+	size_t need = perfdb_engine_case_bytes(&c), limit = o->row_max_bytes ? o->row_max_bytes : row_max_bytes();
+	if (need > limit)
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: the row needs %.1f GiB of tensors (limit %.1f GiB, "
+				      "60 %% of this machine's memory)", impl->name, (double)need / (1 << 30),
+				      (double)limit / (1 << 30));
 	int rc = impl->check(&c, err);
 	if (impl->collective && o->comm)
 		rc = agree(o, rc, err);

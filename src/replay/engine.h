@@ -62,6 +62,8 @@ struct perfdb_engine_opts {
 	 * in the child of this table (subprocess mode; NULL: off). */
 	size_t exit_after;
 	const char *crash_op;
+	/* Tensor memory one row may take (0: 60 % of physical memory). */
+	size_t row_max_bytes;
 	/* --dispatch-ffn-combine-ep-size, given to the ops (perfdb_op_case.ep_size). */
 	int ep_size;
 	/*
@@ -134,6 +136,9 @@ void perfdb_engine_journal_remove(const char *journal);
 int perfdb_engine_build_case(const char *op, const char *in_shapes, const char *in_dtypes,
 			     const char *in_formats, const char *out_shapes, const char *out_dtypes,
 			     const char *out_formats, struct perfdb_op_case *c, struct perfdb_err *err);
+
+/* The tensor bytes a case takes: present inputs and the outputs not in place. */
+size_t perfdb_engine_case_bytes(const struct perfdb_op_case *c);
 
 /*
  * Allocate (64-byte aligned, pre-faulted) and fill the case's buffers with

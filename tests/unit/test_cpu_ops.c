@@ -199,6 +199,25 @@ static void test_add(void **state)
 	assert_true(run_case(&c, "Add", "3,4;5", "DT_FLOAT;DT_FLOAT", "", "3,4", "DT_FLOAT") < 0);
 }
 
+/* Integer Add (the graph's position arithmetic): wraps like the device; broadcast as for floats */
+static void test_add_int(void **state)
+{
+	(void)state;
+	struct perfdb_op_case c;
+	assert_int_equal(run_case(&c, "Add", "4;1", "INT64;INT64", "", "4", "INT64"), 0);
+	const int64_t *a = c.in[0].data, *b = c.in[1].data, *o = c.out[0].data;
+	for (size_t i = 0; i < 4; i++)
+		assert_int_equal(o[i], a[i] + b[0]);
+	finish(&c);
+	assert_int_equal(run_case(&c, "Add", "3,5;5", "DT_INT32;DT_INT32", "", "3,5", "DT_INT32"), 0);
+	const int32_t *x = c.in[0].data, *y = c.in[1].data, *z = c.out[0].data;
+	for (size_t i = 0; i < 15; i++)
+		assert_int_equal(z[i], x[i] + y[i % 5]);
+	finish(&c);
+	/* mixed integer and float dtypes are refused */
+	assert_true(run_case(&c, "Add", "4;4", "INT64;DT_FLOAT", "", "4", "INT64") < 0);
+}
+
 static void test_swiglu(void **state)
 {
 	(void)state;
@@ -439,6 +458,16 @@ static void test_index_pad_scatter(void **state)
 			assert_true(cpu_ld(&c.out[0], i * 4 + j) == cpu_ld(&c.in[0], (size_t)ix[i] * 4 + j));
 	}
 	finish(&c);
+	/* the grid's row grown from a 2-dtype template: slots 2 and 3 default to DT_FLOAT (spec §4) */
+	assert_int_equal(run_case(&c, "Index", "6,4;1;5;1", "DT_BF16;DT_INT64", "", "5,4", "DT_BF16"), 0);
+	assert_int_equal(c.in[2].dtype, PERFDB_DTYPE_FLOAT);
+	for (size_t i = 0; i < 5; i++) {
+		float f = ((const float *)c.in[2].data)[i];
+		assert_true(f >= 0 && f < 6 && f == (float)(int)f);
+		for (size_t j = 0; j < 4; j++)
+			assert_true(cpu_ld(&c.out[0], i * 4 + j) == cpu_ld(&c.in[0], (size_t)f * 4 + j));
+	}
+	finish(&c);
 	/* PadV3: (2,3) into (3,5), zeros elsewhere */
 	assert_int_equal(run_case(&c, "PadV3", "2,3;4", "DT_FLOAT;DT_INT64", "", "3,5", "DT_FLOAT"), 0);
 	for (size_t i = 0; i < 3; i++)
@@ -595,6 +624,29 @@ static void test_bf16_row_kernels(void **state)
 	}
 }
 
+/* In-place outputs (impl->inplace): no buffer of their own, not counted against the row's memory */
+static void test_inplace_alias(void **state)
+{
+	(void)state;
+	struct perfdb_op_case c;
+	struct perfdb_err err;
+	perfdb_err_clear(&err);
+	assert_int_equal(perfdb_engine_build_case("ReshapeAndCacheNdKernel", "4,2,8;4,2,8;6,16,2,8;6,16,2,8;4",
+						  "DT_BF16;DT_BF16;DT_BF16;DT_BF16;DT_INT32", "",
+						  "6,16,2,8;6,16,2,8", "DT_BF16;DT_BF16", "", &c, &err), 0);
+	size_t all = perfdb_engine_case_bytes(&c);
+	const struct perfdb_op_impl *impl = perfdb_backend_cpu.find_op("ReshapeAndCacheNdKernel");
+	assert_non_null(impl->inplace);
+	for (size_t i = 0; i < c.nout; i++)
+		c.out[i].alias_in = impl->inplace(&c, i) + 1;
+	assert_int_equal(c.out[0].alias_in, 3);
+	assert_int_equal(c.out[1].alias_in, 4);
+	assert_int_equal(perfdb_engine_case_bytes(&c), all - c.out[0].bytes - c.out[1].bytes);
+	assert_int_equal(perfdb_engine_alloc_case(&pool, &c, 1, &err), 0);
+	assert_ptr_equal(c.out[0].data, c.in[2].data);
+	assert_ptr_equal(c.out[1].data, c.in[3].data);
+}
+
 static void test_backend_registry(void **state)
 {
 	(void)state;
@@ -613,6 +665,7 @@ int main(void)
 		cmocka_unit_test(test_matmul_2d),
 		cmocka_unit_test(test_matmul_batched),
 		cmocka_unit_test(test_add),
+		cmocka_unit_test(test_add_int),
 		cmocka_unit_test(test_swiglu),
 		cmocka_unit_test(test_rmsnorm),
 		cmocka_unit_test(test_add_rms_norm_bias),
@@ -626,6 +679,7 @@ int main(void)
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_bf16_row_kernels),
 		cmocka_unit_test(test_transpose_streaming),
+		cmocka_unit_test(test_inplace_alias),
 		cmocka_unit_test(test_backend_registry),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);

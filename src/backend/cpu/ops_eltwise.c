@@ -38,18 +38,44 @@ static int trailing_bcast(const struct perfdb_tensor *b, const struct perfdb_ten
 
 /* ---- Add: out = in0 + in1 (in1 broadcast trailing-wise; absent: 1.0) ---- */
 
+static int is_intdt(enum perfdb_dtype d)
+{
+	return d == PERFDB_DTYPE_INT8 || d == PERFDB_DTYPE_UINT8 || d == PERFDB_DTYPE_INT16 ||
+	       d == PERFDB_DTYPE_INT32 || d == PERFDB_DTYPE_INT64;
+}
+
 static int add_check(const struct perfdb_op_case *c, struct perfdb_err *err)
 {
 	PERFDB_TRY(need(c, 1, err));
 	const struct perfdb_tensor *a = &c->in[0], *b = &c->in[1], *o = &c->out[0];
-	if (!cpu_is_float(a->dtype) || !cpu_is_float(o->dtype) ||
-	    (c->nin > 1 && b->present && !cpu_is_float(b->dtype)))
-		return perfdb_err_set(err, PERFDB_EINVAL, "Add: only fp32/bf16/fp16 tensors are supported");
+	int bp = c->nin > 1 && b->present;
+	/* integer Add (position and length arithmetic in the graph): one integer dtype throughout */
+	int ints = is_intdt(o->dtype) && a->dtype == o->dtype && (!bp || b->dtype == o->dtype);
+	if (!ints && (!cpu_is_float(a->dtype) || !cpu_is_float(o->dtype) || (bp && !cpu_is_float(b->dtype))))
+		return perfdb_err_set(err, PERFDB_EINVAL, "Add: fp32/bf16/fp16 tensors, or one integer dtype for all");
 	if (a->numel != o->numel)
 		return perfdb_err_set(err, PERFDB_EINVAL, "Add: input 0 and output differ in size");
-	if (c->nin > 1 && b->present && !trailing_bcast(b, o))
+	if (bp && !trailing_bcast(b, o))
 		return perfdb_err_set(err, PERFDB_EINVAL, "Add: input 1 does not broadcast to the output");
 	return 0;
+}
+
+/* Integer Add, wrapping as the device's integer add does; absent b adds 1. */
+static void add_int(struct perfdb_op_case *c, size_t lo, size_t hi)
+{
+	const struct perfdb_tensor *a = &c->in[0], *b = c->nin > 1 && c->in[1].present ? &c->in[1] : NULL;
+	struct perfdb_tensor *o = &c->out[0];
+	size_t bn = b ? (size_t)b->numel : 1;
+	for (size_t i = lo; i < hi; i++) {
+		uint64_t v = (uint64_t)cpu_ld_int(a, i) + (uint64_t)(b ? cpu_ld_int(b, i % bn) : 1);
+		switch (o->dtype) {
+		case PERFDB_DTYPE_INT8: ((int8_t *)o->data)[i] = (int8_t)(uint8_t)v; break;
+		case PERFDB_DTYPE_UINT8: ((uint8_t *)o->data)[i] = (uint8_t)v; break;
+		case PERFDB_DTYPE_INT16: ((int16_t *)o->data)[i] = (int16_t)(uint16_t)v; break;
+		case PERFDB_DTYPE_INT32: ((int32_t *)o->data)[i] = (int32_t)(uint32_t)v; break;
+		default: ((int64_t *)o->data)[i] = (int64_t)v; break;
+		}
+	}
 }
 
 /* Blocks [lo, hi) of BLK elements. */
@@ -61,6 +87,10 @@ CPU_CLONES static void add_range(void *ctx, size_t lo, size_t hi, int tid)
 	struct perfdb_tensor *o = &c->out[0];
 	float x[BLK], y[BLK];
 	size_t n = (size_t)o->numel, bn = b ? (size_t)b->numel : 1;
+	if (is_intdt(o->dtype)) {
+		add_int(c, lo * BLK, hi * BLK < n ? hi * BLK : n);
+		return;
+	}
 	for (size_t i = lo * BLK; i < n && i < hi * BLK; i += BLK) {
 		size_t m = n - i < BLK ? n - i : BLK;
 		cpu_load_row(a, i, m, x);

@@ -365,6 +365,7 @@ static void fold_indices(struct perfdb_tensor *ix, int64_t v)
 		case PERFDB_DTYPE_INT64: ((int64_t *)ix->data)[i] = k; break;
 		case PERFDB_DTYPE_INT32: ((int32_t *)ix->data)[i] = (int32_t)k; break;
 		case PERFDB_DTYPE_INT16: ((int16_t *)ix->data)[i] = (int16_t)k; break;
+		case PERFDB_DTYPE_FLOAT: ((float *)ix->data)[i] = (float)k; break;   /* exact below 2^24 */
 		default: ((uint8_t *)ix->data)[i] = (uint8_t)k; break;
 		}
 	}
@@ -378,11 +379,20 @@ static void fold_indices(struct perfdb_tensor *ix, int64_t v)
  */
 static const struct perfdb_tensor *index_ix(const struct perfdb_op_case *c)
 {
-	/* the integer slot with out0's first dim (the grid writes x;(1,);(o,);(1,)), else the last one */
-	if (c->nout > 0 && c->out[0].present && c->out[0].ndims > 0)
+	/*
+	 * The integer slot with out0's first dim (the grid writes x;(1,);(o,);(1,)),
+	 * then an fp32 one: a grown row whose template listed fewer dtypes than
+	 * slots leaves the indices at the default DT_FLOAT (spec §4); they are
+	 * read as whole numbers.  Else the last present slot.
+	 */
+	if (c->nout > 0 && c->out[0].present && c->out[0].ndims > 0) {
 		for (size_t i = c->nin; i-- > 1;)
 			if (c->in[i].present && is_int(c->in[i].dtype) && c->in[i].numel == c->out[0].dims[0])
 				return &c->in[i];
+		for (size_t i = c->nin; i-- > 1;)
+			if (c->in[i].present && c->in[i].dtype == PERFDB_DTYPE_FLOAT && c->in[i].numel == c->out[0].dims[0])
+				return &c->in[i];
+	}
 	for (size_t i = c->nin; i-- > 1;)
 		if (c->in[i].present)
 			return &c->in[i];
@@ -394,7 +404,8 @@ static int index_check(const struct perfdb_op_case *c, struct perfdb_err *err)
 	if (c->nin < 2 || !c->in[0].present || c->nout < 1 || !c->out[0].present)
 		return perfdb_err_set(err, PERFDB_EINVAL, "Index needs x, indices and an output");
 	const struct perfdb_tensor *x = &c->in[0], *ix = index_ix(c), *o = &c->out[0];
-	if (!ix || !is_int(ix->dtype) || x->ndims < 1 || x->dims[0] < 1 || o->ndims < 1)
+	if (!ix || !(is_int(ix->dtype) || (ix->dtype == PERFDB_DTYPE_FLOAT && x->dims[0] <= (1 << 24))) ||
+	    x->ndims < 1 || x->dims[0] < 1 || o->ndims < 1)
 		return perfdb_err_set(err, PERFDB_EINVAL, "Index: needs a non-empty x and integer indices");
 	int64_t row = x->dims[0] ? x->numel / x->dims[0] : 0;
 	if (o->dtype != x->dtype || ix->numel != o->dims[0] || o->numel != ix->numel * row)
