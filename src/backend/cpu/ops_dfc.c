@@ -63,6 +63,10 @@ static int dfc_plan(const struct perfdb_op_case *c, struct dfc_plan *p, struct p
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: expert ids (slot 3) must be (T,k) for T = %lld", c->op,
 				      (long long)p->t);
 	p->k = id->dims[1];
+	if (!cpu_is_float(id->dtype) && (id->dtype == PERFDB_DTYPE_BOOL || id->dtype == PERFDB_DTYPE_FLOAT64 ||
+					 perfdb_dtype_bits(id->dtype) < 8))
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: expert ids dtype %s not supported", c->op,
+				      perfdb_dtype_name(id->dtype));
 	if (c->in[6].present && (c->in[6].numel != p->t * p->k || !cpu_is_float(c->in[6].dtype)))
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: probs (slot 6) must be float (T,k)", c->op);
 	const struct perfdb_tensor *o = &c->out[0];
@@ -220,16 +224,16 @@ static int dfc_prepare(struct perfdb_op_case *c, struct perfdb_err *err)
 	/* balanced expert ids, then the counts: every rank reaches the Alltoall, even after a failure */
 	for (size_t i = 0; i < pairs; i++) {
 		int64_t v = ((int64_t)c->rank * p->k + (int64_t)i) % (p->e * ep);
-		int64_t ival = v;
 		switch (c->in[3].dtype) {
-		case PERFDB_DTYPE_INT32: ((int32_t *)c->in[3].data)[i] = (int32_t)ival; break;
-		case PERFDB_DTYPE_INT64: ((int64_t *)c->in[3].data)[i] = ival; break;
+		case PERFDB_DTYPE_INT8: ((int8_t *)c->in[3].data)[i] = (int8_t)v; break;
+		case PERFDB_DTYPE_UINT8: ((uint8_t *)c->in[3].data)[i] = (uint8_t)v; break;
+		case PERFDB_DTYPE_INT16: ((int16_t *)c->in[3].data)[i] = (int16_t)v; break;
+		case PERFDB_DTYPE_INT32: ((int32_t *)c->in[3].data)[i] = (int32_t)v; break;
+		case PERFDB_DTYPE_INT64: ((int64_t *)c->in[3].data)[i] = v; break;
 		default:
 			if (cpu_is_float(c->in[3].dtype)) {
-				float f = (float)ival;
+				float f = (float)v;
 				cpu_store_row(&c->in[3], i, 1, &f);
-			} else if (c->in[3].dtype == PERFDB_DTYPE_INT16) {
-				((int16_t *)c->in[3].data)[i] = (int16_t)ival;
 			}
 		}
 	}
@@ -243,8 +247,8 @@ static int dfc_prepare(struct perfdb_op_case *c, struct perfdb_err *err)
 	if (!ok)
 		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 	if (bad)
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: expert ids of 8-bit dtype cannot hold %lld experts",
-				      c->op, (long long)(p->e * ep));
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: expert ids of dtype %s cannot hold ids up to %lld",
+				      c->op, perfdb_dtype_name(c->in[3].dtype), (long long)(p->e * ep - 1));
 	s->es = perfdb_dtype_bytes(c->in[0].dtype, 1);
 	size_t rowb = (size_t)p->h * s->es;
 	size_t rrows = 0;

@@ -245,7 +245,6 @@ static int gmm_prepare(struct perfdb_op_case *c, struct perfdb_err *err)
 			return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 		cpu_to_s8(w, wq);
 	}
-	int64_t ldc = p->int8 ? p->n : p->n;
 	int rc = 0;
 	size_t wes = wq ? 1 : perfdb_dtype_bytes(w->dtype, 1);
 	const char *wbase = wq ? (const char *)wq : (const char *)w->data;
@@ -260,7 +259,7 @@ static int gmm_prepare(struct perfdb_op_case *c, struct perfdb_err *err)
 				break;
 			}
 			mm = &s->mm[s->nmm];
-			rc = cpu_mm_init(mm, m, p->k, p->n, s->at, p->k, wt, ct, ldc, err);
+			rc = cpu_mm_init(mm, m, p->k, p->n, s->at, p->k, wt, ct, p->n, err);
 			if (rc < 0)
 				break;
 			s->nmm++;
