@@ -62,7 +62,7 @@ int cpu_mm_init(struct cpu_mm *mm, int64_t m, int64_t k, int64_t n, dnnl_data_ty
 	if (st == dnnl_success)
 		st = dnnl_memory_create(&mm->c, &cmd, eng, DNNL_MEMORY_NONE);
 	if (st != dnnl_success) {
-		cpu_mm_fini(mm);
+		cpu_mm_release(mm);
 		return fail(err, "matmul setup", st);
 	}
 	return 0;
@@ -125,7 +125,7 @@ int cpu_mm_run(struct cpu_mm *mm, const void *a, dnnl_memory_t w, void *c, struc
 	return st == dnnl_success ? 0 : fail(err, "matmul", st);
 }
 
-void cpu_mm_fini(struct cpu_mm *mm)
+void cpu_mm_release(struct cpu_mm *mm)
 {
 	if (mm->prim)
 		dnnl_primitive_destroy(mm->prim);

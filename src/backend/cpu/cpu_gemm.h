@@ -35,6 +35,6 @@ int cpu_mm_weight(const struct cpu_mm *mm, const void *src, dnnl_data_type_t st,
 /* C = A · W, synchronous. */
 int cpu_mm_run(struct cpu_mm *mm, const void *a, dnnl_memory_t w, void *c, struct perfdb_err *err);
 /* Frees what init made (mm zeroed; safe on a zeroed mm). */
-void cpu_mm_fini(struct cpu_mm *mm);
+void cpu_mm_release(struct cpu_mm *mm);
 
 #endif

@@ -129,9 +129,9 @@ static void dfc_release(struct perfdb_op_case *c)
 		return;
 	for (int64_t e = 0; e < s->p.e; e++) {
 		if (s->mm1)
-			cpu_mm_fini(&s->mm1[e]);
+			cpu_mm_release(&s->mm1[e]);
 		if (s->mm2)
-			cpu_mm_fini(&s->mm2[e]);
+			cpu_mm_release(&s->mm2[e]);
 		if (s->w1 && s->w1[e])
 			dnnl_memory_destroy(s->w1[e]);
 		if (s->w2 && s->w2[e])

@@ -147,7 +147,7 @@ static void gmm_release(struct perfdb_op_case *c)
 	if (!s)
 		return;
 	for (int i = 0; i < s->nmm; i++)
-		cpu_mm_fini(&s->mm[i]);
+		cpu_mm_release(&s->mm[i]);
 	if (s->w)
 		for (int64_t g = 0; g < s->p.e; g++)
 			if (s->w[g])

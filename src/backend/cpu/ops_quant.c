@@ -327,8 +327,8 @@ static void qmm_release(struct perfdb_op_case *c)
 	struct qmm_state *s = c->priv;
 	if (!s)
 		return;
-	cpu_mm_fini(&s->full);
-	cpu_mm_fini(&s->tail);
+	cpu_mm_release(&s->full);
+	cpu_mm_release(&s->tail);
 	if (s->w)
 		dnnl_memory_destroy(s->w);
 	free(s->xq);
