@@ -4,7 +4,8 @@
 # together (positive durations written by rank 0), the EP-16 row is kept
 # without replay by the skip hook, its cells untouched; without mpirun an
 # EP-2 row is refused with the launch hint, and an EP size that differs
-# from the rank count is refused on every rank.
+# from the rank count is refused on every rank.  tests/mpi/dfc_check.c then
+# checks the op's output under np 2 and np 3 against a per-rank reference.
 source "$(dirname "$0")/lib.sh"
 DB="$HERE/microbench_dfc/db"
 args=(microbench --backend cpu --force-device --ops DispatchFFNCombine --repeat-count 3 --row-budget 0.05)
@@ -54,4 +55,11 @@ rows = {r["Line"]: r for r in csv.DictReader(open("db/reports/microbench_rows_t.
 assert rows["2"]["Status"] == "skipped" and rows["3"]["Status"] == "skipped", rows
 assert rows["4"]["Status"] == "failed" and "mpirun -np 16" in rows["4"]["Reason"], rows
 PY
+echo "== np 2 and np 3: out0 against a per-rank reference (dfc_check)"
+CHECK="$(dirname "$PERFDB")/../tests/dfc_check"
+[ -x "$CHECK" ] || fail "no $CHECK: build the dfc_check target"
+mpirun -np 2 "$CHECK" > chk2.txt 2>&1 || fail "dfc_check np 2: $(cat chk2.txt)"
+[ "$(grep -c 'max relative error' chk2.txt)" = 2 ] || fail "dfc_check np 2: $(cat chk2.txt)"
+mpirun -np 3 --oversubscribe "$CHECK" > chk3.txt 2>&1 || fail "dfc_check np 3: $(cat chk3.txt)"
+[ "$(grep -c 'max relative error' chk3.txt)" = 3 ] || fail "dfc_check np 3: $(cat chk3.txt)"
 echo "ok"
