@@ -57,3 +57,4 @@ if worst:
     print(f"rows {len(worst)}, median spread {100*worst[len(worst)//2]:.2f}%, max {100*worst[-1]:.2f}%"
           f", within 2%: {sum(s <= 0.02 for s in worst)}")
 PY
+echo; "$BUILD/microbench_moe" "$SCALE" "$THREADS"   # bench/microbench_moe.c: grouped matmul and int8 GEMM beside oneDNN

@@ -153,6 +153,9 @@ extern const struct perfdb_op_impl cpu_ops_reduce[];
 extern const struct perfdb_op_impl cpu_ops_rope[];
 extern const struct perfdb_op_impl cpu_ops_cache[];
 extern const struct perfdb_op_impl cpu_ops_misc[];
+extern const struct perfdb_op_impl cpu_ops_moe[];
+extern const struct perfdb_op_impl cpu_ops_quant[];
+extern const struct perfdb_op_impl cpu_ops_dfc[];
 
 /* Threads and OpenBLAS core chosen at init (for describe). */
 extern int cpu_threads;

@@ -1,0 +1,185 @@
+/*
+ * bench/microbench.sh's MoE/int8 part: the CPU backend's grouped matmul and
+ * int8 GEMM beside a plain oneDNN GEMM of the same FLOPs, in one run.
+ *
+ *   microbench_moe [SCALE [THREADS]]   SCALE 1 (default) = the shapes below,
+ *                                      SCALE > 1 divides the token count;
+ *                                      OMP_NUM_THREADS must equal THREADS
+ *
+ * GroupedMatmul with DeepSeek-V3's expert shapes: 256 experts over EP 32 =
+ * 8 local experts, H = 7168, I = 2048, 4096 tokens spread evenly (512 rows
+ * per expert), bf16 and int8 (w8a8 with per-channel and per-token scales,
+ * bf16 output), through the perfdb op (src/backend/cpu/ops_moe.c via the
+ * op interface); next to it one oneDNN matmul (4096 x 7168) . (7168 x 2048)
+ * of the same total FLOPs, bf16 and s8 x s8 -> s32.  QuantBatchMatmulV3
+ * (int8, per-channel and per-token scales, bf16 output) on the same
+ * M x K x N next to the bf16 oneDNN GEMM.  GFLOP/s (GOP/s for int8) =
+ * 2*M*N*K / median time of 5 calls after 2 warm-ups.
+ */
+#include <dnnl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "replay/engine.h"
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+#define REPS 5
+
+static struct perfdb_engine_pool pool;
+
+/* Median seconds of the perfdb op on a row's cells; 0 on failure. */
+static double time_op(const char *op, const char *ins, const char *dts, const char *outs, const char *odt, int threads)
+{
+	struct perfdb_op_case c;
+	struct perfdb_err err;
+	perfdb_err_clear(&err);
+	const struct perfdb_op_impl *impl = perfdb_backend_cpu.find_op(op);
+	if (perfdb_engine_build_case(op, ins, dts, "", outs, odt, "", &c, &err) < 0 || impl->check(&c, &err) < 0 ||
+	    perfdb_engine_alloc_case(&pool, &c, 1, &err) < 0) {
+		fprintf(stderr, "%s: %s\n", op, err.msg);
+		return 0;
+	}
+	c.threads = threads;
+	if (impl->prepare && impl->prepare(&c, &err) < 0) {
+		fprintf(stderr, "%s: %s\n", op, err.msg);
+		if (impl->release)
+			impl->release(&c);
+		return 0;
+	}
+	double t[REPS];
+	for (int i = 0; i < 2 + REPS; i++) {
+		double t0 = now();
+		if (impl->run(&c, &err) < 0) {
+			fprintf(stderr, "%s: %s\n", op, err.msg);
+			break;
+		}
+		if (i >= 2)
+			t[i - 2] = now() - t0;
+	}
+	if (impl->release)
+		impl->release(&c);
+	qsort(t, REPS, sizeof(double), cmp_d);
+	return t[REPS / 2];
+}
+
+/* One plain oneDNN matmul (src ab, weights reordered to format any, dst ab). */
+static double time_dnnl(int64_t m, int64_t n, int64_t k, dnnl_data_type_t at, dnnl_data_type_t ct)
+{
+	static dnnl_engine_t eng;
+	static dnnl_stream_t s;
+	if (!eng) {
+		dnnl_engine_create(&eng, dnnl_cpu, 0);
+		dnnl_stream_create(&s, eng, dnnl_stream_default_flags);
+	}
+	dnnl_dims_t da = { m, k }, db = { k, n }, dc = { m, n };
+	dnnl_memory_desc_t a, b, bany, c;
+	dnnl_memory_desc_init_by_tag(&a, 2, da, at, dnnl_ab);
+	dnnl_memory_desc_init_by_tag(&b, 2, db, at, dnnl_ab);
+	dnnl_memory_desc_init_by_tag(&bany, 2, db, at, dnnl_format_tag_any);
+	dnnl_memory_desc_init_by_tag(&c, 2, dc, ct, dnnl_ab);
+	dnnl_matmul_desc_t md;
+	dnnl_matmul_desc_init(&md, &a, &bany, NULL, &c);
+	dnnl_primitive_desc_t pd;
+	if (dnnl_primitive_desc_create(&pd, &md, NULL, eng, NULL) != dnnl_success)
+		return 0;
+	const dnnl_memory_desc_t *w = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+	dnnl_primitive_t p, r;
+	dnnl_primitive_create(&p, pd);
+	dnnl_memory_t ma, mb, mw, mc;
+	dnnl_memory_create(&ma, &a, eng, DNNL_MEMORY_ALLOCATE);
+	dnnl_memory_create(&mb, &b, eng, DNNL_MEMORY_ALLOCATE);
+	dnnl_memory_create(&mw, w, eng, DNNL_MEMORY_ALLOCATE);
+	dnnl_memory_create(&mc, &c, eng, DNNL_MEMORY_ALLOCATE);
+	void *h;
+	dnnl_memory_get_data_handle(ma, &h);
+	memset(h, 0x11, dnnl_memory_desc_get_size(&a));
+	dnnl_memory_get_data_handle(mb, &h);
+	memset(h, 0x11, dnnl_memory_desc_get_size(&b));
+	dnnl_primitive_desc_t rpd;
+	dnnl_reorder_primitive_desc_create(&rpd, &b, eng, w, eng, NULL);
+	dnnl_primitive_create(&r, rpd);
+	dnnl_exec_arg_t ra[] = { { DNNL_ARG_FROM, mb }, { DNNL_ARG_TO, mw } };
+	dnnl_primitive_execute(r, s, 2, ra);
+	dnnl_stream_wait(s);
+	dnnl_exec_arg_t args[] = { { DNNL_ARG_SRC, ma }, { DNNL_ARG_WEIGHTS, mw }, { DNNL_ARG_DST, mc } };
+	double t[REPS];
+	for (int i = 0; i < 2 + REPS; i++) {
+		double t0 = now();
+		dnnl_primitive_execute(p, s, 3, args);
+		dnnl_stream_wait(s);
+		if (i >= 2)
+			t[i - 2] = now() - t0;
+	}
+	dnnl_primitive_destroy(p);
+	dnnl_primitive_destroy(r);
+	dnnl_primitive_desc_destroy(pd);
+	dnnl_primitive_desc_destroy(rpd);
+	dnnl_memory_destroy(ma);
+	dnnl_memory_destroy(mb);
+	dnnl_memory_destroy(mw);
+	dnnl_memory_destroy(mc);
+	qsort(t, REPS, sizeof(double), cmp_d);
+	return t[REPS / 2];
+}
+
+static void line(const char *what, const char *shape, double flop, double t, const char *unit)
+{
+	if (t > 0)
+		printf("%-44s %-22s %10.3f ms %9.1f %s\n", what, shape, t * 1e3, flop / t * 1e-9, unit);
+	else
+		printf("%-44s %-22s %10s\n", what, shape, "failed");
+}
+
+int main(int argc, char **argv)
+{
+	int scale = argc > 1 ? atoi(argv[1]) : 1, threads = argc > 2 ? atoi(argv[2]) : 1;
+	if (scale < 1 || threads < 1) {
+		fprintf(stderr, "usage: microbench_moe [SCALE [THREADS]]\n");
+		return 2;
+	}
+	struct perfdb_err err;
+	if (perfdb_backend_cpu.init && perfdb_backend_cpu.init(threads, &err) < 0)
+		return 1;
+	const int64_t e = 8, h = 7168, i = 2048, t = 4096 / scale;
+	double flop = 2.0 * (double)t * (double)h * (double)i;
+	char ins[128], outs[64], shape[64];
+	snprintf(shape, sizeof(shape), "%lldx%lldx%lld", (long long)t, (long long)h, (long long)i);
+	printf("# DeepSeek-V3 experts: E=%lld local (256/EP 32), H=%lld, I=%lld, T=%lld tokens evenly; threads %d\n",
+	       (long long)e, (long long)h, (long long)i, (long long)t, threads);
+	printf("%-44s %-22s %13s %9s\n", "kernel", "M x K x N (total)", "median", "rate");
+	snprintf(ins, sizeof(ins), "%lld,%lld;%lld,%lld,%lld,16;;%lld,%lld;;;;%lld;%lld", (long long)t, (long long)h,
+		 (long long)e, (long long)h, (long long)(i / 16), (long long)e, (long long)i, (long long)e, (long long)t);
+	snprintf(outs, sizeof(outs), "%lld,%lld", (long long)t, (long long)i);
+	line("GroupedMatmul bf16 (perfdb)", shape,
+	     flop, time_op("GroupedMatmul", ins, "DT_BF16;DT_BF16;;DT_FLOAT;;;;DT_INT64;DT_FLOAT", outs, "DT_BF16", threads),
+	     "GFLOP/s");
+	line("oneDNN matmul bf16, one GEMM", shape, flop, time_dnnl(t, i, h, dnnl_bf16, dnnl_bf16), "GFLOP/s");
+	line("GroupedMatmul int8 w8a8 -> bf16 (perfdb)", shape,
+	     flop, time_op("GroupedMatmul", ins, "DT_INT8;DT_INT8;;DT_FLOAT;;;;DT_INT64;DT_FLOAT", outs, "DT_BF16", threads),
+	     "GOP/s");
+	line("oneDNN matmul s8 x s8 -> s32, one GEMM", shape, flop, time_dnnl(t, i, h, dnnl_s8, dnnl_s32), "GOP/s");
+	snprintf(ins, sizeof(ins), "%lld,%lld;%lld,%lld;%lld;%lld", (long long)t, (long long)h, (long long)h,
+		 (long long)i, (long long)i, (long long)t);
+	line("QuantBatchMatmulV3 int8 -> bf16 (perfdb)", shape,
+	     flop, time_op("QuantBatchMatmulV3", ins, "DT_INT8;DT_INT8;DT_FLOAT;DT_FLOAT", outs, "DT_BF16", threads),
+	     "GOP/s");
+	snprintf(ins, sizeof(ins), "%lld,%lld;%lld,%lld", (long long)t, (long long)h, (long long)i, (long long)h);
+	line("MatMulV2 bf16 (perfdb)", shape, flop, time_op("MatMulV2", ins, "DT_BF16;DT_BF16", outs, "DT_BF16", threads),
+	     "GFLOP/s");
+	perfdb_engine_pool_release(&pool);
+	return 0;
+}
