@@ -1,0 +1,393 @@
+/*
+ * Flash attention on the CPU (ops_attention_kernel.h): online softmax over
+ * tiles of ATTN_BK keys, so memory stays bounded whatever the sequence.
+ *
+ * A work item is (batch b, kv head g, a run of query positions) with all
+ * G = hq/hkv query heads of g, so every key tile is loaded and converted to
+ * fp32 once for the G·positions rows that use it (GQA, MLA's one kv head).
+ * The item's M query rows are kept transposed, one row per lane: Qt
+ * (dk x Mp), the score tile St (BK x Mp) and the output Ot (dv x Mp).  Both
+ * products then broadcast one key/value element against 16 query lanes
+ * (S = K·Qt, O += Vᵀ·P) from row-major tiles, with no transpose of K or V,
+ * and the softmax's row maxima and sums are plain lane-wise vector ops.
+ * 16-lane GCC vector types compile to AVX-512 (AVX2, SSE) in the clones
+ * of CPU_CLONES.  Items are shared between threads through an atomic
+ * counter (causal items differ in cost).
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_internal.h"
+#include "ops_attention_kernel.h"
+
+/* the 16-lane helpers are static and inlined: no call passes a vector across an ABI boundary */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wpsabi"
+/* -std=c17 turns contraction off; the products below are meant as fused multiply-adds */
+#pragma GCC optimize("fp-contract=fast")
+#endif
+
+typedef float v16 __attribute__((vector_size(64)));
+typedef int32_t v16i __attribute__((vector_size(64)));
+
+#define NEG_BIG (-1e30f)
+#define MAX_ROWS 128          /* query rows per item (M) */
+
+struct item {
+	int64_t b, g, s0, ns;
+};
+
+struct attn_plan {
+	const struct attn_problem *p;
+	struct item *items;
+	size_t nitems;
+	int threads;
+	size_t mp, dk, scratch;   /* floats per thread */
+	float *mem;
+	atomic_size_t next;
+	int64_t bq;
+};
+
+/*
+ * A scalar as 16 lanes.  Written as vector + scalar: GCC builds a 16-element
+ * literal (or a shuffle) through the stack, but broadcasts the scalar
+ * operand of a vector operation in a register.
+ */
+static inline v16 bc(float x)
+{
+	return (v16){ 0 } + x;
+}
+
+static inline v16 vsel(v16i m, v16 a, v16 b)
+{
+	return (v16)(((v16i)a & m) | ((v16i)b & ~m));
+}
+
+static inline v16 vmax(v16 a, v16 b)
+{
+	return vsel(a > b, a, b);
+}
+
+/* cpu_expf over 16 lanes (same polynomial, same clamps, without the +inf case: scores stay finite). */
+static inline v16 vexp(v16 x)
+{
+	x = vmax(x, bc(-87.3f));
+	x = vsel(x < bc(88.7f), x, bc(88.7f));
+	v16 n = (x * 1.44269504f + 12582912.0f) - 12582912.0f;
+	v16 r = x - n * 0.693145752f - n * 1.42860677e-6f;
+	v16 p = 1.0f + r * (1.0f + r * (0.5f + r * (1.66666672e-1f + r * (4.16666679e-2f +
+		r * (8.33333377e-3f + r * 1.38888892e-3f)))));
+	v16i e = __builtin_convertvector(n, v16i) + 127;
+	e &= e > 0;
+	return p * (v16)(e << 23);
+}
+
+/*
+ * St[j][c] = Σ_d K[j][d]·Qt[d][c] for key rows j0..j0+R-1 and lane chunks
+ * c0..c0+NC-1: R x NC accumulators, one chunk load and R broadcasts per d.
+ */
+static inline __attribute__((always_inline)) void
+mk_qk(const float *K, size_t dk, const float *Qt, size_t mp, float *St, size_t j0, size_t c0,
+      const int R, const int NC)
+{
+	v16 acc[8][4];
+	for (int r = 0; r < R; r++)
+		for (int c = 0; c < NC; c++)
+			acc[r][c] = bc(0.0f);
+	for (size_t d = 0; d < dk; d++) {
+		v16 q[4];
+		for (int c = 0; c < NC; c++)
+			q[c] = *(const v16 *)(Qt + d * mp + (c0 + (size_t)c) * 16);
+		for (int r = 0; r < R; r++) {
+			float k = K[(j0 + (size_t)r) * dk + d];
+			for (int c = 0; c < NC; c++)
+				acc[r][c] += k * q[c];
+		}
+	}
+	for (int r = 0; r < R; r++)
+		for (int c = 0; c < NC; c++)
+			*(v16 *)(St + (j0 + (size_t)r) * mp + (c0 + (size_t)c) * 16) = acc[r][c];
+}
+
+/* Ot[d][c] = Ot[d][c]·alpha[c] + Σ_j V[j][d]·P[j][c] for d0..d0+R-1, chunks c0..c0+NC-1. */
+static inline __attribute__((always_inline)) void
+mk_pv(const float *V, size_t dv, const float *P, size_t mp, size_t nk, float *Ot, const float *alpha,
+      size_t d0, size_t c0, const int R, const int NC)
+{
+	v16 acc[8][4];
+	for (int r = 0; r < R; r++)
+		for (int c = 0; c < NC; c++)
+			acc[r][c] = *(const v16 *)(Ot + (d0 + (size_t)r) * mp + (c0 + (size_t)c) * 16) *
+				    *(const v16 *)(alpha + (c0 + (size_t)c) * 16);
+	for (size_t j = 0; j < nk; j++) {
+		v16 pv[4];
+		for (int c = 0; c < NC; c++)
+			pv[c] = *(const v16 *)(P + j * mp + (c0 + (size_t)c) * 16);
+		for (int r = 0; r < R; r++) {
+			float v = V[j * dv + d0 + (size_t)r];
+			for (int c = 0; c < NC; c++)
+				acc[r][c] += v * pv[c];
+		}
+	}
+	for (int r = 0; r < R; r++)
+		for (int c = 0; c < NC; c++)
+			*(v16 *)(Ot + (d0 + (size_t)r) * mp + (c0 + (size_t)c) * 16) = acc[r][c];
+}
+
+static inline __attribute__((always_inline)) void
+gemm_qk(const float *K, size_t dk, const float *Qt, size_t mp, float *St, size_t nk)
+{
+	size_t nc = mp / 16;
+	for (size_t c0 = 0; c0 < nc; c0 += 4) {
+		size_t w = nc - c0 < 4 ? nc - c0 : 4;
+		for (size_t j0 = 0; j0 < nk; j0 += 8) {
+			switch (w) {
+			case 4: mk_qk(K, dk, Qt, mp, St, j0, c0, 4, 4); mk_qk(K, dk, Qt, mp, St, j0 + 4, c0, 4, 4); break;
+			case 3: mk_qk(K, dk, Qt, mp, St, j0, c0, 4, 3); mk_qk(K, dk, Qt, mp, St, j0 + 4, c0, 4, 3); break;
+			case 2: mk_qk(K, dk, Qt, mp, St, j0, c0, 8, 2); break;
+			default: mk_qk(K, dk, Qt, mp, St, j0, c0, 8, 1); break;
+			}
+		}
+	}
+}
+
+static inline __attribute__((always_inline)) void
+gemm_pv(const float *V, size_t dv, const float *P, size_t mp, size_t nk, float *Ot, const float *alpha)
+{
+	size_t nc = mp / 16;
+	for (size_t c0 = 0; c0 < nc; c0 += 4) {
+		size_t w = nc - c0 < 4 ? nc - c0 : 4;
+		size_t d0 = 0;
+		for (; d0 + 8 <= dv; d0 += 8) {
+			switch (w) {
+			case 4: mk_pv(V, dv, P, mp, nk, Ot, alpha, d0, c0, 4, 4);
+				mk_pv(V, dv, P, mp, nk, Ot, alpha, d0 + 4, c0, 4, 4); break;
+			case 3: mk_pv(V, dv, P, mp, nk, Ot, alpha, d0, c0, 4, 3);
+				mk_pv(V, dv, P, mp, nk, Ot, alpha, d0 + 4, c0, 4, 3); break;
+			case 2: mk_pv(V, dv, P, mp, nk, Ot, alpha, d0, c0, 8, 2); break;
+			default: mk_pv(V, dv, P, mp, nk, Ot, alpha, d0, c0, 8, 1); break;
+			}
+		}
+		for (; d0 < dv; d0++)
+			for (size_t c = c0; c < c0 + w; c++)
+				mk_pv(V, dv, P, mp, nk, Ot, alpha, d0, c, 1, 1);
+	}
+}
+
+/* Scratch layout of one thread (floats, every part 64-byte aligned). */
+struct scr {
+	float *qt, *k, *v, *st, *ot, *m, *l, *alpha, *row;
+	int32_t *end;
+};
+
+static size_t al16(size_t n)
+{
+	return (n + 15) & ~(size_t)15;
+}
+
+static size_t scr_floats(size_t mp, size_t dk, size_t dv)
+{
+	size_t w = dk > dv ? dk : dv;
+	return al16(dk * mp) + al16(ATTN_BK * dk) + al16(ATTN_BK * dv) + al16(ATTN_BK * mp) +
+	       al16(dv * mp) + 5 * al16(mp) + al16(w);
+}
+
+static struct scr scr_at(float *base, size_t mp, size_t dk, size_t dv)
+{
+	struct scr s;
+	float *p = base;
+	s.qt = p; p += al16(dk * mp);
+	s.k = p; p += al16(ATTN_BK * dk);
+	s.v = p; p += al16(ATTN_BK * dv);
+	s.st = p; p += al16(ATTN_BK * mp);
+	s.ot = p; p += al16(dv * mp);
+	s.m = p; p += al16(mp);
+	s.l = p; p += al16(mp);
+	s.alpha = p; p += al16(mp);
+	s.end = (int32_t *)p; p += al16(mp);
+	p += al16(mp);
+	s.row = p;
+	return s;
+}
+
+CPU_CLONES static void run_item(const struct attn_problem *p, const struct item *it, struct scr *s)
+{
+	int64_t G = p->hq / p->hkv, b = it->b, g = it->g;
+	size_t M = (size_t)(it->ns * G), mp = al16(M), dq = (size_t)p->dq, dr = (size_t)p->dr,
+	       dk = dq + dr, dv = (size_t)p->dv;
+	int64_t kvlen = p->kvlen[b], mine = kvlen, maxe = 0;
+	/* queries, scaled, transposed to lanes; padding lanes are zero and see no key */
+	memset(s->qt, 0, dk * mp * sizeof(float));
+	for (size_t i = 0; i < mp; i++)
+		s->end[i] = 0;
+	for (size_t i = 0; i < M; i++) {
+		int64_t si = it->s0 + (int64_t)i / G, h = g * G + (int64_t)i % G;
+		int64_t qr = p->q_row(p->ctx, b, h, si);
+		cpu_load_row(p->q, (size_t)qr * dq, dq, s->row);
+		if (dr)
+			cpu_load_row(p->qr, (size_t)qr * dr, dr, s->row + dq);
+		for (size_t d = 0; d < dk; d++)
+			s->qt[d * mp + i] = s->row[d] * p->scale;
+		int64_t e = p->kv_end(p->ctx, b, si);
+		e = e < 0 ? 0 : e > kvlen ? kvlen : e;
+		s->end[i] = (int32_t)e;
+		mine = e < mine ? e : mine;
+		maxe = e > maxe ? e : maxe;
+	}
+	if (M < mp)
+		mine = 0;
+	memset(s->ot, 0, dv * mp * sizeof(float));
+	for (size_t i = 0; i < mp; i++) {
+		s->m[i] = NEG_BIG;
+		s->l[i] = 0.0f;
+	}
+	size_t nc = mp / 16;
+	for (int64_t j0 = 0; j0 < maxe; j0 += ATTN_BK) {
+		size_t nk = (size_t)(maxe - j0 < ATTN_BK ? maxe - j0 : ATTN_BK), nk8 = (nk + 7) & ~(size_t)7;
+		for (size_t j = 0; j < nk; j++) {
+			int64_t kr = p->kv_row(p->ctx, b, g, j0 + (int64_t)j);
+			cpu_load_row(p->k, (size_t)kr * dq, dq, s->k + j * dk);
+			if (dr)
+				cpu_load_row(p->kr, (size_t)kr * dr, dr, s->k + j * dk + dq);
+			cpu_load_row(p->v, (size_t)kr * dv, dv, s->v + j * dv);
+		}
+		/* the microkernels take 8 keys at a time: the padding keys are zero and masked */
+		memset(s->k + nk * dk, 0, (nk8 - nk) * dk * sizeof(float));
+		memset(s->v + nk * dv, 0, (nk8 - nk) * dv * sizeof(float));
+		gemm_qk(s->k, dk, s->qt, mp, s->st, nk8);
+		int masked = j0 + (int64_t)nk8 > mine;
+		for (size_t c = 0; c < nc; c++) {
+			v16 *m = (v16 *)(s->m + c * 16), *l = (v16 *)(s->l + c * 16);
+			v16i e = *(const v16i *)(s->end + c * 16);
+			v16 mx = *m, sum = bc(0.0f);
+			if (masked)
+				for (size_t j = 0; j < nk8; j++) {
+					v16 *x = (v16 *)(s->st + j * mp + c * 16);
+					v16i jv = (v16i){ 0 } + (int32_t)(j0 + (int64_t)j);
+					*x = vsel(jv < e, *x, bc(NEG_BIG));
+					mx = vmax(mx, *x);
+				}
+			else
+				for (size_t j = 0; j < nk8; j++)
+					mx = vmax(mx, *(const v16 *)(s->st + j * mp + c * 16));
+			for (size_t j = 0; j < nk8; j++) {
+				v16 *x = (v16 *)(s->st + j * mp + c * 16);
+				v16 pe = vexp(*x - mx);
+				if (masked) {
+					v16i jv = (v16i){ 0 } + (int32_t)(j0 + (int64_t)j);
+					pe = vsel(jv < e, pe, bc(0.0f));
+				}
+				*x = pe;
+				sum += pe;
+			}
+			v16 a = vexp(*m - mx);
+			*(v16 *)(s->alpha + c * 16) = a;
+			*l = *l * a + sum;
+			*m = mx;
+		}
+		gemm_pv(s->v, dv, s->st, mp, nk8, s->ot, s->alpha);
+	}
+	for (size_t i = 0; i < M; i++) {
+		int64_t si = it->s0 + (int64_t)i / G, h = g * G + (int64_t)i % G;
+		float inv = s->l[i] > 0.0f ? 1.0f / s->l[i] : 0.0f;
+		for (size_t d = 0; d < dv; d++)
+			s->row[d] = s->ot[d * mp + i] * inv;
+		cpu_store_row(p->out, (size_t)p->o_row(p->ctx, b, h, si) * dv, dv, s->row);
+	}
+}
+
+int attn_plan_new(struct attn_plan **out, const struct attn_problem *p, int threads,
+		  struct perfdb_err *err)
+{
+	*out = NULL;
+	if (p->hkv < 1 || p->hq % p->hkv != 0 || p->dq < 1 || p->dv < 1 || p->dr < 0)
+		return perfdb_err_set(err, PERFDB_EINVAL, "attention: bad head counts or dims");
+	int64_t G = p->hq / p->hkv;
+	if (G > MAX_ROWS)
+		return perfdb_err_set(err, PERFDB_EINVAL, "attention: %lld query heads per kv head (at most %d)",
+				      (long long)G, MAX_ROWS);
+	struct attn_plan *pl = calloc(1, sizeof(*pl));
+	if (!pl)
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	pl->p = p;
+	pl->bq = MAX_ROWS / G;
+	size_t n = 0;
+	for (int64_t b = 0; b < p->nb; b++)
+		n += (size_t)(p->hkv * ((p->qlen[b] + pl->bq - 1) / pl->bq));
+	pl->items = malloc((n ? n : 1) * sizeof(*pl->items));
+	if (!pl->items) {
+		free(pl);
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	}
+	/* later query tiles first: under a causal mask they cost the most */
+	for (int64_t b = 0; b < p->nb; b++)
+		for (int64_t s0 = ((p->qlen[b] + pl->bq - 1) / pl->bq - 1) * pl->bq; s0 >= 0; s0 -= pl->bq)
+			for (int64_t g = 0; g < p->hkv; g++) {
+				int64_t ns = p->qlen[b] - s0 < pl->bq ? p->qlen[b] - s0 : pl->bq;
+				pl->items[pl->nitems++] = (struct item){ b, g, s0, ns };
+			}
+	pl->threads = threads < 1 ? 1 : threads;
+	if ((size_t)pl->threads > pl->nitems)
+		pl->threads = pl->nitems ? (int)pl->nitems : 1;
+	pl->mp = al16((size_t)(pl->bq * G));
+	pl->dk = (size_t)(p->dq + p->dr);
+	pl->scratch = scr_floats(pl->mp, pl->dk, (size_t)p->dv);
+	pl->mem = aligned_alloc(64, pl->scratch * sizeof(float) * (size_t)pl->threads);
+	if (!pl->mem) {
+		attn_plan_free(pl);
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory (attention scratch)");
+	}
+	memset(pl->mem, 0, pl->scratch * sizeof(float) * (size_t)pl->threads);
+	*out = pl;
+	return 0;
+}
+
+struct worker {
+	struct attn_plan *pl;
+	int t;
+};
+
+static void *work(void *arg)
+{
+	struct worker *w = arg;
+	struct attn_plan *pl = w->pl;
+	struct scr s = scr_at(pl->mem + pl->scratch * (size_t)w->t, pl->mp, pl->dk, (size_t)pl->p->dv);
+	for (;;) {
+		size_t i = atomic_fetch_add(&pl->next, 1);
+		if (i >= pl->nitems)
+			break;
+		run_item(pl->p, &pl->items[i], &s);
+	}
+	return NULL;
+}
+
+int attn_plan_run(struct attn_plan *pl, struct perfdb_err *err)
+{
+	atomic_store(&pl->next, 0);
+	struct worker w[64];
+	pthread_t tid[64];
+	int nt = pl->threads > 64 ? 64 : pl->threads, started = 1;
+	for (int t = 0; t < nt; t++)
+		w[t] = (struct worker){ pl, t };
+	for (int t = 1; t < nt; t++) {
+		if (pthread_create(&tid[t], NULL, work, &w[t]) != 0)
+			break;
+		started++;
+	}
+	work(&w[0]);
+	for (int t = 1; t < started; t++)
+		pthread_join(tid[t], NULL);
+	(void)err;
+	return 0;
+}
+
+void attn_plan_free(struct attn_plan *pl)
+{
+	if (!pl)
+		return;
+	free(pl->items);
+	free(pl->mem);
+	free(pl);
+}
