@@ -48,39 +48,6 @@ static void fia_free(struct fia *f)
 	free(f);
 }
 
-/* "a,b,c" (quotes and spaces ignored) into v; returns the count or -1. */
-static int64_t parse_list(const char *s, int64_t *v, int64_t max)
-{
-	int64_t n = 0;
-	while (*s) {
-		while (*s == '"' || *s == ' ' || *s == '[' || *s == '(')
-			s++;
-		if (!*s || *s == ']' || *s == ')')
-			break;
-		char *e;
-		long long x = strtoll(s, &e, 10);
-		if (e == s || n >= max)
-			return -1;
-		v[n++] = x;
-		s = e;
-		while (*s == '"' || *s == ' ' || *s == ']' || *s == ')')
-			s++;
-		if (*s == ',')
-			s++;
-		else if (*s)
-			return -1;
-	}
-	return n;
-}
-
-static int cell_int(const struct perfdb_op_case *c, const char *col, int64_t *v)
-{
-	const char *s = perfdb_case_cell(c, col);
-	if (!s)
-		return 0;
-	return parse_list(s, v, 1) == 1 ? 1 : -1;
-}
-
 static const struct perfdb_tensor *slot(const struct perfdb_op_case *c, size_t i)
 {
 	return i < c->nin && c->in[i].present ? &c->in[i] : NULL;
@@ -100,9 +67,10 @@ static int64_t o_row(const void *ctx, int64_t b, int64_t h, int64_t s)
 	return q_row(ctx, b, h, s);
 }
 
-static int64_t kv_row(const void *ctx, int64_t b, int64_t g, int64_t j)
+static int64_t kv_row(const void *ctx, int64_t b, int64_t g, int64_t s, int64_t j)
 {
 	const struct fia *f = ctx;
+	(void)s;
 	if (f->paged) {
 		int64_t blk = cpu_ld_int(f->bt, (size_t)(b * f->btc + j / f->bs)), o = j % f->bs;
 		return f->kv3d ? (blk * f->bs + o) * f->hkv + g : (blk * f->hkv + g) * f->bs + o;
@@ -110,9 +78,10 @@ static int64_t kv_row(const void *ctx, int64_t b, int64_t g, int64_t j)
 	return f->layout == L_TND ? (f->kvst[b] + j) * f->hkv + g : (b * f->hkv + g) * f->skv + j;
 }
 
-static int64_t kv_end(const void *ctx, int64_t b, int64_t s)
+static int64_t kv_end(const void *ctx, int64_t b, int64_t g, int64_t s)
 {
 	const struct fia *f = ctx;
+	(void)g;
 	switch (f->sparse) {
 	case 2: return s + 1;
 	case 3: return s + 1 + f->kvlen[b] - f->qlen[b];
@@ -133,7 +102,7 @@ static int lengths(const struct perfdb_op_case *c, const char *col, int cumulati
 			len[b] = cumulative ? total / nb + (b == nb - 1 ? total % nb : 0) : each_max;
 		return 0;
 	}
-	if (parse_list(s, len, nb) != nb)
+	if (attn_parse_list(s, len, nb) != nb)
 		return BAD("%s must list %lld integers", col, (long long)nb);
 	int64_t prev = 0;
 	for (int64_t b = 0; b < nb; b++) {
@@ -200,7 +169,7 @@ static int fia_plan(const struct perfdb_op_case *c, struct fia *f, struct perfdb
 	f->dq = q->dims[q->ndims - 1];
 	int64_t x;
 	int r;
-	if ((r = cell_int(c, "Runtime num_heads", &x)) < 0 || (r && x != f->hq))
+	if ((r = attn_cell_int(c, "Runtime num_heads", &x)) < 0 || (r && x != f->hq))
 		return BAD("Runtime num_heads disagrees with the query's %lld heads", (long long)f->hq);
 	f->bt = slot(c, 14);
 	f->paged = f->bt != NULL;
@@ -213,10 +182,10 @@ static int fia_plan(const struct perfdb_op_case *c, struct fia *f, struct perfdb
 			return BAD("paged key must be (blocks,N,block,D) or (blocks,block,N*D)");
 		f->nblk = k->dims[0];
 		f->bs = f->kv3d ? k->dims[1] : k->dims[2];
-		if ((r = cell_int(c, "Runtime block_size", &x)) < 0 || (r && x != f->bs))
+		if ((r = attn_cell_int(c, "Runtime block_size", &x)) < 0 || (r && x != f->bs))
 			return BAD("Runtime block_size disagrees with the key cache's block of %lld", (long long)f->bs);
 		if (f->kv3d) {
-			if ((r = cell_int(c, "Runtime num_key_value_heads", &x)) < 0)
+			if ((r = attn_cell_int(c, "Runtime num_key_value_heads", &x)) < 0)
 				return BAD("bad Runtime num_key_value_heads");
 			f->hkv = r ? x : (f->dq > 0 && k->dims[2] % f->dq == 0 ? k->dims[2] / f->dq : 0);
 		} else {
@@ -236,7 +205,7 @@ static int fia_plan(const struct perfdb_op_case *c, struct fia *f, struct perfdb
 	}
 	if (f->hkv < 1 || f->hq % f->hkv != 0)
 		return BAD("%lld query heads are not a multiple of %lld kv heads", (long long)f->hq, (long long)f->hkv);
-	if ((r = cell_int(c, "Runtime num_key_value_heads", &x)) < 0 || (r && x != f->hkv))
+	if ((r = attn_cell_int(c, "Runtime num_key_value_heads", &x)) < 0 || (r && x != f->hkv))
 		return BAD("Runtime num_key_value_heads disagrees with the key's %lld heads", (long long)f->hkv);
 	/* a row of the kv tensors: its width, and the dims it must share with k */
 	int64_t kw = f->kv3d ? k->dims[2] / f->hkv : k->dims[k->ndims - 1];
@@ -273,7 +242,7 @@ static int fia_plan(const struct perfdb_op_case *c, struct fia *f, struct perfdb
 		int64_t *tmp = malloc(MAX_BATCH * sizeof(int64_t));
 		if (!tmp)
 			return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
-		nq = qs ? parse_list(qs, tmp, MAX_BATCH) : -1;
+		nq = qs ? attn_parse_list(qs, tmp, MAX_BATCH) : -1;
 		free(tmp);
 		f->nb = nq > 0 ? nq : slot(c, 5) ? slot(c, 5)->numel : f->paged ? f->bt->dims[0] : 1;
 	}
@@ -299,7 +268,7 @@ static int fia_plan(const struct perfdb_op_case *c, struct fia *f, struct perfdb
 		f->kvst[b] = f->kvst[b - 1] + f->kvlen[b - 1];
 	}
 	/* sparse mode */
-	if ((r = cell_int(c, "Runtime sparse_mode", &x)) < 0)
+	if ((r = attn_cell_int(c, "Runtime sparse_mode", &x)) < 0)
 		return BAD("bad Runtime sparse_mode");
 	f->sparse = r ? (int)x : mask ? 3 : 0;
 	if (f->sparse != 0 && f->sparse != 2 && f->sparse != 3)
@@ -358,15 +327,6 @@ static int fia_check(const struct perfdb_op_case *c, struct perfdb_err *err)
 	return rc;
 }
 
-static void st_int(struct perfdb_tensor *t, size_t i, int64_t v)
-{
-	switch (t->dtype) {
-	case PERFDB_DTYPE_INT64: ((int64_t *)t->data)[i] = v; break;
-	case PERFDB_DTYPE_INT32: ((int32_t *)t->data)[i] = (int32_t)v; break;
-	default: break;
-	}
-}
-
 static int fia_prepare(struct perfdb_op_case *c, struct perfdb_err *err)
 {
 	struct fia *f = calloc(1, sizeof(*f));
@@ -386,28 +346,11 @@ static int fia_prepare(struct perfdb_op_case *c, struct perfdb_err *err)
 		int64_t acc = 0;
 		for (int64_t b = 0; b < f->nb && b < t->numel; b++) {
 			acc = cum ? acc + len[b] : len[b];
-			st_int(t, (size_t)b, acc);
+			attn_st_int(t, (size_t)b, acc);
 		}
 	}
 	if (f->paged) {
-		/* distinct blocks in a deterministic shuffled order (reused only when the cache is short) */
-		int64_t n = f->nblk;
-		int64_t *perm = malloc((size_t)n * sizeof(int64_t));
-		if (!perm)
-			return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
-		uint64_t st = 0x9e3779b97f4a7c15u;
-		for (int64_t i = 0; i < n; i++)
-			perm[i] = i;
-		for (int64_t i = n - 1; i > 0; i--) {
-			st = st * 6364136223846793005u + 1442695040888963407u;
-			int64_t j = (int64_t)((st >> 33) % (uint64_t)(i + 1)), tmp = perm[i];
-			perm[i] = perm[j];
-			perm[j] = tmp;
-		}
-		struct perfdb_tensor *bt = &c->in[14];
-		for (int64_t i = 0; i < bt->numel; i++)
-			st_int(bt, (size_t)i, perm[i % n]);
-		free(perm);
+		PERFDB_TRY(attn_fill_table(&c->in[14], f->nblk, err));
 	}
 	return attn_plan_new(&f->plan, &f->p, c->threads, err);
 }

@@ -14,8 +14,10 @@
  * of CPU_CLONES.  Items are shared between threads through an atomic
  * counter (causal items differ in cost).
  */
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -230,7 +232,7 @@ CPU_CLONES static void run_item(const struct attn_problem *p, const struct item 
 			cpu_load_row(p->qr, (size_t)qr * dr, dr, s->row + dq);
 		for (size_t d = 0; d < dk; d++)
 			s->qt[d * mp + i] = s->row[d] * p->scale;
-		int64_t e = p->kv_end(p->ctx, b, si);
+		int64_t e = p->kv_end(p->ctx, b, g, si);
 		e = e < 0 ? 0 : e > kvlen ? kvlen : e;
 		s->end[i] = (int32_t)e;
 		mine = e < mine ? e : mine;
@@ -247,7 +249,7 @@ CPU_CLONES static void run_item(const struct attn_problem *p, const struct item 
 	for (int64_t j0 = 0; j0 < maxe; j0 += ATTN_BK) {
 		size_t nk = (size_t)(maxe - j0 < ATTN_BK ? maxe - j0 : ATTN_BK), nk8 = (nk + 7) & ~(size_t)7;
 		for (size_t j = 0; j < nk; j++) {
-			int64_t kr = p->kv_row(p->ctx, b, g, j0 + (int64_t)j);
+			int64_t kr = p->kv_row(p->ctx, b, g, it->s0, j0 + (int64_t)j);
 			cpu_load_row(p->k, (size_t)kr * dq, dq, s->k + j * dk);
 			if (dr)
 				cpu_load_row(p->kr, (size_t)kr * dr, dr, s->k + j * dk + dq);
@@ -295,7 +297,16 @@ CPU_CLONES static void run_item(const struct attn_problem *p, const struct item 
 		for (size_t d = 0; d < dv; d++)
 			s->row[d] = s->ot[d * mp + i] * inv;
 		cpu_store_row(p->out, (size_t)p->o_row(p->ctx, b, h, si) * dv, dv, s->row);
+		if (p->lse) {
+			float v = s->l[i] > 0.0f ? s->m[i] + logf(s->l[i]) : -INFINITY;
+			cpu_store_row(p->lse, (size_t)p->lse_at(p->ctx, b, h, si), 1, &v);
+		}
 	}
+}
+
+CPU_CLONES void attn_qk_tile(const float *K, size_t dk, const float *Qt, size_t mp, float *St, size_t nk)
+{
+	gemm_qk(K, dk, Qt, mp, St, nk);
 }
 
 int attn_plan_new(struct attn_plan **out, const struct attn_problem *p, int threads,
@@ -312,7 +323,7 @@ int attn_plan_new(struct attn_plan **out, const struct attn_problem *p, int thre
 	if (!pl)
 		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 	pl->p = p;
-	pl->bq = MAX_ROWS / G;
+	pl->bq = p->per_query ? 1 : MAX_ROWS / G;
 	size_t n = 0;
 	for (int64_t b = 0; b < p->nb; b++)
 		n += (size_t)(p->hkv * ((p->qlen[b] + pl->bq - 1) / pl->bq));
@@ -390,4 +401,69 @@ void attn_plan_free(struct attn_plan *pl)
 	free(pl->items);
 	free(pl->mem);
 	free(pl);
+}
+
+/* ---- helpers of the attention ops ---------------------------------- */
+
+/* "a,b,c" (quotes and spaces ignored) into v; returns the count or -1. */
+int64_t attn_parse_list(const char *s, int64_t *v, int64_t max)
+{
+	int64_t n = 0;
+	while (*s) {
+		while (*s == '"' || *s == ' ' || *s == '[' || *s == '(')
+			s++;
+		if (!*s || *s == ']' || *s == ')')
+			break;
+		char *e;
+		long long x = strtoll(s, &e, 10);
+		if (e == s || n >= max)
+			return -1;
+		v[n++] = x;
+		s = e;
+		while (*s == '"' || *s == ' ' || *s == ']' || *s == ')')
+			s++;
+		if (*s == ',')
+			s++;
+		else if (*s)
+			return -1;
+	}
+	return n;
+}
+
+int attn_cell_int(const struct perfdb_op_case *c, const char *col, int64_t *v)
+{
+	const char *s = perfdb_case_cell(c, col);
+	if (!s)
+		return 0;
+	return attn_parse_list(s, v, 1) == 1 ? 1 : -1;
+}
+
+void attn_st_int(struct perfdb_tensor *t, size_t i, int64_t v)
+{
+	switch (t->dtype) {
+	case PERFDB_DTYPE_INT64: ((int64_t *)t->data)[i] = v; break;
+	case PERFDB_DTYPE_INT32: ((int32_t *)t->data)[i] = (int32_t)v; break;
+	default: break;
+	}
+}
+
+int attn_fill_table(struct perfdb_tensor *bt, int64_t nblocks, struct perfdb_err *err)
+{
+	int64_t n = nblocks > 0 ? nblocks : 1;
+	int64_t *perm = malloc((size_t)n * sizeof(int64_t));
+	if (!perm)
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	uint64_t st = 0x9e3779b97f4a7c15u;
+	for (int64_t i = 0; i < n; i++)
+		perm[i] = i;
+	for (int64_t i = n - 1; i > 0; i--) {
+		st = st * 6364136223846793005u + 1442695040888963407u;
+		int64_t j = (int64_t)((st >> 33) % (uint64_t)(i + 1)), tmp = perm[i];
+		perm[i] = perm[j];
+		perm[j] = tmp;
+	}
+	for (int64_t i = 0; i < bt->numel; i++)
+		attn_st_int(bt, (size_t)i, perm[i % n]);
+	free(perm);
+	return 0;
 }
