@@ -65,16 +65,15 @@ static void row_text(const struct slotdef *s, int n, char *shapes, char *dts, ch
 	}
 }
 
-/* Builds, checks, fills, prepares and runs; returns check's (or prepare's) result. */
-static int run_fia(struct perfdb_op_case *c, const struct slotdef *s, int n, const char *out, const char *odt,
-		   const struct cells *cs, int threads, char *msg)
+/* Builds, checks, fills, prepares and runs op; returns check's result. */
+static int run_op(struct perfdb_op_case *c, const char *op, const struct slotdef *s, int n, const char *out,
+		  const char *odt, const struct cells *cs, int threads, char *msg)
 {
 	char shapes[1024], dts[1024], fms[512];
 	row_text(s, n, shapes, dts, fms, sizeof(shapes) < sizeof(fms) ? sizeof(shapes) : sizeof(fms));
 	struct perfdb_err err;
 	perfdb_err_clear(&err);
-	assert_int_equal(perfdb_engine_build_case("FusedInferAttentionScore", shapes, dts, fms, out, odt, "", c,
-						  &err), 0);
+	assert_int_equal(perfdb_engine_build_case(op, shapes, dts, fms, out, odt, "", c, &err), 0);
 	c->threads = threads;
 	c->cell = cell_of;
 	c->cell_ctx = cs;
@@ -93,6 +92,12 @@ static int run_fia(struct perfdb_op_case *c, const struct slotdef *s, int n, con
 	if (rc < 0)
 		fail_msg("%s", err.msg);
 	return 0;
+}
+
+static int run_fia(struct perfdb_op_case *c, const struct slotdef *s, int n, const char *out, const char *odt,
+		   const struct cells *cs, int threads, char *msg)
+{
+	return run_op(c, "FusedInferAttentionScore", s, n, out, odt, cs, threads, msg);
 }
 
 static void finish(struct perfdb_op_case *c)
@@ -405,6 +410,223 @@ static void test_refusals(void **state)
 	assert_int_equal((impl->skip)(&c, why, sizeof(why)), 0);
 }
 
+
+/* ---- the DeepSeek-V3.2 / MLA kernels (ops_attention_sparse.c) ---- */
+
+/*
+ * softmax(scale·q·kᵀ)·v of one query row over the key rows listed (element
+ * offsets: q at qo (x dq), qr at qo (x dr), k/kr/v rows kr[j]); writes the
+ * value vector and returns the log-sum-exp (-inf with no key).
+ */
+static double attend(const struct perfdb_tensor *q, const struct perfdb_tensor *qr, const struct perfdb_tensor *k,
+		     const struct perfdb_tensor *kr, const struct perfdb_tensor *v, int64_t dq, int64_t dr, int64_t dv,
+		     size_t qo, const int64_t *rows, int64_t n, double scale, double *out)
+{
+	double *sc = malloc((size_t)(n + 1) * sizeof(double)), mx = -INFINITY, sum = 0;
+	assert_non_null(sc);
+	for (int64_t j = 0; j < n; j++) {
+		double d = 0;
+		for (int64_t x = 0; x < dq; x++)
+			d += (double)cpu_ld(q, qo * (size_t)dq + (size_t)x) * (double)cpu_ld(k, (size_t)(rows[j] * dq + x));
+		for (int64_t x = 0; x < dr; x++)
+			d += (double)cpu_ld(qr, qo * (size_t)dr + (size_t)x) * (double)cpu_ld(kr, (size_t)(rows[j] * dr + x));
+		sc[j] = d * scale;
+		mx = sc[j] > mx ? sc[j] : mx;
+	}
+	for (int64_t x = 0; x < dv; x++)
+		out[x] = 0;
+	for (int64_t j = 0; j < n; j++) {
+		double p = exp(sc[j] - mx);
+		sum += p;
+		for (int64_t x = 0; x < dv; x++)
+			out[x] += p * (double)cpu_ld(v, (size_t)(rows[j] * dv + x));
+	}
+	for (int64_t x = 0; x < dv && n; x++)
+		out[x] /= sum;
+	free(sc);
+	return n ? mx + log(sum) : -INFINITY;
+}
+
+static void near_row(const struct perfdb_tensor *o, size_t off, const double *want, int64_t n, float tol)
+{
+	for (int64_t x = 0; x < n; x++) {
+		float got = cpu_ld(o, off + (size_t)x);
+		if (fabs((double)got - want[x]) > tol * (1.0 + fabs(want[x])))
+			fail_msg("element %zu: got %g, want %g", off + (size_t)x, (double)got, want[x]);
+	}
+}
+
+/*
+ * SparseFlashAttention: TND query, paged kv (PA_BSND), GQA 4:2, rope,
+ * value dim 12, selection blocks of 2 positions, causal (mode 3).  The
+ * reference takes the indices the op wrote and gathers their positions.
+ */
+static void test_sparse_flash_attention(void **state)
+{
+	(void)state;
+	const char *dts[] = { "DT_FLOAT", "DT_BF16" };
+	for (int d = 0; d < 2; d++) {
+		struct perfdb_op_case c;
+		struct slotdef s[] = {
+			{ 0, "5,4,16", dts[d] }, { 1, "6,8,2,16", dts[d] }, { 2, "6,8,2,12", dts[d] },
+			{ 3, "5,2,3", "DT_INT32" }, { 4, "2,3", "DT_INT32" }, { 5, "2", "DT_INT32" }, { 6, "2", "DT_INT32" },
+			{ 7, "5,4,4", dts[d] }, { 8, "6,8,2,4", dts[d] },
+		};
+		struct cells cs = { { "Runtime actual_seq_lengths_values", "Runtime actual_seq_lengths_kv_values",
+				      "Runtime sparse_block_size" }, { "2,5", "20,13", "2" }, 3 };
+		assert_int_equal(run_op(&c, "SparseFlashAttention", s, 9, "5,4,12", dts[d], &cs, 2, NULL), 0);
+		int64_t ql[] = { 2, 3 }, kl[] = { 20, 13 }, qs[] = { 0, 2 };
+		double want[12];
+		for (int64_t b = 0; b < 2; b++)
+			for (int64_t si = 0; si < ql[b]; si++) {
+				int64_t t = qs[b] + si, vis = si + 1 + kl[b] - ql[b], nbv = (vis + 1) / 2;
+				for (int64_t g = 0; g < 2; g++) {
+					int64_t rows[6], n = 0, seen[16] = { 0 };
+					for (int64_t i = 0; i < 3; i++) {
+						int64_t blk = cpu_ld_int(&c.in[3], (size_t)((t * 2 + g) * 3 + i));
+						if (i < (nbv < 3 ? nbv : 3)) {
+							/* min(K, visible blocks) distinct visible blocks, then -1 */
+							assert_true(blk >= 0 && blk < nbv);
+							assert_int_equal(seen[blk]++, 0);
+						} else {
+							assert_int_equal(blk, -1);
+							continue;
+						}
+						for (int64_t e = 0; e < 2; e++) {
+							int64_t p = blk * 2 + e;
+							if (p >= vis)
+								continue;
+							int64_t pb = cpu_ld_int(&c.in[4], (size_t)(b * 3 + p / 8));
+							rows[n++] = (pb * 8 + p % 8) * 2 + g;
+						}
+					}
+					for (int64_t hh = 0; hh < 2; hh++) {
+						int64_t h = g * 2 + hh;
+						attend(&c.in[0], &c.in[7], &c.in[1], &c.in[8], &c.in[2], 16, 4, 12,
+						       (size_t)(t * 4 + h), rows, n, 1.0 / sqrt(20.0), want);
+						near_row(&c.out[0], (size_t)(t * 4 + h) * 12, want, 12, tol_for(dts[d]));
+					}
+				}
+			}
+		/* lengths written back: q cumulative (TND), kv per batch (paged) */
+		assert_int_equal(cpu_ld_int(&c.in[5], 1), 5);
+		assert_int_equal(cpu_ld_int(&c.in[6], 1), 13);
+		finish(&c);
+	}
+}
+
+/* LightningIndexer, BSND: the output lists the K best visible keys of Σ_h w_h·relu(q_h·k), -1 past them. */
+static void test_lightning_indexer(void **state)
+{
+	(void)state;
+	struct perfdb_op_case c;
+	struct slotdef s[] = {
+		{ 0, "2,3,4,16", "DT_BF16" }, { 1, "2,10,1,16", "DT_BF16" }, { 2, "2,3,4", "DT_BF16" },
+	};
+	struct cells none = { { NULL }, { NULL }, 0 };
+	assert_int_equal(run_op(&c, "LightningIndexer", s, 3, "2,3,1,9", "DT_INT32", &none, 1, NULL), 0);
+	for (int64_t b = 0; b < 2; b++)
+		for (int64_t si = 0; si < 3; si++) {
+			int64_t vis = si + 1 + 10 - 3, t = b * 3 + si;   /* mode 3 by default: 8, 9, 10 keys */
+			double sc[10], sorted[10];
+			for (int64_t j = 0; j < vis; j++) {
+				double acc = 0;
+				for (int64_t h = 0; h < 4; h++) {
+					double d = 0;
+					for (int64_t x = 0; x < 16; x++)
+						d += (double)cpu_ld(&c.in[0], (size_t)((t * 4 + h) * 16 + x)) *
+						     (double)cpu_ld(&c.in[1], (size_t)((b * 10 + j) * 16 + x));
+					acc += (double)cpu_ld(&c.in[2], (size_t)(t * 4 + h)) * (d > 0 ? d : 0);
+				}
+				sc[j] = sorted[j] = acc;
+			}
+			for (int64_t i = 1; i < vis; i++)   /* descending */
+				for (int64_t k = i; k > 0 && sorted[k] > sorted[k - 1]; k--) {
+					double tmp = sorted[k];
+					sorted[k] = sorted[k - 1];
+					sorted[k - 1] = tmp;
+				}
+			int used[10] = { 0 };
+			for (int64_t i = 0; i < 9; i++) {
+				int64_t got = cpu_ld_int(&c.out[0], (size_t)(t * 9 + i));
+				if (i >= vis) {
+					assert_int_equal(got, -1);
+					continue;
+				}
+				assert_true(got >= 0 && got < vis);
+				assert_int_equal(used[got]++, 0);
+				/* the i-th entry scores as the i-th best (ties may come in either order) */
+				if (fabs(sc[got] - sorted[i]) > 1e-4 * (1 + fabs(sorted[i])))
+					fail_msg("b %lld s %lld rank %lld: key %lld scores %g, rank's score %g", (long long)b,
+						 (long long)si, (long long)i, (long long)got, sc[got], sorted[i]);
+			}
+		}
+	finish(&c);
+}
+
+/* RINGMLAPrefillBF16Kernel, first ring step: causal per sequence, rope split, GQA 4:2, lse output. */
+static void test_ring_mla_first(void **state)
+{
+	(void)state;
+	const char *dts[] = { "DT_FLOAT", "DT_BF16" };
+	for (int d = 0; d < 2; d++) {
+		struct perfdb_op_case c;
+		struct slotdef s[] = {
+			{ 0, "7,4,16", dts[d] }, { 1, "7,4,8", dts[d] }, { 2, "7,2,16", dts[d] }, { 3, "7,2,8", dts[d] },
+			{ 4, "7,2,12", dts[d] }, { 5, "512,512", dts[d] }, { 6, "2", "DT_INT32" },
+		};
+		struct cells cs = { { "Runtime seqlen_values" }, { "3,4" }, 1 };
+		char odt[32];
+		snprintf(odt, sizeof(odt), "%s;DT_FLOAT", dts[d]);
+		assert_int_equal(run_op(&c, "RINGMLAPrefillBF16Kernel", s, 7, "7,4,12;4,7", odt, &cs, 2, NULL), 0);
+		double want[12];
+		for (int64_t b = 0; b < 2; b++)
+			for (int64_t si = 0; si < (b ? 4 : 3); si++)
+				for (int64_t h = 0; h < 4; h++) {
+					int64_t t = (b ? 3 : 0) + si, rows[4], n = 0;
+					for (int64_t j = 0; j <= si; j++)
+						rows[n++] = ((b ? 3 : 0) + j) * 2 + h / 2;
+					double lse = attend(&c.in[0], &c.in[1], &c.in[2], &c.in[3], &c.in[4], 16, 8, 12,
+							    (size_t)(t * 4 + h), rows, n, 1.0 / sqrt(24.0), want);
+					near_row(&c.out[0], (size_t)(t * 4 + h) * 12, want, 12, tol_for(dts[d]));
+					double wl[1] = { lse };
+					near_row(&c.out[1], (size_t)(h * 7 + t), wl, 1, 1e-4f);
+				}
+		assert_int_equal(cpu_ld_int(&c.in[6], 1), 4);
+		finish(&c);
+	}
+}
+
+/* RINGMLAPrefillBF16Kernel, a later ring step: no mask, kv lengths of their own, merged with prev_out/prev_lse. */
+static void test_ring_mla_merge(void **state)
+{
+	(void)state;
+	struct perfdb_op_case c;
+	struct slotdef s[] = {
+		{ 0, "7,4,16", "DT_FLOAT" }, { 1, "7,4,8", "DT_FLOAT" }, { 2, "11,4,16", "DT_FLOAT" },
+		{ 3, "11,4,8", "DT_FLOAT" }, { 4, "11,4,16", "DT_FLOAT" }, { 6, "2,2", "DT_INT32" },
+		{ 7, "7,4,16", "DT_FLOAT" }, { 8, "4,7", "DT_FLOAT" },
+	};
+	struct cells cs = { { "Runtime seqlen_values" }, { "3,4,5,6" }, 1 };
+	assert_int_equal(run_op(&c, "RINGMLAPrefillBF16Kernel", s, 8, "7,4,16", "DT_FLOAT", &cs, 1, NULL), 0);
+	double now[16], want[16];
+	for (int64_t b = 0; b < 2; b++)
+		for (int64_t si = 0; si < (b ? 4 : 3); si++)
+			for (int64_t h = 0; h < 4; h++) {
+				int64_t t = (b ? 3 : 0) + si, rows[6], n = 0;
+				for (int64_t j = 0; j < (b ? 6 : 5); j++)
+					rows[n++] = ((b ? 5 : 0) + j) * 4 + h;
+				double l2 = attend(&c.in[0], &c.in[1], &c.in[2], &c.in[3], &c.in[4], 16, 8, 16,
+						   (size_t)(t * 4 + h), rows, n, 1.0 / sqrt(24.0), now);
+				double l1 = cpu_ld(&c.in[8], (size_t)(h * 7 + t)), m = l1 > l2 ? l1 : l2;
+				double w1 = exp(l1 - m), w2 = exp(l2 - m);
+				for (int64_t x = 0; x < 16; x++)
+					want[x] = (w1 * cpu_ld(&c.in[7], (size_t)((t * 4 + h) * 16 + x)) + w2 * now[x]) / (w1 + w2);
+				near_row(&c.out[0], (size_t)(t * 4 + h) * 16, want, 16, 2e-4f);
+			}
+	finish(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -415,6 +637,10 @@ int main(void)
 		cmocka_unit_test(test_mla_bnsd_nbsd_rope),
 		cmocka_unit_test(test_bnsd_inferred),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_sparse_flash_attention),
+		cmocka_unit_test(test_lightning_indexer),
+		cmocka_unit_test(test_ring_mla_first),
+		cmocka_unit_test(test_ring_mla_merge),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	perfdb_engine_pool_release(&pool);

@@ -21,7 +21,7 @@ int cpu_threads = 1;
 
 static const struct perfdb_op_impl *const tables[] = {
 	cpu_ops_matmul, cpu_ops_eltwise, cpu_ops_norm, cpu_ops_index, cpu_ops_reduce,
-	cpu_ops_attention,
+	cpu_ops_attention, cpu_ops_attention_sparse,
 };
 
 static const struct perfdb_op_impl *cpu_find_op(const char *op)

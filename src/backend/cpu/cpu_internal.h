@@ -128,7 +128,7 @@ extern const struct perfdb_op_impl cpu_ops_eltwise[];
 extern const struct perfdb_op_impl cpu_ops_norm[];
 extern const struct perfdb_op_impl cpu_ops_index[];
 extern const struct perfdb_op_impl cpu_ops_reduce[];
-extern const struct perfdb_op_impl cpu_ops_attention[];
+extern const struct perfdb_op_impl cpu_ops_attention[], cpu_ops_attention_sparse[];
 
 /* Threads and OpenBLAS core chosen at init (for describe). */
 extern int cpu_threads;
