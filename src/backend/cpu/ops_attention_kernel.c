@@ -50,6 +50,7 @@ struct attn_plan {
 	float *mem;
 	atomic_size_t next;
 	int64_t bq;
+	int rows_path;            /* decode-shaped items take run_item_rows */
 };
 
 /*
@@ -309,6 +310,199 @@ CPU_CLONES void attn_qk_tile(const float *K, size_t dk, const float *Qt, size_t 
 	gemm_qk(K, dk, Qt, mp, St, nk);
 }
 
+/*
+ * ---- few query rows (decode: M <= 16) -------------------------------
+ * With one query token and G <= 16 heads the lane-per-query layout leaves
+ * lanes empty and spends 2·dk FMAs per key.  Here the lanes run along the
+ * head dim instead: each score is a dot product of a query row (held in
+ * registers) with a key row, 16 keys are reduced into one vector of 16
+ * scores by a transposing add tree, and each output row (in registers)
+ * takes p·v over the tile's value rows: dk + dv lane-FMAs per key and row.
+ */
+#ifdef __clang__
+#define SHUF(a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
+#else
+#define SHUF(a, b, ...) __builtin_shuffle(a, b, (v16i){ __VA_ARGS__ })
+#endif
+
+/* The 16 lane sums of x[0..15], in order, as one vector. */
+static inline v16 hsum16(v16 *x)
+{
+	v16 t[8], u[4], w[2];
+	for (int k = 0; k < 8; k++)
+		t[k] = SHUF(x[2 * k], x[2 * k + 1], 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23) +
+		       SHUF(x[2 * k], x[2 * k + 1], 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
+	for (int k = 0; k < 4; k++)
+		u[k] = SHUF(t[2 * k], t[2 * k + 1], 0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27) +
+		       SHUF(t[2 * k], t[2 * k + 1], 4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31);
+	for (int k = 0; k < 2; k++)
+		w[k] = SHUF(u[2 * k], u[2 * k + 1], 0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29) +
+		       SHUF(u[2 * k], u[2 * k + 1], 2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 31);
+	return SHUF(w[0], w[1], 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30) +
+	       SHUF(w[0], w[1], 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+}
+
+static inline float hred(v16 x, int max)
+{
+	float r = x[0];
+	for (int i = 1; i < 16; i++)
+		r = max ? (x[i] > r ? x[i] : r) : r + x[i];
+	return r;
+}
+
+/* Scores of query row q against keys K[0..nk16) (nk16 a multiple of 16), NQ = dk/16 chunks in registers. */
+static inline __attribute__((always_inline)) void
+rows_qk(const float *q, const float *K, size_t dk, size_t nk16, float *S, const int NQ)
+{
+	v16 qv[8];
+	for (int c = 0; c < NQ; c++)
+		memcpy(&qv[c], q + (size_t)c * 16, sizeof(v16));
+	for (size_t jb = 0; jb < nk16; jb += 16) {
+		/* 8 keys at a time: 8 independent FMA chains hide the FMA latency */
+		v16 acc[16];
+		for (int half = 0; half < 16; half += 8) {
+			v16 a[8];
+			for (int j = 0; j < 8; j++)
+				a[j] = bc(0.0f);
+			for (int c = 0; c < NQ; c++)
+				for (int j = 0; j < 8; j++) {
+					v16 k;
+					memcpy(&k, K + (jb + (size_t)(half + j)) * dk + (size_t)c * 16, sizeof(v16));
+					a[j] += qv[c] * k;
+				}
+			for (int j = 0; j < 8; j++)
+				acc[half + j] = a[j];
+		}
+		v16 r = hsum16(acc);
+		memcpy(S + jb, &r, sizeof(v16));
+	}
+}
+
+/* Same without the register limit (dk/16 > 8 or not a constant): q from memory. */
+static inline void rows_qk_any(const float *q, const float *K, size_t dk, size_t nk16, float *S)
+{
+	for (size_t jb = 0; jb < nk16; jb += 16) {
+		v16 acc[16];
+		for (int j = 0; j < 16; j++) {
+			const float *kr = K + (jb + (size_t)j) * dk;
+			v16 a = bc(0.0f), k, qq;
+			for (size_t c = 0; c < dk; c += 16) {
+				memcpy(&k, kr + c, sizeof(v16));
+				memcpy(&qq, q + c, sizeof(v16));
+				a += qq * k;
+			}
+			acc[j] = a;
+		}
+		v16 r = hsum16(acc);
+		memcpy(S + jb, &r, sizeof(v16));
+	}
+}
+
+/* o[0..16·NV) = o·alpha + Σ_j P[j]·V[j][0..16·NV) over nk keys, o in registers. */
+static inline __attribute__((always_inline)) void
+rows_pv(float *o, float alpha, const float *P, const float *V, size_t dv, size_t nk, const int NV)
+{
+	v16 acc[8];
+	for (int c = 0; c < NV; c++) {
+		memcpy(&acc[c], o + (size_t)c * 16, sizeof(v16));
+		acc[c] *= alpha;
+	}
+	for (size_t j = 0; j < nk; j++) {
+		float pj = P[j];
+		const float *vr = V + j * dv;
+		for (int c = 0; c < NV; c++) {
+			v16 v;
+			memcpy(&v, vr + (size_t)c * 16, sizeof(v16));
+			acc[c] += pj * v;
+		}
+	}
+	for (int c = 0; c < NV; c++)
+		memcpy(o + (size_t)c * 16, &acc[c], sizeof(v16));
+}
+
+CPU_CLONES static void run_item_rows(const struct attn_problem *p, const struct item *it, struct scr *s)
+{
+	int64_t G = p->hq / p->hkv, b = it->b, g = it->g;
+	size_t M = (size_t)(it->ns * G), dq = (size_t)p->dq, dr = (size_t)p->dr, dk = dq + dr, dv = (size_t)p->dv;
+	int64_t kvlen = p->kvlen[b], maxe = 0;
+	float *Q = s->qt, *O = s->ot;
+	for (size_t i = 0; i < M; i++) {
+		int64_t si = it->s0 + (int64_t)i / G, h = g * G + (int64_t)i % G;
+		int64_t qr = p->q_row(p->ctx, b, h, si);
+		cpu_load_row(p->q, (size_t)qr * dq, dq, Q + i * dk);
+		if (dr)
+			cpu_load_row(p->qr, (size_t)qr * dr, dr, Q + i * dk + dq);
+		for (size_t d = 0; d < dk; d++)
+			Q[i * dk + d] *= p->scale;
+		int64_t e = p->kv_end(p->ctx, b, g, si);
+		e = e < 0 ? 0 : e > kvlen ? kvlen : e;
+		s->end[i] = (int32_t)e;
+		maxe = e > maxe ? e : maxe;
+		s->m[i] = NEG_BIG;
+		s->l[i] = 0.0f;
+	}
+	memset(O, 0, M * dv * sizeof(float));
+	const v16i iota = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 };
+	for (int64_t j0 = 0; j0 < maxe; j0 += ATTN_BK) {
+		size_t nk = (size_t)(maxe - j0 < ATTN_BK ? maxe - j0 : ATTN_BK), nk16 = (nk + 15) & ~(size_t)15;
+		for (size_t j = 0; j < nk; j++) {
+			int64_t kr = p->kv_row(p->ctx, b, g, it->s0, j0 + (int64_t)j);
+			cpu_load_row(p->k, (size_t)kr * dq, dq, s->k + j * dk);
+			if (dr)
+				cpu_load_row(p->kr, (size_t)kr * dr, dr, s->k + j * dk + dq);
+			cpu_load_row(p->v, (size_t)kr * dv, dv, s->v + j * dv);
+		}
+		memset(s->k + nk * dk, 0, (nk16 - nk) * dk * sizeof(float));
+		for (size_t i = 0; i < M; i++) {
+			float *S = s->st + i * ATTN_BK;
+			if (dk == 128)
+				rows_qk(Q + i * dk, s->k, dk, nk16, S, 8);
+			else if (dk == 64)
+				rows_qk(Q + i * dk, s->k, dk, nk16, S, 4);
+			else
+				rows_qk_any(Q + i * dk, s->k, dk, nk16, S);
+			v16i e = (v16i){ 0 } + s->end[i];
+			v16 mxv = bc(s->m[i]);
+			for (size_t jb = 0; jb < nk16; jb += 16) {
+				v16 x;
+				memcpy(&x, S + jb, sizeof(v16));
+				x = vsel(iota + (int32_t)(j0 + (int64_t)jb) < e, x, bc(NEG_BIG));
+				memcpy(S + jb, &x, sizeof(v16));
+				mxv = vmax(mxv, x);
+			}
+			float mx = hred(mxv, 1);
+			v16 sum = bc(0.0f);
+			for (size_t jb = 0; jb < nk16; jb += 16) {
+				v16 x;
+				memcpy(&x, S + jb, sizeof(v16));
+				v16 pe = vsel(iota + (int32_t)(j0 + (int64_t)jb) < e, vexp(x - mx), bc(0.0f));
+				memcpy(S + jb, &pe, sizeof(v16));
+				sum += pe;
+			}
+			float alpha = vexp(bc(s->m[i] - mx))[0];
+			s->l[i] = s->l[i] * alpha + hred(sum, 0);
+			s->m[i] = mx;
+			float *o = O + i * dv;
+			size_t c0 = 0;
+			for (; c0 + 128 <= dv; c0 += 128)
+				rows_pv(o + c0, alpha, S, s->v + c0, dv, nk, 8);
+			for (; c0 < dv; c0 += 16)
+				rows_pv(o + c0, alpha, S, s->v + c0, dv, nk, 1);
+		}
+	}
+	for (size_t i = 0; i < M; i++) {
+		int64_t si = it->s0 + (int64_t)i / G, h = g * G + (int64_t)i % G;
+		float inv = s->l[i] > 0.0f ? 1.0f / s->l[i] : 0.0f;
+		for (size_t d = 0; d < dv; d++)
+			O[i * dv + d] *= inv;
+		cpu_store_row(p->out, (size_t)p->o_row(p->ctx, b, h, si) * dv, dv, O + i * dv);
+		if (p->lse) {
+			float v = s->l[i] > 0.0f ? s->m[i] + logf(s->l[i]) : -INFINITY;
+			cpu_store_row(p->lse, (size_t)p->lse_at(p->ctx, b, h, si), 1, &v);
+		}
+	}
+}
+
 int attn_plan_new(struct attn_plan **out, const struct attn_problem *p, int threads,
 		  struct perfdb_err *err)
 {
@@ -343,6 +537,7 @@ int attn_plan_new(struct attn_plan **out, const struct attn_problem *p, int thre
 	if ((size_t)pl->threads > pl->nitems)
 		pl->threads = pl->nitems ? (int)pl->nitems : 1;
 	pl->mp = al16((size_t)(pl->bq * G));
+	pl->rows_path = (p->dq + p->dr) % 16 == 0 && p->dv % 16 == 0;
 	pl->dk = (size_t)(p->dq + p->dr);
 	pl->scratch = scr_floats(pl->mp, pl->dk, (size_t)p->dv);
 	pl->mem = aligned_alloc(64, pl->scratch * sizeof(float) * (size_t)pl->threads);
@@ -369,7 +564,11 @@ static void *work(void *arg)
 		size_t i = atomic_fetch_add(&pl->next, 1);
 		if (i >= pl->nitems)
 			break;
-		run_item(pl->p, &pl->items[i], &s);
+		const struct item *it = &pl->items[i];
+		if (pl->rows_path && it->ns * (pl->p->hq / pl->p->hkv) <= 16)
+			run_item_rows(pl->p, it, &s);
+		else
+			run_item(pl->p, it, &s);
 	}
 	return NULL;
 }
