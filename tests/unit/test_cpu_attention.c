@@ -9,8 +9,10 @@
  * Tolerances: fp32 runs differ from the double reference only by fp32
  * rounding in sums of at most a few hundred terms and the kernel's exp
  * (relative error < 2e-7): 2e-4 relative.  bf16 runs read the same bf16
- * values as the reference, so the difference is dominated by rounding the
- * output to bf16 (half an ulp, 2^-9 relative): 1e-2.
+ * values as the reference; the output is rounded to bf16 (2^-9 relative)
+ * and, on CPUs with AVX512_BF16, the products take bf16 operands as the
+ * NPU's matrix unit does (q·scale and the softmax weights rounded to bf16,
+ * 2^-9 relative each, accumulated in fp32): 1e-2.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -590,7 +592,7 @@ static void test_ring_mla_first(void **state)
 							    (size_t)(t * 4 + h), rows, n, 1.0 / sqrt(24.0), want);
 					near_row(&c.out[0], (size_t)(t * 4 + h) * 12, want, 12, tol_for(dts[d]));
 					double wl[1] = { lse };
-					near_row(&c.out[1], (size_t)(h * 7 + t), wl, 1, 1e-4f);
+					near_row(&c.out[1], (size_t)(h * 7 + t), wl, 1, d ? 1e-2f : 1e-4f);
 				}
 		assert_int_equal(cpu_ld_int(&c.in[6], 1), 4);
 		finish(&c);

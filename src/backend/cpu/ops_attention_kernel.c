@@ -51,6 +51,7 @@ struct attn_plan {
 	atomic_size_t next;
 	int64_t bq;
 	int rows_path;            /* decode-shaped items take run_item_rows */
+	int bf16;                 /* bf16 tiles and vdpbf16ps (ATTN_BF16) */
 };
 
 /*
@@ -179,6 +180,142 @@ gemm_pv(const float *V, size_t dv, const float *P, size_t mp, size_t nk, float *
 	}
 }
 
+/*
+ * ---- bf16 inputs on CPUs with AVX512_BF16 ------------------------------
+ * vdpbf16ps multiplies bf16 pairs and accumulates in fp32 (two products per
+ * lane and instruction, twice the fp32 FMA rate), as the NPU's cube unit
+ * takes bf16 operands with fp32 accumulation.  The pairs run along the
+ * reduction dim: for S = K·Qt along d (a key's two neighbouring bf16
+ * elements are one 32-bit broadcast straight from the cache row, the
+ * queries are packed (d, d+1) per lane once per item); for O += Vᵀ·P along
+ * the keys (P rounded to bf16 and packed (j, j+1) per lane, V rows j and
+ * j+1 interleaved per tile).  The softmax stays fp32.
+ */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#include <immintrin.h>
+#define ATTN_BF16 1
+#define TBF __attribute__((target("avx512f,avx512bf16")))
+
+static inline __attribute__((always_inline)) TBF void
+mkb_qk(const uint16_t *K, size_t dk, const uint32_t *Qt2, size_t mp, float *St, size_t j0, size_t c0,
+       const int R, const int NC)
+{
+	__m512 acc[8][4];
+	for (int r = 0; r < R; r++)
+		for (int c = 0; c < NC; c++)
+			acc[r][c] = _mm512_setzero_ps();
+	for (size_t q = 0; q < dk / 2; q++) {
+		__m512bh qv[4];
+		for (int c = 0; c < NC; c++)
+			qv[c] = (__m512bh)_mm512_load_si512(Qt2 + q * mp + (c0 + (size_t)c) * 16);
+		for (int r = 0; r < R; r++) {
+			uint32_t w;
+			memcpy(&w, K + (j0 + (size_t)r) * dk + 2 * q, 4);
+			__m512bh kb = (__m512bh)_mm512_set1_epi32((int)w);
+			for (int c = 0; c < NC; c++)
+				acc[r][c] = _mm512_dpbf16_ps(acc[r][c], kb, qv[c]);
+		}
+	}
+	for (int r = 0; r < R; r++)
+		for (int c = 0; c < NC; c++)
+			_mm512_store_ps(St + (j0 + (size_t)r) * mp + (c0 + (size_t)c) * 16, acc[r][c]);
+}
+
+static TBF void gemm_qk_bf16(const uint16_t *K, size_t dk, const uint32_t *Qt2, size_t mp, float *St, size_t nk)
+{
+	size_t nc = mp / 16;
+	for (size_t c0 = 0; c0 < nc; c0 += 4) {
+		size_t w = nc - c0 < 4 ? nc - c0 : 4;
+		for (size_t j0 = 0; j0 < nk; j0 += 8) {
+			switch (w) {
+			case 4: mkb_qk(K, dk, Qt2, mp, St, j0, c0, 4, 4); mkb_qk(K, dk, Qt2, mp, St, j0 + 4, c0, 4, 4); break;
+			case 3: mkb_qk(K, dk, Qt2, mp, St, j0, c0, 4, 3); mkb_qk(K, dk, Qt2, mp, St, j0 + 4, c0, 4, 3); break;
+			case 2: mkb_qk(K, dk, Qt2, mp, St, j0, c0, 8, 2); break;
+			default: mkb_qk(K, dk, Qt2, mp, St, j0, c0, 8, 1); break;
+			}
+		}
+	}
+}
+
+static inline __attribute__((always_inline)) TBF void
+mkb_pv(const uint32_t *Vp, size_t dv, const uint32_t *P2, size_t mp, size_t nk, float *Ot, const float *alpha,
+       size_t d0, size_t c0, const int R, const int NC)
+{
+	__m512 acc[8][4];
+	for (int r = 0; r < R; r++)
+		for (int c = 0; c < NC; c++)
+			acc[r][c] = _mm512_mul_ps(_mm512_load_ps(Ot + (d0 + (size_t)r) * mp + (c0 + (size_t)c) * 16),
+						  _mm512_load_ps(alpha + (c0 + (size_t)c) * 16));
+	for (size_t q = 0; q < nk / 2; q++) {
+		__m512bh pv[4];
+		for (int c = 0; c < NC; c++)
+			pv[c] = (__m512bh)_mm512_load_si512(P2 + q * mp + (c0 + (size_t)c) * 16);
+		for (int r = 0; r < R; r++) {
+			__m512bh vb = (__m512bh)_mm512_set1_epi32((int)Vp[q * dv + d0 + (size_t)r]);
+			for (int c = 0; c < NC; c++)
+				acc[r][c] = _mm512_dpbf16_ps(acc[r][c], vb, pv[c]);
+		}
+	}
+	for (int r = 0; r < R; r++)
+		for (int c = 0; c < NC; c++)
+			_mm512_store_ps(Ot + (d0 + (size_t)r) * mp + (c0 + (size_t)c) * 16, acc[r][c]);
+}
+
+static TBF void gemm_pv_bf16(const uint32_t *Vp, size_t dv, const uint32_t *P2, size_t mp, size_t nk, float *Ot,
+			     const float *alpha)
+{
+	size_t nc = mp / 16;
+	for (size_t c0 = 0; c0 < nc; c0 += 4) {
+		size_t w = nc - c0 < 4 ? nc - c0 : 4;
+		size_t d0 = 0;
+		for (; d0 + 8 <= dv; d0 += 8) {
+			switch (w) {
+			case 4: mkb_pv(Vp, dv, P2, mp, nk, Ot, alpha, d0, c0, 4, 4);
+				mkb_pv(Vp, dv, P2, mp, nk, Ot, alpha, d0 + 4, c0, 4, 4); break;
+			case 3: mkb_pv(Vp, dv, P2, mp, nk, Ot, alpha, d0, c0, 4, 3);
+				mkb_pv(Vp, dv, P2, mp, nk, Ot, alpha, d0 + 4, c0, 4, 3); break;
+			case 2: mkb_pv(Vp, dv, P2, mp, nk, Ot, alpha, d0, c0, 8, 2); break;
+			default: mkb_pv(Vp, dv, P2, mp, nk, Ot, alpha, d0, c0, 8, 1); break;
+			}
+		}
+		for (; d0 < dv; d0++)
+			for (size_t c = c0; c < c0 + w; c++)
+				mkb_pv(Vp, dv, P2, mp, nk, Ot, alpha, d0, c, 1, 1);
+	}
+}
+
+/* Vp[q][d] = V[2q][d] | V[2q+1][d] << 16 from two bf16 rows (r1 NULL: zeros). */
+static TBF void pack_v(uint32_t *dst, const uint16_t *r0, const uint16_t *r1, size_t dv)
+{
+	size_t d = 0;
+	for (; d + 16 <= dv; d += 16) {
+		__m512i a = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(r0 + d)));
+		__m512i b = r1 ? _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(r1 + d)))
+			       : _mm512_setzero_si512();
+		_mm512_storeu_si512(dst + d, _mm512_or_si512(a, _mm512_slli_epi32(b, 16)));
+	}
+	for (; d < dv; d++)
+		dst[d] = r0[d] | (uint32_t)(r1 ? r1[d] : 0) << 16;
+}
+
+/* P2 row q (in place over St row q) = bf16(St[2q]) | bf16(St[2q+1]) << 16, rounded to nearest even. */
+static TBF void pack_p(float *St, size_t mp, size_t nk)
+{
+	const __m512i bias = _mm512_set1_epi32(0x7fff), one = _mm512_set1_epi32(1),
+		      hi = _mm512_set1_epi32((int)0xffff0000u);
+	for (size_t q = 0; q < nk / 2; q++)
+		for (size_t c = 0; c < mp; c += 16) {
+			__m512i u0 = _mm512_castps_si512(_mm512_load_ps(St + 2 * q * mp + c));
+			__m512i u1 = _mm512_castps_si512(_mm512_load_ps(St + (2 * q + 1) * mp + c));
+			__m512i r0 = _mm512_add_epi32(u0, _mm512_add_epi32(bias, _mm512_and_si512(_mm512_srli_epi32(u0, 16), one)));
+			__m512i r1 = _mm512_add_epi32(u1, _mm512_add_epi32(bias, _mm512_and_si512(_mm512_srli_epi32(u1, 16), one)));
+			__m512i w = _mm512_or_si512(_mm512_srli_epi32(r0, 16), _mm512_and_si512(r1, hi));
+			_mm512_store_si512((__m512i *)(St + q * mp + c), w);
+		}
+}
+#endif
+
+
 /* Scratch layout of one thread (floats, every part 64-byte aligned). */
 struct scr {
 	float *qt, *k, *v, *st, *ot, *m, *l, *alpha, *row;
@@ -215,7 +352,7 @@ static struct scr scr_at(float *base, size_t mp, size_t dk, size_t dv)
 	return s;
 }
 
-CPU_CLONES static void run_item(const struct attn_problem *p, const struct item *it, struct scr *s)
+CPU_CLONES static void run_item(const struct attn_problem *p, const struct item *it, struct scr *s, int bf)
 {
 	int64_t G = p->hq / p->hkv, b = it->b, g = it->g;
 	size_t M = (size_t)(it->ns * G), mp = al16(M), dq = (size_t)p->dq, dr = (size_t)p->dr,
@@ -231,8 +368,15 @@ CPU_CLONES static void run_item(const struct attn_problem *p, const struct item 
 		cpu_load_row(p->q, (size_t)qr * dq, dq, s->row);
 		if (dr)
 			cpu_load_row(p->qr, (size_t)qr * dr, dr, s->row + dq);
-		for (size_t d = 0; d < dk; d++)
-			s->qt[d * mp + i] = s->row[d] * p->scale;
+		if (bf) {   /* (d, d+1) bf16 pairs per lane */
+			uint32_t *q2 = (uint32_t *)s->qt;
+			for (size_t d = 0; d < dk; d += 2)
+				q2[d / 2 * mp + i] = cpu_f32_to_bf16(s->row[d] * p->scale) |
+						     (uint32_t)cpu_f32_to_bf16(s->row[d + 1] * p->scale) << 16;
+		} else {
+			for (size_t d = 0; d < dk; d++)
+				s->qt[d * mp + i] = s->row[d] * p->scale;
+		}
 		int64_t e = p->kv_end(p->ctx, b, g, si);
 		e = e < 0 ? 0 : e > kvlen ? kvlen : e;
 		s->end[i] = (int32_t)e;
@@ -249,17 +393,44 @@ CPU_CLONES static void run_item(const struct attn_problem *p, const struct item 
 	size_t nc = mp / 16;
 	for (int64_t j0 = 0; j0 < maxe; j0 += ATTN_BK) {
 		size_t nk = (size_t)(maxe - j0 < ATTN_BK ? maxe - j0 : ATTN_BK), nk8 = (nk + 7) & ~(size_t)7;
-		for (size_t j = 0; j < nk; j++) {
-			int64_t kr = p->kv_row(p->ctx, b, g, it->s0, j0 + (int64_t)j);
-			cpu_load_row(p->k, (size_t)kr * dq, dq, s->k + j * dk);
-			if (dr)
-				cpu_load_row(p->kr, (size_t)kr * dr, dr, s->k + j * dk + dq);
-			cpu_load_row(p->v, (size_t)kr * dv, dv, s->v + j * dv);
+#ifdef ATTN_BF16
+		if (bf) {   /* bf16 tiles as stored: key rows raw, value rows interleaved by pairs */
+			uint16_t *kb = (uint16_t *)s->k;
+			const uint16_t *vsrc[2] = { NULL, NULL };
+			for (size_t j = 0; j < nk8; j++) {
+				if (j >= nk) {
+					memset(kb + j * dk, 0, dk * sizeof(uint16_t));
+					vsrc[j & 1] = NULL;
+				} else {
+					int64_t kr = p->kv_row(p->ctx, b, g, it->s0, j0 + (int64_t)j);
+					memcpy(kb + j * dk, (const uint16_t *)p->k->data + (size_t)kr * dq, dq * 2);
+					if (dr)
+						memcpy(kb + j * dk + dq, (const uint16_t *)p->kr->data + (size_t)kr * dr, dr * 2);
+					vsrc[j & 1] = (const uint16_t *)p->v->data + (size_t)kr * dv;
+				}
+				if (j & 1) {
+					if (vsrc[0])
+						pack_v((uint32_t *)s->v + j / 2 * dv, vsrc[0], vsrc[1], dv);
+					else
+						memset((uint32_t *)s->v + j / 2 * dv, 0, dv * sizeof(uint32_t));
+				}
+			}
+			gemm_qk_bf16(kb, dk, (const uint32_t *)s->qt, mp, s->st, nk8);
+		} else
+#endif
+		{
+			for (size_t j = 0; j < nk; j++) {
+				int64_t kr = p->kv_row(p->ctx, b, g, it->s0, j0 + (int64_t)j);
+				cpu_load_row(p->k, (size_t)kr * dq, dq, s->k + j * dk);
+				if (dr)
+					cpu_load_row(p->kr, (size_t)kr * dr, dr, s->k + j * dk + dq);
+				cpu_load_row(p->v, (size_t)kr * dv, dv, s->v + j * dv);
+			}
+			/* the microkernels take 8 keys at a time: the padding keys are zero and masked */
+			memset(s->k + nk * dk, 0, (nk8 - nk) * dk * sizeof(float));
+			memset(s->v + nk * dv, 0, (nk8 - nk) * dv * sizeof(float));
+			gemm_qk(s->k, dk, s->qt, mp, s->st, nk8);
 		}
-		/* the microkernels take 8 keys at a time: the padding keys are zero and masked */
-		memset(s->k + nk * dk, 0, (nk8 - nk) * dk * sizeof(float));
-		memset(s->v + nk * dv, 0, (nk8 - nk) * dv * sizeof(float));
-		gemm_qk(s->k, dk, s->qt, mp, s->st, nk8);
 		int masked = j0 + (int64_t)nk8 > mine;
 		for (size_t c = 0; c < nc; c++) {
 			v16 *m = (v16 *)(s->m + c * 16), *l = (v16 *)(s->l + c * 16);
@@ -290,7 +461,13 @@ CPU_CLONES static void run_item(const struct attn_problem *p, const struct item 
 			*l = *l * a + sum;
 			*m = mx;
 		}
-		gemm_pv(s->v, dv, s->st, mp, nk8, s->ot, s->alpha);
+#ifdef ATTN_BF16
+		if (bf) {
+			pack_p(s->st, mp, nk8);
+			gemm_pv_bf16((const uint32_t *)s->v, dv, (const uint32_t *)s->st, mp, nk8, s->ot, s->alpha);
+		} else
+#endif
+			gemm_pv(s->v, dv, s->st, mp, nk8, s->ot, s->alpha);
 	}
 	for (size_t i = 0; i < M; i++) {
 		int64_t si = it->s0 + (int64_t)i / G, h = g * G + (int64_t)i % G;
@@ -538,6 +715,12 @@ int attn_plan_new(struct attn_plan **out, const struct attn_problem *p, int thre
 		pl->threads = pl->nitems ? (int)pl->nitems : 1;
 	pl->mp = al16((size_t)(pl->bq * G));
 	pl->rows_path = (p->dq + p->dr) % 16 == 0 && p->dv % 16 == 0;
+#ifdef ATTN_BF16
+	pl->bf16 = __builtin_cpu_supports("avx512bf16") && p->q->dtype == PERFDB_DTYPE_BF16 &&
+		   p->k->dtype == PERFDB_DTYPE_BF16 && p->v->dtype == PERFDB_DTYPE_BF16 &&
+		   (!p->dr || (p->qr->dtype == PERFDB_DTYPE_BF16 && p->kr->dtype == PERFDB_DTYPE_BF16)) &&
+		   p->dq % 2 == 0 && p->dr % 2 == 0 && !getenv("PERFDB_ATTN_FP32");
+#endif
 	pl->dk = (size_t)(p->dq + p->dr);
 	pl->scratch = scr_floats(pl->mp, pl->dk, (size_t)p->dv);
 	pl->mem = aligned_alloc(64, pl->scratch * sizeof(float) * (size_t)pl->threads);
@@ -568,7 +751,7 @@ static void *work(void *arg)
 		if (pl->rows_path && it->ns * (pl->p->hq / pl->p->hkv) <= 16)
 			run_item_rows(pl->p, it, &s);
 		else
-			run_item(pl->p, it, &s);
+			run_item(pl->p, it, &s, pl->bf16);
 	}
 	return NULL;
 }
