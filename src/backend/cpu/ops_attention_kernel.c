@@ -680,6 +680,134 @@ CPU_CLONES static void run_item_rows(const struct attn_problem *p, const struct 
 	}
 }
 
+#ifdef ATTN_BF16
+/*
+ * run_item_rows for bf16 on AVX512_BF16: key rows stay bf16 (copied raw),
+ * a score is Σ vdpbf16ps over 32-element chunks, the value rows are
+ * interleaved by key pairs and p·v takes (p_j, p_j+1) broadcasts.
+ */
+TBF static void run_item_rows_bf16(const struct attn_problem *p, const struct item *it, struct scr *s)
+{
+	int64_t G = p->hq / p->hkv, b = it->b, g = it->g;
+	size_t M = (size_t)(it->ns * G), dq = (size_t)p->dq, dr = (size_t)p->dr, dk = dq + dr, dv = (size_t)p->dv;
+	size_t nq = dk / 32, nv = dv / 16;
+	int64_t kvlen = p->kvlen[b], maxe = 0;
+	uint16_t *Q = (uint16_t *)s->qt, *kb = (uint16_t *)s->k;
+	uint32_t *vp = (uint32_t *)s->v;
+	float *O = s->ot;
+	for (size_t i = 0; i < M; i++) {
+		int64_t si = it->s0 + (int64_t)i / G, h = g * G + (int64_t)i % G;
+		int64_t qr = p->q_row(p->ctx, b, h, si);
+		cpu_load_row(p->q, (size_t)qr * dq, dq, s->row);
+		if (dr)
+			cpu_load_row(p->qr, (size_t)qr * dr, dr, s->row + dq);
+		for (size_t d = 0; d < dk; d++)
+			Q[i * dk + d] = cpu_f32_to_bf16(s->row[d] * p->scale);
+		int64_t e = p->kv_end(p->ctx, b, g, si);
+		e = e < 0 ? 0 : e > kvlen ? kvlen : e;
+		s->end[i] = (int32_t)e;
+		maxe = e > maxe ? e : maxe;
+		s->m[i] = NEG_BIG;
+		s->l[i] = 0.0f;
+	}
+	memset(O, 0, M * dv * sizeof(float));
+	const v16i iota = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 };
+	for (int64_t j0 = 0; j0 < maxe; j0 += ATTN_BK) {
+		size_t nk = (size_t)(maxe - j0 < ATTN_BK ? maxe - j0 : ATTN_BK), nk16 = (nk + 15) & ~(size_t)15;
+		const uint16_t *vsrc[2] = { NULL, NULL };
+		for (size_t j = 0; j < nk16; j++) {
+			if (j >= nk) {
+				memset(kb + j * dk, 0, dk * sizeof(uint16_t));
+				vsrc[j & 1] = NULL;
+			} else {
+				int64_t kr = p->kv_row(p->ctx, b, g, it->s0, j0 + (int64_t)j);
+				memcpy(kb + j * dk, (const uint16_t *)p->k->data + (size_t)kr * dq, dq * 2);
+				if (dr)
+					memcpy(kb + j * dk + dq, (const uint16_t *)p->kr->data + (size_t)kr * dr, dr * 2);
+				vsrc[j & 1] = (const uint16_t *)p->v->data + (size_t)kr * dv;
+			}
+			if (j & 1) {
+				if (vsrc[0])
+					pack_v(vp + j / 2 * dv, vsrc[0], vsrc[1], dv);
+				else
+					memset(vp + j / 2 * dv, 0, dv * sizeof(uint32_t));
+			}
+		}
+		for (size_t i = 0; i < M; i++) {
+			float *S = s->st + i * ATTN_BK;
+			__m512bh qv[8];
+			for (size_t c = 0; c < nq; c++)
+				qv[c] = (__m512bh)_mm512_loadu_si512(Q + i * dk + c * 32);
+			for (size_t jb = 0; jb < nk16; jb += 16) {
+				v16 acc[16];
+				for (int h8 = 0; h8 < 16; h8 += 8) {
+					__m512 a[8];
+					for (int j = 0; j < 8; j++)
+						a[j] = _mm512_setzero_ps();
+					for (size_t c = 0; c < nq; c++)
+						for (int j = 0; j < 8; j++)
+							a[j] = _mm512_dpbf16_ps(a[j], qv[c], (__m512bh)_mm512_loadu_si512(
+									kb + (jb + (size_t)(h8 + j)) * dk + c * 32));
+					for (int j = 0; j < 8; j++)
+						acc[h8 + j] = (v16)a[j];
+				}
+				v16 r = hsum16(acc);
+				memcpy(S + jb, &r, sizeof(v16));
+			}
+			v16i e = (v16i){ 0 } + s->end[i];
+			v16 mxv = bc(s->m[i]);
+			for (size_t jb = 0; jb < nk16; jb += 16) {
+				v16 x;
+				memcpy(&x, S + jb, sizeof(v16));
+				x = vsel(iota + (int32_t)(j0 + (int64_t)jb) < e, x, bc(NEG_BIG));
+				memcpy(S + jb, &x, sizeof(v16));
+				mxv = vmax(mxv, x);
+			}
+			float mx = hred(mxv, 1);
+			v16 sum = bc(0.0f);
+			for (size_t jb = 0; jb < nk16; jb += 16) {
+				v16 x;
+				memcpy(&x, S + jb, sizeof(v16));
+				v16 pe = vsel(iota + (int32_t)(j0 + (int64_t)jb) < e, vexp(x - mx), bc(0.0f));
+				memcpy(S + jb, &pe, sizeof(v16));
+				sum += pe;
+			}
+			float alpha = vexp(bc(s->m[i] - mx))[0];
+			s->l[i] = s->l[i] * alpha + hred(sum, 0);
+			s->m[i] = mx;
+			float *o = O + i * dv;
+			for (size_t c0 = 0; c0 < nv; c0 += 8) {
+				size_t w = nv - c0 < 8 ? nv - c0 : 8;
+				__m512 acc[8];
+				for (size_t c = 0; c < w; c++)
+					acc[c] = _mm512_mul_ps(_mm512_loadu_ps(o + (c0 + c) * 16), _mm512_set1_ps(alpha));
+				for (size_t q = 0; q < nk16 / 2; q++) {
+					uint32_t pair = cpu_f32_to_bf16(S[2 * q]) | (uint32_t)cpu_f32_to_bf16(S[2 * q + 1]) << 16;
+					__m512bh pb = (__m512bh)_mm512_set1_epi32((int)pair);
+					for (size_t c = 0; c < w; c++)
+						acc[c] = _mm512_dpbf16_ps(acc[c], pb,
+									  (__m512bh)_mm512_loadu_si512(vp + q * dv + (c0 + c) * 16));
+				}
+				for (size_t c = 0; c < w; c++)
+					_mm512_storeu_ps(o + (c0 + c) * 16, acc[c]);
+			}
+		}
+	}
+	for (size_t i = 0; i < M; i++) {
+		int64_t si = it->s0 + (int64_t)i / G, h = g * G + (int64_t)i % G;
+		float inv = s->l[i] > 0.0f ? 1.0f / s->l[i] : 0.0f;
+		for (size_t d = 0; d < dv; d++)
+			O[i * dv + d] *= inv;
+		cpu_store_row(p->out, (size_t)p->o_row(p->ctx, b, h, si) * dv, dv, O + i * dv);
+		if (p->lse) {
+			float v = s->l[i] > 0.0f ? s->m[i] + logf(s->l[i]) : -INFINITY;
+			cpu_store_row(p->lse, (size_t)p->lse_at(p->ctx, b, h, si), 1, &v);
+		}
+	}
+}
+#endif
+
+
 int attn_plan_new(struct attn_plan **out, const struct attn_problem *p, int threads,
 		  struct perfdb_err *err)
 {
@@ -748,7 +876,13 @@ static void *work(void *arg)
 		if (i >= pl->nitems)
 			break;
 		const struct item *it = &pl->items[i];
-		if (pl->rows_path && it->ns * (pl->p->hq / pl->p->hkv) <= 16)
+		int rows = pl->rows_path && it->ns * (pl->p->hq / pl->p->hkv) <= 16;
+#ifdef ATTN_BF16
+		if (rows && pl->bf16 && (pl->p->dq + pl->p->dr) % 32 == 0 && pl->p->dq + pl->p->dr <= 256)
+			run_item_rows_bf16(pl->p, it, &s);
+		else
+#endif
+		if (rows)
 			run_item_rows(pl->p, it, &s);
 		else
 			run_item(pl->p, it, &s, pl->bf16);
