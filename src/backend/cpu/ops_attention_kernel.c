@@ -487,6 +487,30 @@ CPU_CLONES void attn_qk_tile(const float *K, size_t dk, const float *Qt, size_t 
 	gemm_qk(K, dk, Qt, mp, St, nk);
 }
 
+static size_t dtype_bytes(enum perfdb_dtype d)
+{
+	return d == PERFDB_DTYPE_BF16 || d == PERFDB_DTYPE_FLOAT16 ? 2 : 4;
+}
+
+/*
+ * Decode reads every key and value once, from blocks scattered by the block
+ * table: each 64-key tile asks for the next tile's rows ahead, so the
+ * memory streams while this tile computes.
+ */
+static void prefetch_tile(const struct attn_problem *p, int64_t b, int64_t g, int64_t s0, int64_t j0, int64_t end)
+{
+	size_t ek = dtype_bytes(p->k->dtype), ev = dtype_bytes(p->v->dtype);
+	for (int64_t j = j0; j < end && j < j0 + ATTN_BK; j++) {
+		int64_t r = p->kv_row(p->ctx, b, g, s0, j);
+		const char *kp = (const char *)p->k->data + (size_t)r * (size_t)p->dq * ek;
+		const char *vp = (const char *)p->v->data + (size_t)r * (size_t)p->dv * ev;
+		for (size_t o = 0; o < (size_t)p->dq * ek; o += 64)
+			__builtin_prefetch(kp + o);
+		for (size_t o = 0; o < (size_t)p->dv * ev; o += 64)
+			__builtin_prefetch(vp + o);
+	}
+}
+
 /*
  * ---- few query rows (decode: M <= 16) -------------------------------
  * With one query token and G <= 16 heads the lane-per-query layout leaves
@@ -622,6 +646,7 @@ CPU_CLONES static void run_item_rows(const struct attn_problem *p, const struct 
 	const v16i iota = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 };
 	for (int64_t j0 = 0; j0 < maxe; j0 += ATTN_BK) {
 		size_t nk = (size_t)(maxe - j0 < ATTN_BK ? maxe - j0 : ATTN_BK), nk16 = (nk + 15) & ~(size_t)15;
+		prefetch_tile(p, b, g, it->s0, j0 + ATTN_BK, maxe);
 		for (size_t j = 0; j < nk; j++) {
 			int64_t kr = p->kv_row(p->ctx, b, g, it->s0, j0 + (int64_t)j);
 			cpu_load_row(p->k, (size_t)kr * dq, dq, s->k + j * dk);
@@ -695,6 +720,7 @@ TBF static void run_item_rows_bf16(const struct attn_problem *p, const struct it
 	uint16_t *Q = (uint16_t *)s->qt, *kb = (uint16_t *)s->k;
 	uint32_t *vp = (uint32_t *)s->v;
 	float *O = s->ot;
+	const uint16_t *krow[ATTN_BK];
 	for (size_t i = 0; i < M; i++) {
 		int64_t si = it->s0 + (int64_t)i / G, h = g * G + (int64_t)i % G;
 		int64_t qr = p->q_row(p->ctx, b, h, si);
@@ -714,16 +740,22 @@ TBF static void run_item_rows_bf16(const struct attn_problem *p, const struct it
 	const v16i iota = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 };
 	for (int64_t j0 = 0; j0 < maxe; j0 += ATTN_BK) {
 		size_t nk = (size_t)(maxe - j0 < ATTN_BK ? maxe - j0 : ATTN_BK), nk16 = (nk + 15) & ~(size_t)15;
+		prefetch_tile(p, b, g, it->s0, j0 + ATTN_BK, maxe);
 		const uint16_t *vsrc[2] = { NULL, NULL };
 		for (size_t j = 0; j < nk16; j++) {
 			if (j >= nk) {
 				memset(kb + j * dk, 0, dk * sizeof(uint16_t));
+				krow[j] = kb + j * dk;
 				vsrc[j & 1] = NULL;
 			} else {
 				int64_t kr = p->kv_row(p->ctx, b, g, it->s0, j0 + (int64_t)j);
-				memcpy(kb + j * dk, (const uint16_t *)p->k->data + (size_t)kr * dq, dq * 2);
-				if (dr)
+				/* without a rope part the cache row is used in place; with one, [k | k_rope] is staged */
+				krow[j] = (const uint16_t *)p->k->data + (size_t)kr * dq;
+				if (dr) {
+					memcpy(kb + j * dk, krow[j], dq * 2);
 					memcpy(kb + j * dk + dq, (const uint16_t *)p->kr->data + (size_t)kr * dr, dr * 2);
+					krow[j] = kb + j * dk;
+				}
 				vsrc[j & 1] = (const uint16_t *)p->v->data + (size_t)kr * dv;
 			}
 			if (j & 1) {
@@ -747,7 +779,7 @@ TBF static void run_item_rows_bf16(const struct attn_problem *p, const struct it
 					for (size_t c = 0; c < nq; c++)
 						for (int j = 0; j < 8; j++)
 							a[j] = _mm512_dpbf16_ps(a[j], qv[c], (__m512bh)_mm512_loadu_si512(
-									kb + (jb + (size_t)(h8 + j)) * dk + c * 32));
+									krow[jb + (size_t)(h8 + j)] + c * 32));
 					for (int j = 0; j < 8; j++)
 						acc[h8 + j] = (v16)a[j];
 				}
