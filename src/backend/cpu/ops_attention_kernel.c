@@ -808,14 +808,21 @@ TBF static void run_item_rows_bf16(const struct attn_problem *p, const struct it
 			s->l[i] = s->l[i] * alpha + hred(sum, 0);
 			s->m[i] = mx;
 			float *o = O + i * dv;
+			/* the weights as bf16: keys 2q and 2q+1 side by side are the pair word q */
+			uint32_t pw[ATTN_BK / 2];
+			for (size_t jb = 0; jb < nk16; jb += 16) {
+				__m512i u = _mm512_loadu_si512(S + jb);
+				__m512i r = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff),
+							_mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1)))), 16);
+				_mm256_storeu_si256((__m256i *)(pw + jb / 2), _mm512_cvtepi32_epi16(r));
+			}
 			for (size_t c0 = 0; c0 < nv; c0 += 8) {
 				size_t w = nv - c0 < 8 ? nv - c0 : 8;
 				__m512 acc[8];
 				for (size_t c = 0; c < w; c++)
 					acc[c] = _mm512_mul_ps(_mm512_loadu_ps(o + (c0 + c) * 16), _mm512_set1_ps(alpha));
 				for (size_t q = 0; q < nk16 / 2; q++) {
-					uint32_t pair = cpu_f32_to_bf16(S[2 * q]) | (uint32_t)cpu_f32_to_bf16(S[2 * q + 1]) << 16;
-					__m512bh pb = (__m512bh)_mm512_set1_epi32((int)pair);
+					__m512bh pb = (__m512bh)_mm512_set1_epi32((int)pw[q]);
 					for (size_t c = 0; c < w; c++)
 						acc[c] = _mm512_dpbf16_ps(acc[c], pb,
 									  (__m512bh)_mm512_loadu_si512(vp + q * dv + (c0 + c) * 16));
