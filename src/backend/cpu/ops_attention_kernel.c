@@ -706,6 +706,25 @@ CPU_CLONES static void run_item_rows(const struct attn_problem *p, const struct 
 }
 
 #ifdef ATTN_BF16
+/* o[0..16·W) = o·alpha + Σ_q pair(p_2q, p_2q+1)·Vp[q][0..16·W), o in registers (W constant). */
+static inline __attribute__((always_inline)) TBF void
+rows_pv_bf16(float *o, float alpha, const uint32_t *pw, const uint32_t *vp, size_t dv, size_t npairs, const int W)
+{
+	__m512 acc[8];
+	for (int c = 0; c < W; c++)
+		acc[c] = _mm512_mul_ps(_mm512_loadu_ps(o + c * 16), _mm512_set1_ps(alpha));
+	for (size_t q = 0; q < npairs; q++) {
+		__m512bh pb = (__m512bh)_mm512_set1_epi32((int)pw[q]);
+		for (int c = 0; c < W; c++)
+			acc[c] = _mm512_dpbf16_ps(acc[c], pb, (__m512bh)_mm512_loadu_si512(vp + q * dv + (size_t)c * 16));
+	}
+	for (int c = 0; c < W; c++)
+		_mm512_storeu_ps(o + c * 16, acc[c]);
+}
+
+#endif
+
+#ifdef ATTN_BF16
 /*
  * run_item_rows for bf16 on AVX512_BF16: key rows stay bf16 (copied raw),
  * a score is Σ vdpbf16ps over 32-element chunks, the value rows are
@@ -816,20 +835,11 @@ TBF static void run_item_rows_bf16(const struct attn_problem *p, const struct it
 							_mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1)))), 16);
 				_mm256_storeu_si256((__m256i *)(pw + jb / 2), _mm512_cvtepi32_epi16(r));
 			}
-			for (size_t c0 = 0; c0 < nv; c0 += 8) {
-				size_t w = nv - c0 < 8 ? nv - c0 : 8;
-				__m512 acc[8];
-				for (size_t c = 0; c < w; c++)
-					acc[c] = _mm512_mul_ps(_mm512_loadu_ps(o + (c0 + c) * 16), _mm512_set1_ps(alpha));
-				for (size_t q = 0; q < nk16 / 2; q++) {
-					__m512bh pb = (__m512bh)_mm512_set1_epi32((int)pw[q]);
-					for (size_t c = 0; c < w; c++)
-						acc[c] = _mm512_dpbf16_ps(acc[c], pb,
-									  (__m512bh)_mm512_loadu_si512(vp + q * dv + (c0 + c) * 16));
-				}
-				for (size_t c = 0; c < w; c++)
-					_mm512_storeu_ps(o + (c0 + c) * 16, acc[c]);
-			}
+			size_t c0 = 0;
+			for (; c0 + 8 <= nv; c0 += 8)
+				rows_pv_bf16(o + c0 * 16, alpha, pw, vp + c0 * 16, dv, nk16 / 2, 8);
+			for (; c0 < nv; c0++)
+				rows_pv_bf16(o + c0 * 16, alpha, pw, vp + c0 * 16, dv, nk16 / 2, 1);
 		}
 	}
 	for (size_t i = 0; i < M; i++) {
