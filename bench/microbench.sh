@@ -13,6 +13,9 @@
 #    grid database (examples/database, --rows 4, fixed seed) replayed twice
 #    with perfdb microbench --backend cpu; per row |m1 - m2| / min(m1, m2)
 #    of the medians, for rows >= 50 us (target <= 2 %).
+# 3. bench/microbench_attention.c: FusedInferAttentionScore prefill GFLOP/s next
+#    to a 2048³ oneDNN GEMM, decode GB/s next to a STREAM triad (prefill heads
+#    divided by 8: see its header).
 # OPENBLAS_CORETYPE is removed (OpenBLAS detects the core) and
 # OMP_NUM_THREADS = THREADS, as perfdb microbench does (docs/replay.md).
 # docs/measuring.md defines every number.
@@ -58,3 +61,4 @@ if worst:
           f", within 2%: {sum(s <= 0.02 for s in worst)}")
 PY
 echo; "$BUILD/microbench_moe" "$SCALE" "$THREADS"   # bench/microbench_moe.c: grouped matmul and int8 GEMM beside oneDNN
+echo; "$BUILD/microbench_attention" "$THREADS"   # attention vs GEMM peak / STREAM triad (bench/microbench_attention.c)

@@ -24,6 +24,7 @@ static const struct perfdb_op_impl *const tables[] = {
 	cpu_ops_matmul, cpu_ops_eltwise, cpu_ops_norm, cpu_ops_index, cpu_ops_reduce,
 	cpu_ops_rope, cpu_ops_cache, cpu_ops_misc,
 	cpu_ops_moe, cpu_ops_quant, cpu_ops_dfc,
+	cpu_ops_attention, cpu_ops_attention_sparse,
 };
 
 static const struct perfdb_op_impl *cpu_find_op(const char *op)

@@ -156,6 +156,7 @@ extern const struct perfdb_op_impl cpu_ops_misc[];
 extern const struct perfdb_op_impl cpu_ops_moe[];
 extern const struct perfdb_op_impl cpu_ops_quant[];
 extern const struct perfdb_op_impl cpu_ops_dfc[];
+extern const struct perfdb_op_impl cpu_ops_attention[], cpu_ops_attention_sparse[];
 
 /* Threads and OpenBLAS core chosen at init (for describe). */
 extern int cpu_threads;

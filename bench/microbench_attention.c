@@ -1,0 +1,266 @@
+/*
+ * bench/microbench.sh's attention part: the CPU backend's
+ * FusedInferAttentionScore (src/backend/cpu/ops_attention*.c, through the
+ * op interface, buffers from the engine) beside the machine's GEMM peak and
+ * memory bandwidth measured in the same run.
+ *
+ *   microbench_attention [THREADS [HEAD_DIV]]
+ *
+ * THREADS (default 1): the op's threads; OMP_NUM_THREADS must match for
+ * oneDNN.  HEAD_DIV (default 8): the prefill head counts are divided by it
+ * (one 64-head causal prefill at 4096 is ~280 GFLOP, minutes on a shared
+ * core); achieved GFLOP/s do not depend on the head count once there are
+ * enough heads for the threads.
+ *
+ * - GEMM peak: a square 2048³ oneDNN matmul (bf16 and fp32, weights in
+ *   oneDNN's preferred layout), GFLOP/s = 2·n³ / median time.
+ * - Prefill, causal (sparse 3), TND, one sequence of 2048 and 4096:
+ *   GQA like Qwen3-32B (64 q heads, 8 kv heads, d 128) and MLA like
+ *   DeepSeek-V3 (128 heads, q·k 128 + 64 rope, v 128), bf16.
+ *   FLOP = 2·H·(dqk + dv)·S(S+1)/2 (the visible pairs only).
+ * - Decode: one query token per sequence, batch 1, 64 q / 8 kv heads,
+ *   d 128, bf16 paged caches (block 128, shuffled table), KV 4096..32768.
+ *   GB/s = K + V bytes read / median time, beside a STREAM triad
+ *   (a = b + s·c, fp32, 3 x 128 MiB) of the same run.
+ * Best (minimum) of 3 (prefill, GEMM) or 7 (decode) timed calls after a
+ * warm-up, like the triad's best of 5: on a shared machine the minimum is
+ * the run least disturbed by other processes, for every number alike.
+ * The "cpu" columns use the best process CPU time per thread instead of
+ * wall time: what the work costs when the cores are shared.
+ */
+#include <dnnl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "replay/engine.h"
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* CPU seconds of the whole process (every thread): on a shared machine, the time the work itself took. */
+static double cpu_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static struct perfdb_engine_pool pool;
+
+struct cells {
+	const char *name[8], *val[8];
+	int n;
+};
+
+static const char *cell_of(const void *ctx, const char *col)
+{
+	const struct cells *cs = ctx;
+	for (int i = 0; i < cs->n; i++)
+		if (strcmp(cs->name[i], col) == 0)
+			return cs->val[i];
+	return NULL;
+}
+
+/* slots as "i:shape:dtype" entries; the others empty */
+static void row(const char *const *slots, int n, char *shapes, char *dts, size_t len)
+{
+	shapes[0] = dts[0] = '\0';
+	for (int i = 0; i < 31; i++) {
+		const char *sh = "", *dt = "DT_UNDEFINED";
+		char b1[64] = "", b2[32] = "";
+		for (int k = 0; k < n; k++) {
+			int idx;
+			if (sscanf(slots[k], "%d:%63[^:]:%31s", &idx, b1, b2) == 3 && idx == i) {
+				sh = b1;
+				dt = b2;
+				break;
+			}
+		}
+		size_t a = strlen(shapes), b = strlen(dts);
+		snprintf(shapes + a, len - a, "%s%s", i ? ";" : "", sh);
+		snprintf(dts + b, len - b, "%s%s", i ? ";" : "", dt);
+	}
+}
+
+/* Best wall seconds of FusedInferAttentionScore on a hand-made row (0 on failure); *cpu: best CPU seconds / threads. */
+static double time_fia(const char *const *slots, int n, const char *out, const struct cells *cs, int threads,
+		       int reps, double *cpu)
+{
+	char shapes[1024], dts[1024];
+	row(slots, n, shapes, dts, sizeof(shapes));
+	struct perfdb_op_case c;
+	struct perfdb_err err;
+	perfdb_err_clear(&err);
+	const struct perfdb_op_impl *impl = perfdb_backend_cpu.find_op("FusedInferAttentionScore");
+	*cpu = 0;
+	if (perfdb_engine_build_case(impl->name, shapes, dts, "", out, "DT_BF16", "", &c, &err) < 0) {
+		fprintf(stderr, "FIA: %s\n", err.msg);
+		return 0;
+	}
+	c.threads = threads;
+	c.cell = cell_of;
+	c.cell_ctx = cs;
+	if (impl->check(&c, &err) < 0 || perfdb_engine_alloc_case(&pool, &c, 1, &err) < 0 ||
+	    impl->prepare(&c, &err) < 0) {
+		fprintf(stderr, "FIA: %s\n", err.msg);
+		impl->release(&c);
+		return 0;
+	}
+	double t[16], best_cpu = 1e30;
+	impl->run(&c, &err);
+	for (int i = 0; i < reps; i++) {
+		double t0 = now(), c0 = cpu_now();
+		impl->run(&c, &err);
+		t[i] = now() - t0;
+		double cc = (cpu_now() - c0) / threads;
+		best_cpu = cc < best_cpu ? cc : best_cpu;
+	}
+	impl->release(&c);
+	*cpu = best_cpu;
+	qsort(t, (size_t)reps, sizeof(double), cmp_d);
+	return t[0];
+}
+
+/* A plain square oneDNN matmul. */
+static double gemm_peak(int64_t n, dnnl_data_type_t dt, int reps)
+{
+	dnnl_engine_t eng;
+	dnnl_stream_t s;
+	dnnl_engine_create(&eng, dnnl_cpu, 0);
+	dnnl_stream_create(&s, eng, dnnl_stream_default_flags);
+	dnnl_dims_t dims = { n, n };
+	dnnl_memory_desc_t a, b, bany, c;
+	dnnl_memory_desc_init_by_tag(&a, 2, dims, dt, dnnl_ab);
+	dnnl_memory_desc_init_by_tag(&b, 2, dims, dt, dnnl_ab);
+	dnnl_memory_desc_init_by_tag(&bany, 2, dims, dt, dnnl_format_tag_any);
+	dnnl_memory_desc_init_by_tag(&c, 2, dims, dt, dnnl_ab);
+	dnnl_matmul_desc_t md;
+	dnnl_matmul_desc_init(&md, &a, &bany, NULL, &c);
+	dnnl_primitive_desc_t pd;
+	if (dnnl_primitive_desc_create(&pd, &md, NULL, eng, NULL) != dnnl_success)
+		return 0;
+	const dnnl_memory_desc_t *w = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+	dnnl_primitive_t p;
+	dnnl_primitive_create(&p, pd);
+	dnnl_memory_t ma, mw, mc;
+	dnnl_memory_create(&ma, &a, eng, DNNL_MEMORY_ALLOCATE);
+	dnnl_memory_create(&mw, w, eng, DNNL_MEMORY_ALLOCATE);
+	dnnl_memory_create(&mc, &c, eng, DNNL_MEMORY_ALLOCATE);
+	void *h;
+	dnnl_memory_get_data_handle(ma, &h);
+	memset(h, 0x3c, dnnl_memory_desc_get_size(&a));
+	dnnl_memory_get_data_handle(mw, &h);
+	memset(h, 0x3c, dnnl_memory_desc_get_size(w));
+	dnnl_exec_arg_t args[] = { { DNNL_ARG_SRC, ma }, { DNNL_ARG_WEIGHTS, mw }, { DNNL_ARG_DST, mc } };
+	double t[16];
+	for (int i = 0; i < 1 + reps; i++) {
+		double t0 = now();
+		dnnl_primitive_execute(p, s, 3, args);
+		dnnl_stream_wait(s);
+		if (i >= 1)
+			t[i - 1] = now() - t0;
+	}
+	dnnl_primitive_destroy(p);
+	dnnl_primitive_desc_destroy(pd);
+	dnnl_memory_destroy(ma);
+	dnnl_memory_destroy(mw);
+	dnnl_memory_destroy(mc);
+	dnnl_stream_destroy(s);
+	dnnl_engine_destroy(eng);
+	qsort(t, (size_t)reps, sizeof(double), cmp_d);
+	return 2.0 * (double)n * (double)n * (double)n / t[0] / 1e9;
+}
+
+static double stream_triad(size_t n)
+{
+	float *a = malloc(n * 4), *b = malloc(n * 4), *c = malloc(n * 4);
+	for (size_t i = 0; i < n; i++) {
+		a[i] = 0;
+		b[i] = 1;
+		c[i] = 2;
+	}
+	double best = 1e30;
+	for (int r = 0; r < 5; r++) {
+		double t0 = now();
+		for (size_t i = 0; i < n; i++)
+			a[i] = b[i] + 3.0f * c[i];
+		double t = now() - t0;
+		best = t < best ? t : best;
+	}
+	volatile float sink = a[n / 2];
+	(void)sink;
+	free(a);
+	free(b);
+	free(c);
+	return 3.0 * 4.0 * (double)n / best / 1e9;
+}
+
+int main(int argc, char **argv)
+{
+	int threads = argc > 1 ? atoi(argv[1]) : 1, div = argc > 2 ? atoi(argv[2]) : 8;
+	threads = threads > 0 ? threads : 1;
+	div = div > 0 ? div : 1;
+	struct perfdb_err err;
+	perfdb_backend_cpu.init(threads, &err);
+	printf("# attention (FusedInferAttentionScore, CPU backend), threads=%d, prefill heads / %d\n", threads, div);
+	double pk_bf = gemm_peak(2048, dnnl_bf16, 3), pk_f = gemm_peak(2048, dnnl_f32, 3);
+	printf("GEMM peak 2048^3 (oneDNN): bf16 %.1f GFLOP/s, fp32 %.1f GFLOP/s\n\n", pk_bf, pk_f);
+	printf("%-22s %6s %6s %10s %10s %9s %9s %10s\n", "prefill (causal)", "heads", "seq", "ms", "GFLOP/s",
+	       "%bf16pk", "%fp32pk", "cpu GF/s");
+	for (int mla = 0; mla < 2; mla++)
+		for (int64_t S = 2048; S <= 4096; S *= 2) {
+			int64_t hq = (mla ? 128 : 64) / div, hkv = mla ? hq : (8 / div ? 8 / div : 1);
+			hq = hq ? hq : 1;
+			char s0[64], s1[64], s2[64], s24[64], s25[64], out[64], len[32];
+			snprintf(s0, sizeof(s0), "0:%lld,%lld,128:DT_BF16", (long long)S, (long long)hq);
+			snprintf(s1, sizeof(s1), "1:%lld,%lld,128:DT_BF16", (long long)S, (long long)hkv);
+			snprintf(s2, sizeof(s2), "2:%lld,%lld,128:DT_BF16", (long long)S, (long long)hkv);
+			snprintf(s24, sizeof(s24), "24:%lld,%lld,64:DT_BF16", (long long)S, (long long)hq);
+			snprintf(s25, sizeof(s25), "25:%lld,%lld,64:DT_BF16", (long long)S, (long long)hkv);
+			snprintf(out, sizeof(out), "%lld,%lld,128", (long long)S, (long long)hq);
+			snprintf(len, sizeof(len), "%lld", (long long)S);
+			const char *slots[] = { s0, s1, s2, "4:2048,2048:INT8", "5:1:INT64", "6:1:INT64", s24, s25 };
+			struct cells cs = { { "Runtime actual_seq_lengths_values", "Runtime actual_seq_lengths_kv_values",
+					      "Runtime sparse_mode", "Runtime input_layout" }, { len, len, "3", "TND" }, 4 };
+			double tc = 0, t = time_fia(slots, mla ? 8 : 6, out, &cs, threads, 3, &tc);
+			double flop = 2.0 * (double)hq * (mla ? 192.0 + 128.0 : 256.0) * (double)S * (double)(S + 1) / 2.0;
+			double gf = t > 0 ? flop / t / 1e9 : 0;
+			printf("%-22s %6lld %6lld %10.1f %10.1f %8.0f%% %8.0f%% %10.1f\n",
+			       mla ? "MLA 192(128+64)/128" : "GQA 64:8 d128", (long long)hq, (long long)S, t * 1e3, gf,
+			       100 * gf / pk_bf, 100 * gf / pk_f, tc > 0 ? flop / tc / 1e9 : 0);
+		}
+	double triad = stream_triad((size_t)32 << 20);
+	printf("\nSTREAM triad: %.1f GB/s\n", triad);
+	printf("%-22s %6s %10s %10s %9s %10s\n", "decode (paged, bf16)", "kv", "ms", "GB/s", "%triad", "cpu GB/s");
+	for (int64_t L = 4096; L <= 32768; L *= 2) {
+		int64_t nb = L / 128;
+		char s0[64], s1[64], s2[64], s14[64], kvl[32];
+		snprintf(s0, sizeof(s0), "0:1,64,128:DT_BF16");
+		snprintf(s1, sizeof(s1), "1:%lld,8,128,128:DT_BF16", (long long)nb);
+		snprintf(s2, sizeof(s2), "2:%lld,8,128,128:DT_BF16", (long long)nb);
+		snprintf(s14, sizeof(s14), "14:1,%lld:INT32", (long long)nb);
+		snprintf(kvl, sizeof(kvl), "%lld", (long long)L);
+		const char *slots[] = { s0, s1, s2, "4:2048,2048:INT8", "5:1:INT64", "6:1:INT64", s14 };
+		struct cells cs = { { "Runtime actual_seq_lengths_values", "Runtime actual_seq_lengths_kv_values",
+				      "Runtime sparse_mode", "Runtime input_layout" }, { "1", kvl, "3", "TND" }, 4 };
+		double tc = 0, t = time_fia(slots, 7, "1,64,128", &cs, threads, 7, &tc);
+		double bytes = 2.0 * (double)L * 8 * 128 * 2;
+		printf("%-22s %6lld %10.3f %10.1f %8.0f%% %10.1f\n", "GQA 64:8 d128", (long long)L, t * 1e3,
+		       t > 0 ? bytes / t / 1e9 : 0, t > 0 ? 100 * bytes / t / 1e9 / triad : 0,
+		       tc > 0 ? bytes / tc / 1e9 : 0);
+	}
+	perfdb_engine_pool_release(&pool);
+	return 0;
+}

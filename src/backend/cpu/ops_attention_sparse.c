@@ -1,0 +1,910 @@
+/*
+ * CPU backend, the DeepSeek-V3.2 / MLA attention kernels of vllm-ascend
+ * (docs/ops.md "Attention"): SparseFlashAttention, LightningIndexer,
+ * RINGMLAPrefillBF16Kernel.  The grid generates no rows for them, so their
+ * slot layouts follow the operators' published definitions: the Ascend IR
+ * input order of SparseFlashAttention and LightningIndexer (ops-transformer
+ * REG_OP), and the argument order of torch_npu.atb.npu_ring_mla for the
+ * ATB ring-MLA prefill kernel.  Attributes that a row does not record
+ * (sparse_block_size, scale_value, the lengths) come from `Runtime …`
+ * cells when present, else the documented defaults.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_internal.h"
+#include "ops_attention_kernel.h"
+
+#define MAX_BATCH 65536
+#define MAX_LIST ((int64_t)1 << 28)    /* selected positions kept by SparseFlashAttention */
+
+static const struct perfdb_tensor *slot(const struct perfdb_op_case *c, size_t i)
+{
+	return i < c->nin && c->in[i].present ? &c->in[i] : NULL;
+}
+
+static int need_float(const struct perfdb_op_case *c, const struct perfdb_tensor *t, const char *what,
+		      struct perfdb_err *err)
+{
+	if (!t)
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: slot %s is empty", c->op, what);
+	if (!cpu_is_float(t->dtype))
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: %s dtype %s not supported (fp32, bf16, fp16)", c->op,
+				      what, perfdb_dtype_name(t->dtype));
+	return 0;
+}
+
+/*
+ * Per-batch lengths: from a Runtime list (cumulative when cum), else from the
+ * slot's count and an even split of total (cum) or each_max.
+ */
+static int batch_lengths(const struct perfdb_op_case *c, const char *col, int cum, int64_t nb, int64_t total,
+			 int64_t each_max, int64_t *len, struct perfdb_err *err)
+{
+	const char *s = perfdb_case_cell(c, col);
+	if (!s) {
+		for (int64_t b = 0; b < nb; b++)
+			len[b] = cum ? total / nb + (b == nb - 1 ? total % nb : 0) : each_max;
+		return 0;
+	}
+	if (attn_parse_list(s, len, nb) != nb)
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: %s must list %lld integers", c->op, col, (long long)nb);
+	int64_t prev = 0;
+	for (int64_t b = 0; b < nb; b++) {
+		if (cum) {
+			if (len[b] < prev)
+				return perfdb_err_set(err, PERFDB_EINVAL, "%s: %s is not cumulative", c->op, col);
+			int64_t v = len[b];
+			len[b] -= prev;
+			prev = v;
+		} else if (len[b] < 0 || len[b] > each_max) {
+			return perfdb_err_set(err, PERFDB_EINVAL, "%s: %s value %lld outside 0..%lld", c->op, col,
+					      (long long)len[b], (long long)each_max);
+		}
+	}
+	if (cum && prev > total)
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: %s ends at %lld, past the %lld tokens", c->op, col,
+				      (long long)prev, (long long)total);
+	return 0;
+}
+
+static int64_t batch_count(const struct perfdb_op_case *c, const char *col, int64_t fallback)
+{
+	const char *s = perfdb_case_cell(c, col);
+	if (!s)
+		return fallback;
+	int64_t *tmp = malloc(MAX_BATCH * sizeof(int64_t));
+	int64_t n = tmp ? attn_parse_list(s, tmp, MAX_BATCH) : -1;
+	free(tmp);
+	return n > 0 ? n : fallback;
+}
+
+/*
+ * The query and key sides shared by SparseFlashAttention and
+ * LightningIndexer: query BSND (B,S1,N1,D) or TND (T,N1,D); key BSND
+ * (B,S2,N2,D), TND (T2,N2,D) or, with a block table, PA_BSND
+ * (blocks,block_size,N2,D).  Lengths per batch.
+ */
+struct qk {
+	int tnd, kv_tnd, paged;
+	int64_t nb, n1, n2, d, s1, t, s2, t2, bs, btc, nblk;
+	int64_t *qlen, *kvlen, *qst, *kvst;
+	const struct perfdb_tensor *bt;
+};
+
+static void qk_free(struct qk *x)
+{
+	free(x->qlen);
+	x->qlen = NULL;
+}
+
+static int qk_plan(const struct perfdb_op_case *c, struct qk *x, const struct perfdb_tensor *q,
+		   const struct perfdb_tensor *k, const struct perfdb_tensor *bt, const struct perfdb_tensor *qlens,
+		   struct perfdb_err *err)
+{
+	if (q->ndims != 3 && q->ndims != 4)
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: query must be (B,S,N,D) or (T,N,D)", c->op);
+	x->tnd = q->ndims == 3;
+	x->n1 = q->dims[q->ndims - 2];
+	x->d = q->dims[q->ndims - 1];
+	x->bt = bt;
+	x->paged = bt != NULL;
+	if (k->ndims != 3 && k->ndims != 4)
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: key must be (B,S,N,D), (T,N,D) or (blocks,block,N,D)",
+				      c->op);
+	x->n2 = k->dims[k->ndims - 2];
+	if (k->dims[k->ndims - 1] != x->d)
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: key head dim %lld differs from the query's %lld", c->op,
+				      (long long)k->dims[k->ndims - 1], (long long)x->d);
+	if (x->n2 < 1 || x->n1 % x->n2 != 0)
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: %lld query heads are not a multiple of %lld kv heads",
+				      c->op, (long long)x->n1, (long long)x->n2);
+	if (x->paged) {
+		if (bt->ndims != 2 || cpu_is_float(bt->dtype) || k->ndims != 4)
+			return perfdb_err_set(err, PERFDB_EINVAL,
+					      "%s: a block table needs a 2-D integer table and a (blocks,block,N,D) key",
+					      c->op);
+		x->nblk = k->dims[0];
+		x->bs = k->dims[1];
+		x->btc = bt->dims[1];
+	} else {
+		x->kv_tnd = k->ndims == 3;
+	}
+	if (x->tnd) {
+		x->t = q->dims[0];
+		x->nb = batch_count(c, "Runtime actual_seq_lengths_values",
+				    qlens ? qlens->numel : x->paged ? bt->dims[0] : 1);
+	} else {
+		x->nb = q->dims[0];
+		x->s1 = q->dims[1];
+	}
+	if (x->nb < 1 || x->nb > MAX_BATCH)
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: batch %lld outside 1..%d", c->op, (long long)x->nb,
+				      MAX_BATCH);
+	if (x->paged && bt->dims[0] != x->nb)
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: block_table has %lld rows for %lld batches", c->op,
+				      (long long)bt->dims[0], (long long)x->nb);
+	if (!x->paged && !x->kv_tnd) {
+		if (k->dims[0] != x->nb)
+			return perfdb_err_set(err, PERFDB_EINVAL, "%s: key batch differs from the query's", c->op);
+		x->s2 = k->dims[1];
+	} else if (!x->paged) {
+		x->t2 = k->dims[0];
+	}
+	x->qlen = calloc((size_t)x->nb * 4, sizeof(int64_t));
+	if (!x->qlen)
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	x->kvlen = x->qlen + x->nb;
+	x->qst = x->kvlen + x->nb;
+	x->kvst = x->qst + x->nb;
+	PERFDB_TRY(batch_lengths(c, "Runtime actual_seq_lengths_values", x->tnd, x->nb, x->t, x->s1, x->qlen, err));
+	PERFDB_TRY(batch_lengths(c, "Runtime actual_seq_lengths_kv_values", !x->paged && x->kv_tnd, x->nb, x->t2,
+				 x->paged ? x->btc * x->bs : x->s2, x->kvlen, err));
+	for (int64_t b = 1; b < x->nb; b++) {
+		x->qst[b] = x->qst[b - 1] + x->qlen[b - 1];
+		x->kvst[b] = x->kvst[b - 1] + x->kvlen[b - 1];
+	}
+	return 0;
+}
+
+/* Token index of query (b, s): its row over the N1 heads starts at token * N1. */
+static int64_t qk_token(const struct qk *x, int64_t b, int64_t s)
+{
+	return x->tnd ? x->qst[b] + s : b * x->s1 + s;
+}
+
+/* Row (x D) of key position pos of batch b, kv head g. */
+static int64_t qk_kv_row(const struct qk *x, int64_t b, int64_t g, int64_t pos)
+{
+	if (x->paged) {
+		int64_t blk = cpu_ld_int(x->bt, (size_t)(b * x->btc + pos / x->bs));
+		return (blk * x->bs + pos % x->bs) * x->n2 + g;
+	}
+	return (x->kv_tnd ? x->kvst[b] + pos : b * x->s2 + pos) * x->n2 + g;
+}
+
+/* Keys visible to query s of batch b: all of the sequence, or causal from the bottom right (mode 3). */
+static int64_t qk_visible(const struct qk *x, int mode, int64_t b, int64_t s)
+{
+	int64_t L = x->kvlen[b];
+	if (mode != 3)
+		return L;
+	int64_t e = s + 1 + L - x->qlen[b];
+	return e < 0 ? 0 : e > L ? L : e;
+}
+
+/* Fill the length inputs with the lengths used (cumulative in TND, per batch for a paged key). */
+static void qk_write_lengths(const struct qk *x, struct perfdb_tensor *ql, struct perfdb_tensor *kl)
+{
+	int64_t acc = 0;
+	for (int64_t b = 0; ql && b < x->nb && b < ql->numel; b++) {
+		acc = x->tnd ? acc + x->qlen[b] : x->qlen[b];
+		attn_st_int(ql, (size_t)b, acc);
+	}
+	acc = 0;
+	for (int64_t b = 0; kl && b < x->nb && b < kl->numel; b++) {
+		acc = !x->paged && x->kv_tnd ? acc + x->kvlen[b] : x->kvlen[b];
+		attn_st_int(kl, (size_t)b, acc);
+	}
+}
+
+static int sparse_mode_of(const struct perfdb_op_case *c, int *mode, struct perfdb_err *err)
+{
+	int64_t v;
+	int r = attn_cell_int(c, "Runtime sparse_mode", &v);
+	if (r < 0)
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: bad Runtime sparse_mode", c->op);
+	*mode = r ? (int)v : 3;
+	if (*mode != 0 && *mode != 3)
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: sparse_mode %d not supported (0, 3)", c->op, *mode);
+	return 0;
+}
+
+/* ==== SparseFlashAttention ============================================ */
+/*
+ * in: 0 query, 1 key, 2 value, 3 sparse_indices (B,S1,N2,K) or (T,N2,K)
+ * int32, 4 block_table, 5 actual_seq_lengths_query, 6 actual_seq_lengths_kv,
+ * 7 query_rope, 8 key_rope (9 sinks: not read); out 0 attention_out.
+ * Query token (b, s), kv head g attends to the positions of the selected
+ * blocks idx*sbs .. idx*sbs+sbs-1 (idx != -1; sbs = sparse_block_size),
+ * those past the sequence or (mode 3) past s + kv_len - q_len dropped.
+ */
+struct sfa {
+	struct qk x;
+	int mode;
+	int64_t kk, sbs, dr, dv;
+	int32_t *pos;          /* per (token, g): up to kk*sbs positions */
+	int32_t *cnt;          /* per (token, g) */
+	int64_t *maxlen;       /* per batch: kk*sbs, the kernel's key bound */
+	struct attn_problem p;
+	struct attn_plan *plan;
+};
+
+static void sfa_free(struct sfa *f)
+{
+	if (!f)
+		return;
+	attn_plan_free(f->plan);
+	qk_free(&f->x);
+	free(f->pos);
+	free(f->cnt);
+	free(f->maxlen);
+	free(f);
+}
+
+static int64_t sfa_q_row(const void *ctx, int64_t b, int64_t h, int64_t s)
+{
+	const struct sfa *f = ctx;
+	return qk_token(&f->x, b, s) * f->x.n1 + h;
+}
+
+static int64_t sfa_kv_row(const void *ctx, int64_t b, int64_t g, int64_t s, int64_t j)
+{
+	const struct sfa *f = ctx;
+	size_t li = (size_t)(qk_token(&f->x, b, s) * f->x.n2 + g);
+	return qk_kv_row(&f->x, b, g, f->pos[li * (size_t)(f->kk * f->sbs) + (size_t)j]);
+}
+
+static int64_t sfa_kv_end(const void *ctx, int64_t b, int64_t g, int64_t s)
+{
+	const struct sfa *f = ctx;
+	return f->cnt[qk_token(&f->x, b, s) * f->x.n2 + g];
+}
+
+static int sfa_plan(const struct perfdb_op_case *c, struct sfa *f, struct perfdb_err *err)
+{
+	const struct perfdb_tensor *q = slot(c, 0), *k = slot(c, 1), *v = slot(c, 2), *idx = slot(c, 3),
+				   *qr = slot(c, 7), *kr = slot(c, 8), *o = c->nout ? &c->out[0] : NULL;
+	PERFDB_TRY(need_float(c, q, "0 (query)", err));
+	PERFDB_TRY(need_float(c, k, "1 (key)", err));
+	PERFDB_TRY(need_float(c, v, "2 (value)", err));
+	if (!idx || cpu_is_float(idx->dtype))
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: slot 3 (sparse_indices) must be an integer tensor", c->op);
+	if (!o || !o->present || !cpu_is_float(o->dtype))
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: output 0 must be a float tensor", c->op);
+	PERFDB_TRY(qk_plan(c, &f->x, q, k, slot(c, 4), slot(c, 5), err));
+	if (!!qr != !!kr)
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: query_rope (7) and key_rope (8) go together", c->op);
+	if (qr) {
+		PERFDB_TRY(need_float(c, qr, "7 (query_rope)", err));
+		PERFDB_TRY(need_float(c, kr, "8 (key_rope)", err));
+		f->dr = qr->dims[qr->ndims - 1];
+		int ok = qr->ndims == q->ndims && kr->ndims == k->ndims && f->dr > 0 &&
+			 kr->dims[kr->ndims - 1] == f->dr;
+		for (size_t i = 0; ok && i + 1 < q->ndims; i++)
+			ok = qr->dims[i] == q->dims[i];
+		for (size_t i = 0; ok && i + 1 < k->ndims; i++)
+			ok = kr->dims[i] == k->dims[i];
+		if (!ok)
+			return perfdb_err_set(err, PERFDB_EINVAL, "%s: rope shapes must match query/key but for the last dim",
+					      c->op);
+	}
+	int ok = v->ndims == k->ndims;
+	for (size_t i = 0; ok && i + 1 < k->ndims; i++)
+		ok = v->dims[i] == k->dims[i];
+	if (!ok)
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: value must match the key but for its head dim", c->op);
+	f->dv = v->dims[v->ndims - 1];
+	/* indices: the query's leading dims, then N2, K */
+	ok = idx->ndims == q->ndims && idx->dims[idx->ndims - 2] == f->x.n2;
+	for (size_t i = 0; ok && i + 2 < q->ndims; i++)
+		ok = idx->dims[i] == q->dims[i];
+	if (!ok)
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: sparse_indices must be (%s,%lld,K)", c->op,
+				      f->x.tnd ? "T" : "B,S1", (long long)f->x.n2);
+	f->kk = idx->dims[idx->ndims - 1];
+	int64_t x;
+	int r = attn_cell_int(c, "Runtime sparse_block_size", &x);
+	if (r < 0 || (r && x < 1))
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: bad Runtime sparse_block_size", c->op);
+	f->sbs = r ? x : 1;
+	PERFDB_TRY(sparse_mode_of(c, &f->mode, err));
+	int64_t ntok = f->x.tnd ? f->x.t : f->x.nb * f->x.s1;
+	if (f->kk < 1 || f->kk * f->sbs * ntok * f->x.n2 > MAX_LIST)
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: %lld x %lld selected positions is too many", c->op,
+				      (long long)ntok, (long long)(f->kk * f->sbs));
+	ok = o->numel == ntok * f->x.n1 * f->dv;
+	if (!ok)
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: output 0 must hold %lld x %lld heads x %lld", c->op,
+				      (long long)ntok, (long long)f->x.n1, (long long)f->dv);
+	return 0;
+}
+
+static int sfa_check(const struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	struct sfa *f = calloc(1, sizeof(*f));
+	if (!f)
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	int rc = sfa_plan(c, f, err);
+	sfa_free(f);
+	return rc;
+}
+
+/*
+ * The indices a lightning indexer would give: for each query, min(K, visible
+ * blocks) distinct blocks of the visible range in a deterministic shuffled
+ * order, then -1; and the positions they select.
+ */
+static int sfa_prepare(struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	struct sfa *f = calloc(1, sizeof(*f));
+	if (!f)
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	c->priv = f;
+	PERFDB_TRY(sfa_plan(c, f, err));
+	struct qk *x = &f->x;
+	qk_write_lengths(x, &c->in[5], &c->in[6]);
+	if (x->paged)
+		PERFDB_TRY(attn_fill_table(&c->in[4], x->nblk, err));
+	int64_t ntok = x->tnd ? x->t : x->nb * x->s1, per = f->kk * f->sbs;
+	size_t nl = (size_t)(ntok * x->n2);
+	int64_t maxvis = 0;
+	for (int64_t b = 0; b < x->nb; b++)
+		maxvis = x->kvlen[b] > maxvis ? x->kvlen[b] : maxvis;
+	int64_t nbmax = (maxvis + f->sbs - 1) / f->sbs;
+	f->pos = malloc(nl * (size_t)per * sizeof(int32_t));
+	f->cnt = calloc(nl, sizeof(int32_t));
+	f->maxlen = malloc((size_t)x->nb * sizeof(int64_t));
+	int32_t *pool = malloc((size_t)(nbmax > 0 ? nbmax : 1) * sizeof(int32_t));
+	if (!f->pos || !f->cnt || !f->maxlen || !pool) {
+		free(pool);
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory (sparse positions)");
+	}
+	struct perfdb_tensor *idx = &c->in[3];
+	uint64_t st = 0x2545f4914f6cdd1du;
+	for (int64_t b = 0; b < x->nb; b++) {
+		f->maxlen[b] = per;
+		for (int64_t s = 0; s < x->qlen[b]; s++) {
+			int64_t vis = qk_visible(x, f->mode, b, s), nbv = (vis + f->sbs - 1) / f->sbs;
+			for (int64_t g = 0; g < x->n2; g++) {
+				size_t li = (size_t)(qk_token(x, b, s) * x->n2 + g);
+				int64_t take = nbv < f->kk ? nbv : f->kk, n = 0;
+				for (int64_t i = 0; i < nbv; i++)
+					pool[i] = (int32_t)i;
+				for (int64_t i = 0; i < f->kk; i++) {
+					int64_t blk = -1;
+					if (i < take) {   /* partial Fisher-Yates: pool[i] becomes a fresh random block */
+						st = st * 6364136223846793005u + 1442695040888963407u;
+						int64_t j = i + (int64_t)((st >> 33) % (uint64_t)(nbv - i));
+						int32_t t = pool[i];
+						pool[i] = pool[j];
+						pool[j] = t;
+						blk = pool[i];
+						for (int64_t e = 0; e < f->sbs; e++) {
+							int64_t p = blk * f->sbs + e;
+							if (p < vis)
+								f->pos[li * (size_t)per + (size_t)n++] = (int32_t)p;
+						}
+					}
+					attn_st_int(idx, li * (size_t)f->kk + (size_t)i, blk);
+				}
+				f->cnt[li] = (int32_t)n;
+			}
+		}
+	}
+	free(pool);
+	const struct perfdb_tensor *qr = slot(c, 7);
+	f->p = (struct attn_problem){
+		.q = &c->in[0], .qr = qr, .k = &c->in[1], .kr = qr ? &c->in[8] : NULL, .v = &c->in[2],
+		.out = &c->out[0], .nb = x->nb, .hq = x->n1, .hkv = x->n2, .dq = x->d, .dr = f->dr, .dv = f->dv,
+		.qlen = x->qlen, .kvlen = f->maxlen, .q_row = sfa_q_row, .o_row = sfa_q_row, .kv_row = sfa_kv_row,
+		.kv_end = sfa_kv_end, .ctx = f, .per_query = true,
+	};
+	double sc;
+	const char *cell = perfdb_case_cell(c, "Runtime scale_value");
+	f->p.scale = cell && sscanf(cell, "%lf", &sc) == 1 ? (float)sc : 1.0f / sqrtf((float)(x->d + f->dr));
+	return attn_plan_new(&f->plan, &f->p, c->threads, err);
+}
+
+static int sfa_run(struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	struct sfa *f = c->priv;
+	return attn_plan_run(f->plan, err);
+}
+
+static void sfa_release(struct perfdb_op_case *c)
+{
+	sfa_free(c->priv);
+	c->priv = NULL;
+}
+
+/* ==== LightningIndexer ================================================= */
+/*
+ * in: 0 query (B,S1,N1,D)/(T,N1,D), 1 key (B,S2,N2,D)/(T2,N2,D)/(blocks,
+ * block,N2,D), 2 weights (B,S1,N1)/(T,N1), 3 actual_seq_lengths_query,
+ * 4 actual_seq_lengths_key, 5 block_table; out 0 sparse_indices
+ * (B,S1,N2,K)/(T,N2,K) int32.  For query (b, s) and kv head g:
+ * score[j] = Σ_h∈g w[h]·relu(q_h·k_j) over the visible keys j, and the
+ * output lists the K best j (highest score first, ties by position), -1
+ * past the visible keys.
+ */
+struct li {
+	struct qk x;
+	int mode;
+	int64_t kk, g, gp;     /* output K; heads per kv head, padded to 16 */
+	float *qt, *kt, *st, *w, *score;
+	int32_t *order;
+};
+
+static void li_free(struct li *f)
+{
+	if (!f)
+		return;
+	qk_free(&f->x);
+	free(f->qt);
+	free(f->kt);
+	free(f->st);
+	free(f->w);
+	free(f->score);
+	free(f->order);
+	free(f);
+}
+
+static int li_plan(const struct perfdb_op_case *c, struct li *f, struct perfdb_err *err)
+{
+	const struct perfdb_tensor *q = slot(c, 0), *k = slot(c, 1), *w = slot(c, 2),
+				   *o = c->nout ? &c->out[0] : NULL;
+	PERFDB_TRY(need_float(c, q, "0 (query)", err));
+	PERFDB_TRY(need_float(c, k, "1 (key)", err));
+	PERFDB_TRY(need_float(c, w, "2 (weights)", err));
+	if (!o || !o->present || cpu_is_float(o->dtype))
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: output 0 must be an integer tensor", c->op);
+	PERFDB_TRY(qk_plan(c, &f->x, q, k, slot(c, 5), slot(c, 3), err));
+	int64_t ntok = f->x.tnd ? f->x.t : f->x.nb * f->x.s1;
+	if (w->numel != ntok * f->x.n1)
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: weights must hold one value per query head", c->op);
+	int ok = o->ndims == q->ndims && o->dims[o->ndims - 2] == f->x.n2;
+	for (size_t i = 0; ok && i + 2 < q->ndims; i++)
+		ok = o->dims[i] == q->dims[i];
+	if (!ok)
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: output 0 must be (%s,%lld,K)", c->op,
+				      f->x.tnd ? "T" : "B,S1", (long long)f->x.n2);
+	f->kk = o->dims[o->ndims - 1];
+	f->g = f->x.n1 / f->x.n2;
+	f->gp = (f->g + 15) & ~(int64_t)15;
+	return sparse_mode_of(c, &f->mode, err);
+}
+
+static int li_check(const struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	struct li *f = calloc(1, sizeof(*f));
+	if (!f)
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	int rc = li_plan(c, f, err);
+	li_free(f);
+	return rc;
+}
+
+static int li_prepare(struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	struct li *f = calloc(1, sizeof(*f));
+	if (!f)
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	c->priv = f;
+	PERFDB_TRY(li_plan(c, f, err));
+	qk_write_lengths(&f->x, &c->in[3], &c->in[4]);
+	if (f->x.paged)
+		PERFDB_TRY(attn_fill_table(&c->in[5], f->x.nblk, err));
+	int64_t maxl = 1;
+	for (int64_t b = 0; b < f->x.nb; b++)
+		maxl = f->x.kvlen[b] > maxl ? f->x.kvlen[b] : maxl;
+	size_t d = (size_t)f->x.d, gp = (size_t)f->gp;
+	f->qt = aligned_alloc(64, d * gp * sizeof(float));
+	f->kt = aligned_alloc(64, ATTN_BK * d * sizeof(float));
+	f->st = aligned_alloc(64, ATTN_BK * gp * sizeof(float));
+	f->w = aligned_alloc(64, gp * sizeof(float));
+	f->score = malloc((size_t)maxl * sizeof(float));
+	f->order = malloc((size_t)maxl * sizeof(int32_t));
+	if (!f->qt || !f->kt || !f->st || !f->w || !f->score || !f->order)
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	memset(f->qt, 0, d * gp * sizeof(float));
+	memset(f->w, 0, gp * sizeof(float));
+	return 0;
+}
+
+/* Higher score first, then lower position. */
+static int better(const float *sc, int32_t a, int32_t b)
+{
+	return sc[a] > sc[b] || (sc[a] == sc[b] && a < b);
+}
+
+struct ranked {
+	float s;
+	int32_t i;
+};
+
+static int cmp_ranked(const void *pa, const void *pb)
+{
+	const struct ranked *a = pa, *b = pb;
+	if (a->s != b->s)
+		return a->s > b->s ? -1 : 1;
+	return (a->i > b->i) - (a->i < b->i);
+}
+
+/* Move the k best of idx[0..n) to the front (quickselect), then order those k. */
+static void top_k(const float *sc, int32_t *idx, int64_t n, int64_t k)
+{
+	int64_t lo = 0, hi = n - 1;
+	while (lo < hi && k < n) {
+		int32_t piv = idx[lo + (hi - lo) / 2];
+		int64_t i = lo, j = hi;
+		while (i <= j) {
+			while (better(sc, idx[i], piv))
+				i++;
+			while (better(sc, piv, idx[j]))
+				j--;
+			if (i <= j) {
+				int32_t t = idx[i];
+				idx[i++] = idx[j];
+				idx[j--] = t;
+			}
+		}
+		if (k - 1 <= j)
+			hi = j;
+		else if (k - 1 >= i)
+			lo = i;
+		else
+			break;
+	}
+	int64_t m = k < n ? k : n;
+	struct ranked *r = malloc((size_t)(m > 0 ? m : 1) * sizeof(*r));
+	if (!r) {   /* unordered winners rather than none */
+		return;
+	}
+	for (int64_t a = 0; a < m; a++)
+		r[a] = (struct ranked){ sc[idx[a]], idx[a] };
+	qsort(r, (size_t)m, sizeof(*r), cmp_ranked);
+	for (int64_t a = 0; a < m; a++)
+		idx[a] = r[a].i;
+	free(r);
+}
+
+CPU_CLONES static void li_scores(struct li *f, struct perfdb_op_case *c, int64_t b, int64_t g, int64_t vis)
+{
+	struct qk *x = &f->x;
+	size_t d = (size_t)x->d, gp = (size_t)f->gp;
+	for (int64_t j0 = 0; j0 < vis; j0 += ATTN_BK) {
+		size_t nk = (size_t)(vis - j0 < ATTN_BK ? vis - j0 : ATTN_BK), nk8 = (nk + 7) & ~(size_t)7;
+		for (size_t j = 0; j < nk; j++)
+			cpu_load_row(&c->in[1], (size_t)qk_kv_row(x, b, g, j0 + (int64_t)j) * d, d, f->kt + j * d);
+		memset(f->kt + nk * d, 0, (nk8 - nk) * d * sizeof(float));
+		attn_qk_tile(f->kt, d, f->qt, gp, f->st, nk8);
+		for (size_t j = 0; j < nk; j++) {
+			const float *r = f->st + j * gp;
+			float acc = 0.0f;
+			for (size_t h = 0; h < gp; h++)
+				acc += (r[h] > 0.0f ? r[h] : 0.0f) * f->w[h];
+			f->score[j0 + (int64_t)j] = acc;
+		}
+	}
+}
+
+static int li_run(struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	(void)err;
+	struct li *f = c->priv;
+	struct qk *x = &f->x;
+	size_t d = (size_t)x->d, gp = (size_t)f->gp;
+	float row[1024];
+	float *tmp = d <= 1024 ? row : NULL;
+	if (!tmp)
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: head dim %zu over 1024", c->op, d);
+	for (int64_t b = 0; b < x->nb; b++)
+		for (int64_t s = 0; s < x->qlen[b]; s++) {
+			int64_t tok = qk_token(x, b, s), vis = qk_visible(x, f->mode, b, s);
+			for (int64_t g = 0; g < x->n2; g++) {
+				for (int64_t h = 0; h < f->g; h++) {
+					int64_t qh = g * f->g + h;
+					cpu_load_row(&c->in[0], (size_t)(tok * x->n1 + qh) * d, d, tmp);
+					for (size_t i = 0; i < d; i++)
+						f->qt[i * gp + (size_t)h] = tmp[i];
+					cpu_load_row(&c->in[2], (size_t)(tok * x->n1 + qh), 1, &f->w[h]);
+				}
+				li_scores(f, c, b, g, vis);
+				for (int64_t j = 0; j < vis; j++)
+					f->order[j] = (int32_t)j;
+				top_k(f->score, f->order, vis, f->kk);
+				size_t base = (size_t)((tok * x->n2 + g) * f->kk);
+				for (int64_t i = 0; i < f->kk; i++)
+					attn_st_int(&c->out[0], base + (size_t)i, i < vis ? f->order[i] : -1);
+			}
+		}
+	return 0;
+}
+
+static void li_release(struct perfdb_op_case *c)
+{
+	li_free(c->priv);
+	c->priv = NULL;
+}
+
+/* ==== RINGMLAPrefillBF16Kernel ========================================= */
+/*
+ * torch_npu.atb.npu_ring_mla's arguments: in 0 q_nope (T,N,Dn), 1 q_rope
+ * (T,N,Dr), 2 k_nope (T2,Nkv,Dn), 3 k_rope (T2,Nkv,Dr), 4 value
+ * (T2,Nkv,Dv), 5 mask (present: mask_type_triu, causal; empty: no_mask),
+ * 6 seqlen (B,) or (2,B) int32 (q lengths, kv lengths), 7 prev_out
+ * (T,N,Dv) and 8 prev_lse (N,T) fp32 (both present: calc_type_default, the
+ * result merged with the previous ring step's by log-sum-exp); out 0
+ * output (T,N,Dv), out 1 softmax_lse (N,T) fp32.
+ */
+struct ring {
+	int64_t nb, t, t2, n, nkv, dn, dr, dv;
+	int64_t *qlen, *kvlen, *qst, *kvst;
+	int causal, merge;
+	struct perfdb_tensor lse;       /* the kernel's log-sum-exp (out 1, or scratch) */
+	void *lse_mem;
+	float *row, *row2;
+	struct attn_problem p;
+	struct attn_plan *plan;
+};
+
+static void ring_free(struct ring *f)
+{
+	if (!f)
+		return;
+	attn_plan_free(f->plan);
+	free(f->qlen);
+	free(f->lse_mem);
+	free(f->row);
+	free(f);
+}
+
+static int64_t ring_q_row(const void *ctx, int64_t b, int64_t h, int64_t s)
+{
+	const struct ring *f = ctx;
+	return (f->qst[b] + s) * f->n + h;
+}
+
+static int64_t ring_kv_row(const void *ctx, int64_t b, int64_t g, int64_t s, int64_t j)
+{
+	const struct ring *f = ctx;
+	(void)s;
+	return (f->kvst[b] + j) * f->nkv + g;
+}
+
+static int64_t ring_kv_end(const void *ctx, int64_t b, int64_t g, int64_t s)
+{
+	const struct ring *f = ctx;
+	(void)g;
+	return f->causal ? s + 1 + f->kvlen[b] - f->qlen[b] : f->kvlen[b];
+}
+
+static int64_t ring_lse_at(const void *ctx, int64_t b, int64_t h, int64_t s)
+{
+	const struct ring *f = ctx;
+	return h * f->t + f->qst[b] + s;
+}
+
+static int ring_plan(const struct perfdb_op_case *c, struct ring *f, struct perfdb_err *err)
+{
+	const char *name[] = { "0 (q_nope)", "1 (q_rope)", "2 (k_nope)", "3 (k_rope)", "4 (value)" };
+	for (size_t i = 0; i < 5; i++) {
+		PERFDB_TRY(need_float(c, slot(c, i), name[i], err));
+		if (c->in[i].ndims != 3)
+			return perfdb_err_set(err, PERFDB_EINVAL, "%s: slot %s must be (tokens,heads,dim)", c->op, name[i]);
+	}
+	const struct perfdb_tensor *qn = &c->in[0], *qr = &c->in[1], *kn = &c->in[2], *kr = &c->in[3],
+				   *v = &c->in[4], *sl = slot(c, 6), *po = slot(c, 7), *pl = slot(c, 8);
+	f->t = qn->dims[0];
+	f->n = qn->dims[1];
+	f->dn = qn->dims[2];
+	f->dr = qr->dims[2];
+	f->t2 = kn->dims[0];
+	f->nkv = kn->dims[1];
+	if (qr->dims[0] != f->t || qr->dims[1] != f->n || kn->dims[2] != f->dn || kr->dims[0] != f->t2 ||
+	    kr->dims[1] != f->nkv || kr->dims[2] != f->dr || v->dims[0] != f->t2 || v->dims[1] != f->nkv)
+		return perfdb_err_set(err, PERFDB_EINVAL,
+				      "%s: q_rope, k_nope, k_rope, value must match q_nope's tokens/heads and each other",
+				      c->op);
+	f->dv = v->dims[2];
+	if (f->nkv < 1 || f->n % f->nkv != 0)
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: %lld heads are not a multiple of %lld kv heads", c->op,
+				      (long long)f->n, (long long)f->nkv);
+	const struct perfdb_tensor *o = c->nout ? &c->out[0] : NULL;
+	if (!o || !o->present || !cpu_is_float(o->dtype) || o->numel != f->t * f->n * f->dv)
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: output 0 must be (%lld,%lld,%lld)", c->op,
+				      (long long)f->t, (long long)f->n, (long long)f->dv);
+	if (c->nout > 1 && c->out[1].present && (c->out[1].dtype != PERFDB_DTYPE_FLOAT || c->out[1].numel != f->n * f->t))
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: output 1 (softmax_lse) must be fp32 (%lld,%lld)", c->op,
+				      (long long)f->n, (long long)f->t);
+	f->merge = po && pl;
+	if (!!po != !!pl)
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: prev_out (7) and prev_lse (8) go together", c->op);
+	if (f->merge && (!cpu_is_float(po->dtype) || po->numel != o->numel || pl->dtype != PERFDB_DTYPE_FLOAT ||
+			 pl->numel != f->n * f->t))
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: prev_out must match the output, prev_lse be fp32 (N,T)",
+				      c->op);
+	f->causal = slot(c, 5) != NULL;
+	int two = sl && sl->ndims == 2 && sl->dims[0] == 2;
+	f->nb = sl ? (two ? sl->dims[1] : sl->numel) : 1;
+	f->nb = batch_count(c, "Runtime seqlen_values", f->nb * (two ? 2 : 1)) / (two ? 2 : 1);
+	if (f->nb < 1 || f->nb > MAX_BATCH)
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: batch %lld outside 1..%d", c->op, (long long)f->nb,
+				      MAX_BATCH);
+	f->qlen = calloc((size_t)f->nb * 4, sizeof(int64_t));
+	if (!f->qlen)
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	f->kvlen = f->qlen + f->nb;
+	f->qst = f->kvlen + f->nb;
+	f->kvst = f->qst + f->nb;
+	/* Runtime seqlen_values: q lengths, then (two rows) kv lengths; else even splits */
+	const char *cell = perfdb_case_cell(c, "Runtime seqlen_values");
+	if (cell) {
+		int64_t *tmp = malloc((size_t)f->nb * 2 * sizeof(int64_t));
+		if (!tmp)
+			return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+		int64_t n = attn_parse_list(cell, tmp, f->nb * 2);
+		for (int64_t b = 0; b < f->nb && n >= f->nb; b++) {
+			f->qlen[b] = tmp[b];
+			f->kvlen[b] = two ? tmp[f->nb + b] : tmp[b];
+		}
+		free(tmp);
+		if (n != f->nb * (two ? 2 : 1))
+			return perfdb_err_set(err, PERFDB_EINVAL, "%s: Runtime seqlen_values must list %lld integers",
+					      c->op, (long long)(f->nb * (two ? 2 : 1)));
+	} else {
+		for (int64_t b = 0; b < f->nb; b++) {
+			f->qlen[b] = f->t / f->nb + (b == f->nb - 1 ? f->t % f->nb : 0);
+			f->kvlen[b] = f->t2 / f->nb + (b == f->nb - 1 ? f->t2 % f->nb : 0);
+		}
+	}
+	int64_t sq = 0, sk = 0;
+	for (int64_t b = 0; b < f->nb; b++) {
+		if (f->qlen[b] < 0 || f->kvlen[b] < 0 || (f->causal && f->kvlen[b] < f->qlen[b]))
+			return perfdb_err_set(err, PERFDB_EINVAL, "%s: bad lengths of batch %lld (causal needs kv >= q)",
+					      c->op, (long long)b);
+		if (b) {
+			f->qst[b] = f->qst[b - 1] + f->qlen[b - 1];
+			f->kvst[b] = f->kvst[b - 1] + f->kvlen[b - 1];
+		}
+		sq += f->qlen[b];
+		sk += f->kvlen[b];
+	}
+	if (sq > f->t || sk > f->t2)
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: lengths sum past the tokens", c->op);
+	return 0;
+}
+
+static int ring_check(const struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	struct ring *f = calloc(1, sizeof(*f));
+	if (!f)
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	int rc = ring_plan(c, f, err);
+	ring_free(f);
+	return rc;
+}
+
+static int ring_prepare(struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	struct ring *f = calloc(1, sizeof(*f));
+	if (!f)
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	c->priv = f;
+	PERFDB_TRY(ring_plan(c, f, err));
+	struct perfdb_tensor *sl = &c->in[6];
+	if (slot(c, 6)) {
+		int two = sl->ndims == 2 && sl->dims[0] == 2;
+		for (int64_t b = 0; b < f->nb; b++) {
+			attn_st_int(sl, (size_t)b, f->qlen[b]);
+			if (two)
+				attn_st_int(sl, (size_t)(f->nb + b), f->kvlen[b]);
+		}
+	}
+	if (c->nout > 1 && c->out[1].present) {
+		f->p.lse = &c->out[1];
+	} else if (f->merge) {
+		f->lse_mem = malloc((size_t)(f->n * f->t) * sizeof(float));
+		if (!f->lse_mem)
+			return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+		f->lse = (struct perfdb_tensor){ .present = true, .dtype = PERFDB_DTYPE_FLOAT, .ndims = 2,
+						 .dims = { f->n, f->t }, .numel = f->n * f->t, .data = f->lse_mem,
+						 .bytes = (size_t)(f->n * f->t) * sizeof(float) };
+		f->p.lse = &f->lse;
+	}
+	if (f->merge) {
+		/* a previous step's lse: finite, as the first ring step leaves it */
+		float *pl = c->in[8].data;
+		for (int64_t i = 0; i < c->in[8].numel; i++)
+			pl[i] = (float)(i % 7) * 0.25f;
+		f->row = malloc((size_t)f->dv * 2 * sizeof(float));
+		if (!f->row)
+			return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+		f->row2 = f->row + f->dv;
+	}
+	f->p.q = &c->in[0];
+	f->p.qr = &c->in[1];
+	f->p.k = &c->in[2];
+	f->p.kr = &c->in[3];
+	f->p.v = &c->in[4];
+	f->p.out = &c->out[0];
+	f->p.nb = f->nb;
+	f->p.hq = f->n;
+	f->p.hkv = f->nkv;
+	f->p.dq = f->dn;
+	f->p.dr = f->dr;
+	f->p.dv = f->dv;
+	double sc;
+	const char *cell = perfdb_case_cell(c, "Runtime qk_scale");
+	f->p.scale = cell && sscanf(cell, "%lf", &sc) == 1 ? (float)sc : 1.0f / sqrtf((float)(f->dn + f->dr));
+	f->p.qlen = f->qlen;
+	f->p.kvlen = f->kvlen;
+	f->p.q_row = ring_q_row;
+	f->p.o_row = ring_q_row;
+	f->p.kv_row = ring_kv_row;
+	f->p.kv_end = ring_kv_end;
+	f->p.lse_at = ring_lse_at;
+	f->p.ctx = f;
+	return attn_plan_new(&f->plan, &f->p, c->threads, err);
+}
+
+/* out = (e^(l1-m)·prev + e^(l2-m)·new) / (e^(l1-m) + e^(l2-m)), lse = m + log(...), m = max(l1, l2). */
+static void ring_merge(struct ring *f, struct perfdb_op_case *c)
+{
+	const float *pl = c->in[8].data;
+	float *lse = f->p.lse->data;
+	size_t dv = (size_t)f->dv;
+	for (int64_t b = 0; b < f->nb; b++)
+		for (int64_t s = 0; s < f->qlen[b]; s++)
+			for (int64_t h = 0; h < f->n; h++) {
+				size_t li = (size_t)ring_lse_at(f, b, h, s), ro = (size_t)ring_q_row(f, b, h, s) * dv;
+				float l1 = pl[li], l2 = lse[li], m = l1 > l2 ? l1 : l2;
+				if (m == -INFINITY)
+					continue;
+				float w1 = expf(l1 - m), w2 = expf(l2 - m), inv = 1.0f / (w1 + w2);
+				cpu_load_row(&c->in[7], ro, dv, f->row);
+				cpu_load_row(&c->out[0], ro, dv, f->row2);
+				for (size_t i = 0; i < dv; i++)
+					f->row2[i] = (w1 * f->row[i] + w2 * f->row2[i]) * inv;
+				cpu_store_row(&c->out[0], ro, dv, f->row2);
+				lse[li] = m + logf(w1 + w2);
+			}
+}
+
+static int ring_run(struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	struct ring *f = c->priv;
+	PERFDB_TRY(attn_plan_run(f->plan, err));
+	if (f->merge)
+		ring_merge(f, c);
+	return 0;
+}
+
+static void ring_release(struct perfdb_op_case *c)
+{
+	ring_free(c->priv);
+	c->priv = NULL;
+}
+
+const struct perfdb_op_impl cpu_ops_attention_sparse[] = {
+	{ .name = "LightningIndexer", .check = li_check, .prepare = li_prepare, .run = li_run,
+	  .release = li_release, .memory_bound = false },
+	{ .name = "RINGMLAPrefillBF16Kernel", .check = ring_check, .prepare = ring_prepare, .run = ring_run,
+	  .release = ring_release, .memory_bound = false },
+	{ .name = "SparseFlashAttention", .check = sfa_check, .prepare = sfa_prepare, .run = sfa_run,
+	  .release = sfa_release, .memory_bound = false },
+	{ .name = NULL },
+};
