@@ -78,6 +78,13 @@ int perfdb_device_detect_host_cpu(struct perfdb_device_registry *r,
 				  const char **name_out, struct perfdb_err *err);
 
 /*
+ * Add (or replace by name) a copy of d: its strings are copied.  For the
+ * devices backends detect at run time (the CUDA backend's GPU).
+ */
+int perfdb_device_registry_add(struct perfdb_device_registry *r, const struct perfdb_device *d,
+			       struct perfdb_err *err);
+
+/*
  * Topology tier of the group of ranks [0..n-1] on the device's grid
  * (spec/comm.md §2): index of the outermost dimension where the ranks'
  * coordinates differ; all identical -> ndim-1.  Returns -1 without a grid.

@@ -76,6 +76,22 @@ static int registry_put(struct perfdb_device_registry *r, struct perfdb_device *
 	return 0;
 }
 
+int perfdb_device_registry_add(struct perfdb_device_registry *r, const struct perfdb_device *d,
+			       struct perfdb_err *err)
+{
+	struct perfdb_device x = *d;
+	x.name = strdup(d->name ? d->name : "");
+	x.kind = strdup(d->kind ? d->kind : "");
+	x.vendor = strdup(d->vendor ? d->vendor : "");
+	x.description = strdup(d->description ? d->description : "");
+	x.source = strdup(d->source ? d->source : "detected");
+	if (!x.name || !x.kind || !x.vendor || !x.description || !x.source || registry_put(r, &x) < 0) {
+		device_release(&x);
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
 static char *dup_or_null(const char *s)
 {
 	return s ? strdup(s) : NULL;
