@@ -18,6 +18,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "perfdb_cuda.h"
 #include "cuda_internal.h"
 #include "perfdb/fsio.h"
 
@@ -60,6 +61,12 @@ static const struct cu_op *cu_find(const char *op)
 			if (strcmp(o->impl.name, op) == 0)
 				return o;
 	return NULL;
+}
+
+const char *perfdb_cuda_kernel_used(const char *op)
+{
+	const struct cu_op *o = cu_find(op);
+	return o ? o->kernel : NULL;
 }
 
 static const struct perfdb_op_impl *cuda_find_op(const char *op)
@@ -268,7 +275,6 @@ int cu_run(struct perfdb_op_case *c, struct perfdb_err *err)
 }
 
 /* Device results back into the case's host buffers (the correctness tests read them). */
-int perfdb_cuda_download(struct perfdb_op_case *c, struct perfdb_err *err);
 int perfdb_cuda_download(struct perfdb_op_case *c, struct perfdb_err *err)
 {
 	struct cu_case *k = c->priv;

@@ -1,0 +1,226 @@
+/*
+ * GPU correctness check of the CUDA backend (run by tests/device/run.sh on
+ * a machine with an NVIDIA GPU; it needs one, so it is not in CTest).
+ *
+ * Every case is built by the engine from a table-like row (the engine's
+ * deterministic inputs), run once on the GPU (prepare, run, download) and
+ * compared with the CPU backend's op on the same inputs, or with a naive
+ * loop where the CPU backend has no such op (int8 GEMMs).  Each case then
+ * takes a few device-timed samples (time_run: the CUDA-graph path) and
+ * must get positive times.  At the end the CUPTI kernel report is written
+ * into a temporary directory and must hold rows.  Prints one line per case
+ * and exits 1 when any case fails, 2 when there is no GPU.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend.h"
+#include "backend/cuda/perfdb_cuda.h"
+#include "perfdb/comm.h"
+#include "perfdb/fsio.h"
+#include "replay/engine.h"
+
+struct tcase {
+	const char *op, *in_shapes, *in_dtypes, *out_shapes, *out_dtypes;
+	double tol;      /* max |gpu - ref| / max(1, max |ref|) */
+};
+
+static const struct tcase cases[] = {
+	/* GEMMs: cuBLASLt against oneDNN (CPU backend) */
+	{ "MatMulV2", "32,64;64,48", "DT_BF16;DT_BF16", "32,48", "DT_BF16", 2e-2 },
+	{ "MatMulV2", "3,640;512,640", "DT_BF16;DT_BF16", "3,512", "DT_BF16", 2e-2 },   /* (N,K) weight */
+	{ "MatMulV2", "1,256;256,128", "DT_FLOAT16;DT_FLOAT16", "1,128", "DT_FLOAT16", 5e-3 },
+	{ "MatMulV3", "64,40;40,24", "DT_FLOAT;DT_FLOAT", "40,24", "DT_FLOAT", 1e-3 },  /* A stored (K,M) */
+	{ "MatMulCommon", "17,96;96,33", "DT_FLOAT;DT_FLOAT", "17,33", "DT_FLOAT", 1e-3 },
+	{ "BatchMatMulV2", "4,16,32;4,32,24", "DT_BF16;DT_BF16", "4,16,24", "DT_BF16", 2e-2 },
+	{ "BatchMatMulV2", "4,16,32;4,24,32", "DT_BF16;DT_BF16", "4,16,24", "DT_FLOAT", 2e-2 },
+	{ "TransposeBatchMatMul", "16,4,32;4,32,24", "DT_BF16;DT_BF16", "16,4,24", "DT_BF16", 2e-2 },
+	/* int8 GEMMs: naive integer reference */
+	{ "MatMulV2", "8,64;48,64", "INT8;INT8", "8,48", "INT32", 0 },
+	{ "QuantBatchMatmulV3", "8,64;48,64;48", "INT8;INT8;DT_FLOAT", "8,48", "DT_BF16", 1e-2 },
+	/* memory-bound: own kernels against the CPU backend */
+	{ "Add", "4,1000;1000", "DT_BF16;DT_BF16", "4,1000", "DT_BF16", 1e-2 },
+	{ "Add", "8,1024;8,1024", "DT_FLOAT;DT_FLOAT", "8,1024", "DT_FLOAT", 1e-6 },
+	{ "Add", "8,1024;8,1024", "DT_FLOAT16;DT_FLOAT16", "8,1024", "DT_FLOAT16", 2e-3 },
+	{ "RmsNorm", "8,4096;4096", "DT_BF16;DT_BF16", "8,4096;8,1", "DT_BF16;DT_FLOAT", 2e-2 },
+	{ "RmsNorm", "3,100;100", "DT_FLOAT;DT_FLOAT", "3,100", "DT_FLOAT", 1e-5 },
+	{ "SoftmaxV2", "5,1000", "DT_FLOAT", "5,1000", "DT_FLOAT", 1e-5 },
+	{ "SoftmaxV2", "4,333", "DT_BF16", "4,333", "DT_BF16", 1e-2 },
+	{ "SwiGlu", "6,512", "DT_BF16", "6,256", "DT_BF16", 2e-2 },
+	{ "GatherV2", "100,64;10", "DT_BF16;INT64", "10,64", "DT_BF16", 0 },
+	{ "GatherV2", "50,6;7", "DT_FLOAT;INT32", "7,6", "DT_FLOAT", 0 },
+	{ "Transpose", "4,6,8", "DT_BF16", "6,4,8", "DT_BF16", 0 },
+	{ "Transpose", "2,3,5,7", "DT_FLOAT", "2,5,3,7", "DT_FLOAT", 0 },
+	{ "Transpose", "33,65", "INT8", "65,33", "INT8", 0 },
+	{ "TensorMove", "1000,3", "DT_BF16", "1000,3", "DT_BF16", 0 },
+};
+
+static double val(const struct perfdb_tensor *t, size_t i)
+{
+	switch (t->dtype) {
+	case PERFDB_DTYPE_FLOAT: return ((const float *)t->data)[i];
+	case PERFDB_DTYPE_BF16: return perfdb_bf16_to_float(((const uint16_t *)t->data)[i]);
+	case PERFDB_DTYPE_FLOAT16: return perfdb_fp16_to_float(((const uint16_t *)t->data)[i]);
+	case PERFDB_DTYPE_INT8: return ((const int8_t *)t->data)[i];
+	case PERFDB_DTYPE_INT32: return ((const int32_t *)t->data)[i];
+	case PERFDB_DTYPE_INT64: return (double)((const int64_t *)t->data)[i];
+	default: return ((const uint8_t *)t->data)[i];
+	}
+}
+
+/* Naive int8 GEMM: out (M,N) = x1 (M,K) · x2 (N,K)^T [· scale]. */
+static void ref_int8(const struct perfdb_op_case *c, double *ref)
+{
+	const struct perfdb_tensor *a = &c->in[0], *b = &c->in[1];
+	int64_t m = c->out[0].dims[0], n = c->out[0].dims[1], k = a->dims[1];
+	int bt = b->dims[0] == n && b->dims[1] == k;
+	for (int64_t i = 0; i < m; i++)
+		for (int64_t j = 0; j < n; j++) {
+			double s = 0;
+			for (int64_t p = 0; p < k; p++)
+				s += val(a, (size_t)(i * k + p)) * val(b, (size_t)(bt ? j * k + p : p * n + j));
+			if (strcmp(c->op, "QuantBatchMatmulV3") == 0 && c->nin > 2 && c->in[2].present)
+				s *= val(&c->in[2], c->in[2].numel == n ? (size_t)j : 0);
+			ref[i * n + j] = s;
+		}
+}
+
+static int build(const struct tcase *t, struct perfdb_engine_pool *pool, struct perfdb_op_case *c,
+		 struct perfdb_err *err)
+{
+	PERFDB_TRY(perfdb_engine_build_case(t->op, t->in_shapes, t->in_dtypes, "", t->out_shapes, t->out_dtypes, "",
+					    c, err));
+	return perfdb_engine_alloc_case(pool, c, 42, err);
+}
+
+/* Output 0's reference values (n of them) into ref: CPU backend or naive. */
+static int reference(const struct tcase *t, double *ref, size_t n, struct perfdb_err *err)
+{
+	struct perfdb_engine_pool pool = { 0 };
+	struct perfdb_op_case c;
+	int rc = build(t, &pool, &c, err);
+	if (rc == 0 && (c.in[0].dtype == PERFDB_DTYPE_INT8 && strcmp(t->op, "Transpose") != 0)) {
+		ref_int8(&c, ref);
+	} else if (rc == 0) {
+		const struct perfdb_op_impl *ci = perfdb_backend_cpu.find_op(t->op);
+		if (!ci) {
+			rc = perfdb_err_set(err, PERFDB_EINVAL, "no CPU reference for %s", t->op);
+		} else {
+			rc = ci->check(&c, err);
+			if (rc == 0 && ci->prepare)
+				rc = ci->prepare(&c, err);
+			if (rc == 0)
+				rc = ci->run(&c, err);
+			if (ci->release)
+				ci->release(&c);
+			for (size_t i = 0; rc == 0 && i < n; i++)
+				ref[i] = val(&c.out[0], i);
+		}
+	}
+	perfdb_engine_pool_release(&pool);
+	return rc;
+}
+
+static int run_case(const struct tcase *t, struct perfdb_err *err, double *worst, double *us)
+{
+	const struct perfdb_backend_i *be = &perfdb_backend_cuda;
+	const struct perfdb_op_impl *impl = be->find_op(t->op);
+	if (!impl)
+		return perfdb_err_set(err, PERFDB_EINVAL, "not a cuda op");
+	struct perfdb_engine_pool pool = { 0 };
+	struct perfdb_op_case c;
+	double *ref = NULL;
+	int rc = build(t, &pool, &c, err);
+	c.line = 2;
+	if (rc == 0)
+		rc = impl->check(&c, err);
+	if (rc == 0)
+		rc = impl->prepare(&c, err);
+	if (rc == 0)
+		rc = impl->run(&c, err);
+	if (rc == 0)
+		rc = perfdb_cuda_download(&c, err);
+	size_t n = (size_t)c.out[0].numel;
+	if (rc == 0 && !(ref = calloc(n ? n : 1, sizeof(double))))
+		rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	if (rc == 0)
+		rc = reference(t, ref, n, err);
+	if (rc == 0) {
+		double maxref = 1, maxerr = 0;
+		for (size_t i = 0; i < n; i++) {
+			maxref = fmax(maxref, fabs(ref[i]));
+			double g = val(&c.out[0], i);
+			maxerr = isfinite(g) ? fmax(maxerr, fabs(g - ref[i])) : INFINITY;
+		}
+		*worst = maxerr / maxref;
+		if (!(*worst <= t->tol))
+			rc = perfdb_err_set(err, PERFDB_EINVAL, "max error %.3g (relative to %.3g) over tolerance %.3g",
+					    maxerr, maxref, t->tol);
+	}
+	/* the timed path: a few device-timed samples, all positive */
+	for (int s = 0; rc == 0 && s < 3; s++) {
+		rc = be->time_run(impl, &c, impl->memory_bound, us, err);
+		if (rc == 0 && !(*us > 0))
+			rc = perfdb_err_set(err, PERFDB_EINVAL, "sample %d is %g us", s, *us);
+	}
+	if (c.priv)
+		impl->release(&c);
+	free(ref);
+	perfdb_engine_pool_release(&pool);
+	return rc;
+}
+
+int main(void)
+{
+	struct perfdb_err err;
+	perfdb_err_clear(&err);
+	if (perfdb_backend_cuda.init(1, &err) < 0) {
+		fprintf(stderr, "cuda_ops_check: %s\n", err.msg);
+		return 2;
+	}
+	int failed = 0;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct tcase *t = &cases[i];
+		double worst = 0, us = 0;
+		perfdb_err_clear(&err);
+		int rc = run_case(t, &err, &worst, &us);
+		printf("%-4s %-20s in %-18s %-22s out %-10s %-18s err %.2e  %8.2f us  %s%s\n", rc == 0 ? "ok" : "FAIL",
+		       t->op, t->in_shapes, t->in_dtypes, t->out_shapes, t->out_dtypes, worst, us,
+		       perfdb_cuda_kernel_used(t->op) ? perfdb_cuda_kernel_used(t->op) : "?", rc == 0 ? "" : "");
+		if (rc < 0) {
+			printf("     %s\n", err.msg);
+			failed++;
+		}
+	}
+	/* the CUPTI report of the cases above */
+	char dir[] = "/tmp/perfdb-cuda-check.XXXXXX", *kpath = NULL;
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	perfdb_err_clear(&err);
+	if (perfdb_backend_cuda.write_reports(dir, "check", &kpath, &err) < 0) {
+		printf("FAIL cupti report: %s\n", err.msg);
+		failed++;
+	} else if (!kpath) {
+		struct perfdb_strbuf d = PERFDB_STRBUF_INIT;
+		perfdb_backend_cuda.describe(&d);
+		printf("FAIL cupti report: no kernel rows (%s)\n", strstr(d.buf, "cupti=") ? strstr(d.buf, "cupti=") : "?");
+		perfdb_strbuf_release(&d);
+		failed++;
+	} else {
+		struct perfdb_strbuf b = PERFDB_STRBUF_INIT;
+		perfdb_file_read_all(kpath, &b, &err);
+		size_t lines = 0;
+		for (size_t i = 0; i < b.len; i++)
+			lines += b.buf[i] == '\n';
+		printf("ok   cupti report %s: %zu kernel rows\n", kpath, lines ? lines - 1 : 0);
+		fputs(b.buf ? b.buf : "", stdout);
+		perfdb_strbuf_release(&b);
+		free(kpath);
+	}
+	printf("cuda_ops_check: %zu cases, %d failed\n", sizeof(cases) / sizeof(cases[0]), failed);
+	return failed ? 1 : 0;
+}
