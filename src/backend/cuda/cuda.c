@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cuda_runtime_api.h>
 
@@ -139,6 +140,7 @@ int cu_ready(struct perfdb_err *err)
 		return perfdb_err_set(err, PERFDB_EIO, "%s", why);
 	}
 	cu.cupti = cu_cupti_init(cu.cupti_why, sizeof(cu.cupti_why)) == 0;
+	cu.pid = getpid();
 	cu.ready = 1;
 	return 0;
 }
@@ -238,6 +240,9 @@ int cu_upload_in(struct perfdb_op_case *c, struct cu_case *k, size_t i, struct p
 int cu_prepare(struct perfdb_op_case *c, struct perfdb_err *err)
 {
 	PERFDB_TRY(cu_ready(err));
+	if (getpid() != cu.pid)   /* CUDA does not survive fork(): subprocess mode's children */
+		return perfdb_err_set(err, PERFDB_EINVAL, "the cuda backend cannot run in a forked process "
+				      "(use --execution-mode inprocess)");
 	const struct cu_op *op = cu_find(c->op);
 	if (!op)
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: not a cuda backend op", c->op);
@@ -356,8 +361,12 @@ static int cuda_time_run(const struct perfdb_op_impl *impl, struct perfdb_op_cas
 		/*
 		 * Flushed samples hold one call (only the first call after a
 		 * flush is cold); others enough back-to-back calls for ~100 us,
-		 * so that the per-launch gap of a graph is amortised.
+		 * so that the per-launch gap of a graph is amortised.  CUPTI is
+		 * on before the graphs are instantiated (graph kernel nodes are
+		 * traced from then); the calibration replay's records are dropped.
 		 */
+		if (cu.cupti && !getenv("PERFDB_CUDA_NO_CUPTI"))
+			k->collecting = cu_cupti_begin() == 0;
 		PERFDB_TRY(capture(c, k, 1, err));
 		PERFDB_TRY(replay(k, flush, &ms, err));
 		int calls = 1;
@@ -368,8 +377,8 @@ static int cuda_time_run(const struct perfdb_op_impl *impl, struct perfdb_op_cas
 			k->graph = NULL;
 			PERFDB_TRY(capture(c, k, calls, err));
 		}
-		if (cu.cupti && !getenv("PERFDB_CUDA_NO_CUPTI"))
-			k->collecting = cu_cupti_begin() == 0;
+		if (k->collecting)
+			cu_cupti_discard();
 	}
 	PERFDB_TRY(replay(k, flush, &ms, err));
 	k->op_calls += k->graph_calls;

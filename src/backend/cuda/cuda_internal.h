@@ -25,6 +25,7 @@
 /* The backend's process-wide state (one device per process). */
 struct cu_state {
 	int ready;                    /* 1: device set up; -1: failed (err_msg) */
+	int pid;                      /* the process that set it up */
 	int dev;
 	struct cudaDeviceProp prop;
 	cudaStream_t stream;
@@ -88,6 +89,8 @@ int cu_float_dt(enum perfdb_dtype d);
 /* CUPTI (cupti.c): activity records of the kernels launched between begin and end. */
 int cu_cupti_init(char *why, size_t whylen);
 int cu_cupti_begin(void);
+/* Drops the records collected so far (collection goes on). */
+void cu_cupti_discard(void);
 /* Stops collecting and adds the row's per-kernel rows to cu.kernels. */
 int cu_cupti_end(const char *op, size_t line, const char *used, double op_calls, struct perfdb_err *err);
 

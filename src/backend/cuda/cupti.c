@@ -73,6 +73,16 @@ int cu_cupti_begin(void)
 	return cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) == CUPTI_SUCCESS ? 0 : -1;
 }
 
+void cu_cupti_discard(void)
+{
+	cudaDeviceSynchronize();
+	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	pthread_mutex_lock(&lock);
+	perfdb_kernel_recs_release(&pending);
+	overflow = 0;
+	pthread_mutex_unlock(&lock);
+}
+
 static void dump(const struct perfdb_kernel_recs *r, const char *op, size_t line)
 {
 	const char *path = getenv("PERFDB_CUPTI_DUMP");
