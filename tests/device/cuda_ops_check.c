@@ -25,37 +25,137 @@
 struct tcase {
 	const char *op, *in_shapes, *in_dtypes, *out_shapes, *out_dtypes;
 	double tol;      /* max |gpu - ref| / max(1, max |ref|) */
+	const char *cells;   /* the row's other cells: "column=value|column=value" */
 };
 
 static const struct tcase cases[] = {
 	/* GEMMs: cuBLASLt against oneDNN (CPU backend) */
-	{ "MatMulV2", "32,64;64,48", "DT_BF16;DT_BF16", "32,48", "DT_BF16", 2e-2 },
-	{ "MatMulV2", "3,640;512,640", "DT_BF16;DT_BF16", "3,512", "DT_BF16", 2e-2 },   /* (N,K) weight */
-	{ "MatMulV2", "1,256;256,128", "DT_FLOAT16;DT_FLOAT16", "1,128", "DT_FLOAT16", 5e-3 },
-	{ "MatMulV3", "64,40;40,24", "DT_FLOAT;DT_FLOAT", "40,24", "DT_FLOAT", 1e-3 },  /* A stored (K,M) */
-	{ "MatMulCommon", "17,96;96,33", "DT_FLOAT;DT_FLOAT", "17,33", "DT_FLOAT", 1e-3 },
-	{ "BatchMatMulV2", "4,16,32;4,32,24", "DT_BF16;DT_BF16", "4,16,24", "DT_BF16", 2e-2 },
-	{ "BatchMatMulV2", "4,16,32;4,24,32", "DT_BF16;DT_BF16", "4,16,24", "DT_FLOAT", 2e-2 },
-	{ "TransposeBatchMatMul", "16,4,32;4,32,24", "DT_BF16;DT_BF16", "16,4,24", "DT_BF16", 2e-2 },
+	{ "MatMulV2", "32,64;64,48", "DT_BF16;DT_BF16", "32,48", "DT_BF16", 2e-2, NULL },
+	{ "MatMulV2", "3,640;512,640", "DT_BF16;DT_BF16", "3,512", "DT_BF16", 2e-2, NULL },   /* (N,K) weight */
+	{ "MatMulV2", "1,256;256,128", "DT_FLOAT16;DT_FLOAT16", "1,128", "DT_FLOAT16", 5e-3, NULL },
+	{ "MatMulV3", "64,40;40,24", "DT_FLOAT;DT_FLOAT", "40,24", "DT_FLOAT", 1e-3, NULL },  /* A stored (K,M) */
+	{ "MatMulCommon", "17,96;96,33", "DT_FLOAT;DT_FLOAT", "17,33", "DT_FLOAT", 1e-3, NULL },
+	{ "BatchMatMulV2", "4,16,32;4,32,24", "DT_BF16;DT_BF16", "4,16,24", "DT_BF16", 2e-2, NULL },
+	{ "BatchMatMulV2", "4,16,32;4,24,32", "DT_BF16;DT_BF16", "4,16,24", "DT_FLOAT", 2e-2, NULL },
+	{ "TransposeBatchMatMul", "16,4,32;4,32,24", "DT_BF16;DT_BF16", "16,4,24", "DT_BF16", 2e-2, NULL },
+	{ "MatMulV2", "24,64;48,64", "DT_BF16", "24,48", "DT_BF16", 3e-2, NULL },   /* weight dtype missing: DT_FLOAT */
+	{ "TransposeBatchMatMul", "3,10,32;3,32,16", "DT_BF16;DT_BF16", "10,3,16", "DT_BF16", 2e-2, NULL },  /* naive */
 	/* int8 GEMMs: naive integer reference */
-	{ "MatMulV2", "8,64;48,64", "INT8;INT8", "8,48", "INT32", 0 },
-	{ "QuantBatchMatmulV3", "8,64;48,64;48", "INT8;INT8;DT_FLOAT", "8,48", "DT_BF16", 1e-2 },
+	{ "MatMulV2", "8,64;48,64", "INT8;INT8", "8,48", "INT32", 0, NULL },
+	{ "QuantBatchMatmulV3", "8,64;48,64;48", "INT8;INT8;DT_FLOAT", "8,48", "DT_BF16", 1e-2, NULL },
 	/* memory-bound: own kernels against the CPU backend */
-	{ "Add", "4,1000;1000", "DT_BF16;DT_BF16", "4,1000", "DT_BF16", 1e-2 },
-	{ "Add", "8,1024;8,1024", "DT_FLOAT;DT_FLOAT", "8,1024", "DT_FLOAT", 1e-6 },
-	{ "Add", "8,1024;8,1024", "DT_FLOAT16;DT_FLOAT16", "8,1024", "DT_FLOAT16", 2e-3 },
-	{ "RmsNorm", "8,4096;4096", "DT_BF16;DT_BF16", "8,4096;8,1", "DT_BF16;DT_FLOAT", 2e-2 },
-	{ "RmsNorm", "3,100;100", "DT_FLOAT;DT_FLOAT", "3,100", "DT_FLOAT", 1e-5 },
-	{ "SoftmaxV2", "5,1000", "DT_FLOAT", "5,1000", "DT_FLOAT", 1e-5 },
-	{ "SoftmaxV2", "4,333", "DT_BF16", "4,333", "DT_BF16", 1e-2 },
-	{ "SwiGlu", "6,512", "DT_BF16", "6,256", "DT_BF16", 2e-2 },
-	{ "GatherV2", "100,64;10", "DT_BF16;INT64", "10,64", "DT_BF16", 0 },
-	{ "GatherV2", "50,6;7", "DT_FLOAT;INT32", "7,6", "DT_FLOAT", 0 },
-	{ "Transpose", "4,6,8", "DT_BF16", "6,4,8", "DT_BF16", 0 },
-	{ "Transpose", "2,3,5,7", "DT_FLOAT", "2,5,3,7", "DT_FLOAT", 0 },
-	{ "Transpose", "33,65", "INT8", "65,33", "INT8", 0 },
-	{ "TensorMove", "1000,3", "DT_BF16", "1000,3", "DT_BF16", 0 },
+	{ "Add", "4,1000;1000", "DT_BF16;DT_BF16", "4,1000", "DT_BF16", 1e-2, NULL },
+	{ "Add", "8,1024;8,1024", "DT_FLOAT;DT_FLOAT", "8,1024", "DT_FLOAT", 1e-6, NULL },
+	{ "Add", "8,1024;8,1024", "DT_FLOAT16;DT_FLOAT16", "8,1024", "DT_FLOAT16", 2e-3, NULL },
+	{ "RmsNorm", "8,4096;4096", "DT_BF16;DT_BF16", "8,4096;8,1", "DT_BF16;DT_FLOAT", 2e-2, NULL },
+	{ "RmsNorm", "3,100;100", "DT_FLOAT;DT_FLOAT", "3,100", "DT_FLOAT", 1e-5, NULL },
+	{ "SoftmaxV2", "5,1000", "DT_FLOAT", "5,1000", "DT_FLOAT", 1e-5, NULL },
+	{ "SoftmaxV2", "4,333", "DT_BF16", "4,333", "DT_BF16", 1e-2, NULL },
+	{ "SwiGlu", "6,512", "DT_BF16", "6,256", "DT_BF16", 2e-2, NULL },
+	{ "GatherV2", "100,64;10", "DT_BF16;INT64", "10,64", "DT_BF16", 0, NULL },
+	{ "GatherV2", "50,6;7", "DT_FLOAT;INT32", "7,6", "DT_FLOAT", 0, NULL },
+	{ "Transpose", "4,6,8", "DT_BF16", "6,4,8", "DT_BF16", 0, NULL },
+	{ "Transpose", "2,3,5,7", "DT_FLOAT", "2,5,3,7", "DT_FLOAT", 0, NULL },
+	{ "Transpose", "33,65", "INT8", "65,33", "INT8", 0, NULL },
+	{ "TensorMove", "1000,3", "DT_BF16", "1000,3", "DT_BF16", 0, NULL },
+	/* attention (own kernel) against a naive loop */
+	{ "FusedInferAttentionScore", "2,8,128;6,2,32,128;6,2,32,128", "DT_BF16;DT_BF16;DT_BF16", "2,8,128", "DT_BF16",
+	  2e-2, "Runtime input_layout=TND|Runtime num_heads=8|Runtime num_key_value_heads=2|Runtime block_size=32|"
+		"Runtime sparse_mode=3|Runtime actual_seq_lengths_values=1,2|Runtime actual_seq_lengths_kv_values=70,90" },
+	{ "FusedInferAttentionScore", "40,4,64;40,2,64;40,2,64", "DT_FLOAT16;DT_FLOAT16;DT_FLOAT16", "40,4,64",
+	  "DT_FLOAT16", 5e-3, "Runtime input_layout=TND|Runtime sparse_mode=3|Runtime actual_seq_lengths_values=16,40|"
+		"Runtime actual_seq_lengths_kv_values=16,40" },
+	{ "FusedInferAttentionScore", "5,4,32;9,4,32;9,4,32", "DT_FLOAT;DT_FLOAT;DT_FLOAT", "5,4,32", "DT_FLOAT", 1e-5,
+	  NULL },
 };
+
+/* The case's cells ("a=b|c=d"), for perfdb_case_cell. */
+static const char *cell_of(const void *ctx, const char *column)
+{
+	static char v[256];
+	const char *s = ctx;
+	size_t cl = strlen(column);
+	while (s && *s) {
+		const char *end = strchr(s, '|');
+		size_t len = end ? (size_t)(end - s) : strlen(s);
+		if (len > cl && strncmp(s, column, cl) == 0 && s[cl] == '=') {
+			snprintf(v, sizeof(v), "%.*s", (int)(len - cl - 1), s + cl + 1);
+			return v;
+		}
+		s = end ? end + 1 : NULL;
+	}
+	return NULL;
+}
+
+static int ints(const char *s, int *v, int cap)
+{
+	int n = 0;
+	while (s && *s && n < cap) {
+		v[n++] = (int)strtol(s, (char **)&s, 10);
+		while (*s == ',')
+			s++;
+	}
+	return n;
+}
+
+static double val(const struct perfdb_tensor *t, size_t i);
+
+/*
+ * Naive attention, TND (docs/cuda.md): q lengths cumulative; key lengths
+ * cumulative for contiguous keys, per sequence for paged ones (sequence b
+ * uses blocks b*max_blocks + j, modulo the pool); sparse 3 = causal
+ * right-down, 0 = none; scale 1/sqrt(D).
+ */
+static void ref_attention(const struct perfdb_op_case *c, double *ref)
+{
+	const struct perfdb_tensor *q = &c->in[0], *k = &c->in[1], *v = &c->in[2];
+	int T = (int)q->dims[0], N = (int)q->dims[1], D = (int)q->dims[2], paged = k->ndims == 4;
+	int KVN = (int)k->dims[1], BS = paged ? (int)k->dims[2] : 0, NB = (int)k->dims[0];
+	int qc[64], kc[64];
+	int nq = ints(perfdb_case_cell(c, "Runtime actual_seq_lengths_values"), qc, 64);
+	int nk = ints(perfdb_case_cell(c, "Runtime actual_seq_lengths_kv_values"), kc, 64);
+	if (nq == 0) {
+		nq = nk = 1;
+		qc[0] = T;
+		kc[0] = paged ? NB * BS : (int)k->dims[0];
+	}
+	const char *sm = perfdb_case_cell(c, "Runtime sparse_mode");
+	int causal = sm ? atoi(sm) == 3 : 0;
+	int maxb = 0;
+	for (int b = 0; paged && b < nk; b++)
+		maxb = (kc[b] + BS - 1) / BS > maxb ? (kc[b] + BS - 1) / BS : maxb;
+	double *sc = malloc(sizeof(double) * 100000);
+	for (int b = 0; b < nq; b++) {
+		int q0 = b ? qc[b - 1] : 0, lq = qc[b] - q0;
+		int k0 = paged ? 0 : (b ? kc[b - 1] : 0), lk = paged ? kc[b] : kc[b] - k0;
+		for (int qi = 0; qi < lq; qi++)
+			for (int h = 0; h < N; h++) {
+				int kvh = h / (N / KVN), jend = causal ? (qi + lk - lq + 1 < lk ? qi + lk - lq + 1 : lk) : lk;
+				double mx = -1e300, sum = 0;
+				for (int j = 0; j < jend; j++) {
+					long row = paged ? ((long)(((long)b * maxb + j / BS) % NB) * KVN + kvh) * BS + j % BS
+							 : (long)(k0 + j) * KVN + kvh;
+					double d = 0;
+					for (int x = 0; x < D; x++)
+						d += val(q, (size_t)(((long)(q0 + qi) * N + h) * D + x)) * val(k, (size_t)(row * D + x));
+					sc[j] = d / sqrt((double)D);
+					mx = sc[j] > mx ? sc[j] : mx;
+				}
+				for (int j = 0; j < jend; j++)
+					sum += (sc[j] = exp(sc[j] - mx));
+				for (int x = 0; x < D; x++) {
+					double o = 0;
+					for (int j = 0; j < jend; j++) {
+						long row = paged ? ((long)(((long)b * maxb + j / BS) % NB) * KVN + kvh) * BS + j % BS
+								 : (long)(k0 + j) * KVN + kvh;
+						o += sc[j] * val(v, (size_t)(row * D + x));
+					}
+					ref[((long)(q0 + qi) * N + h) * D + x] = sum > 0 ? o / sum : 0;
+				}
+			}
+	}
+	free(sc);
+}
 
 static double val(const struct perfdb_tensor *t, size_t i)
 {
@@ -92,6 +192,8 @@ static int build(const struct tcase *t, struct perfdb_engine_pool *pool, struct 
 {
 	PERFDB_TRY(perfdb_engine_build_case(t->op, t->in_shapes, t->in_dtypes, "", t->out_shapes, t->out_dtypes, "",
 					    c, err));
+	c->cell = t->cells ? cell_of : NULL;
+	c->cell_ctx = t->cells;
 	return perfdb_engine_alloc_case(pool, c, 42, err);
 }
 
@@ -101,7 +203,21 @@ static int reference(const struct tcase *t, double *ref, size_t n, struct perfdb
 	struct perfdb_engine_pool pool = { 0 };
 	struct perfdb_op_case c;
 	int rc = build(t, &pool, &c, err);
-	if (rc == 0 && (c.in[0].dtype == PERFDB_DTYPE_INT8 && strcmp(t->op, "Transpose") != 0)) {
+	if (rc == 0 && strcmp(t->op, "TransposeBatchMatMul") == 0 && c.in[0].dims[0] == c.out[0].dims[1]) {
+		/* x (B,M,K) · w (B,K,N) -> (M,B,N) */
+		int64_t B = c.in[0].dims[0], M = c.in[0].dims[1], K = c.in[0].dims[2], N = c.out[0].dims[2];
+		for (int64_t b = 0; b < B; b++)
+			for (int64_t m = 0; m < M; m++)
+				for (int64_t n2 = 0; n2 < N; n2++) {
+					double acc = 0;
+					for (int64_t k = 0; k < K; k++)
+						acc += val(&c.in[0], (size_t)((b * M + m) * K + k)) *
+						       val(&c.in[1], (size_t)((b * K + k) * N + n2));
+					ref[(m * B + b) * N + n2] = acc;
+				}
+	} else if (rc == 0 && strcmp(t->op, "FusedInferAttentionScore") == 0) {
+		ref_attention(&c, ref);
+	} else if (rc == 0 && (c.in[0].dtype == PERFDB_DTYPE_INT8 && strcmp(t->op, "Transpose") != 0)) {
 		ref_int8(&c, ref);
 	} else if (rc == 0) {
 		const struct perfdb_op_impl *ci = perfdb_backend_cpu.find_op(t->op);

@@ -1,7 +1,8 @@
 /*
  * The CUDA backend (docs/cuda.md): operators on this machine's NVIDIA GPU,
  * GEMMs through cuBLASLt (ops_gemm.c), memory-bound operators through the
- * backend's own kernels (ops_mem.c, kernels.cu).
+ * backend's own kernels (ops_mem.c, kernels.cu), attention through its own
+ * kernel (ops_attn.c).
  *
  * Timing (the backend's time_run): the engine's warm-up calls run() (enqueue
  * and wait); then each sample replays a CUDA graph that holds graph_calls
@@ -25,7 +26,7 @@
 
 struct cu_state cu;
 
-static const struct cu_op *const tables[] = { cu_ops_gemm, cu_ops_mem };
+static const struct cu_op *const tables[] = { cu_ops_gemm, cu_ops_mem, cu_ops_attn };
 
 int cu_check(cudaError_t e, const char *what, struct perfdb_err *err)
 {
@@ -225,7 +226,7 @@ static void cuda_describe(struct perfdb_strbuf *out)
 	perfdb_strbuf_addf(out, "timing=cuda events around CUDA-graph replays; L2 flush (%zu MiB) before "
 			   "memory-bound samples\n", cu.flush_bytes >> 20);
 	perfdb_strbuf_addf(out, "cupti=%s\n", cu.cupti ? "on" : cu.cupti_why[0] ? cu.cupti_why : "off");
-	perfdb_strbuf_addstr(out, "attention=not replayed (FusedInferAttentionScore unsupported yet)\n");
+	perfdb_strbuf_addstr(out, "attention=own kernel (FusedInferAttentionScore, TND; cuDNN fused attention not wired in)\n");
 }
 
 /* ---- the generic op wrapper --------------------------------------------- */

@@ -97,5 +97,6 @@ int cu_cupti_end(const char *op, size_t line, const char *used, double op_calls,
 /* The op tables (one per family). */
 extern const struct cu_op cu_ops_gemm[];
 extern const struct cu_op cu_ops_mem[];
+extern const struct cu_op cu_ops_attn[];
 
 #endif

@@ -21,6 +21,8 @@ enum cuk_dt { CUK_F32 = 0, CUK_F16 = 1, CUK_BF16 = 2 };
 /* out[i] = x[i] + (y ? y[i % ny] : 1) over n elements. */
 cudaError_t cuk_add(const void *x, int dx, const void *y, int dy, int64_t ny, void *out, int dout, int64_t n,
 		    cudaStream_t s);
+/* dst[i] = src[i] converted between float dtypes. */
+cudaError_t cuk_convert(const void *src, int ds, void *dst, int dd, int64_t n, cudaStream_t s);
 /* Rows of h: rstd = 1/sqrt(mean(x^2) + eps); y = x * rstd * gamma; rstd_out (fp32, may be NULL). */
 cudaError_t cuk_rmsnorm(const void *x, int dx, const void *gamma, int dg, void *y, int dy, float *rstd_out,
 			int64_t rows, int64_t h, float eps, cudaStream_t s);
@@ -37,6 +39,25 @@ cudaError_t cuk_transpose(const void *in, void *out, int64_t a, int64_t p, int64
 /* out[m, n] = acc[m, n] * scale[n or 0] (scale fp32, NULL = 1). */
 cudaError_t cuk_dequant(const int32_t *acc, const float *scale, int64_t nscale, void *out, int dout, int64_t m,
 			int64_t n, cudaStream_t s);
+/*
+ * Attention over a TND query (t tokens, n heads, d dims; d % 32 == 0, d <= 256)
+ * with kvn key/value heads (grouped-query: head h reads kv head h / (n / kvn)).
+ * Keys and values: paged (nblocks, kvn, block_size, d) through block_table
+ * (batch, max_blocks), or contiguous TND (tokens, kvn, d) from kv_start[b].
+ * Per token: its batch (seq_of_token), the batch's first token (q_start),
+ * query and key lengths (q_len, kv_len).  causal: 0 none, 2 left-up, 3
+ * right-down.  All index arrays are device int32.
+ */
+struct cuk_attn {
+	const void *q, *k, *v;
+	void *out;
+	int dt, t, n, kvn, d;
+	int paged, block_size, max_blocks;
+	const int32_t *block_table, *seq_of_token, *q_start, *q_len, *kv_len, *kv_start;
+	int causal;
+	float scale;
+};
+cudaError_t cuk_attention(const struct cuk_attn *a, cudaStream_t s);
 /* Write every 4-byte word of buf (evicts the L2 cache when buf is twice its size). */
 cudaError_t cuk_flush(void *buf, size_t bytes, cudaStream_t s);
 /* One block spinning for about ns nanoseconds (keeps the stream busy while the host enqueues). */

@@ -113,6 +113,12 @@ __global__ void cuk_add_vec16(const uint4 *x, const uint4 *y, int64_t ny16, uint
 	}
 }
 
+__global__ void cuk_convert_kernel(const void *src, int ds, void *dst, int dd, int64_t n)
+{
+	for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+		st(dst, dd, i, ld(src, ds, i));
+}
+
 __global__ void cuk_add_kernel(const void *x, int dx, const void *y, int dy, int64_t ny, void *out, int dout,
 			       int64_t n)
 {
@@ -254,6 +260,14 @@ cudaError_t cuk_add(const void *x, int dx, const void *y, int dy, int64_t ny, vo
 	return cudaGetLastError();
 }
 
+cudaError_t cuk_convert(const void *src, int ds, void *dst, int dd, int64_t n, cudaStream_t s)
+{
+	if (n <= 0)
+		return cudaSuccess;
+	cuk_convert_kernel<<<blocks_for(n, 256), 256, 0, s>>>(src, ds, dst, dd, n);
+	return cudaGetLastError();
+}
+
 cudaError_t cuk_rmsnorm(const void *x, int dx, const void *gamma, int dg, void *y, int dy, float *rstd_out,
 			int64_t rows, int64_t h, float eps, cudaStream_t s)
 {
@@ -325,3 +339,66 @@ cudaError_t cuk_spin(uint64_t ns, cudaStream_t s)
 }
 
 }  // extern "C"
+
+// ---- attention (FusedInferAttentionScore, TND): one warp per (token, head) ----
+//
+// Online softmax over the token's visible keys; each lane holds D/32 dims
+// of q and of the output accumulator (D a multiple of 32, at most 256).
+extern "C" __global__ void cuk_attention_kernel(struct cuk_attn a)
+{
+	int warp = (int)((blockIdx.x * (int64_t)blockDim.x + threadIdx.x) >> 5), lane = threadIdx.x & 31;
+	if (warp >= a.t * a.n)
+		return;
+	int t = warp / a.n, h = warp - t * a.n, kvh = h / (a.n / a.kvn);
+	int b = a.seq_of_token[t];
+	int qi = t - a.q_start[b], lq = a.q_len[b], lk = a.kv_len[b];
+	int jend = lk;
+	if (a.causal == 3)
+		jend = min(lk, qi + lk - lq + 1);   // right-down aligned
+	else if (a.causal == 2)
+		jend = min(lk, qi + 1);             // left-up aligned
+	int nd = a.d / 32;
+	float q[8], acc[8];
+#pragma unroll
+	for (int i = 0; i < 8; i++) {
+		q[i] = i < nd ? ld(a.q, a.dt, ((int64_t)t * a.n + h) * a.d + lane + 32 * i) * a.scale : 0.0f;
+		acc[i] = 0.0f;
+	}
+	float m = -INFINITY, l = 0.0f;
+	for (int j = 0; j < jend; j++) {
+		int64_t row;
+		if (a.paged) {
+			int blk = a.block_table[(int64_t)b * a.max_blocks + j / a.block_size];
+			row = ((int64_t)blk * a.kvn + kvh) * a.block_size + j % a.block_size;
+		} else {
+			row = ((int64_t)(a.kv_start[b] + j)) * a.kvn + kvh;
+		}
+		float s = 0.0f;
+#pragma unroll
+		for (int i = 0; i < 8; i++)
+			if (i < nd)
+				s += q[i] * ld(a.k, a.dt, row * a.d + lane + 32 * i);
+		s = warp_sum(s);
+		float mn = fmaxf(m, s), corr = __expf(m - mn), p = __expf(s - mn);
+		l = l * corr + p;
+#pragma unroll
+		for (int i = 0; i < 8; i++)
+			if (i < nd)
+				acc[i] = acc[i] * corr + p * ld(a.v, a.dt, row * a.d + lane + 32 * i);
+		m = mn;
+	}
+	float inv = l > 0.0f ? 1.0f / l : 0.0f;
+#pragma unroll
+	for (int i = 0; i < 8; i++)
+		if (i < nd)
+			st(a.out, a.dt, ((int64_t)t * a.n + h) * a.d + lane + 32 * i, acc[i] * inv);
+}
+
+extern "C" cudaError_t cuk_attention(const struct cuk_attn *a, cudaStream_t s)
+{
+	int64_t warps = (int64_t)a->t * a->n;
+	if (warps <= 0)
+		return cudaSuccess;
+	cuk_attention_kernel<<<(unsigned)((warps + 3) / 4), 128, 0, s>>>(*a);
+	return cudaGetLastError();
+}

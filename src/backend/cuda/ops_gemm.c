@@ -33,6 +33,7 @@ struct lt_state {
 	const float *scale;                   /* int8: per-channel fp32 scale (device), or NULL */
 	int64_t nscale;
 	float *scale_f32;                     /* int8: scale converted to fp32 (owned) */
+	void *b_conv;                         /* input 1 in input 0's dtype (owned), or NULL */
 };
 
 static int is2(const struct perfdb_tensor *t)
@@ -92,12 +93,52 @@ static int plan2(const struct perfdb_op_case *c, struct gemm *g, struct perfdb_e
 	return 0;
 }
 
+/* B (N,K) or (K,N) per batch: strides of the stored (B, ., .) weight. */
+static int bstrides(const struct perfdb_op_case *c, struct gemm *g, int64_t k, int64_t n, struct perfdb_err *err)
+{
+	const struct perfdb_tensor *b = &c->in[1];
+	if (b->dims[1] == k && b->dims[2] == n)
+		g->btrans = 0;
+	else if (b->dims[2] == k && b->dims[1] == n)
+		g->btrans = 1;
+	else
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: input 1 is not (B,%lld,%lld) or (B,%lld,%lld)",
+				      c->op, (long long)k, (long long)n, (long long)n, (long long)k);
+	g->sb[0] = k * n;
+	g->sb[1] = g->btrans ? 1 : n;
+	g->sb[2] = g->btrans ? k : 1;
+	return 0;
+}
+
+/*
+ * TransposeBatchMatMul as the tables record it from vLLM-Ascend: x (B,M,K),
+ * weight (B,K,N), output (M,B,N) (perm_y = [1,0,2]): the output is strided.
+ */
+static int plan_tbmm_bmk(const struct perfdb_op_case *c, struct gemm *g, struct perfdb_err *err)
+{
+	const struct perfdb_tensor *a = &c->in[0], *b = &c->in[1], *o = &c->out[0];
+	int64_t bt = a->dims[0], m = a->dims[1], k = a->dims[2], n = o->dims[2];
+	if (b->dims[0] != bt)
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: batch of input 1 does not match", c->op);
+	PERFDB_TRY(bstrides(c, g, k, n, err));
+	g->bt = bt;
+	g->m = m;
+	g->n = n;
+	g->k = k;
+	g->sa[0] = m * k; g->sa[1] = k; g->sa[2] = 1;
+	g->sc[0] = n; g->sc[1] = bt * n; g->sc[2] = 1;
+	return 0;
+}
+
 static int plan3(const struct perfdb_op_case *c, struct gemm *g, struct perfdb_err *err)
 {
 	const struct perfdb_tensor *a = &c->in[0], *b = &c->in[1], *o = &c->out[0];
 	if (!is3(a) || !is3(b) || !is3(o))
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s needs 3-D inputs 0, 1 and output 0", c->op);
 	int64_t d0 = o->dims[0], d1 = o->dims[1], n = o->dims[2];
+	int tbmm = strcmp(c->op, "TransposeBatchMatMul") == 0;
+	if (tbmm && a->dims[0] == d1 && a->dims[1] == d0 && d0 != d1)
+		return plan_tbmm_bmk(c, g, err);
 	if (a->dims[0] != d0 || a->dims[1] != d1)
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: input 0 and output 0 disagree", c->op);
 	int64_t k = a->dims[2];
@@ -137,11 +178,16 @@ static int plan3(const struct perfdb_op_case *c, struct gemm *g, struct perfdb_e
 	return 0;
 }
 
+/*
+ * Float GEMMs compute in input 0's dtype: a weight of another float dtype
+ * (tables often record one dtype for all slots, the rest defaulting to
+ * DT_FLOAT) is converted to it once in setup, outside the timed loop.
+ */
 static int float_gemm_dtypes(const struct perfdb_op_case *c, struct perfdb_err *err)
 {
 	enum perfdb_dtype a = c->in[0].dtype, b = c->in[1].dtype, o = c->out[0].dtype;
-	if (cu_float_dt(a) < 0 || a != b)
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: inputs %s x %s not supported (bf16, fp16, fp32 pairs, "
+	if (cu_float_dt(a) < 0 || cu_float_dt(b) < 0)
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: inputs %s x %s not supported (bf16, fp16, fp32, "
 				      "or INT8 pairs)", c->op, perfdb_dtype_name(a), perfdb_dtype_name(b));
 	if (!(o == a || o == PERFDB_DTYPE_FLOAT))
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: output %s for %s inputs not supported", c->op,
@@ -238,6 +284,7 @@ static void lt_teardown(struct cu_case *k)
 		cublasLtMatrixLayoutDestroy(s->lc);
 	cudaFree(s->acc);
 	cudaFree(s->scale_f32);
+	cudaFree(s->b_conv);
 	free(s);
 	k->state = NULL;
 }
@@ -293,6 +340,13 @@ static int mm_setup(struct perfdb_op_case *c, struct cu_case *k, struct perfdb_e
 		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 	k->state = s;
 	PERFDB_TRY(plan(c, &s->g, err));
+	if (c->in[1].dtype != c->in[0].dtype) {
+		size_t n = (size_t)c->in[1].numel;
+		CU_TRY(err, cudaMalloc(&s->b_conv, perfdb_dtype_bytes(c->in[0].dtype, n ? n : 1)));
+		CU_TRY(err, cuk_convert(k->din[1], cu_float_dt(c->in[1].dtype), s->b_conv, cu_float_dt(c->in[0].dtype),
+					(int64_t)n, cu.stream));
+		CU_TRY(err, cudaStreamSynchronize(cu.stream));
+	}
 	return lt_plan(s, cuda_type(c->in[0].dtype), cuda_type(c->out[0].dtype), err);
 }
 
@@ -313,7 +367,8 @@ static int lt_enqueue(struct lt_state *s, const void *a, const void *b, void *d,
 static int mm_enqueue(struct perfdb_op_case *c, struct cu_case *k, cudaStream_t st, struct perfdb_err *err)
 {
 	(void)c;
-	return lt_enqueue(k->state, k->din[0], k->din[1], k->dout[0], st, err);
+	struct lt_state *s = k->state;
+	return lt_enqueue(s, k->din[0], s->b_conv ? s->b_conv : k->din[1], k->dout[0], st, err);
 }
 
 /* ---- QuantBatchMatmulV3 --------------------------------------------------- */
