@@ -40,6 +40,7 @@ static const struct tcase cases[] = {
 	{ "TransposeBatchMatMul", "16,4,32;4,32,24", "DT_BF16;DT_BF16", "16,4,24", "DT_BF16", 2e-2, NULL },
 	{ "MatMulV2", "24,64;48,64", "DT_BF16", "24,48", "DT_BF16", 3e-2, NULL },   /* weight dtype missing: DT_FLOAT */
 	{ "TransposeBatchMatMul", "3,10,32;3,32,16", "DT_BF16;DT_BF16", "10,3,16", "DT_BF16", 2e-2, NULL },  /* naive */
+	{ "GroupedMatmul", "10,64;4,64,2,16;;4,32;;;;4;10", "DT_BF16", "10,32", "DT_BF16", 3e-2, NULL },  /* naive */
 	/* int8 GEMMs: naive integer reference */
 	{ "MatMulV2", "8,64;48,64", "INT8;INT8", "8,48", "INT32", 0, NULL },
 	{ "QuantBatchMatmulV3", "8,64;48,64;48", "INT8;INT8;DT_FLOAT", "8,48", "DT_BF16", 1e-2, NULL },
@@ -214,6 +215,18 @@ static int reference(const struct tcase *t, double *ref, size_t n, struct perfdb
 						acc += val(&c.in[0], (size_t)((b * M + m) * K + k)) *
 						       val(&c.in[1], (size_t)((b * K + k) * N + n2));
 					ref[(m * B + b) * N + n2] = acc;
+				}
+	} else if (rc == 0 && strcmp(t->op, "GroupedMatmul") == 0) {
+		/* expert e takes rows [eM/E, (e+1)M/E) of x (M,K) times w[e] (K,N) */
+		int64_t M = c.in[0].dims[0], K = c.in[0].dims[1], N = c.out[0].dims[1], E = c.in[1].dims[0];
+		for (int64_t e = 0; e < E; e++)
+			for (int64_t m = e * M / E; m < (e + 1) * M / E; m++)
+				for (int64_t n2 = 0; n2 < N; n2++) {
+					double acc = 0;
+					for (int64_t k = 0; k < K; k++)
+						acc += val(&c.in[0], (size_t)(m * K + k)) *
+						       val(&c.in[1], (size_t)((e * K + k) * N + n2));
+					ref[m * N + n2] = acc;
 				}
 	} else if (rc == 0 && strcmp(t->op, "FusedInferAttentionScore") == 0) {
 		ref_attention(&c, ref);

@@ -452,10 +452,148 @@ static int qbmm_enqueue(struct perfdb_op_case *c, struct cu_case *k, cudaStream_
 	return 0;
 }
 
+/* ---- GroupedMatmul: one cuBLASLt GEMM per expert ------------------------------ */
+
+/*
+ * Slots (spec/replay.md §4): x0 (M,K), w1 (E,K,N) or (E,N,K), or the
+ * recorded 4-D (E, K, N/16, 16) read as (E,K,N); group_list7 (the tokens
+ * split evenly over the experts, cumulative, as the reference does: expert
+ * e takes rows [eM/E, (e+1)M/E)); out0 (M,N).  Float dtypes (the weight
+ * converted once to x's dtype when it differs); scale3 and per_token_scale8
+ * (the W8A8 path) are not applied: INT8 rows are refused.
+ */
+struct gmm_plan {
+	int64_t e, m, n, k;
+	int wtrans;
+};
+
+struct gmm_state {
+	struct gmm_plan p;
+	int64_t *start;               /* E + 1 row offsets */
+	struct lt_state **lt;         /* per expert (shared between experts of equal rows), NULL: no rows */
+	struct lt_state **uniq;       /* the distinct plans (owned) */
+	int nuniq;
+	void *w_conv;
+};
+
+static int gmm_plan(const struct perfdb_op_case *c, struct gmm_plan *p, struct perfdb_err *err)
+{
+	memset(p, 0, sizeof(*p));
+	if (c->nin < 2 || !c->in[0].present || !c->in[1].present || c->nout < 1 || !c->out[0].present)
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s needs x, weight and an output", c->op);
+	const struct perfdb_tensor *x = &c->in[0], *w = &c->in[1], *o = &c->out[0];
+	if (cu_float_dt(x->dtype) < 0 || cu_float_dt(w->dtype) < 0)
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: x %s, weight %s: float dtypes only (INT8 W8A8 not yet)",
+				      c->op, perfdb_dtype_name(x->dtype), perfdb_dtype_name(w->dtype));
+	if (!(o->dtype == x->dtype || o->dtype == PERFDB_DTYPE_FLOAT))
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: output %s for %s x", c->op, perfdb_dtype_name(o->dtype),
+				      perfdb_dtype_name(x->dtype));
+	if (x->ndims != 2 || o->ndims != 2 || o->dims[0] != x->dims[0])
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: x (M,K) and output (M,N)", c->op);
+	p->m = x->dims[0];
+	p->k = x->dims[1];
+	p->n = o->dims[1];
+	p->e = w->ndims >= 3 ? w->dims[0] : 0;
+	if (p->e < 1 || w->numel != p->e * p->k * p->n)
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: weight must hold E x K x N = E x %lld x %lld", c->op,
+				      (long long)p->k, (long long)p->n);
+	if (w->ndims == 4 || w->dims[1] == p->k)
+		p->wtrans = 0;
+	else if (w->ndims == 3 && w->dims[1] == p->n && w->dims[2] == p->k)
+		p->wtrans = 1;
+	else
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: weight is not (E,K,N) or (E,N,K)", c->op);
+	return 0;
+}
+
+static int gmm_check(const struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	struct gmm_plan p;
+	return gmm_plan(c, &p, err);
+}
+
+static void gmm_teardown(struct cu_case *k)
+{
+	struct gmm_state *s = k->state;
+	if (!s)
+		return;
+	for (int i = 0; i < s->nuniq; i++) {
+		struct cu_case tmp = { .state = s->uniq[i] };
+		lt_teardown(&tmp);
+	}
+	free(s->uniq);
+	free(s->lt);
+	free(s->start);
+	cudaFree(s->w_conv);
+	free(s);
+	k->state = NULL;
+}
+
+static int gmm_setup(struct perfdb_op_case *c, struct cu_case *k, struct perfdb_err *err)
+{
+	struct gmm_state *s = calloc(1, sizeof(*s));
+	if (!s)
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	k->state = s;
+	PERFDB_TRY(gmm_plan(c, &s->p, err));
+	const struct gmm_plan *p = &s->p;
+	s->start = calloc((size_t)p->e + 1, sizeof(int64_t));
+	s->lt = calloc((size_t)p->e, sizeof(*s->lt));
+	s->uniq = calloc((size_t)p->e, sizeof(*s->uniq));
+	if (!s->start || !s->lt || !s->uniq)
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	if (c->in[1].dtype != c->in[0].dtype) {
+		size_t n = (size_t)c->in[1].numel;
+		CU_TRY(err, cudaMalloc(&s->w_conv, perfdb_dtype_bytes(c->in[0].dtype, n ? n : 1)));
+		CU_TRY(err, cuk_convert(k->din[1], cu_float_dt(c->in[1].dtype), s->w_conv, cu_float_dt(c->in[0].dtype),
+					(int64_t)n, cu.stream));
+		CU_TRY(err, cudaStreamSynchronize(cu.stream));
+	}
+	for (int64_t e = 0; e <= p->e; e++)
+		s->start[e] = e * p->m / p->e;
+	for (int64_t e = 0; e < p->e; e++) {
+		int64_t rows = s->start[e + 1] - s->start[e];
+		if (rows == 0)
+			continue;
+		for (int i = 0; i < s->nuniq && !s->lt[e]; i++)
+			if (s->uniq[i]->g.m == rows)
+				s->lt[e] = s->uniq[i];
+		if (s->lt[e])
+			continue;
+		struct lt_state *l = calloc(1, sizeof(*l));
+		if (!l)
+			return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+		s->uniq[s->nuniq++] = l;
+		s->lt[e] = l;
+		l->g = (struct gemm){ .bt = 1, .m = rows, .n = p->n, .k = p->k, .sa = { 0, p->k, 1 },
+				      .sb = { 0, p->wtrans ? 1 : p->n, p->wtrans ? p->k : 1 }, .sc = { 0, p->n, 1 },
+				      .btrans = p->wtrans };
+		PERFDB_TRY(lt_plan(l, cuda_type(c->in[0].dtype), cuda_type(c->out[0].dtype), err));
+	}
+	return 0;
+}
+
+static int gmm_enqueue(struct perfdb_op_case *c, struct cu_case *k, cudaStream_t st, struct perfdb_err *err)
+{
+	struct gmm_state *s = k->state;
+	const struct gmm_plan *p = &s->p;
+	size_t xe = perfdb_dtype_bytes(c->in[0].dtype, 1), oe = perfdb_dtype_bytes(c->out[0].dtype, 1);
+	const char *x = k->din[0], *w = s->w_conv ? s->w_conv : k->din[1];
+	char *o = k->dout[0];
+	for (int64_t e = 0; e < p->e; e++) {
+		if (!s->lt[e])
+			continue;
+		PERFDB_TRY(lt_enqueue(s->lt[e], x + (size_t)(s->start[e] * p->k) * xe,
+				      w + (size_t)(e * p->k * p->n) * xe, o + (size_t)(s->start[e] * p->n) * oe, st, err));
+	}
+	return 0;
+}
+
 #define MM(n) CU_OP(n, false, "cublasLt", mm_check, mm_setup, mm_enqueue, lt_teardown)
 
 const struct cu_op cu_ops_gemm[] = {
 	MM("BatchMatMulV2"), MM("MatMulCommon"), MM("MatMulV2"), MM("MatMulV3"), MM("TransposeBatchMatMul"),
+	CU_OP("GroupedMatmul", false, "cublasLt", gmm_check, gmm_setup, gmm_enqueue, gmm_teardown),
 	CU_OP("QuantBatchMatmulV3", false, "cublasLt+own_dequant", qbmm_check, qbmm_setup, qbmm_enqueue, lt_teardown),
 	{ .impl = { .name = NULL } },
 };
