@@ -53,6 +53,8 @@ static const struct tcase cases[] = {
 	{ "SoftmaxV2", "5,1000", "DT_FLOAT", "5,1000", "DT_FLOAT", 1e-5, NULL },
 	{ "SoftmaxV2", "4,333", "DT_BF16", "4,333", "DT_BF16", 1e-2, NULL },
 	{ "SwiGlu", "6,512", "DT_BF16", "6,256", "DT_BF16", 2e-2, NULL },
+	{ "SwiGlu", "3,100", "DT_FLOAT16", "3,50", "DT_FLOAT16", 5e-3, NULL },        /* scalar path */
+	{ "RmsNorm", "2,64;64", "DT_FLOAT16;DT_FLOAT16", "2,64", "DT_FLOAT16", 5e-3, NULL },  /* 16-byte path */
 	{ "GatherV2", "100,64;10", "DT_BF16;INT64", "10,64", "DT_BF16", 0, NULL },
 	{ "GatherV2", "50,6;7", "DT_FLOAT;INT32", "7,6", "DT_FLOAT", 0, NULL },
 	{ "Transpose", "4,6,8", "DT_BF16", "6,4,8", "DT_BF16", 0, NULL },

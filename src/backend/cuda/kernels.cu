@@ -92,7 +92,77 @@ int row_threads(int64_t h)
 	return t;
 }
 
+template <typename T> __device__ __forceinline__ float tof(T v);
+template <> __device__ __forceinline__ float tof<__nv_bfloat16>(__nv_bfloat16 v)
+{
+	return __bfloat162float(v);
+}
+template <> __device__ __forceinline__ float tof<__half>(__half v)
+{
+	return __half2float(v);
+}
+template <typename T> __device__ __forceinline__ T fromf(float v);
+template <> __device__ __forceinline__ __nv_bfloat16 fromf<__nv_bfloat16>(float v)
+{
+	return __float2bfloat16_rn(v);
+}
+template <> __device__ __forceinline__ __half fromf<__half>(float v)
+{
+	return __float2half_rn(v);
+}
+
 }  // namespace
+
+// 16-bit tensors of one dtype, rows a multiple of 8 elements: 16-byte accesses.
+template <typename T>
+__global__ void cuk_rmsnorm_vec8(const T *x, const T *gamma, T *y, float *rstd_out, int64_t h, float eps)
+{
+	int64_t row = blockIdx.x, n8 = h / 8;
+	const uint4 *xr = reinterpret_cast<const uint4 *>(x + row * h);
+	const uint4 *g = reinterpret_cast<const uint4 *>(gamma);
+	uint4 *yr = reinterpret_cast<uint4 *>(y + row * h);
+	float ss = 0.0f;
+	for (int64_t j = threadIdx.x; j < n8; j += blockDim.x) {
+		uint4 v = xr[j];
+		const T *e = reinterpret_cast<const T *>(&v);
+#pragma unroll
+		for (int i = 0; i < 8; i++) {
+			float f = tof(e[i]);
+			ss += f * f;
+		}
+	}
+	ss = block_reduce<false>(ss);
+	float r = rsqrtf(ss / (float)h + eps);
+	for (int64_t j = threadIdx.x; j < n8; j += blockDim.x) {
+		uint4 v = xr[j], gv = g[j], o;
+		const T *e = reinterpret_cast<const T *>(&v), *ge = reinterpret_cast<const T *>(&gv);
+		T *oe = reinterpret_cast<T *>(&o);
+#pragma unroll
+		for (int i = 0; i < 8; i++)
+			oe[i] = fromf<T>(tof(e[i]) * r * tof(ge[i]));
+		yr[j] = o;
+	}
+	if (rstd_out && threadIdx.x == 0)
+		rstd_out[row] = r;
+}
+
+template <typename T> __global__ void cuk_swiglu_vec8(const T *x, T *out, int64_t rows, int64_t h)
+{
+	int64_t h8 = h / 8, n = rows * h8;
+	for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+		int64_t r = i / h8, j = i - r * h8;
+		uint4 av = reinterpret_cast<const uint4 *>(x + r * 2 * h)[j];
+		uint4 bv = reinterpret_cast<const uint4 *>(x + r * 2 * h + h)[j], o;
+		const T *a = reinterpret_cast<const T *>(&av), *b = reinterpret_cast<const T *>(&bv);
+		T *oe = reinterpret_cast<T *>(&o);
+#pragma unroll
+		for (int k = 0; k < 8; k++) {
+			float g = tof(a[k]);
+			oe[k] = fromf<T>(g / (1.0f + __expf(-g)) * tof(b[k]));
+		}
+		reinterpret_cast<uint4 *>(out)[i] = o;
+	}
+}
 
 extern "C" {
 
@@ -273,12 +343,33 @@ cudaError_t cuk_rmsnorm(const void *x, int dx, const void *gamma, int dg, void *
 {
 	if (rows <= 0)
 		return cudaSuccess;
+	if (dx == dg && dx == dy && dx != CUK_F32 && h % 8 == 0) {
+		int th = row_threads(h / 8);
+		if (dx == CUK_BF16)
+			cuk_rmsnorm_vec8<__nv_bfloat16><<<(unsigned)rows, th, 0, s>>>(
+				static_cast<const __nv_bfloat16 *>(x), static_cast<const __nv_bfloat16 *>(gamma),
+				static_cast<__nv_bfloat16 *>(y), rstd_out, h, eps);
+		else
+			cuk_rmsnorm_vec8<__half><<<(unsigned)rows, th, 0, s>>>(static_cast<const __half *>(x),
+									     static_cast<const __half *>(gamma),
+									     static_cast<__half *>(y), rstd_out, h, eps);
+		return cudaGetLastError();
+	}
 	cuk_rmsnorm_kernel<<<(unsigned)rows, row_threads(h), 0, s>>>(x, dx, gamma, dg, y, dy, rstd_out, h, eps);
 	return cudaGetLastError();
 }
 
 cudaError_t cuk_swiglu(const void *x, int dx, void *out, int dout, int64_t rows, int64_t h, cudaStream_t s)
 {
+	if (dx == dout && dx != CUK_F32 && h % 8 == 0) {
+		if (dx == CUK_BF16)
+			cuk_swiglu_vec8<__nv_bfloat16><<<blocks_for(rows * h / 8, 256), 256, 0, s>>>(
+				static_cast<const __nv_bfloat16 *>(x), static_cast<__nv_bfloat16 *>(out), rows, h);
+		else
+			cuk_swiglu_vec8<__half><<<blocks_for(rows * h / 8, 256), 256, 0, s>>>(
+				static_cast<const __half *>(x), static_cast<__half *>(out), rows, h);
+		return cudaGetLastError();
+	}
 	cuk_swiglu_kernel<<<blocks_for(rows * h, 256), 256, 0, s>>>(x, dx, out, dout, rows, h);
 	return cudaGetLastError();
 }
