@@ -166,10 +166,32 @@ static int nccl_unbuilt(struct perfdb_err *err)
 {
 	return perfdb_err_set(err, PERFDB_EINVAL, "this perfdb has no NCCL backend");
 }
-#define nccl_begin(c, s, r, err) nccl_unbuilt(err)
-#define nccl_upload(s, sb, r, rb, err) nccl_unbuilt(err)
-#define nccl_download(r, rb, err) nccl_unbuilt(err)
-#define nccl_call(op, dt, n, sec, err) nccl_unbuilt(err)
+
+static int nccl_begin(MPI_Comm comm, size_t send_bytes, size_t recv_bytes, struct perfdb_err *err)
+{
+	(void)comm, (void)send_bytes, (void)recv_bytes;
+	return nccl_unbuilt(err);
+}
+
+static int nccl_upload(const void *send, size_t send_bytes, const void *recv, size_t recv_bytes,
+		       struct perfdb_err *err)
+{
+	(void)send, (void)send_bytes, (void)recv, (void)recv_bytes;
+	return nccl_unbuilt(err);
+}
+
+static int nccl_download(void *recv, size_t recv_bytes, struct perfdb_err *err)
+{
+	(void)recv, (void)recv_bytes;
+	return nccl_unbuilt(err);
+}
+
+static int nccl_call(enum perfdb_comm_op op, enum perfdb_comm_dtype dt, size_t count, double *seconds,
+		     struct perfdb_err *err)
+{
+	(void)op, (void)dt, (void)count, (void)seconds;
+	return nccl_unbuilt(err);
+}
 #endif
 
 /*
