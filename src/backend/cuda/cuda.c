@@ -152,34 +152,11 @@ static int cuda_init(int threads, struct perfdb_err *err)
 	return cu_ready(err);
 }
 
-/* "NVIDIA H200" with 140.4 GiB -> "NVIDIA_H200_141G": the name as sold (memory GiB rounded up). */
-static void gpu_name(const char *model, double bytes, char *out, size_t cap)
-{
-	size_t w = 0;
-	int us = 1;
-	for (const char *c = model; *c && w + 1 < cap; c++) {
-		if ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9')) {
-			out[w++] = (char)(*c >= 'a' && *c <= 'z' ? *c - 'a' + 'A' : *c);
-			us = 0;
-		} else if (!us) {
-			out[w++] = '_';
-			us = 1;
-		}
-	}
-	while (w > 0 && out[w - 1] == '_')
-		w--;
-	out[w] = '\0';
-	if (w == 0)
-		snprintf(out, cap, "NVIDIA_GPU");
-	size_t l = strlen(out);
-	snprintf(out + l, cap - l, "_%.0fG", ceil(bytes / (double)(1u << 30)));
-}
-
 static int cuda_detect_device(struct perfdb_device_registry *reg, const char **name_out, struct perfdb_err *err)
 {
 	PERFDB_TRY(cu_ready(err));
 	char name[300];
-	gpu_name(cu.prop.name, (double)cu.prop.totalGlobalMem, name, sizeof(name));
+	perfdb_device_gpu_name(cu.prop.name, (double)cu.prop.totalGlobalMem, name, sizeof(name));
 	const struct perfdb_device *have = perfdb_device_find(reg, name);
 	if (have) {
 		*name_out = have->name;
