@@ -43,6 +43,8 @@ static const struct tcase cases[] = {
 	{ "GroupedMatmul", "10,64;4,64,2,16;;4,32;;;;4;10", "DT_BF16", "10,32", "DT_BF16", 3e-2, NULL },  /* naive */
 	/* int8 GEMMs: naive integer reference */
 	{ "MatMulV2", "8,64;48,64", "INT8;INT8", "8,48", "INT32", 0, NULL },
+	/* fp8 (sm_89+): naive reference on exact inputs (build() writes 0.5, 1, 1.5, -1) */
+	{ "MatMulV2", "16,64;32,64", "DT_FLOAT8_E4M3FN;DT_FLOAT8_E4M3FN", "16,32", "DT_BF16", 1e-2, NULL },
 	{ "QuantBatchMatmulV3", "8,64;48,64;48", "INT8;INT8;DT_FLOAT", "8,48", "DT_BF16", 1e-2, NULL },
 	/* memory-bound: own kernels against the CPU backend */
 	{ "Add", "4,1000;1000", "DT_BF16;DT_BF16", "4,1000", "DT_BF16", 1e-2, NULL },
@@ -167,13 +169,19 @@ static double val(const struct perfdb_tensor *t, size_t i)
 	case PERFDB_DTYPE_BF16: return perfdb_bf16_to_float(((const uint16_t *)t->data)[i]);
 	case PERFDB_DTYPE_FLOAT16: return perfdb_fp16_to_float(((const uint16_t *)t->data)[i]);
 	case PERFDB_DTYPE_INT8: return ((const int8_t *)t->data)[i];
+	case PERFDB_DTYPE_FLOAT8_E4M3FN: {
+		uint8_t b = ((const uint8_t *)t->data)[i];
+		int e = (b >> 3) & 15, m = b & 7;
+		double v = e ? (1 + m / 8.0) * ldexp(1, e - 7) : m / 8.0 * ldexp(1, -6);
+		return b & 0x80 ? -v : v;
+	}
 	case PERFDB_DTYPE_INT32: return ((const int32_t *)t->data)[i];
 	case PERFDB_DTYPE_INT64: return (double)((const int64_t *)t->data)[i];
 	default: return ((const uint8_t *)t->data)[i];
 	}
 }
 
-/* Naive int8 GEMM: out (M,N) = x1 (M,K) · x2 (N,K)^T [· scale]. */
+/* Naive int8/fp8 GEMM: out (M,N) = x1 (M,K) · x2 (N,K)^T or (K,N) [· scale]. */
 static void ref_int8(const struct perfdb_op_case *c, double *ref)
 {
 	const struct perfdb_tensor *a = &c->in[0], *b = &c->in[1];
@@ -197,7 +205,14 @@ static int build(const struct tcase *t, struct perfdb_engine_pool *pool, struct 
 					    c, err));
 	c->cell = t->cells ? cell_of : NULL;
 	c->cell_ctx = t->cells;
-	return perfdb_engine_alloc_case(pool, c, 42, err);
+	PERFDB_TRY(perfdb_engine_alloc_case(pool, c, 42, err));
+	/* fp8 inputs: exact values instead of the engine's small integers (tiny subnormals in E4M3) */
+	static const uint8_t e4m3[4] = { 0x30, 0x38, 0x3c, 0xb8 };   /* 0.5, 1, 1.5, -1 */
+	for (size_t i = 0; i < c->nin; i++)
+		if (c->in[i].present && c->in[i].dtype == PERFDB_DTYPE_FLOAT8_E4M3FN)
+			for (size_t j = 0; j < (size_t)c->in[i].numel; j++)
+				((uint8_t *)c->in[i].data)[j] = e4m3[(j * 7 + i) % 4];
+	return 0;
 }
 
 /* Output 0's reference values (n of them) into ref: CPU backend or naive. */
@@ -232,7 +247,8 @@ static int reference(const struct tcase *t, double *ref, size_t n, struct perfdb
 				}
 	} else if (rc == 0 && strcmp(t->op, "FusedInferAttentionScore") == 0) {
 		ref_attention(&c, ref);
-	} else if (rc == 0 && (c.in[0].dtype == PERFDB_DTYPE_INT8 && strcmp(t->op, "Transpose") != 0)) {
+	} else if (rc == 0 && ((c.in[0].dtype == PERFDB_DTYPE_INT8 && strcmp(t->op, "Transpose") != 0) ||
+				c.in[0].dtype == PERFDB_DTYPE_FLOAT8_E4M3FN)) {
 		ref_int8(&c, ref);
 	} else if (rc == 0) {
 		const struct perfdb_op_impl *ci = perfdb_backend_cpu.find_op(t->op);

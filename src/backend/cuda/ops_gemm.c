@@ -195,6 +195,31 @@ static int float_gemm_dtypes(const struct perfdb_op_case *c, struct perfdb_err *
 	return 0;
 }
 
+static int is_fp8(enum perfdb_dtype d)
+{
+	return d == PERFDB_DTYPE_FLOAT8_E4M3FN || d == PERFDB_DTYPE_FLOAT8_E5M2;
+}
+
+/*
+ * fp8 GEMMs (Hopper and Ada): E4M3/E5M2 inputs, not both E5M2, fp32
+ * compute, a bf16/fp16/fp32 output; cuBLASLt's fp8 kernels take only its
+ * "TN" form, which here is A row-major and the weight stored (N,K).
+ */
+static int fp8_gemm(const struct perfdb_op_case *c, const struct gemm *g, struct perfdb_err *err)
+{
+	enum perfdb_dtype a = c->in[0].dtype, b = c->in[1].dtype, o = c->out[0].dtype;
+	if (!is_fp8(a) || !is_fp8(b) || (a == PERFDB_DTYPE_FLOAT8_E5M2 && b == PERFDB_DTYPE_FLOAT8_E5M2))
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: fp8 inputs %s x %s not supported (E4M3 x E4M3/E5M2)",
+				      c->op, perfdb_dtype_name(a), perfdb_dtype_name(b));
+	if (cu_float_dt(o) < 0)
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: fp8 GEMM output %s not supported (bf16, fp16, fp32)", c->op,
+				      perfdb_dtype_name(o));
+	if (!g->btrans || g->sa[2] != 1)
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: fp8 GEMMs need A row-major and the weight stored (N,K) "
+				      "(cuBLASLt's TN form)", c->op);
+	return 0;
+}
+
 static int int8_pair(const struct perfdb_op_case *c)
 {
 	return c->in[0].dtype == PERFDB_DTYPE_INT8 && c->in[1].dtype == PERFDB_DTYPE_INT8;
@@ -205,17 +230,18 @@ static int plan(const struct perfdb_op_case *c, struct gemm *g, struct perfdb_er
 	memset(g, 0, sizeof(*g));
 	if (c->nin < 2 || c->nout < 1 || !c->in[0].present || !c->in[1].present || !c->out[0].present)
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s needs 2 inputs and 1 output", c->op);
+	int f8 = is_fp8(c->in[0].dtype) || is_fp8(c->in[1].dtype);
 	if (int8_pair(c)) {
 		if (c->out[0].dtype != PERFDB_DTYPE_INT32)
 			return perfdb_err_set(err, PERFDB_EINVAL, "%s: INT8 inputs need an INT32 output", c->op);
-	} else {
+	} else if (!f8) {
 		PERFDB_TRY(float_gemm_dtypes(c, err));
 	}
-	if (strcmp(c->op, "BatchMatMulV2") == 0 && is2(&c->in[0]))
-		return plan2(c, g, err);
-	if (strncmp(c->op, "MatMul", 6) == 0)
-		return plan2(c, g, err);
-	return plan3(c, g, err);
+	if ((strcmp(c->op, "BatchMatMulV2") == 0 && is2(&c->in[0])) || strncmp(c->op, "MatMul", 6) == 0)
+		PERFDB_TRY(plan2(c, g, err));
+	else
+		PERFDB_TRY(plan3(c, g, err));
+	return f8 ? fp8_gemm(c, g, err) : 0;
 }
 
 static int mm_check(const struct perfdb_op_case *c, struct perfdb_err *err)
@@ -235,6 +261,10 @@ static cudaDataType_t cuda_type(enum perfdb_dtype d)
 		return CUDA_R_8I;
 	case PERFDB_DTYPE_INT32:
 		return CUDA_R_32I;
+	case PERFDB_DTYPE_FLOAT8_E4M3FN:
+		return CUDA_R_8F_E4M3;
+	case PERFDB_DTYPE_FLOAT8_E5M2:
+		return CUDA_R_8F_E5M2;
 	default:
 		return CUDA_R_32F;
 	}
@@ -340,7 +370,10 @@ static int mm_setup(struct perfdb_op_case *c, struct cu_case *k, struct perfdb_e
 		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 	k->state = s;
 	PERFDB_TRY(plan(c, &s->g, err));
-	if (c->in[1].dtype != c->in[0].dtype) {
+	if (is_fp8(c->in[0].dtype) && cu.prop.major * 10 + cu.prop.minor < 89)
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: fp8 GEMMs need sm_89 or newer (this GPU is sm_%d%d)", c->op,
+				      cu.prop.major, cu.prop.minor);
+	if (c->in[1].dtype != c->in[0].dtype && cu_float_dt(c->in[0].dtype) >= 0) {
 		size_t n = (size_t)c->in[1].numel;
 		CU_TRY(err, cudaMalloc(&s->b_conv, perfdb_dtype_bytes(c->in[0].dtype, n ? n : 1)));
 		CU_TRY(err, cuk_convert(k->din[1], cu_float_dt(c->in[1].dtype), s->b_conv, cu_float_dt(c->in[0].dtype),
