@@ -60,7 +60,8 @@ void perfdb_kernel_recs_dump(const struct perfdb_kernel_recs *r, struct perfdb_s
  * A short family for a kernel name: "gemm" (cuBLAS/cuBLASLt/CUTLASS
  * xmma/gemm kernels), "gemm_splitk_reduce", "attention" (flash/fmha),
  * "nccl", "memcpy", "perfdb_<op>" for the backend's own kernels
- * (cuk_<op>_kernel), "timing" for its flush/spin helpers, else "other".
+ * (cuk_<op>_kernel, cuk_<op>_vec8<T>), "timing" for its flush/spin
+ * helpers, else "other".
  */
 const char *perfdb_kernel_family(const char *name);
 

@@ -86,6 +86,10 @@ static int has(const char *lower, const char *s)
 
 /* Family names of the backend's own kernels: cuk_<op>_kernel -> perfdb_<op>. */
 static const char *const own[][2] = {
+	/* longer names first: cuk_add_rmsnorm is not cuk_add */
+	{ "cuk_add_rmsnorm", "perfdb_add_rmsnorm" }, { "cuk_masked_fill", "perfdb_masked_fill" },
+	{ "cuk_block_copy", "perfdb_block_copy" },   { "cuk_argmax", "perfdb_argmax" },
+	{ "cuk_convert", "perfdb_convert" },
 	{ "cuk_add", "perfdb_add" },         { "cuk_rmsnorm", "perfdb_rmsnorm" },
 	{ "cuk_swiglu", "perfdb_swiglu" },   { "cuk_softmax", "perfdb_softmax" },
 	{ "cuk_gather", "perfdb_gather" },   { "cuk_transpose", "perfdb_transpose" },

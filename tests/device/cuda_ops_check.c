@@ -33,7 +33,7 @@ static const struct tcase cases[] = {
 	{ "MatMulV2", "32,64;64,48", "DT_BF16;DT_BF16", "32,48", "DT_BF16", 2e-2, NULL },
 	{ "MatMulV2", "3,640;512,640", "DT_BF16;DT_BF16", "3,512", "DT_BF16", 2e-2, NULL },   /* (N,K) weight */
 	{ "MatMulV2", "1,256;256,128", "DT_FLOAT16;DT_FLOAT16", "1,128", "DT_FLOAT16", 5e-3, NULL },
-	{ "MatMulV3", "64,40;40,24", "DT_FLOAT;DT_FLOAT", "40,24", "DT_FLOAT", 1e-3, NULL },  /* A stored (K,M) */
+	{ "MatMulV3", "64,40;64,24", "DT_FLOAT;DT_FLOAT", "40,24", "DT_FLOAT", 1e-3, NULL },  /* A stored (K,M) */
 	{ "MatMulCommon", "17,96;96,33", "DT_FLOAT;DT_FLOAT", "17,33", "DT_FLOAT", 1e-3, NULL },
 	{ "BatchMatMulV2", "4,16,32;4,32,24", "DT_BF16;DT_BF16", "4,16,24", "DT_BF16", 2e-2, NULL },
 	{ "BatchMatMulV2", "4,16,32;4,24,32", "DT_BF16;DT_BF16", "4,16,24", "DT_FLOAT", 2e-2, NULL },
@@ -63,6 +63,14 @@ static const struct tcase cases[] = {
 	{ "Transpose", "2,3,5,7", "DT_FLOAT", "2,5,3,7", "DT_FLOAT", 0, NULL },
 	{ "Transpose", "33,65", "INT8", "65,33", "INT8", 0, NULL },
 	{ "TensorMove", "1000,3", "DT_BF16", "1000,3", "DT_BF16", 0, NULL },
+	{ "MaskedFill", "4,100;100;1", "DT_BF16;BOOL;DT_BF16", "4,100", "DT_BF16", 0, NULL },
+	{ "AddRmsNormBias", "8,256;8,256;256;256", "DT_BF16;DT_BF16;DT_BF16;DT_BF16", "8,256;8,1;8,256",
+	  "DT_BF16;DT_FLOAT;DT_BF16", 2e-2, NULL },
+	{ "Slice", "6,10,8", "DT_FLOAT", "4,7,8", "DT_FLOAT", 0, NULL },
+	{ "PadV3", "3,5;4", "DT_BF16;INT64", "4,8", "DT_BF16", 0, NULL },
+	{ "Index", "50,4,6;1;1;7", "DT_FLOAT;INT64;INT64;INT64", "7,4,6", "DT_FLOAT", 0, NULL },
+	{ "ArgMaxV2", "6,1000", "DT_FLOAT", "6", "INT64", 0, NULL },
+	{ "ArgMaxV2", "4,33,5", "DT_BF16", "4,5", "INT32", 0, NULL },   /* bf16 ties: the first maximum */
 	/* attention (own kernel) against a naive loop */
 	{ "FusedInferAttentionScore", "2,8,128;6,2,32,128;6,2,32,128", "DT_BF16;DT_BF16;DT_BF16", "2,8,128", "DT_BF16",
 	  2e-2, "Runtime input_layout=TND|Runtime num_heads=8|Runtime num_key_value_heads=2|Runtime block_size=32|"
@@ -181,7 +189,7 @@ static double val(const struct perfdb_tensor *t, size_t i)
 	}
 }
 
-/* Naive int8/fp8 GEMM: out (M,N) = x1 (M,K) · x2 (N,K)^T or (K,N) [· scale]. */
+/* Naive 2-D GEMM (int8, fp8, fp16, mixed): out (M,N) = x1 (M,K) · x2 (N,K)^T or (K,N) [· scale]. */
 static void ref_int8(const struct perfdb_op_case *c, double *ref)
 {
 	const struct perfdb_tensor *a = &c->in[0], *b = &c->in[1];
@@ -211,7 +219,7 @@ static int build(const struct tcase *t, struct perfdb_engine_pool *pool, struct 
 	for (size_t i = 0; i < c->nin; i++)
 		if (c->in[i].present && c->in[i].dtype == PERFDB_DTYPE_FLOAT8_E4M3FN)
 			for (size_t j = 0; j < (size_t)c->in[i].numel; j++)
-				((uint8_t *)c->in[i].data)[j] = e4m3[(j * 7 + i) % 4];
+				((uint8_t *)c->in[i].data)[j] = e4m3[(((uint32_t)j * 0x9E3779B1u) >> 13 ^ i) % 4];
 	return 0;
 }
 
@@ -248,7 +256,10 @@ static int reference(const struct tcase *t, double *ref, size_t n, struct perfdb
 	} else if (rc == 0 && strcmp(t->op, "FusedInferAttentionScore") == 0) {
 		ref_attention(&c, ref);
 	} else if (rc == 0 && ((c.in[0].dtype == PERFDB_DTYPE_INT8 && strcmp(t->op, "Transpose") != 0) ||
-				c.in[0].dtype == PERFDB_DTYPE_FLOAT8_E4M3FN)) {
+				c.in[0].dtype == PERFDB_DTYPE_FLOAT8_E4M3FN ||
+				(strncmp(t->op, "MatMul", 6) == 0 && (c.in[0].dtype == PERFDB_DTYPE_FLOAT16 ||
+								       c.in[0].dtype != c.in[1].dtype)))) {
+		/* naive: oneDNN has no fp16 or mixed-dtype matmul on every CPU */
 		ref_int8(&c, ref);
 	} else if (rc == 0) {
 		const struct perfdb_op_impl *ci = perfdb_backend_cpu.find_op(t->op);

@@ -97,6 +97,11 @@ static void test_family(void **state)
 						 "4096ul>)"), "nccl");
 	assert_string_equal(perfdb_kernel_family("cuk_rmsnorm_kernel"), "perfdb_rmsnorm");
 	assert_string_equal(perfdb_kernel_family("cuk_add_vec16"), "perfdb_add");
+	assert_string_equal(perfdb_kernel_family("cuk_add_rmsnorm_kernel"), "perfdb_add_rmsnorm");
+	assert_string_equal(perfdb_kernel_family("void cuk_rmsnorm_vec8<__nv_bfloat16>(__nv_bfloat16 const*, "
+						 "__nv_bfloat16 const*, __nv_bfloat16*, float*, long, float)"),
+			    "perfdb_rmsnorm");
+	assert_string_equal(perfdb_kernel_family("cuk_attention_kernel"), "perfdb_attention");
 	assert_string_equal(perfdb_kernel_family("cuk_flush_kernel"), "timing");
 	assert_string_equal(perfdb_kernel_family("cuk_spin_kernel"), "timing");
 	assert_string_equal(perfdb_kernel_family("void at::native::vectorized_elementwise_kernel<4>"), "other");

@@ -58,6 +58,34 @@ struct cuk_attn {
 	float scale;
 };
 cudaError_t cuk_attention(const struct cuk_attn *a, cudaStream_t s);
+/* out[i] = mask[i % nm] ? v : x[i] (same float dtype for x and out). */
+cudaError_t cuk_masked_fill(const void *x, int dt, const uint8_t *mask, int64_t nm, float v, void *out, int64_t n,
+			    cudaStream_t s);
+
+/* Rows of h: x = x1 + x2; y = x * rstd(x) * gamma + bias; rstd (fp32) and xsum optional (NULL). */
+struct cuk_arnb {
+	const void *x1, *x2, *gamma, *bias;
+	void *y, *xsum;
+	float *rstd;
+	int d1, d2, dg, db, dy, dxs;
+	int64_t h;
+	float eps;
+};
+cudaError_t cuk_add_rmsnorm(const struct cuk_arnb *a, int64_t rows, cudaStream_t s);
+
+/* Up to 8 dims, row-major. */
+struct cuk_dims {
+	int n;
+	int64_t v[8];
+};
+/* The block blk of src (dims sd) copied to the same coordinates of dst (dims dd); es bytes per element. */
+cudaError_t cuk_block_copy(const void *src, void *dst, const struct cuk_dims *sd, const struct cuk_dims *dd,
+			   const struct cuk_dims *blk, int es, cudaStream_t s);
+
+/* out[o, i] = the first k maximising x[o, k, i] (int32, or int64 when out64). */
+cudaError_t cuk_argmax(const void *x, int dt, void *out, int out64, int64_t outer, int64_t d, int64_t inner,
+		       cudaStream_t s);
+
 /* Write every 4-byte word of buf (evicts the L2 cache when buf is twice its size). */
 cudaError_t cuk_flush(void *buf, size_t bytes, cudaStream_t s);
 /* One block spinning for about ns nanoseconds (keeps the stream busy while the host enqueues). */

@@ -493,3 +493,129 @@ extern "C" cudaError_t cuk_attention(const struct cuk_attn *a, cudaStream_t s)
 	cuk_attention_kernel<<<(unsigned)((warps + 3) / 4), 128, 0, s>>>(*a);
 	return cudaGetLastError();
 }
+
+// ---- more memory-bound operators (MaskedFill, AddRmsNormBias, Slice/PadV3, ArgMaxV2) ----
+
+extern "C" __global__ void cuk_masked_fill_kernel(const void *x, int dt, const uint8_t *mask, int64_t nm, float v,
+						  void *out, int64_t n)
+{
+	for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+		st(out, dt, i, mask[i % nm] ? v : ld(x, dt, i));
+}
+
+extern "C" cudaError_t cuk_masked_fill(const void *x, int dt, const uint8_t *mask, int64_t nm, float v, void *out,
+				       int64_t n, cudaStream_t s)
+{
+	if (n <= 0 || nm <= 0)
+		return cudaSuccess;
+	cuk_masked_fill_kernel<<<blocks_for(n, 256), 256, 0, s>>>(x, dt, mask, nm, v, out, n);
+	return cudaGetLastError();
+}
+
+extern "C" __global__ void cuk_add_rmsnorm_kernel(struct cuk_arnb a)
+{
+	int64_t base = (int64_t)blockIdx.x * a.h;
+	float ss = 0.0f;
+	for (int64_t j = threadIdx.x; j < a.h; j += blockDim.x) {
+		float v = ld(a.x1, a.d1, base + j) + ld(a.x2, a.d2, base + j);
+		ss += v * v;
+	}
+	ss = block_reduce<false>(ss);
+	float r = rsqrtf(ss / (float)a.h + a.eps);
+	for (int64_t j = threadIdx.x; j < a.h; j += blockDim.x) {
+		float v = ld(a.x1, a.d1, base + j) + ld(a.x2, a.d2, base + j);
+		float y = v * r * ld(a.gamma, a.dg, j) + (a.bias ? ld(a.bias, a.db, j) : 0.0f);
+		st(a.y, a.dy, base + j, y);
+		if (a.xsum)
+			st(a.xsum, a.dxs, base + j, v);
+	}
+	if (a.rstd && threadIdx.x == 0)
+		a.rstd[blockIdx.x] = r;
+}
+
+extern "C" cudaError_t cuk_add_rmsnorm(const struct cuk_arnb *a, int64_t rows, cudaStream_t s)
+{
+	if (rows <= 0)
+		return cudaSuccess;
+	cuk_add_rmsnorm_kernel<<<(unsigned)rows, row_threads(a->h), 0, s>>>(*a);
+	return cudaGetLastError();
+}
+
+// Copy the block blk of src (dims sd) to the same place of dst (dims dd), elements of es bytes.
+extern "C" __global__ void cuk_block_copy_kernel(const char *src, char *dst, struct cuk_dims sd, struct cuk_dims dd,
+						 struct cuk_dims blk, int64_t n, int es)
+{
+	for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+		int64_t rem = i, so = 0, dof = 0, ss = 1, ds = 1;
+		for (int d = blk.n - 1; d >= 0; d--) {
+			int64_t c = rem % blk.v[d];
+			rem /= blk.v[d];
+			so += c * ss;
+			dof += c * ds;
+			ss *= sd.v[d];
+			ds *= dd.v[d];
+		}
+		for (int b = 0; b < es; b++)
+			dst[dof * es + b] = src[so * es + b];
+	}
+}
+
+extern "C" cudaError_t cuk_block_copy(const void *src, void *dst, const struct cuk_dims *sd, const struct cuk_dims *dd,
+				      const struct cuk_dims *blk, int es, cudaStream_t s)
+{
+	int64_t n = 1;
+	for (int d = 0; d < blk->n; d++)
+		n *= blk->v[d];
+	if (n <= 0)
+		return cudaSuccess;
+	cuk_block_copy_kernel<<<blocks_for(n, 256), 256, 0, s>>>(static_cast<const char *>(src), static_cast<char *>(dst),
+								 *sd, *dd, *blk, n, es);
+	return cudaGetLastError();
+}
+
+// One block per output element: the first maximum over d elements inner apart.
+extern "C" __global__ void cuk_argmax_kernel(const void *x, int dt, void *out, int out64, int64_t d, int64_t inner)
+{
+	__shared__ float bv[256];
+	__shared__ int64_t bi[256];
+	int64_t o = blockIdx.x / inner, in = blockIdx.x - o * inner, base = o * d * inner + in;
+	float best = -INFINITY;
+	int64_t besti = -1;
+	for (int64_t k = threadIdx.x; k < d; k += blockDim.x) {
+		float v = ld(x, dt, base + k * inner);
+		if (besti < 0 || v > best) {
+			best = v;
+			besti = k;
+		}
+	}
+	bv[threadIdx.x] = best;
+	bi[threadIdx.x] = besti;
+	__syncthreads();
+	for (int w = blockDim.x / 2; w > 0; w >>= 1) {
+		if ((int)threadIdx.x < w) {
+			float v2 = bv[threadIdx.x + w];
+			int64_t i2 = bi[threadIdx.x + w];
+			if (i2 >= 0 && (bi[threadIdx.x] < 0 || v2 > bv[threadIdx.x] ||
+					(v2 == bv[threadIdx.x] && i2 < bi[threadIdx.x]))) {
+				bv[threadIdx.x] = v2;
+				bi[threadIdx.x] = i2;
+			}
+		}
+		__syncthreads();
+	}
+	if (threadIdx.x == 0) {
+		if (out64)
+			static_cast<int64_t *>(out)[blockIdx.x] = bi[0];
+		else
+			static_cast<int32_t *>(out)[blockIdx.x] = (int32_t)bi[0];
+	}
+}
+
+extern "C" cudaError_t cuk_argmax(const void *x, int dt, void *out, int out64, int64_t outer, int64_t d,
+				  int64_t inner, cudaStream_t s)
+{
+	if (outer * inner <= 0 || d <= 0)
+		return cudaSuccess;
+	cuk_argmax_kernel<<<(unsigned)(outer * inner), 256, 0, s>>>(x, dt, out, out64, d, inner);
+	return cudaGetLastError();
+}
