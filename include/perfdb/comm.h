@@ -292,6 +292,7 @@ struct perfdb_comm_opts {
 	double contention;           /* other_cpu threshold, in CPUs (default 0.25) */
 	double mono_tolerance;       /* non-monotonic tolerance (default 0.10) */
 	bool malloc_tune;            /* fix glibc's mmap/trim thresholds before MPI starts */
+	bool nccl;                   /* --backend nccl (CUDA builds): NCCL on device buffers */
 	const char *command_line;    /* recorded in the report */
 };
 

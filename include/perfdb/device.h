@@ -78,6 +78,21 @@ int perfdb_device_detect_host_cpu(struct perfdb_device_registry *r,
 				  const char **name_out, struct perfdb_err *err);
 
 /*
+ * The registry name of a GPU (the CUDA backend's detected device): the
+ * model upper-cased, runs of other characters as one `_`, then its memory
+ * in GiB rounded up: ("NVIDIA H200", 140.4 GiB) -> NVIDIA_H200_141G, the
+ * memory as sold.
+ */
+void perfdb_device_gpu_name(const char *model, double bytes, char *out, size_t cap);
+
+/*
+ * Add (or replace by name) a copy of d: its strings are copied.  For the
+ * devices backends detect at run time (the CUDA backend's GPU).
+ */
+int perfdb_device_registry_add(struct perfdb_device_registry *r, const struct perfdb_device *d,
+			       struct perfdb_err *err);
+
+/*
  * Topology tier of the group of ranks [0..n-1] on the device's grid
  * (spec/comm.md §2): index of the outermost dimension where the ranks'
  * coordinates differ; all identical -> ndim-1.  Returns -1 without a grid.

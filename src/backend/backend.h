@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "perfdb/device.h"
 #include "perfdb/dtype.h"
 #include "perfdb/err.h"
 #include "perfdb/shape.h"
@@ -64,6 +65,8 @@ struct perfdb_op_case {
 	int rank, nranks;
 	/* --dispatch-ffn-combine-ep-size of the run (the reference's --ep-size; 16 by default). */
 	int ep_size;
+	/* The row's line in its table (1-based, header = 1; 0 outside a table): backends' own reports. */
+	size_t line;
 };
 
 /* A row cell by column name: NULL when absent or empty. */
@@ -128,10 +131,39 @@ struct perfdb_backend_i {
 	const struct perfdb_op_impl *(*find_op)(const char *op);
 	/* Optional (NULL: no environment to record).  Appends `key=value` lines. */
 	void (*describe)(struct perfdb_strbuf *out);
+	/*
+	 * The describe() key whose major.minor version names the stack level of
+	 * the native layout <root>/<device>/<backend>/<stack><major.minor>/
+	 * ("onednn" for cpu, "cuda" for cuda).
+	 */
+	const char *stack;
+	/*
+	 * Optional (NULL: the host CPU, perfdb_device_detect_host_cpu).  Adds
+	 * the device this backend measures to the registry (unless a device of
+	 * that name exists) and names it; fails when there is no such device.
+	 */
+	int (*detect_device)(struct perfdb_device_registry *reg, const char **name_out,
+			     struct perfdb_err *err);
+	/*
+	 * Optional (NULL: the engine times run() with the host clock around
+	 * each call).  Device backends time on the device: one sample is the
+	 * device time of one call of impl on c, in us; flush: the op is memory
+	 * bound and its data is evicted from the device caches before the
+	 * call.  Called once per sample, after the engine's warm-up calls of run().
+	 */
+	int (*time_run)(const struct perfdb_op_impl *impl, struct perfdb_op_case *c, bool flush,
+			double *us, struct perfdb_err *err);
+	/*
+	 * Optional (NULL: none).  Writes the backend's own reports of the run
+	 * into reports_dir, their names ending in _<ts> (CUDA: per-kernel device
+	 * durations); *path_out (malloc'd, or NULL when nothing was written).
+	 */
+	int (*write_reports)(const char *reports_dir, const char *ts, char **path_out,
+			     struct perfdb_err *err);
 };
 
 /*
- * The registry: every compiled-in backend, CPU last.  Returns the backend
+ * The registry: every compiled-in backend, CPU last (cuda when built).  Returns the backend
  * named name, or NULL.
  */
 const struct perfdb_backend_i *perfdb_backend_find(const char *name);
@@ -139,5 +171,9 @@ extern const struct perfdb_backend_i *const perfdb_backends[];
 
 /* The CPU backend (src/backend/cpu/). */
 extern const struct perfdb_backend_i perfdb_backend_cpu;
+#ifdef PERFDB_HAVE_CUDA
+/* The CUDA backend (src/backend/cuda/, docs/cuda.md). */
+extern const struct perfdb_backend_i perfdb_backend_cuda;
+#endif
 
 #endif

@@ -8,6 +8,9 @@
 #include "backend/backend.h"
 
 const struct perfdb_backend_i *const perfdb_backends[] = {
+#ifdef PERFDB_HAVE_CUDA
+	&perfdb_backend_cuda,
+#endif
 	&perfdb_backend_cpu,
 	NULL,
 };

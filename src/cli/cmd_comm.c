@@ -20,7 +20,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <mpi.h>
+
 #include "builtin.h"
+#include "comm/comm_nccl.h"
 #include "perfdb/comm.h"
 
 const struct cmd_help cmd_comm_help = {
@@ -99,8 +102,15 @@ static void on_begin(void *ctx, const struct perfdb_comm_report *r, size_t ncase
 		return;
 	char grid[128];
 	perfdb_comm_grid_repr(&o->grid, grid, sizeof(grid));
-	printf("# perfdb comm %s: backend mpi, %d rank(s) on %d host(s) (%s)\n", x->perfdb_version,
-	       x->world_size, x->nhosts, x->hosts);
+	printf("# perfdb comm %s: backend %s, %d rank(s) on %d host(s) (%s)\n", x->perfdb_version,
+	       o->nccl ? "nccl" : "mpi", x->world_size, x->nhosts, x->hosts);
+#ifdef PERFDB_HAVE_CUDA
+	if (o->nccl) {
+		char d[256];
+		perfdb_nccl_describe(d, sizeof(d));
+		printf("# %s, one rank per GPU; time = CUDA events around each call\n", d);
+	}
+#endif
 	printf("# %s, MPI %s; %s\n", x->mpi_library, x->mpi_standard, x->cpu_model);
 	printf("# dtype %s (%s), grid %s, warm-up <= %ld, iterations %ld..%ld within %g s per size\n",
 	       perfdb_comm_dtype(o->dtype)->name, perfdb_comm_dtype(o->dtype)->label, grid,
@@ -306,9 +316,13 @@ static int parse(int argc, char **argv, struct cli *c, struct perfdb_comm_opts *
 	if (rc)
 		return rc == 1 ? -1 : 2;
 
+#ifdef PERFDB_HAVE_CUDA
+	o->nccl = strcmp(c->backend, "nccl") == 0;
+#else
 	if (strcmp(c->backend, "nccl") == 0)
 		return opt_usage_error(h, "argument --backend: 'nccl' needs a perfdb built with the "
 					  "CUDA backend (NCCL); this build has only 'mpi'");
+#endif
 	size_t nops = c->ops.n ? c->ops.n : PERFDB_COMM_NOPS;
 	for (size_t i = 0; i < nops; i++)
 		ops[i] = (enum perfdb_comm_op)(c->ops.n ? perfdb_comm_op_from_name(c->ops.v[i]) : (int)i);
@@ -459,10 +473,29 @@ int cmd_comm(int argc, char **argv)
 		.warn = on_warn, .begin = on_begin, .batch = on_batch,
 		.case_start = on_case_start, .case_done = on_case_done, .ctx = &ui,
 	};
+#ifdef PERFDB_HAVE_CUDA
+	if (o.nccl) {
+		/* every rank needs its GPU: all stop when one has none */
+		int bad = perfdb_nccl_init(&err) < 0, any = bad;
+		MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+		if (any) {
+			if (bad && (w.rank == 0 || w.size > 1))
+				status = cli_error("comm", &err);
+			status = 1;
+			perfdb_nccl_release();
+			perfdb_comm_mpi_finalize();
+			goto out;
+		}
+	}
+#endif
 	struct perfdb_comm_report rep;
 	perfdb_comm_report_init(&rep);
 	bool fatal = false;
 	rc = perfdb_comm_run(&o, &ev, &rep, &fatal, &err);
+#ifdef PERFDB_HAVE_CUDA
+	if (o.nccl)
+		perfdb_nccl_release();
+#endif
 	if (w.rank == 0)
 		clear_progress(&ui);
 	if (fatal) {

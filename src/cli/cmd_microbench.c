@@ -35,12 +35,12 @@
 #include "replay_common.h"
 
 static const char *const modes[] = { "all", "missing-only", NULL };
-static const char *const backends[] = { "msprof", "cpu", NULL };
+static const char *const backends[] = { "msprof", "cpu", "cuda", NULL };
 static const char *const exec_modes[] = { "inprocess", "subprocess", NULL };
 
 const struct cmd_help cmd_microbench_help = {
 	.name = "microbench",
-	.usage = "perfdb microbench [--backend {msprof,cpu}] [--replay-command CMD] [--ops OP ...]\n"
+	.usage = "perfdb microbench [--backend {msprof,cpu,cuda}] [--replay-command CMD] [--ops OP ...]\n"
 		 "                         [--repeat-count N] [--threads N] [--force-device]\n"
 		 "                         [--resume] [--execution-mode {inprocess,subprocess}]\n"
 		 "                         [--op-timeout SECONDS]\n"
@@ -50,7 +50,9 @@ const struct cmd_help cmd_microbench_help = {
 	.description =
 		"--backend cpu replays every row of the selected tables on this machine's CPU\n"
 		"(oneDNN, OpenBLAS, own kernels) and writes mean/min/median/std back; it refuses a\n"
-		"database of another device kind unless --force-device. --backend msprof\n"
+		"database of another device kind unless --force-device. --backend cuda does the\n"
+		"same on this machine's NVIDIA GPU (cuBLASLt, own CUDA kernels; device time of\n"
+		"CUDA-graph replays, per-kernel times from CUPTI; see docs/cuda.md). --backend msprof\n"
 		"runs the replay command under msprof, aggregates the op_summary output per\n"
 		"(OP Type, signature), writes the results back into the database tables and the\n"
 		"profile update report. On failure the profiling directory is kept ([PRESERVE]),\n"
@@ -419,10 +421,12 @@ static int run_native_ranked(struct perfdb_db_opts *o, struct perfdb_device_regi
 	struct perfdb_err err;
 	perfdb_err_clear(&err);
 	const char *host = NULL;
-	if (perfdb_device_detect_host_cpu(reg, &host, &err) < 0)
+	if ((be->detect_device ? be->detect_device(reg, &host, &err)
+			       : perfdb_device_detect_host_cpu(reg, &host, &err)) < 0)
 		return cli_error("microbench", &err);
 	struct perfdb_strbuf dir = PERFDB_STRBUF_INIT, env = PERFDB_STRBUF_INIT;
 	int rc = 0;
+	char *kpath = NULL;   /* the backend's own report (cuda: per-kernel durations) */
 	const struct perfdb_device *dev;
 	if (o->database_path || o->device) {
 		if (perfdb_db_resolve(o, &dir, &err) < 0) {
@@ -440,11 +444,14 @@ static int run_native_ranked(struct perfdb_db_opts *o, struct perfdb_device_regi
 		struct perfdb_strbuf d = PERFDB_STRBUF_INIT;
 		if (be->describe)
 			be->describe(&d);
-		const char *v = strstr(d.buf ? d.buf : "", "onednn=");
+		const char *key = be->stack ? be->stack : be->name;
+		char pat[64];
+		snprintf(pat, sizeof(pat), "%s=", key);
+		const char *v = strstr(d.buf ? d.buf : "", pat);
 		int maj = 0, min = 0;
 		if (v)
-			sscanf(v, "onednn=%d.%d", &maj, &min);
-		perfdb_strbuf_addf(&dir, "/%s/%s/onednn%d.%d", host, be->name, maj, min);
+			sscanf(v + strlen(pat), "%d.%d", &maj, &min);
+		perfdb_strbuf_addf(&dir, "/%s/%s/%s%d.%d", host, be->name, key, maj, min);
 		perfdb_strbuf_release(&d);
 		dev = perfdb_device_find(reg, host);
 	}
@@ -523,6 +530,8 @@ static int run_native_ranked(struct perfdb_db_opts *o, struct perfdb_device_regi
 	if (build_status(&res, &st) < 0 || perfdb_status_write(stp, &st, &err) < 0 ||
 	    write_records(dir.buf, ts, dev ? dev->name : "?", env.buf, &res, &err) < 0) {
 		rc = cli_error("microbench", &err);
+	} else if (be->write_reports && be->write_reports(rep, ts, &kpath, &err) < 0) {
+		rc = cli_error("microbench", &err);
 	} else {
 		for (size_t i = 0; i < res.nrows; i++)
 			if (res.rows[i].status == PERFDB_ENGINE_FAILED)
@@ -540,6 +549,8 @@ static int run_native_ranked(struct perfdb_db_opts *o, struct perfdb_device_regi
 		rc = replay_finish(&io, &res.measures);
 		if (rc == 0 && !no->json)
 			printf("[STATUS] %s\n", stp);
+		if (rc == 0 && !no->json && kpath)
+			printf("[KERNELS] %s\n", kpath);
 		if (rc == 0 && (res.interrupted || (no->fail_fast && res.nfailed)))
 			rc = 1;
 		if (rc == 0)
@@ -547,6 +558,7 @@ static int run_native_ranked(struct perfdb_db_opts *o, struct perfdb_device_regi
 	}
 	perfdb_status_release(&st);
 	perfdb_engine_result_release(&res);
+	free(kpath);
 out:
 	perfdb_strbuf_release(&dir);
 	perfdb_strbuf_release(&env);
@@ -568,7 +580,7 @@ int cmd_microbench(int argc, char **argv)
 	struct opt opts[] = {
 		{ .type = OPT_STRING, .name = "backend", .dest = &backend, .choices = backends,
 		  .help = "msprof: replay on an Ascend NPU under msprof; cpu: replay natively on this "
-			  "CPU (default: msprof)" },
+			  "CPU; cuda: replay natively on this machine's NVIDIA GPU (default: msprof)" },
 		{ .type = OPT_STRING, .name = "replay-command", .dest = &cmd, .metavar = "CMD",
 		  .help = "shell command that replays the operators (run as: msprof "
 			  "--output=DIR sh -c CMD); '{ops}' is replaced by the operator list "

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "backend/backend.h"
 #include "builtin.h"
 #include "perfdb_build.h"
 
@@ -43,7 +44,13 @@ static void print_version(void)
 {
 	printf("perfdb %s (git %s)\n", PERFDB_VERSION, PERFDB_GIT_HASH);
 	/* replay backends: msprof drives Ascend's profiler found on PATH at run time */
-	printf("backends: msprof\n");
+	printf("backends: msprof");
+	for (size_t i = 0; perfdb_backends[i]; i++)
+		printf(", %s", perfdb_backends[i]->name);
+#ifdef PERFDB_HAVE_CUDA
+	printf(", nccl (perfdb comm)");
+#endif
+	printf("\n");
 	char mpi[MPI_MAX_LIBRARY_VERSION_STRING];
 	int len = 0;
 	/* one of the few MPI calls allowed before MPI_Init */

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "comm_nccl.h"
 #include "perfdb/stats.h"
 #include "perfdb_build.h"
 
@@ -151,6 +152,60 @@ static void *alloc_buf(size_t bytes)
 	return p;
 }
 
+/*
+ * --backend nccl (comm_nccl.h) when built with CUDA; without it the harness
+ * never sets hc->nccl (the command refuses the backend first).
+ */
+#ifdef PERFDB_HAVE_CUDA
+#define nccl_begin perfdb_nccl_begin
+#define nccl_upload perfdb_nccl_upload
+#define nccl_download perfdb_nccl_download
+#define nccl_call perfdb_nccl_call
+#else
+static int nccl_unbuilt(struct perfdb_err *err)
+{
+	return perfdb_err_set(err, PERFDB_EINVAL, "this perfdb has no NCCL backend");
+}
+
+static int nccl_begin(MPI_Comm comm, size_t send_bytes, size_t recv_bytes, struct perfdb_err *err)
+{
+	(void)comm, (void)send_bytes, (void)recv_bytes;
+	return nccl_unbuilt(err);
+}
+
+static int nccl_upload(const void *send, size_t send_bytes, const void *recv, size_t recv_bytes,
+		       struct perfdb_err *err)
+{
+	(void)send, (void)send_bytes, (void)recv, (void)recv_bytes;
+	return nccl_unbuilt(err);
+}
+
+static int nccl_download(void *recv, size_t recv_bytes, struct perfdb_err *err)
+{
+	(void)recv, (void)recv_bytes;
+	return nccl_unbuilt(err);
+}
+
+static int nccl_call(enum perfdb_comm_op op, enum perfdb_comm_dtype dt, size_t count, double *seconds,
+		     struct perfdb_err *err)
+{
+	(void)op, (void)dt, (void)count, (void)seconds;
+	return nccl_unbuilt(err);
+}
+#endif
+
+/*
+ * One call: MPI's (an MPI error code), or NCCL's with its device time in
+ * *dev (-1 on failure, err set).
+ */
+static int timed_call(const struct perfdb_harness_case *hc, const struct perfdb_coll *coll,
+		      const struct perfdb_coll_args *a, size_t count, double *dev, struct perfdb_err *err)
+{
+	if (!hc->nccl)
+		return coll->run(a);
+	return nccl_call(coll->op, hc->dtype, count, dev, err) < 0 ? -1 : MPI_SUCCESS;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -190,6 +245,17 @@ int perfdb_harness_measure(const struct perfdb_harness_cfg *cfg,
 		.comm = comm, .type = mpi_type(hc->dtype), .op = mpi_sum(hc->dtype),
 		.send = send, .recv = recv, .count = (int)l.count,
 	};
+	size_t send_bytes = send ? l.send_elems * esz : 0, recv_bytes0 = l.recv_elems * esz;
+	if (hc->nccl) {
+		/* the same method on device buffers: a failure on any member fails all */
+		int bad = nccl_begin(comm, send_bytes, recv_bytes0, err) < 0;
+		MPI_TRY(err, MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, comm));
+		if (bad) {
+			rc = err->msg[0] ? -PERFDB_EIO
+					 : perfdb_err_set(err, PERFDB_EIO, "NCCL setup failed on another rank");
+			goto out;
+		}
+	}
 
 	/* 2. the check: one untimed run on deterministic data */
 	if (send) {
@@ -198,10 +264,21 @@ int perfdb_harness_measure(const struct perfdb_harness_cfg *cfg,
 	} else {
 		fill(hc->dtype, recv, l.recv_elems, coll->send_value, rank, n, l.count);
 	}
-	rc = coll->run(&a);
-	if (rc != MPI_SUCCESS) {
-		rc = perfdb_harness_mpi_error(err, rc, coll->name);
-		goto out;
+	if (hc->nccl) {
+		double sec;
+		rc = nccl_upload(send, send_bytes, recv, recv_bytes0, err);
+		if (rc == 0)
+			rc = nccl_call(coll->op, hc->dtype, l.count, &sec, err);
+		if (rc == 0)
+			rc = nccl_download(recv, recv_bytes0, err);
+		if (rc < 0)
+			goto out;
+	} else {
+		rc = coll->run(&a);
+		if (rc != MPI_SUCCESS) {
+			rc = perfdb_harness_mpi_error(err, rc, coll->name);
+			goto out;
+		}
 	}
 	/* fault injection for the test suite (docs/testing.md): the last rank
 	 * spoils one received element, so the check must catch it */
@@ -222,14 +299,16 @@ int perfdb_harness_measure(const struct perfdb_harness_cfg *cfg,
 	memset(recv, 0, recv_bytes ? recv_bytes : 1);
 	if (send)
 		memset(send, 0, l.send_elems * esz);
+	if (hc->nccl && (rc = nccl_upload(send, send_bytes, recv, recv_bytes0, err)) < 0)
+		goto out;
 	double start = MPI_Wtime(), spent = 0;
 	size_t nw = 0;
 	int bad_call = MPI_SUCCESS;
 	while ((long)nw < cfg->warmup) {
 		MPI_TRY(err, MPI_Barrier(comm));
-		double t0 = MPI_Wtime();
-		int r = coll->run(&a);
-		double v[2] = { MPI_Wtime() - t0, MPI_Wtime() - start };
+		double t0 = MPI_Wtime(), dev = 0;
+		int r = timed_call(hc, coll, &a, l.count, &dev, err);
+		double v[2] = { hc->nccl ? dev : MPI_Wtime() - t0, MPI_Wtime() - start };
 		if (r != MPI_SUCCESS)
 			bad_call = r;
 		MPI_TRY(err, MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_DOUBLE, MPI_MAX, comm));
@@ -261,14 +340,14 @@ int perfdb_harness_measure(const struct perfdb_harness_cfg *cfg,
 	/* the timed loop: nothing but the barrier, the clock and the call */
 	for (long i = 0; i < iters; i++) {
 		MPI_Barrier(comm);
-		double t0 = MPI_Wtime();
-		int r = coll->run(&a);
-		t[i] = MPI_Wtime() - t0;
+		double t0 = MPI_Wtime(), dev = 0;
+		int r = timed_call(hc, coll, &a, l.count, &dev, err);
+		t[i] = hc->nccl ? dev : MPI_Wtime() - t0;
 		if (r != MPI_SUCCESS)
 			bad_call = r;
 	}
 	if (bad_call != MPI_SUCCESS) {
-		rc = perfdb_harness_mpi_error(err, bad_call, coll->name);
+		rc = bad_call == -1 ? -PERFDB_EIO : perfdb_harness_mpi_error(err, bad_call, coll->name);
 		goto out;
 	}
 	/* 5. each iteration's time is the slowest rank's */

@@ -41,6 +41,7 @@ struct perfdb_harness_case {
 	enum perfdb_comm_dtype dtype;
 	long long message_bytes;
 	MPI_Comm comm;       /* the group; called by its members only */
+	bool nccl;           /* --backend nccl: device buffers, NCCL calls timed by CUDA events (comm_nccl.h) */
 };
 
 struct perfdb_harness_result {

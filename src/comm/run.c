@@ -149,7 +149,7 @@ static int write_row(const struct perfdb_comm_opts *o, const struct perfdb_comm_
 	if (!path)
 		return 0;
 	char cells[PERFDB_COMM_NCOLS][PERFDB_COMM_CELL_MAX];
-	perfdb_comm_row_cells(c, "mpi", cells);
+	perfdb_comm_row_cells(c, o->nccl ? "nccl" : "mpi", cells);
 	int rc = perfdb_comm_table_append(path, dir, cells, err);
 	free(path);
 	free(dir);
@@ -410,6 +410,7 @@ int perfdb_comm_run(const struct perfdb_comm_opts *o, const struct perfdb_comm_e
 					const struct perfdb_harness_case hc = {
 						.coll = coll, .dtype = o->dtype,
 						.message_bytes = c.message_bytes, .comm = comm,
+						.nccl = o->nccl,
 					};
 					rc = perfdb_harness_measure(&cfg, &hc, &res, err);
 					if (rc < 0)

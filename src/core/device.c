@@ -9,6 +9,7 @@
 #include "perfdb/device.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <jansson.h>
 #include <limits.h>
 #include <stdio.h>
@@ -73,6 +74,22 @@ static int registry_put(struct perfdb_device_registry *r, struct perfdb_device *
 		r->cap = cap;
 	}
 	r->v[r->n++] = *d;
+	return 0;
+}
+
+int perfdb_device_registry_add(struct perfdb_device_registry *r, const struct perfdb_device *d,
+			       struct perfdb_err *err)
+{
+	struct perfdb_device x = *d;
+	x.name = strdup(d->name ? d->name : "");
+	x.kind = strdup(d->kind ? d->kind : "");
+	x.vendor = strdup(d->vendor ? d->vendor : "");
+	x.description = strdup(d->description ? d->description : "");
+	x.source = strdup(d->source ? d->source : "detected");
+	if (!x.name || !x.kind || !x.vendor || !x.description || !x.source || registry_put(r, &x) < 0) {
+		device_release(&x);
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	}
 	return 0;
 }
 
@@ -368,6 +385,29 @@ static void cpu_name(const char *model, char *out, size_t cap)
 	out[w] = '\0';
 	if (w == 4)
 		snprintf(out, cap, "CPU_HOST");
+}
+
+void perfdb_device_gpu_name(const char *model, double bytes, char *out, size_t cap)
+{
+	size_t w = 0;
+	int us = 1;
+	for (const char *c = model ? model : ""; *c && w + 1 < cap; c++) {
+		if (isalnum((unsigned char)*c)) {
+			out[w++] = (char)toupper((unsigned char)*c);
+			us = 0;
+		} else if (!us) {
+			out[w++] = '_';
+			us = 1;
+		}
+	}
+	while (w > 0 && out[w - 1] == '_')
+		w--;
+	out[w] = '\0';
+	if (w == 0)
+		snprintf(out, cap, "NVIDIA_GPU");
+	size_t l = strlen(out);
+	/* the memory as sold: 140.4 GiB of an H200 is its 141 GB; 1e-3 absorbs rounding of exact sizes */
+	snprintf(out + l, cap - l, "_%.0fG", ceil(bytes / 1073741824.0 - 1e-3));
 }
 
 int perfdb_device_detect_host_cpu(struct perfdb_device_registry *r,

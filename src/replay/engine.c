@@ -368,7 +368,7 @@ static int time_case(const struct perfdb_engine_opts *o, const struct perfdb_op_
 		ws += c->in[i].bytes;
 	for (size_t i = 0; i < c->nout; i++)
 		ws += c->out[i].bytes;
-	int flush = o->flush && impl->memory_bound && flushbuf && ws < LLC_BYTES;
+	int flush = o->flush && impl->memory_bound && flushbuf && ws < LLC_BYTES && !o->backend->time_run;
 	/*
 	 * Collective: every rank runs each call together.  Ranks enter each
 	 * sample after a barrier and the sample is the slowest rank's time
@@ -406,9 +406,14 @@ static int time_case(const struct perfdb_engine_opts *o, const struct perfdb_op_
 			cache_flush(flushbuf, flushn);
 		if (comm)
 			MPI_Barrier(*comm);
-		double t0 = now_s(CLOCK_MONOTONIC);
-		rc = impl->run(c, err);
-		double t1 = now_s(CLOCK_MONOTONIC), us = (t1 - t0) * 1e6;
+		double t0 = now_s(CLOCK_MONOTONIC), us = 0;
+		if (o->backend->time_run)   /* device time, measured by the backend (flushing its own caches) */
+			rc = o->backend->time_run(impl, c, o->flush && impl->memory_bound, &us, err);
+		else
+			rc = impl->run(c, err);
+		double t1 = now_s(CLOCK_MONOTONIC);
+		if (!o->backend->time_run)
+			us = (t1 - t0) * 1e6;
 		double since_start = t1 - start, el = t1 - t_start;
 		if (comm) {
 			/* the slowest rank's sample and clocks; a failure anywhere fails all */
@@ -531,6 +536,7 @@ static int replay_row(const struct perfdb_engine_opts *o, const struct perfdb_op
 					    CELL("Output Data Types"), CELL("Output Formats"), &c, err));
 #undef CELL
 	case_context(o, &cc, &c);
+	c.line = row->line;
 	if (impl->inplace)
 		for (size_t i = 0; i < c.nout; i++) {
 			int a = impl->inplace(&c, i);

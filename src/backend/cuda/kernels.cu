@@ -1,0 +1,621 @@
+// The CUDA backend's own kernels (cuda_kernels.h): memory-bound operators,
+// the int8 GEMM's dequantisation and the timing helpers.  Element-wise
+// kernels move 16 bytes per thread when the tensors allow it; row kernels
+// (RmsNorm, SoftmaxV2) take one block per row.  Kernel names are extern "C"
+// so that CUPTI records show them unmangled (src/report/kernels.c maps
+// them to families).
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <math.h>
+#include <stdint.h>
+
+#include "cuda_kernels.h"
+
+namespace {
+
+__device__ __forceinline__ float ld(const void *p, int dt, int64_t i)
+{
+	switch (dt) {
+	case CUK_F16:
+		return __half2float(static_cast<const __half *>(p)[i]);
+	case CUK_BF16:
+		return __bfloat162float(static_cast<const __nv_bfloat16 *>(p)[i]);
+	default:
+		return static_cast<const float *>(p)[i];
+	}
+}
+
+__device__ __forceinline__ void st(void *p, int dt, int64_t i, float v)
+{
+	switch (dt) {
+	case CUK_F16:
+		static_cast<__half *>(p)[i] = __float2half_rn(v);
+		break;
+	case CUK_BF16:
+		static_cast<__nv_bfloat16 *>(p)[i] = __float2bfloat16_rn(v);
+		break;
+	default:
+		static_cast<float *>(p)[i] = v;
+		break;
+	}
+}
+
+int blocks_for(int64_t n, int threads)
+{
+	int64_t b = (n + threads - 1) / threads;
+	if (b > 65535LL * 16)
+		b = 65535LL * 16;   // grid-stride loops cover the rest
+	return b < 1 ? 1 : (int)b;
+}
+
+__device__ __forceinline__ float warp_sum(float v)
+{
+	for (int o = 16; o > 0; o >>= 1)
+		v += __shfl_xor_sync(0xffffffffu, v, o);
+	return v;
+}
+
+__device__ __forceinline__ float warp_max(float v)
+{
+	for (int o = 16; o > 0; o >>= 1)
+		v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+	return v;
+}
+
+// Block-wide reduction (blockDim.x a multiple of 32, at most 1024); every thread gets the result.
+template <bool MAX> __device__ float block_reduce(float v)
+{
+	__shared__ float part[32];
+	__shared__ float total;
+	int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
+	v = MAX ? warp_max(v) : warp_sum(v);
+	if (lane == 0)
+		part[w] = v;
+	__syncthreads();
+	if (w == 0) {
+		float x = lane < nw ? part[lane] : (MAX ? -INFINITY : 0.0f);
+		x = MAX ? warp_max(x) : warp_sum(x);
+		if (lane == 0)
+			total = x;
+	}
+	__syncthreads();
+	float r = total;
+	__syncthreads();   // part/total reused by the next call
+	return r;
+}
+
+int row_threads(int64_t h)
+{
+	int t = 32;
+	while (t < 1024 && t * 8 < h)
+		t *= 2;
+	return t;
+}
+
+template <typename T> __device__ __forceinline__ float tof(T v);
+template <> __device__ __forceinline__ float tof<__nv_bfloat16>(__nv_bfloat16 v)
+{
+	return __bfloat162float(v);
+}
+template <> __device__ __forceinline__ float tof<__half>(__half v)
+{
+	return __half2float(v);
+}
+template <typename T> __device__ __forceinline__ T fromf(float v);
+template <> __device__ __forceinline__ __nv_bfloat16 fromf<__nv_bfloat16>(float v)
+{
+	return __float2bfloat16_rn(v);
+}
+template <> __device__ __forceinline__ __half fromf<__half>(float v)
+{
+	return __float2half_rn(v);
+}
+
+}  // namespace
+
+// 16-bit tensors of one dtype, rows a multiple of 8 elements: 16-byte accesses.
+template <typename T>
+__global__ void cuk_rmsnorm_vec8(const T *x, const T *gamma, T *y, float *rstd_out, int64_t h, float eps)
+{
+	int64_t row = blockIdx.x, n8 = h / 8;
+	const uint4 *xr = reinterpret_cast<const uint4 *>(x + row * h);
+	const uint4 *g = reinterpret_cast<const uint4 *>(gamma);
+	uint4 *yr = reinterpret_cast<uint4 *>(y + row * h);
+	float ss = 0.0f;
+	for (int64_t j = threadIdx.x; j < n8; j += blockDim.x) {
+		uint4 v = xr[j];
+		const T *e = reinterpret_cast<const T *>(&v);
+#pragma unroll
+		for (int i = 0; i < 8; i++) {
+			float f = tof(e[i]);
+			ss += f * f;
+		}
+	}
+	ss = block_reduce<false>(ss);
+	float r = rsqrtf(ss / (float)h + eps);
+	for (int64_t j = threadIdx.x; j < n8; j += blockDim.x) {
+		uint4 v = xr[j], gv = g[j], o;
+		const T *e = reinterpret_cast<const T *>(&v), *ge = reinterpret_cast<const T *>(&gv);
+		T *oe = reinterpret_cast<T *>(&o);
+#pragma unroll
+		for (int i = 0; i < 8; i++)
+			oe[i] = fromf<T>(tof(e[i]) * r * tof(ge[i]));
+		yr[j] = o;
+	}
+	if (rstd_out && threadIdx.x == 0)
+		rstd_out[row] = r;
+}
+
+template <typename T> __global__ void cuk_swiglu_vec8(const T *x, T *out, int64_t rows, int64_t h)
+{
+	int64_t h8 = h / 8, n = rows * h8;
+	for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+		int64_t r = i / h8, j = i - r * h8;
+		uint4 av = reinterpret_cast<const uint4 *>(x + r * 2 * h)[j];
+		uint4 bv = reinterpret_cast<const uint4 *>(x + r * 2 * h + h)[j], o;
+		const T *a = reinterpret_cast<const T *>(&av), *b = reinterpret_cast<const T *>(&bv);
+		T *oe = reinterpret_cast<T *>(&o);
+#pragma unroll
+		for (int k = 0; k < 8; k++) {
+			float g = tof(a[k]);
+			oe[k] = fromf<T>(g / (1.0f + __expf(-g)) * tof(b[k]));
+		}
+		reinterpret_cast<uint4 *>(out)[i] = o;
+	}
+}
+
+extern "C" {
+
+// Same dtype everywhere, 8 bf16/fp16 (or 4 fp32) per 16-byte access.
+__global__ void cuk_add_vec16(const uint4 *x, const uint4 *y, int64_t ny16, uint4 *out, int dt, int64_t n16)
+{
+	for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n16; i += (int64_t)gridDim.x * blockDim.x) {
+		uint4 a = x[i], b = y[i % ny16], r;
+		const int per = dt == CUK_F32 ? 4 : 8;
+		float fa[8], fb[8];
+		for (int k = 0; k < per; k++) {
+			fa[k] = ld(&a, dt, k);
+			fb[k] = ld(&b, dt, k);
+		}
+		for (int k = 0; k < per; k++)
+			st(&r, dt, k, fa[k] + fb[k]);
+		out[i] = r;
+	}
+}
+
+__global__ void cuk_convert_kernel(const void *src, int ds, void *dst, int dd, int64_t n)
+{
+	for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+		st(dst, dd, i, ld(src, ds, i));
+}
+
+__global__ void cuk_add_kernel(const void *x, int dx, const void *y, int dy, int64_t ny, void *out, int dout,
+			       int64_t n)
+{
+	for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+		st(out, dout, i, ld(x, dx, i) + (y ? ld(y, dy, i % ny) : 1.0f));
+}
+
+__global__ void cuk_rmsnorm_kernel(const void *x, int dx, const void *gamma, int dg, void *y, int dy,
+				   float *rstd_out, int64_t h, float eps)
+{
+	int64_t row = blockIdx.x;
+	const char *xr = static_cast<const char *>(x);
+	int64_t base = row * h;
+	float ss = 0.0f;
+	for (int64_t j = threadIdx.x; j < h; j += blockDim.x) {
+		float v = ld(xr, dx, base + j);
+		ss += v * v;
+	}
+	ss = block_reduce<false>(ss);
+	float r = rsqrtf(ss / (float)h + eps);
+	for (int64_t j = threadIdx.x; j < h; j += blockDim.x)
+		st(y, dy, base + j, ld(xr, dx, base + j) * r * ld(gamma, dg, j));
+	if (rstd_out && threadIdx.x == 0)
+		rstd_out[row] = r;
+}
+
+__global__ void cuk_swiglu_kernel(const void *x, int dx, void *out, int dout, int64_t rows, int64_t h)
+{
+	int64_t n = rows * h;
+	for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+		int64_t r = i / h, j = i - r * h;
+		float a = ld(x, dx, r * 2 * h + j), b = ld(x, dx, r * 2 * h + h + j);
+		st(out, dout, i, a / (1.0f + __expf(-a)) * b);
+	}
+}
+
+__global__ void cuk_softmax_kernel(const void *x, int dx, void *out, int dout, int64_t h)
+{
+	int64_t base = (int64_t)blockIdx.x * h;
+	float m = -INFINITY;
+	for (int64_t j = threadIdx.x; j < h; j += blockDim.x)
+		m = fmaxf(m, ld(x, dx, base + j));
+	m = block_reduce<true>(m);
+	float s = 0.0f;
+	for (int64_t j = threadIdx.x; j < h; j += blockDim.x)
+		s += __expf(ld(x, dx, base + j) - m);
+	s = block_reduce<false>(s);
+	float inv = 1.0f / s;
+	for (int64_t j = threadIdx.x; j < h; j += blockDim.x)
+		st(out, dout, base + j, __expf(ld(x, dx, base + j) - m) * inv);
+}
+
+// One block per index row; 16-byte units when the row allows it.
+__global__ void cuk_gather_kernel(const char *table, const void *idx, int idx64, char *out, int64_t row_bytes,
+				  int unit)
+{
+	int64_t i = blockIdx.x;
+	int64_t r = idx64 ? static_cast<const int64_t *>(idx)[i] : static_cast<const int32_t *>(idx)[i];
+	const char *src = table + r * row_bytes;
+	char *dst = out + i * row_bytes;
+	int64_t nu = row_bytes / unit;
+	for (int64_t j = threadIdx.x; j < nu; j += blockDim.x) {
+		if (unit == 16)
+			reinterpret_cast<uint4 *>(dst)[j] = reinterpret_cast<const uint4 *>(src)[j];
+		else if (unit == 4)
+			reinterpret_cast<uint32_t *>(dst)[j] = reinterpret_cast<const uint32_t *>(src)[j];
+		else
+			dst[j] = src[j];
+	}
+}
+
+// Output-major walk: each thread writes one unit of the (a, q, b, p) output.
+__global__ void cuk_transpose_kernel(const char *in, char *out, int64_t a, int64_t p, int64_t b, int64_t q,
+				     int64_t cb, int unit)
+{
+	int64_t upc = cb / unit, n = a * q * b * p * upc;
+	for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+		int64_t u = i % upc, t = i / upc;
+		int64_t ip = t % p;
+		t /= p;
+		int64_t ib = t % b;
+		t /= b;
+		int64_t iq = t % q, ia = t / q;
+		int64_t src = (((ia * p + ip) * b + ib) * q + iq) * upc + u;
+		if (unit == 16)
+			reinterpret_cast<uint4 *>(out)[i] = reinterpret_cast<const uint4 *>(in)[src];
+		else if (unit == 4)
+			reinterpret_cast<uint32_t *>(out)[i] = reinterpret_cast<const uint32_t *>(in)[src];
+		else if (unit == 2)
+			reinterpret_cast<uint16_t *>(out)[i] = reinterpret_cast<const uint16_t *>(in)[src];
+		else
+			out[i] = in[src];
+	}
+}
+
+__global__ void cuk_dequant_kernel(const int32_t *acc, const float *scale, int64_t nscale, void *out, int dout,
+				   int64_t m, int64_t n)
+{
+	int64_t tot = m * n;
+	for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < tot; i += (int64_t)gridDim.x * blockDim.x) {
+		float s = scale ? scale[nscale > 1 ? i % n : 0] : 1.0f;
+		st(out, dout, i, (float)acc[i] * s);
+	}
+}
+
+__global__ void cuk_flush_kernel(uint4 *buf, int64_t n16)
+{
+	for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n16; i += (int64_t)gridDim.x * blockDim.x) {
+		uint4 v = buf[i];
+		v.x += 1u;
+		buf[i] = v;
+	}
+}
+
+__global__ void cuk_spin_kernel(uint64_t ns)
+{
+	uint64_t t0;
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+	for (;;) {
+		uint64_t t;
+		asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+		if (t - t0 >= ns)
+			break;
+	}
+}
+
+cudaError_t cuk_add(const void *x, int dx, const void *y, int dy, int64_t ny, void *out, int dout, int64_t n,
+		    cudaStream_t s)
+{
+	int es = dx == CUK_F32 ? 4 : 2, per = 16 / es;
+	bool vec = y && dx == dy && dx == dout && n % per == 0 && ny % per == 0 && ny > 0 &&
+		   ((uintptr_t)x | (uintptr_t)y | (uintptr_t)out) % 16 == 0;
+	if (vec)
+		cuk_add_vec16<<<blocks_for(n / per, 256), 256, 0, s>>>(static_cast<const uint4 *>(x),
+									static_cast<const uint4 *>(y), ny / per,
+									static_cast<uint4 *>(out), dx, n / per);
+	else
+		cuk_add_kernel<<<blocks_for(n, 256), 256, 0, s>>>(x, dx, y, dy, ny > 0 ? ny : 1, out, dout, n);
+	return cudaGetLastError();
+}
+
+cudaError_t cuk_convert(const void *src, int ds, void *dst, int dd, int64_t n, cudaStream_t s)
+{
+	if (n <= 0)
+		return cudaSuccess;
+	cuk_convert_kernel<<<blocks_for(n, 256), 256, 0, s>>>(src, ds, dst, dd, n);
+	return cudaGetLastError();
+}
+
+cudaError_t cuk_rmsnorm(const void *x, int dx, const void *gamma, int dg, void *y, int dy, float *rstd_out,
+			int64_t rows, int64_t h, float eps, cudaStream_t s)
+{
+	if (rows <= 0)
+		return cudaSuccess;
+	if (dx == dg && dx == dy && dx != CUK_F32 && h % 8 == 0) {
+		int th = row_threads(h / 8);
+		if (dx == CUK_BF16)
+			cuk_rmsnorm_vec8<__nv_bfloat16><<<(unsigned)rows, th, 0, s>>>(
+				static_cast<const __nv_bfloat16 *>(x), static_cast<const __nv_bfloat16 *>(gamma),
+				static_cast<__nv_bfloat16 *>(y), rstd_out, h, eps);
+		else
+			cuk_rmsnorm_vec8<__half><<<(unsigned)rows, th, 0, s>>>(static_cast<const __half *>(x),
+									     static_cast<const __half *>(gamma),
+									     static_cast<__half *>(y), rstd_out, h, eps);
+		return cudaGetLastError();
+	}
+	cuk_rmsnorm_kernel<<<(unsigned)rows, row_threads(h), 0, s>>>(x, dx, gamma, dg, y, dy, rstd_out, h, eps);
+	return cudaGetLastError();
+}
+
+cudaError_t cuk_swiglu(const void *x, int dx, void *out, int dout, int64_t rows, int64_t h, cudaStream_t s)
+{
+	if (dx == dout && dx != CUK_F32 && h % 8 == 0) {
+		if (dx == CUK_BF16)
+			cuk_swiglu_vec8<__nv_bfloat16><<<blocks_for(rows * h / 8, 256), 256, 0, s>>>(
+				static_cast<const __nv_bfloat16 *>(x), static_cast<__nv_bfloat16 *>(out), rows, h);
+		else
+			cuk_swiglu_vec8<__half><<<blocks_for(rows * h / 8, 256), 256, 0, s>>>(
+				static_cast<const __half *>(x), static_cast<__half *>(out), rows, h);
+		return cudaGetLastError();
+	}
+	cuk_swiglu_kernel<<<blocks_for(rows * h, 256), 256, 0, s>>>(x, dx, out, dout, rows, h);
+	return cudaGetLastError();
+}
+
+cudaError_t cuk_softmax(const void *x, int dx, void *out, int dout, int64_t rows, int64_t h, cudaStream_t s)
+{
+	if (rows <= 0)
+		return cudaSuccess;
+	cuk_softmax_kernel<<<(unsigned)rows, row_threads(h), 0, s>>>(x, dx, out, dout, h);
+	return cudaGetLastError();
+}
+
+cudaError_t cuk_gather(const void *table, const void *idx, int idx64, void *out, int64_t nidx, int64_t row_bytes,
+		       cudaStream_t s)
+{
+	if (nidx <= 0)
+		return cudaSuccess;
+	int unit = row_bytes % 16 == 0 && ((uintptr_t)table | (uintptr_t)out) % 16 == 0 ? 16
+		   : row_bytes % 4 == 0 && ((uintptr_t)table | (uintptr_t)out) % 4 == 0 ? 4 : 1;
+	int threads = row_threads(row_bytes / unit);
+	cuk_gather_kernel<<<(unsigned)nidx, threads, 0, s>>>(static_cast<const char *>(table), idx, idx64,
+							     static_cast<char *>(out), row_bytes, unit);
+	return cudaGetLastError();
+}
+
+cudaError_t cuk_transpose(const void *in, void *out, int64_t a, int64_t p, int64_t b, int64_t q, int64_t c_bytes,
+			  cudaStream_t s)
+{
+	uintptr_t al = (uintptr_t)in | (uintptr_t)out;
+	int unit = c_bytes % 16 == 0 && al % 16 == 0 ? 16 : c_bytes % 4 == 0 && al % 4 == 0 ? 4
+		   : c_bytes % 2 == 0 && al % 2 == 0 ? 2 : 1;
+	int64_t n = a * p * b * q * (c_bytes / unit);
+	if (n <= 0)
+		return cudaSuccess;
+	cuk_transpose_kernel<<<blocks_for(n, 256), 256, 0, s>>>(static_cast<const char *>(in), static_cast<char *>(out),
+								a, p, b, q, c_bytes, unit);
+	return cudaGetLastError();
+}
+
+cudaError_t cuk_dequant(const int32_t *acc, const float *scale, int64_t nscale, void *out, int dout, int64_t m,
+			int64_t n, cudaStream_t s)
+{
+	cuk_dequant_kernel<<<blocks_for(m * n, 256), 256, 0, s>>>(acc, scale, nscale, out, dout, m, n);
+	return cudaGetLastError();
+}
+
+cudaError_t cuk_flush(void *buf, size_t bytes, cudaStream_t s)
+{
+	int64_t n16 = (int64_t)(bytes / 16);
+	cuk_flush_kernel<<<blocks_for(n16, 512), 512, 0, s>>>(static_cast<uint4 *>(buf), n16);
+	return cudaGetLastError();
+}
+
+cudaError_t cuk_spin(uint64_t ns, cudaStream_t s)
+{
+	cuk_spin_kernel<<<1, 32, 0, s>>>(ns);
+	return cudaGetLastError();
+}
+
+}  // extern "C"
+
+// ---- attention (FusedInferAttentionScore, TND): one warp per (token, head) ----
+//
+// Online softmax over the token's visible keys; each lane holds D/32 dims
+// of q and of the output accumulator (D a multiple of 32, at most 256).
+extern "C" __global__ void cuk_attention_kernel(struct cuk_attn a)
+{
+	int warp = (int)((blockIdx.x * (int64_t)blockDim.x + threadIdx.x) >> 5), lane = threadIdx.x & 31;
+	if (warp >= a.t * a.n)
+		return;
+	int t = warp / a.n, h = warp - t * a.n, kvh = h / (a.n / a.kvn);
+	int b = a.seq_of_token[t];
+	int qi = t - a.q_start[b], lq = a.q_len[b], lk = a.kv_len[b];
+	int jend = lk;
+	if (a.causal == 3)
+		jend = min(lk, qi + lk - lq + 1);   // right-down aligned
+	else if (a.causal == 2)
+		jend = min(lk, qi + 1);             // left-up aligned
+	int nd = a.d / 32;
+	float q[8], acc[8];
+#pragma unroll
+	for (int i = 0; i < 8; i++) {
+		q[i] = i < nd ? ld(a.q, a.dt, ((int64_t)t * a.n + h) * a.d + lane + 32 * i) * a.scale : 0.0f;
+		acc[i] = 0.0f;
+	}
+	float m = -INFINITY, l = 0.0f;
+	for (int j = 0; j < jend; j++) {
+		int64_t row;
+		if (a.paged) {
+			int blk = a.block_table[(int64_t)b * a.max_blocks + j / a.block_size];
+			row = ((int64_t)blk * a.kvn + kvh) * a.block_size + j % a.block_size;
+		} else {
+			row = ((int64_t)(a.kv_start[b] + j)) * a.kvn + kvh;
+		}
+		float s = 0.0f;
+#pragma unroll
+		for (int i = 0; i < 8; i++)
+			if (i < nd)
+				s += q[i] * ld(a.k, a.dt, row * a.d + lane + 32 * i);
+		s = warp_sum(s);
+		float mn = fmaxf(m, s), corr = __expf(m - mn), p = __expf(s - mn);
+		l = l * corr + p;
+#pragma unroll
+		for (int i = 0; i < 8; i++)
+			if (i < nd)
+				acc[i] = acc[i] * corr + p * ld(a.v, a.dt, row * a.d + lane + 32 * i);
+		m = mn;
+	}
+	float inv = l > 0.0f ? 1.0f / l : 0.0f;
+#pragma unroll
+	for (int i = 0; i < 8; i++)
+		if (i < nd)
+			st(a.out, a.dt, ((int64_t)t * a.n + h) * a.d + lane + 32 * i, acc[i] * inv);
+}
+
+extern "C" cudaError_t cuk_attention(const struct cuk_attn *a, cudaStream_t s)
+{
+	int64_t warps = (int64_t)a->t * a->n;
+	if (warps <= 0)
+		return cudaSuccess;
+	cuk_attention_kernel<<<(unsigned)((warps + 3) / 4), 128, 0, s>>>(*a);
+	return cudaGetLastError();
+}
+
+// ---- more memory-bound operators (MaskedFill, AddRmsNormBias, Slice/PadV3, ArgMaxV2) ----
+
+extern "C" __global__ void cuk_masked_fill_kernel(const void *x, int dt, const uint8_t *mask, int64_t nm, float v,
+						  void *out, int64_t n)
+{
+	for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+		st(out, dt, i, mask[i % nm] ? v : ld(x, dt, i));
+}
+
+extern "C" cudaError_t cuk_masked_fill(const void *x, int dt, const uint8_t *mask, int64_t nm, float v, void *out,
+				       int64_t n, cudaStream_t s)
+{
+	if (n <= 0 || nm <= 0)
+		return cudaSuccess;
+	cuk_masked_fill_kernel<<<blocks_for(n, 256), 256, 0, s>>>(x, dt, mask, nm, v, out, n);
+	return cudaGetLastError();
+}
+
+extern "C" __global__ void cuk_add_rmsnorm_kernel(struct cuk_arnb a)
+{
+	int64_t base = (int64_t)blockIdx.x * a.h;
+	float ss = 0.0f;
+	for (int64_t j = threadIdx.x; j < a.h; j += blockDim.x) {
+		float v = ld(a.x1, a.d1, base + j) + ld(a.x2, a.d2, base + j);
+		ss += v * v;
+	}
+	ss = block_reduce<false>(ss);
+	float r = rsqrtf(ss / (float)a.h + a.eps);
+	for (int64_t j = threadIdx.x; j < a.h; j += blockDim.x) {
+		float v = ld(a.x1, a.d1, base + j) + ld(a.x2, a.d2, base + j);
+		float y = v * r * ld(a.gamma, a.dg, j) + (a.bias ? ld(a.bias, a.db, j) : 0.0f);
+		st(a.y, a.dy, base + j, y);
+		if (a.xsum)
+			st(a.xsum, a.dxs, base + j, v);
+	}
+	if (a.rstd && threadIdx.x == 0)
+		a.rstd[blockIdx.x] = r;
+}
+
+extern "C" cudaError_t cuk_add_rmsnorm(const struct cuk_arnb *a, int64_t rows, cudaStream_t s)
+{
+	if (rows <= 0)
+		return cudaSuccess;
+	cuk_add_rmsnorm_kernel<<<(unsigned)rows, row_threads(a->h), 0, s>>>(*a);
+	return cudaGetLastError();
+}
+
+// Copy the block blk of src (dims sd) to the same place of dst (dims dd), elements of es bytes.
+extern "C" __global__ void cuk_block_copy_kernel(const char *src, char *dst, struct cuk_dims sd, struct cuk_dims dd,
+						 struct cuk_dims blk, int64_t n, int es)
+{
+	for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+		int64_t rem = i, so = 0, dof = 0, ss = 1, ds = 1;
+		for (int d = blk.n - 1; d >= 0; d--) {
+			int64_t c = rem % blk.v[d];
+			rem /= blk.v[d];
+			so += c * ss;
+			dof += c * ds;
+			ss *= sd.v[d];
+			ds *= dd.v[d];
+		}
+		for (int b = 0; b < es; b++)
+			dst[dof * es + b] = src[so * es + b];
+	}
+}
+
+extern "C" cudaError_t cuk_block_copy(const void *src, void *dst, const struct cuk_dims *sd, const struct cuk_dims *dd,
+				      const struct cuk_dims *blk, int es, cudaStream_t s)
+{
+	int64_t n = 1;
+	for (int d = 0; d < blk->n; d++)
+		n *= blk->v[d];
+	if (n <= 0)
+		return cudaSuccess;
+	cuk_block_copy_kernel<<<blocks_for(n, 256), 256, 0, s>>>(static_cast<const char *>(src), static_cast<char *>(dst),
+								 *sd, *dd, *blk, n, es);
+	return cudaGetLastError();
+}
+
+// One block per output element: the first maximum over d elements inner apart.
+extern "C" __global__ void cuk_argmax_kernel(const void *x, int dt, void *out, int out64, int64_t d, int64_t inner)
+{
+	__shared__ float bv[256];
+	__shared__ int64_t bi[256];
+	int64_t o = blockIdx.x / inner, in = blockIdx.x - o * inner, base = o * d * inner + in;
+	float best = -INFINITY;
+	int64_t besti = -1;
+	for (int64_t k = threadIdx.x; k < d; k += blockDim.x) {
+		float v = ld(x, dt, base + k * inner);
+		if (besti < 0 || v > best) {
+			best = v;
+			besti = k;
+		}
+	}
+	bv[threadIdx.x] = best;
+	bi[threadIdx.x] = besti;
+	__syncthreads();
+	for (int w = blockDim.x / 2; w > 0; w >>= 1) {
+		if ((int)threadIdx.x < w) {
+			float v2 = bv[threadIdx.x + w];
+			int64_t i2 = bi[threadIdx.x + w];
+			if (i2 >= 0 && (bi[threadIdx.x] < 0 || v2 > bv[threadIdx.x] ||
+					(v2 == bv[threadIdx.x] && i2 < bi[threadIdx.x]))) {
+				bv[threadIdx.x] = v2;
+				bi[threadIdx.x] = i2;
+			}
+		}
+		__syncthreads();
+	}
+	if (threadIdx.x == 0) {
+		if (out64)
+			static_cast<int64_t *>(out)[blockIdx.x] = bi[0];
+		else
+			static_cast<int32_t *>(out)[blockIdx.x] = (int32_t)bi[0];
+	}
+}
+
+extern "C" cudaError_t cuk_argmax(const void *x, int dt, void *out, int out64, int64_t outer, int64_t d,
+				  int64_t inner, cudaStream_t s)
+{
+	if (outer * inner <= 0 || d <= 0)
+		return cudaSuccess;
+	cuk_argmax_kernel<<<(unsigned)(outer * inner), 256, 0, s>>>(x, dt, out, out64, d, inner);
+	return cudaGetLastError();
+}

@@ -1,0 +1,351 @@
+/*
+ * CUDA backend, memory-bound operators with the backend's own kernels
+ * (kernels.cu): Add, RmsNorm, SwiGlu, SoftmaxV2, GatherV2, Transpose, and
+ * TensorMove as a device-to-device copy (cudaMemcpyAsync: the reference
+ * every memory-bound figure is compared with).
+ *
+ * Slots and semantics are the CPU backend's (docs/ops.md): each check is
+ * the CPU op's own check plus what these kernels add (float dtypes for the
+ * arithmetic ones, int32/int64 indices, fp32 rstd), so both backends refuse
+ * the same rows for the same reasons.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_internal.h"
+
+static int cpu_check(const struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	const struct perfdb_op_impl *ci = perfdb_backend_cpu.find_op(c->op);
+	return ci ? ci->check(c, err) : 0;
+}
+
+static int64_t last(const struct perfdb_tensor *t)
+{
+	return t->ndims ? t->dims[t->ndims - 1] : 1;
+}
+
+/* ---- Add ---------------------------------------------------------------- */
+
+static int add_enqueue(struct perfdb_op_case *c, struct cu_case *k, cudaStream_t s, struct perfdb_err *err)
+{
+	int hasy = c->nin > 1 && c->in[1].present;
+	CU_TRY(err, cuk_add(k->din[0], cu_float_dt(c->in[0].dtype), hasy ? k->din[1] : NULL,
+			    hasy ? cu_float_dt(c->in[1].dtype) : 0, hasy ? c->in[1].numel : 1, k->dout[0],
+			    cu_float_dt(c->out[0].dtype), c->out[0].numel, s));
+	return 0;
+}
+
+/* ---- RmsNorm -------------------------------------------------------------- */
+
+static int rms_check(const struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	PERFDB_TRY(cpu_check(c, err));
+	if (c->nout > 1 && c->out[1].present && c->out[1].dtype != PERFDB_DTYPE_FLOAT)
+		return perfdb_err_set(err, PERFDB_EINVAL, "RmsNorm: rstd output must be DT_FLOAT");
+	return 0;
+}
+
+static int rms_enqueue(struct perfdb_op_case *c, struct cu_case *k, cudaStream_t s, struct perfdb_err *err)
+{
+	int64_t h = last(&c->in[0]), rows = h ? c->in[0].numel / h : 0;
+	float *rstd = c->nout > 1 && c->out[1].present ? k->dout[1] : NULL;
+	CU_TRY(err, cuk_rmsnorm(k->din[0], cu_float_dt(c->in[0].dtype), k->din[1], cu_float_dt(c->in[1].dtype),
+				k->dout[0], cu_float_dt(c->out[0].dtype), rstd, rows, h, 1e-6f, s));
+	return 0;
+}
+
+/* ---- SwiGlu ----------------------------------------------------------------- */
+
+static int swiglu_enqueue(struct perfdb_op_case *c, struct cu_case *k, cudaStream_t s, struct perfdb_err *err)
+{
+	int64_t h = last(&c->out[0]), rows = h ? c->out[0].numel / h : 0;
+	CU_TRY(err, cuk_swiglu(k->din[0], cu_float_dt(c->in[0].dtype), k->dout[0], cu_float_dt(c->out[0].dtype), rows,
+			       h, s));
+	return 0;
+}
+
+/* ---- SoftmaxV2 -------------------------------------------------------------- */
+
+static int softmax_enqueue(struct perfdb_op_case *c, struct cu_case *k, cudaStream_t s, struct perfdb_err *err)
+{
+	int64_t h = last(&c->in[0]), rows = h ? c->in[0].numel / h : 0;
+	CU_TRY(err, cuk_softmax(k->din[0], cu_float_dt(c->in[0].dtype), k->dout[0], cu_float_dt(c->out[0].dtype), rows,
+				h, s));
+	return 0;
+}
+
+/* ---- GatherV2 ------------------------------------------------------------------ */
+
+static int gather_check(const struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	PERFDB_TRY(cpu_check(c, err));
+	enum perfdb_dtype d = c->in[1].dtype;
+	if (d != PERFDB_DTYPE_INT32 && d != PERFDB_DTYPE_INT64)
+		return perfdb_err_set(err, PERFDB_EINVAL, "GatherV2: indices must be INT32 or INT64 on the cuda backend");
+	return 0;
+}
+
+/* The CPU backend's prepare spreads the indices over the table: the same rows on both backends. */
+static int gather_setup_cpu(struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	const struct perfdb_op_impl *ci = perfdb_backend_cpu.find_op(c->op);
+	int rc = 0;
+	if (ci && ci->prepare) {
+		void *mine = c->priv;
+		c->priv = NULL;
+		rc = ci->prepare(c, err);
+		if (ci->release)
+			ci->release(c);
+		c->priv = mine;
+	}
+	return rc;
+}
+
+static int gather_setup(struct perfdb_op_case *c, struct cu_case *k, struct perfdb_err *err)
+{
+	PERFDB_TRY(gather_setup_cpu(c, err));
+	return cu_upload_in(c, k, 1, err);
+}
+
+static int gather_enqueue(struct perfdb_op_case *c, struct cu_case *k, cudaStream_t s, struct perfdb_err *err)
+{
+	int64_t row = c->in[0].dims[1] * (int64_t)perfdb_dtype_bytes(c->in[0].dtype, 1);
+	CU_TRY(err, cuk_gather(k->din[0], k->din[1], c->in[1].dtype == PERFDB_DTYPE_INT64, k->dout[0], c->in[1].numel,
+			       row, s));
+	return 0;
+}
+
+/* ---- Transpose ---------------------------------------------------------------- */
+
+/* The CPU backend's rule (docs/ops.md): the first two dims where input and output differ, else (0, 1). */
+static int tr_dims(const struct perfdb_op_case *c, int64_t v[5])
+{
+	const struct perfdb_tensor *x = &c->in[0], *o = &c->out[0];
+	size_t d[2] = { 0, 1 }, nd = 0;
+	for (size_t i = 0; i < x->ndims && nd < 2; i++)
+		if (x->dims[i] != o->dims[i])
+			d[nd++] = i;
+	if (nd == 0) {
+		d[0] = 0;
+		d[1] = 1;
+	}
+	v[0] = v[2] = 1;
+	v[1] = x->dims[d[0]];
+	v[3] = x->dims[d[1]];
+	v[4] = (int64_t)perfdb_dtype_bytes(x->dtype, 1);
+	for (size_t i = 0; i < d[0]; i++)
+		v[0] *= x->dims[i];
+	for (size_t i = d[0] + 1; i < d[1]; i++)
+		v[2] *= x->dims[i];
+	for (size_t i = d[1] + 1; i < x->ndims; i++)
+		v[4] *= x->dims[i];
+	return 0;
+}
+
+static int tr_enqueue(struct perfdb_op_case *c, struct cu_case *k, cudaStream_t s, struct perfdb_err *err)
+{
+	int64_t v[5];
+	tr_dims(c, v);
+	CU_TRY(err, cuk_transpose(k->din[0], k->dout[0], v[0], v[1], v[2], v[3], v[4], s));
+	return 0;
+}
+
+/* ---- TensorMove: the device-to-device copy ------------------------------------ */
+
+static int move_enqueue(struct perfdb_op_case *c, struct cu_case *k, cudaStream_t s, struct perfdb_err *err)
+{
+	CU_TRY(err, cudaMemcpyAsync(k->dout[0], k->din[0], c->out[0].bytes, cudaMemcpyDeviceToDevice, s));
+	return 0;
+}
+
+/* ---- MaskedFill: out = mask ? value : x ------------------------------------------- */
+
+struct mfill_state {
+	float v;
+};
+
+static int mfill_setup(struct perfdb_op_case *c, struct cu_case *k, struct perfdb_err *err)
+{
+	struct mfill_state *s = calloc(1, sizeof(*s));
+	if (!s)
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	k->state = s;
+	/* the value is a one-element tensor read once, as the CPU backend reads in2[0] */
+	const struct perfdb_tensor *v = c->nin > 2 && c->in[2].present ? &c->in[2] : NULL;
+	if (v && v->numel > 0 && cu_float_dt(v->dtype) >= 0) {
+		if (v->dtype == PERFDB_DTYPE_FLOAT) {
+			s->v = ((const float *)v->data)[0];
+		} else {
+			uint16_t h = ((const uint16_t *)v->data)[0];
+			uint32_t bits;
+			if (v->dtype == PERFDB_DTYPE_BF16) {
+				bits = (uint32_t)h << 16;
+			} else {
+				uint32_t sign = (uint32_t)(h >> 15) << 31, ex = (h >> 10) & 0x1f, man = h & 0x3ff;
+				bits = ex ? sign | ((ex + 112) << 23) | (man << 13) : sign;
+			}
+			memcpy(&s->v, &bits, 4);
+		}
+	}
+	return 0;
+}
+
+static int mfill_enqueue(struct perfdb_op_case *c, struct cu_case *k, cudaStream_t s, struct perfdb_err *err)
+{
+	struct mfill_state *m = k->state;
+	CU_TRY(err, cuk_masked_fill(k->din[0], cu_float_dt(c->in[0].dtype), k->din[1], c->in[1].numel, m->v, k->dout[0],
+				    c->out[0].numel, s));
+	return 0;
+}
+
+static void free_state(struct cu_case *k)
+{
+	free(k->state);
+	k->state = NULL;
+}
+
+/* ---- AddRmsNormBias ------------------------------------------------------------------ */
+
+static int arnb_check(const struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	PERFDB_TRY(cpu_check(c, err));
+	if (c->nout > 1 && c->out[1].present && c->out[1].dtype != PERFDB_DTYPE_FLOAT)
+		return perfdb_err_set(err, PERFDB_EINVAL, "AddRmsNormBias: rstd output must be DT_FLOAT");
+	return 0;
+}
+
+static int arnb_enqueue(struct perfdb_op_case *c, struct cu_case *k, cudaStream_t s, struct perfdb_err *err)
+{
+	int64_t h = last(&c->in[0]), rows = h ? c->in[0].numel / h : 0;
+	int hasb = c->nin > 3 && c->in[3].present, hasx = c->nout > 2 && c->out[2].present;
+	struct cuk_arnb a = {
+		.x1 = k->din[0], .x2 = k->din[1], .gamma = k->din[2], .bias = hasb ? k->din[3] : NULL,
+		.y = k->dout[0], .xsum = hasx ? k->dout[2] : NULL,
+		.rstd = c->nout > 1 && c->out[1].present ? k->dout[1] : NULL,
+		.d1 = cu_float_dt(c->in[0].dtype), .d2 = cu_float_dt(c->in[1].dtype), .dg = cu_float_dt(c->in[2].dtype),
+		.db = hasb ? cu_float_dt(c->in[3].dtype) : 0, .dy = cu_float_dt(c->out[0].dtype),
+		.dxs = hasx ? cu_float_dt(c->out[2].dtype) : 0, .h = h, .eps = 1e-6f,
+	};
+	CU_TRY(err, cuk_add_rmsnorm(&a, rows, s));
+	return 0;
+}
+
+/* ---- Slice and PadV3: the leading block, copied (PadV3 zero-fills first) ------------- */
+
+static int block_check(const struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	PERFDB_TRY(cpu_check(c, err));
+	if (c->in[0].ndims > 8)
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: more than 8 dims not supported on the cuda backend", c->op);
+	return 0;
+}
+
+static int block_enqueue(struct perfdb_op_case *c, struct cu_case *k, cudaStream_t s, struct perfdb_err *err)
+{
+	const struct perfdb_tensor *x = &c->in[0], *o = &c->out[0];
+	struct cuk_dims sd = { .n = (int)x->ndims }, dd = { .n = (int)x->ndims }, blk = { .n = (int)x->ndims };
+	for (size_t i = 0; i < x->ndims; i++) {
+		sd.v[i] = x->dims[i];
+		dd.v[i] = o->dims[i];
+		blk.v[i] = x->dims[i] < o->dims[i] ? x->dims[i] : o->dims[i];
+	}
+	if (o->numel > x->numel)   /* PadV3: zeros around the copy */
+		CU_TRY(err, cudaMemsetAsync(k->dout[0], 0, o->bytes, s));
+	CU_TRY(err, cuk_block_copy(k->din[0], k->dout[0], &sd, &dd, &blk, (int)perfdb_dtype_bytes(x->dtype, 1), s));
+	return 0;
+}
+
+/* ---- Index: out = x[idx] along dim 0 (the last present input holds the indices) -------- */
+
+static size_t index_slot(const struct perfdb_op_case *c)
+{
+	for (size_t i = c->nin; i-- > 1;)
+		if (c->in[i].present)
+			return i;
+	return 0;
+}
+
+static int index_check(const struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	PERFDB_TRY(cpu_check(c, err));
+	enum perfdb_dtype d = c->in[index_slot(c)].dtype;
+	if (d != PERFDB_DTYPE_INT32 && d != PERFDB_DTYPE_INT64)
+		return perfdb_err_set(err, PERFDB_EINVAL, "Index: indices must be INT32 or INT64 on the cuda backend");
+	return 0;
+}
+
+static int index_setup(struct perfdb_op_case *c, struct cu_case *k, struct perfdb_err *err)
+{
+	PERFDB_TRY(gather_setup_cpu(c, err));
+	return cu_upload_in(c, k, index_slot(c), err);
+}
+
+static int index_enqueue(struct perfdb_op_case *c, struct cu_case *k, cudaStream_t s, struct perfdb_err *err)
+{
+	const struct perfdb_tensor *x = &c->in[0];
+	size_t ix = index_slot(c);
+	int64_t row = (x->numel / x->dims[0]) * (int64_t)perfdb_dtype_bytes(x->dtype, 1);
+	CU_TRY(err, cuk_gather(k->din[0], k->din[ix], c->in[ix].dtype == PERFDB_DTYPE_INT64, k->dout[0], c->in[ix].numel,
+			       row, s));
+	return 0;
+}
+
+/* ---- ArgMaxV2: the CPU backend's rule for the reduced dim (docs/ops.md) ---------------- */
+
+static int argmax_dims(const struct perfdb_op_case *c, int64_t *outer, int64_t *d, int64_t *inner)
+{
+	const struct perfdb_tensor *x = &c->in[0], *o = &c->out[0];
+	size_t dim = x->ndims;
+	for (size_t k = 0; k < x->ndims && dim == x->ndims; k++) {
+		int ok = 1;
+		if (o->ndims + 1 == x->ndims) {
+			for (size_t i = 0, j = 0; i < x->ndims; i++)
+				if (i != k)
+					ok &= x->dims[i] == o->dims[j++];
+		} else if (o->ndims == x->ndims) {
+			for (size_t i = 0; i < x->ndims; i++)
+				ok &= i == k ? o->dims[i] == 1 : x->dims[i] == o->dims[i];
+		} else {
+			ok = 0;
+		}
+		if (ok)
+			dim = k;
+	}
+	if (dim == x->ndims)
+		return -1;
+	*outer = *inner = 1;
+	*d = x->dims[dim];
+	for (size_t i = 0; i < dim; i++)
+		*outer *= x->dims[i];
+	for (size_t i = dim + 1; i < x->ndims; i++)
+		*inner *= x->dims[i];
+	return 0;
+}
+
+static int argmax_enqueue(struct perfdb_op_case *c, struct cu_case *k, cudaStream_t s, struct perfdb_err *err)
+{
+	int64_t outer, d, inner;
+	if (argmax_dims(c, &outer, &d, &inner) < 0)
+		return perfdb_err_set(err, PERFDB_EINVAL, "ArgMaxV2: the output is not the input less one dim");
+	CU_TRY(err, cuk_argmax(k->din[0], cu_float_dt(c->in[0].dtype), k->dout[0],
+			       c->out[0].dtype == PERFDB_DTYPE_INT64, outer, d, inner, s));
+	return 0;
+}
+
+const struct cu_op cu_ops_mem[] = {
+	CU_OP("Add", true, "own", cpu_check, NULL, add_enqueue, NULL),
+	CU_OP("RmsNorm", true, "own", rms_check, NULL, rms_enqueue, NULL),
+	CU_OP("SoftmaxV2", true, "own", cpu_check, NULL, softmax_enqueue, NULL),
+	CU_OP("SwiGlu", true, "own", cpu_check, NULL, swiglu_enqueue, NULL),
+	CU_OP("GatherV2", true, "own", gather_check, gather_setup, gather_enqueue, NULL),
+	CU_OP("Transpose", true, "own", cpu_check, NULL, tr_enqueue, NULL),
+	CU_OP("TensorMove", true, "cudaMemcpyAsync", cpu_check, NULL, move_enqueue, NULL),
+	CU_OP("MaskedFill", true, "own", cpu_check, mfill_setup, mfill_enqueue, free_state),
+	CU_OP("AddRmsNormBias", true, "own", arnb_check, NULL, arnb_enqueue, NULL),
+	CU_OP("Slice", true, "own", block_check, NULL, block_enqueue, NULL),
+	CU_OP("PadV3", true, "own", block_check, NULL, block_enqueue, NULL),
+	CU_OP("Index", true, "own", index_check, index_setup, index_enqueue, NULL),
+	CU_OP("ArgMaxV2", true, "own", cpu_check, NULL, argmax_enqueue, NULL),
+	{ .impl = { .name = NULL } },
+};
