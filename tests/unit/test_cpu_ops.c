@@ -582,7 +582,8 @@ static void test_transpose_streaming(void **state)
 }
 
 /*
- * The bf16 row kernels (kern_bf16.c, on CPUs with AVX512_BF16) at widths
+ * The bf16 row kernels (kern_bf16.c, on CPUs with AVX512_BF16: RmsNorm,
+ * SoftmaxV2, SwiGlu) at widths
  * around their 16- and 32-lane steps and a model width, against the
  * definitions computed in double from the same bf16 inputs.
  */
@@ -620,6 +621,15 @@ static void test_bf16_row_kernels(void **state)
 				near(cpu_ld(&c.out[0], r * h + j), (float)(exp(cpu_ld(&c.in[0], r * h + j) - mx) / sum),
 				     1e-2f);
 		}
+		finish(&c);
+		snprintf(ins, sizeof(ins), "%zu,%zu", rows, 2 * h);
+		snprintf(outs, sizeof(outs), "%zu,%zu", rows, h);
+		assert_int_equal(run_case(&c, "SwiGlu", ins, "DT_BF16", "", outs, "DT_BF16"), 0);
+		for (size_t r = 0; r < rows; r++)
+			for (size_t j = 0; j < h; j++) {
+				double g = cpu_ld(&c.in[0], r * 2 * h + j), u = cpu_ld(&c.in[0], r * 2 * h + h + j);
+				near(cpu_ld(&c.out[0], r * h + j), (float)(g / (1 + exp(-g)) * u), 1e-2f);
+			}
 		finish(&c);
 	}
 }

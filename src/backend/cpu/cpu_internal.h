@@ -143,6 +143,8 @@ int cpu_par_threads(size_t n, size_t work, int threads);
 int cpu_has_avx512bf16(void);
 float cpu_rms_row_bf16(const uint16_t *x, uint16_t *y, const float *gam, size_t h, float eps);
 void cpu_softmax_row_bf16(const uint16_t *x, uint16_t *y, float *e, size_t h);
+/* One SwiGlu row: y[j] = silu(x[j]) * x[h + j], j < h. */
+void cpu_swiglu_row_bf16(const uint16_t *x, uint16_t *y, size_t h);
 
 /* Op tables, one per family file. */
 extern const struct perfdb_op_impl cpu_ops_matmul[];

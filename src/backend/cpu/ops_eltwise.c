@@ -144,6 +144,11 @@ CPU_CLONES static void swiglu_range(void *ctx, size_t lo, size_t hi, int tid)
 	struct perfdb_tensor *o = &c->out[0];
 	size_t h = (size_t)o->dims[o->ndims - 1];
 	float g[BLK], u[BLK];
+	if (a->dtype == PERFDB_DTYPE_BF16 && o->dtype == PERFDB_DTYPE_BF16 && cpu_has_avx512bf16()) {
+		for (size_t r = lo; r < hi; r++)   /* kern_bf16.c: no fp32 copy, no division */
+			cpu_swiglu_row_bf16((const uint16_t *)a->data + r * 2 * h, (uint16_t *)o->data + r * h, h);
+		return;
+	}
 	for (size_t r = lo; r < hi; r++)
 		for (size_t i = 0; i < h; i += BLK) {
 			size_t m = h - i < BLK ? h - i : BLK;
