@@ -97,28 +97,28 @@ int perfdb_file_write_atomic(const char *path, const void *data, size_t len,
 	}
 	if (fd < 0) {
 		saved = errno;
-		rc = perfdb_err_errno(err, saved, "cannot create temporary file in '%s'", dir);
+		rc = perfdb_err_errno(err, saved, "cannot create temporary file in '%s' to write '%s'", dir, base);
 		goto out;
 	}
 	if (write_all(fd, data, len) < 0) {
 		saved = errno;
-		rc = perfdb_err_errno(err, saved, "cannot write '%s'", tmpname);
+		rc = perfdb_err_errno(err, saved, "cannot write '%s'", path);
 		goto fail;
 	}
 	if (exists && fchmod(fd, mode) < 0) {
 		saved = errno;
-		rc = perfdb_err_errno(err, saved, "cannot set mode of '%s'", tmpname);
+		rc = perfdb_err_errno(err, saved, "cannot set mode of '%s' (written as '%s')", path, tmpname);
 		goto fail;
 	}
 	if (fsync(fd) < 0) {
 		saved = errno;
-		rc = perfdb_err_errno(err, saved, "cannot fsync '%s'", tmpname);
+		rc = perfdb_err_errno(err, saved, "cannot write '%s' (fsync)", path);
 		goto fail;
 	}
 	if (close(fd) < 0) {
 		fd = -1;
 		saved = errno;
-		rc = perfdb_err_errno(err, saved, "cannot close '%s'", tmpname);
+		rc = perfdb_err_errno(err, saved, "cannot write '%s' (close)", path);
 		goto fail;
 	}
 	fd = -1;
