@@ -70,7 +70,7 @@ crash_loop() {
   for ((i = 1; i <= KILLS; i++)); do
     rm -rf "$run"; cp -a "$base" "$run"
     local delay
-    delay=$(echo "scale=4; $dur * 1.1 * $RANDOM / 32768" | bc)
+    delay=$(awk -v d="$dur" -v r=$RANDOM 'BEGIN { printf "%.4f", d * 1.1 * r / 32768 }')
     (cd "$run" && exec bash -c "exec $cmd" >/dev/null 2>&1) &
     local pid=$!
     sleep "$delay"

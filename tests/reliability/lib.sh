@@ -17,7 +17,7 @@ finish() {
   echo "ok"; exit 0
 }
 now() { date +%s.%N; }
-elapsed() { echo "$2 - $1" | bc; }
+elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
 
 # hashes DIR: "name sha256" of every table (top-level *.csv), sorted.
 hashes() {
