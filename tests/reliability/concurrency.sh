@@ -66,9 +66,10 @@ D="$WORK/held"
 parse pa "$D" || fail "parse"
 before=$(state "$D")
 mkfifo "$WORK/release.fifo"
-flock "$D/.perfdb.lock" bash -c "echo 'pid '\$\$ > '$D/.perfdb.lock'; read -r _ < '$WORK/release.fifo'" &
+rm -f "$WORK/ready"
+flock "$D/.perfdb.lock" bash -c "echo 'pid '\$\$ > '$D/.perfdb.lock'; : > '$WORK/ready'; read -r _ < '$WORK/release.fifo'" &
 holder=$!
-until [ -s "$D/.perfdb.lock" ] && ! flock -n "$D/.perfdb.lock" true; do sleep 0.05; done
+until [ -e "$WORK/ready" ]; do sleep 0.05; done   # the holder has the lock and wrote its pid
 PERFDB_LOCK_TIMEOUT=600 "$P" parse -q --profiling-path "$WORK/pb" --database-path "$D" >/dev/null 2>"$WORK/held.err" &
 waiter=$!
 sleep 1
@@ -82,9 +83,10 @@ echo "a held lock: perfdb waited and wrote nothing, then completed"
 
 # A lock held past the timeout.
 before=$(state "$D")
-flock "$D/.perfdb.lock" bash -c "echo 'pid '\$\$ > '$D/.perfdb.lock'; read -r _ < '$WORK/release.fifo'" &
+rm -f "$WORK/ready"
+flock "$D/.perfdb.lock" bash -c "echo 'pid '\$\$ > '$D/.perfdb.lock'; : > '$WORK/ready'; read -r _ < '$WORK/release.fifo'" &
 holder=$!
-until [ -s "$D/.perfdb.lock" ] && ! flock -n "$D/.perfdb.lock" true; do sleep 0.05; done
+until [ -e "$WORK/ready" ]; do sleep 0.05; done   # the holder has the lock and wrote its pid
 hpid=$(sed -n 's/^pid //p' "$D/.perfdb.lock")
 PERFDB_LOCK_TIMEOUT=1 "$P" parse -q --profiling-path "$WORK/pa" --database-path "$D" >/dev/null 2>"$WORK/to.err"
 rc=$?
