@@ -8,7 +8,7 @@
 #   make fuzz       run every fuzz target for FUZZ_SECONDS (default 60) with clang
 #   make fuzz-long  the same for 10 minutes each (FUZZ_SECONDS=600; 9 targets: 90 min)
 #   make valgrind   the CLI golden tests with the binary under valgrind memcheck
-#                   (not part of make check: about N minutes; docs/reliability.md)
+#                   (not part of make check: about 11 minutes; docs/reliability.md)
 #   make install PREFIX=/usr/local
 # Missing Debian packages are installed by scripts/install-deps.sh first.
 
