@@ -409,8 +409,9 @@ int perfdb_grid_nk_pairs(const struct perfdb_grid_models *ms, int64_t (**pairs)[
 				p[k][0] = h, p[k++][1] = ht;
 			} else {
 				int64_t q_up = max1(m->heads * m->head_dim / tp);
-				/* Without a q (or kv) LoRA rank that projection is
-				 * a plain one from h: no GEMM with a zero dimension. */
+				/* No GEMM with a zero side: without a q LoRA rank q
+				 * is projected from h in one GEMM, and without a kv
+				 * LoRA rank there is no up-projection from it. */
 				if (m->q_lora > 0) {
 					p[k][0] = m->q_lora, p[k++][1] = h;
 					p[k][0] = q_up, p[k++][1] = m->q_lora;
