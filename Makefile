@@ -6,7 +6,9 @@
 #                   run the whole CTest suite in both
 #   make bench      run the benchmarks (bench/*.sh), our figure beside its reference
 #   make fuzz       run every fuzz target for FUZZ_SECONDS (default 60) with clang
-#   make fuzz-long  the same for 10 minutes each
+#   make fuzz-long  the same for 10 minutes each (FUZZ_SECONDS=600; 9 targets: 90 min)
+#   make valgrind   the CLI golden tests with the binary under valgrind memcheck
+#                   (not part of make check: about 11 minutes; docs/reliability.md)
 #   make install PREFIX=/usr/local
 # Missing Debian packages are installed by scripts/install-deps.sh first.
 
@@ -19,7 +21,7 @@ BUILD := build
 ASAN  := build-asan
 FUZZ  := build-fuzz
 
-.PHONY: all build deps demo check check-build check-asan bench fuzz fuzz-long install clean
+.PHONY: all build deps demo check check-build check-asan bench fuzz fuzz-long valgrind install clean
 
 all: build
 
@@ -63,6 +65,9 @@ fuzz: deps
 
 fuzz-long:
 	$(MAKE) fuzz FUZZ_SECONDS=600
+
+valgrind: build
+	bash tests/valgrind/run.sh $(BUILD)
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)

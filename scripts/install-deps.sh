@@ -10,6 +10,7 @@ PKGS=(
   libyaml-dev libjansson-dev libcmocka-dev
   python3   # tests: the independent parse oracle
   chromium  # tests: the report page in a headless browser (skipped when absent)
+  valgrind  # make valgrind
 )
 
 missing=()

@@ -9,8 +9,10 @@
  */
 #include "perfdb/fsio.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <stdio.h>
@@ -95,28 +97,28 @@ int perfdb_file_write_atomic(const char *path, const void *data, size_t len,
 	}
 	if (fd < 0) {
 		saved = errno;
-		rc = perfdb_err_errno(err, saved, "cannot create temporary file in '%s'", dir);
+		rc = perfdb_err_errno(err, saved, "cannot create temporary file in '%s' to write '%s'", dir, base);
 		goto out;
 	}
 	if (write_all(fd, data, len) < 0) {
 		saved = errno;
-		rc = perfdb_err_errno(err, saved, "cannot write '%s'", tmpname);
+		rc = perfdb_err_errno(err, saved, "cannot write '%s'", path);
 		goto fail;
 	}
 	if (exists && fchmod(fd, mode) < 0) {
 		saved = errno;
-		rc = perfdb_err_errno(err, saved, "cannot set mode of '%s'", tmpname);
+		rc = perfdb_err_errno(err, saved, "cannot set mode of '%s' (written as '%s')", path, tmpname);
 		goto fail;
 	}
 	if (fsync(fd) < 0) {
 		saved = errno;
-		rc = perfdb_err_errno(err, saved, "cannot fsync '%s'", tmpname);
+		rc = perfdb_err_errno(err, saved, "cannot write '%s' (fsync)", path);
 		goto fail;
 	}
 	if (close(fd) < 0) {
 		fd = -1;
 		saved = errno;
-		rc = perfdb_err_errno(err, saved, "cannot close '%s'", tmpname);
+		rc = perfdb_err_errno(err, saved, "cannot write '%s' (close)", path);
 		goto fail;
 	}
 	fd = -1;
@@ -277,6 +279,45 @@ static void read_holder(int fd, char *buf, size_t cap)
 		*nl = '\0';
 }
 
+/*
+ * A writer killed between creating its temporary file and the rename
+ * leaves `.<name>.tmp.<pid>.<hex>` behind (its table is intact).  The next
+ * writer to take the lock removes those whose process no longer exists; a
+ * live pid's file may belong to a writer that does not hold the lock (the
+ * report files), so it is left alone.
+ */
+static int stale_tmp(const char *name)
+{
+	if (name[0] != '.')
+		return 0;
+	const char *t = NULL;
+	for (const char *p = strstr(name + 1, ".tmp."); p; p = strstr(p + 1, ".tmp."))
+		t = p;
+	if (!t || t == name + 1)
+		return 0;
+	const char *s = t + 5;
+	char *end;
+	long pid = strtol(s, &end, 10);
+	if (end == s || *end != '.' || pid <= 0 || !isxdigit((unsigned char)end[1]))
+		return 0;
+	for (s = end + 1; isxdigit((unsigned char)*s); s++)
+		;
+	if (*s || pid == (long)getpid())
+		return 0;
+	return kill((pid_t)pid, 0) < 0 && errno == ESRCH;
+}
+
+static int sweep_visit(void *ctx, const char *path, const char *name, int is_dir)
+{
+	(void)ctx;
+	struct stat st;
+	if (is_dir)   /* not through links: the sweep stays inside the database */
+		return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+	if (stale_tmp(name))
+		(void)unlink(path);
+	return 0;
+}
+
 int perfdb_lock_acquire(struct perfdb_lock *lk, const char *dir,
 			double timeout_s, struct perfdb_err *err)
 {
@@ -335,6 +376,8 @@ int perfdb_lock_acquire(struct perfdb_lock *lk, const char *dir,
 	if (ftruncate(fd, 0) == 0 && len > 0)
 		(void)!pwrite(fd, who, (size_t)len, 0);
 	lk->fd = fd;
+	struct perfdb_err ignored;
+	(void)perfdb_dir_walk(dir, sweep_visit, NULL, &ignored);
 	return 0;
 }
 

@@ -91,8 +91,15 @@ static int get_int_list(struct ld *l, const struct grid_ynode_s *n, int64_t **v,
 	if (!*v)
 		return oom(l);
 	*cnt = n->n;
-	for (size_t i = 0; i < n->n; i++)
-		PERFDB_TRY(get_int(l, n->items[i], &(*v)[i], what));
+	for (size_t i = 0; i < n->n; i++) {
+		int rc = get_int(l, n->items[i], &(*v)[i], what);
+		if (rc < 0) {   /* the callers own *v only on success */
+			free(*v);
+			*v = NULL;
+			*cnt = 0;
+			return rc;
+		}
+	}
 	return 0;
 }
 

@@ -409,10 +409,18 @@ int perfdb_grid_nk_pairs(const struct perfdb_grid_models *ms, int64_t (**pairs)[
 				p[k][0] = h, p[k++][1] = ht;
 			} else {
 				int64_t q_up = max1(m->heads * m->head_dim / tp);
-				p[k][0] = m->q_lora, p[k++][1] = h;
-				p[k][0] = q_up, p[k++][1] = m->q_lora;
+				/* No GEMM with a zero side: without a q LoRA rank q
+				 * is projected from h in one GEMM, and without a kv
+				 * LoRA rank there is no up-projection from it. */
+				if (m->q_lora > 0) {
+					p[k][0] = m->q_lora, p[k++][1] = h;
+					p[k][0] = q_up, p[k++][1] = m->q_lora;
+				} else {
+					p[k][0] = q_up, p[k++][1] = h;
+				}
 				p[k][0] = m->kv_lora + m->rope, p[k++][1] = h;
-				p[k][0] = q_up, p[k++][1] = m->kv_lora;
+				if (m->kv_lora > 0)
+					p[k][0] = q_up, p[k++][1] = m->kv_lora;
 			}
 			if (m->inter > 0) {
 				int64_t g = max1(m->inter / tp);

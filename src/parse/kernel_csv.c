@@ -131,7 +131,16 @@ static int read_rows(struct perfdb_csv_reader *r, const char *path, enum perfdb_
 	for (size_t c = 0; c < PERFDB_NCOUNTERS; c++)
 		slot[C_FIXED_ + c] = &kr.counters[c];
 	unsigned long long next_progress = 64ull << 20;
+	size_t ncols = row.n;
 	while ((rc = perfdb_csv_next(r, &row, err)) > 0) {
+		/* a cell beyond the header belongs to no column (pandas refuses
+		 * such a row too); fewer cells read as empty, as documented */
+		if (row.n > ncols) {
+			rc = perfdb_err_at(err, PERFDB_EPARSE, path, row.line,
+					   perfdb_csv_field_col(r, &row, ncols),
+					   "record has %zu fields, header has %zu", row.n, ncols);
+			break;
+		}
 		for (size_t c = 0; c < NCOLS; c++) {
 			long i = idx[c];
 			if (i >= 0 && (size_t)i < row.n) {
