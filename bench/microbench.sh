@@ -38,7 +38,7 @@ cp -r "$ROOT/examples/database/ATLAS_800_A3_752T_128G_DIE/vllm_ascend/vllm0.13.0
 "$PERFDB" grid --database-path "$WORK/db" --target-models Qwen/Qwen3-32B --rows 4 --seed 7 > /dev/null
 for run in 1 2; do
   PERFDB_TIMESTAMP=run$run "$PERFDB" microbench --backend cpu --force-device --threads "$THREADS" \
-    --database-path "$WORK/db" --row-budget 2 > /dev/null
+    --database-path "$WORK/db" --row-budget 2 --row-timeout 600 > /dev/null
 done
 python3 - "$WORK/db/reports" <<'PY'
 import csv, sys

@@ -119,18 +119,27 @@ BF16_TARGET void cpu_softmax_row_bf16(const uint16_t *x, uint16_t *y, float *e, 
  * One SwiGlu row: y = silu(g) * u with g = x[:h], u = x[h:], bf16 in and
  * out; silu(g) = g / (1 + exp(-g)) with the division as a reciprocal
  * estimate refined by one Newton step (relative error about 2^-23, below
- * what the bf16 result keeps) instead of vdivps.
+ * what the bf16 result keeps) instead of vdivps.  Full vectors use plain
+ * loads: masked loads in the main loop measured 2.6x slower (22 % against
+ * 57 % of a triad on 4096x51200), the mask only serves the tail.
  */
 BF16_TARGET void cpu_swiglu_row_bf16(const uint16_t *x, uint16_t *y, size_t h)
 {
 	const __m512 one = _mm512_set1_ps(1.0f), two = _mm512_set1_ps(2.0f);
 	size_t j = 0;
-	for (; j < h; j += 16) {
-		__mmask16 m = h - j >= 16 ? 0xffff : (__mmask16)((1u << (h - j)) - 1);
-		__m512 g = ld16_mask(x + j, m), u = ld16_mask(x + h + j, m);
+	for (; j + 16 <= h; j += 16) {
+		__m512 g = ld16(x + j), u = ld16(x + h + j);
 		__m512 d = _mm512_add_ps(one, exp16(_mm512_sub_ps(_mm512_setzero_ps(), g)));
 		__m512 r = _mm512_rcp14_ps(d);
 		r = _mm512_mul_ps(r, _mm512_fnmadd_ps(d, r, two));   /* r (2 - d r) */
+		st16(y + j, _mm512_mul_ps(_mm512_mul_ps(g, r), u));
+	}
+	if (j < h) {
+		__mmask16 m = (__mmask16)((1u << (h - j)) - 1);
+		__m512 g = ld16_mask(x + j, m), u = ld16_mask(x + h + j, m);
+		__m512 d = _mm512_add_ps(one, exp16(_mm512_sub_ps(_mm512_setzero_ps(), g)));
+		__m512 r = _mm512_rcp14_ps(d);
+		r = _mm512_mul_ps(r, _mm512_fnmadd_ps(d, r, two));
 		st16_mask(y + j, _mm512_mul_ps(_mm512_mul_ps(g, r), u), m);
 	}
 }
