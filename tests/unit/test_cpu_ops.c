@@ -526,6 +526,8 @@ static void test_threads(void **state)
 		{ "AddRmsNormBias", "300,257;300,257;257;257", "DT_FLOAT;DT_FLOAT;DT_FLOAT;DT_FLOAT", "300,257",
 		  "DT_FLOAT" },
 		{ "SoftmaxV2", "300,257", "DT_FLOAT16", "300,257", "DT_FLOAT16" },
+		{ "SoftmaxV2", "300,257", "DT_BF16", "300,257", "DT_BF16" },
+		{ "SwiGlu", "300,514", "DT_BF16", "300,257", "DT_BF16" },
 		{ "Add", "70001;70001", "DT_BF16;DT_BF16", "70001", "DT_BF16" },
 		{ "SwiGlu", "300,514", "DT_FLOAT", "300,257", "DT_FLOAT" },
 		{ "TensorMove", "100003", "DT_FLOAT", "100003", "DT_FLOAT" },

@@ -137,12 +137,12 @@ int cpu_par_threads(size_t n, size_t work, int threads);
 
 /*
  * bf16 row kernels (kern_bf16.c), used when cpu_has_avx512bf16(): one
- * RmsNorm row y = x * rstd * gam (returns rstd) and one softmax row (e: h
+ * RmsNorm row y = x * rstd * gam (returns rstd) and softmax rows (e: h
  * floats of scratch).  Same fp32 arithmetic as the generic path.
  */
 int cpu_has_avx512bf16(void);
 float cpu_rms_row_bf16(const uint16_t *x, uint16_t *y, const float *gam, size_t h, float eps);
-void cpu_softmax_row_bf16(const uint16_t *x, uint16_t *y, float *e, size_t h);
+void cpu_softmax_rows_bf16(const uint16_t *x, uint16_t *y, float *e, size_t h, size_t rows);
 /* One SwiGlu row: y[j] = silu(x[j]) * x[h + j], j < h. */
 void cpu_swiglu_row_bf16(const uint16_t *x, uint16_t *y, size_t h);
 

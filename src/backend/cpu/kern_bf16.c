@@ -61,6 +61,26 @@ BF16_TARGET static inline __m512 exp16(__m512 x)
 	return _mm512_scalef_ps(p, n);   /* p * 2^n; underflows to 0, overflows to inf */
 }
 
+/*
+ * exp(x) for x <= 0 whose result is rounded to bf16 (8 significant bits):
+ * the same reduction, a degree-4 polynomial (relative error below 5e-5,
+ * 2^-14, far under bf16's 2^-9 half-ulp) and no upper clamp.  Softmax's
+ * exp(x - max) is all it serves.
+ */
+BF16_TARGET static inline __m512 exp16_nonpos_bf16(__m512 x)
+{
+	x = _mm512_max_ps(x, _mm512_set1_ps(-87.3f));
+	__m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504f)),
+					_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+	__m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693147181f), x);
+	__m512 p = _mm512_set1_ps(4.16666679e-2f);
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.66666672e-1f));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+	return _mm512_scalef_ps(p, n);
+}
+
 BF16_TARGET float cpu_rms_row_bf16(const uint16_t *x, uint16_t *y, const float *gam, size_t h, float eps)
 {
 	__m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
@@ -87,33 +107,68 @@ BF16_TARGET float cpu_rms_row_bf16(const uint16_t *x, uint16_t *y, const float *
 	return rstd;
 }
 
-BF16_TARGET void cpu_softmax_row_bf16(const uint16_t *x, uint16_t *y, float *e, size_t h)
+BF16_TARGET static float max_row(const uint16_t *x, size_t h)
 {
 	__m512 mx = _mm512_set1_ps(-INFINITY);
 	size_t j = 0;
 	for (; j + 16 <= h; j += 16)
 		mx = _mm512_max_ps(mx, ld16(x + j));
-	__mmask16 tail = (__mmask16)((1u << (h - j)) - 1);
-	if (j < h)
-		mx = _mm512_mask_max_ps(mx, tail, mx, ld16_mask(x + j, tail));
-	__m512 m = _mm512_set1_ps(_mm512_reduce_max_ps(mx)), sum = _mm512_setzero_ps();
-	for (j = 0; j + 16 <= h; j += 16) {
-		__m512 v = exp16(_mm512_sub_ps(ld16(x + j), m));
-		_mm512_storeu_ps(e + j, v);
-		sum = _mm512_add_ps(sum, v);
-	}
 	if (j < h) {
-		__m512 v = _mm512_maskz_mov_ps(tail, exp16(_mm512_sub_ps(ld16_mask(x + j, tail), m)));
-		_mm512_mask_storeu_ps(e + j, tail, v);
-		sum = _mm512_add_ps(sum, v);
+		__mmask16 tail = (__mmask16)((1u << (h - j)) - 1);
+		mx = _mm512_mask_max_ps(mx, tail, mx, ld16_mask(x + j, tail));
 	}
-	__m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(sum));
-	for (j = 0; j + 16 <= h; j += 16)
-		st16(y + j, _mm512_mul_ps(_mm512_loadu_ps(e + j), inv));
-	if (j < h)
-		st16_mask(y + j, _mm512_mul_ps(_mm512_maskz_loadu_ps(tail, e + j), inv), tail);
+	return _mm512_reduce_max_ps(mx);
 }
 
+/*
+ * Rows [0, rows) of width h.  Three passes per row (max; exp and sum into
+ * the fp32 scratch e; scale and store), software-pipelined: the max pass of
+ * row r+1 runs in the same loop as the store pass of row r, so the next
+ * row's reads from memory overlap this row's writes instead of the two
+ * streams taking turns (SoftmaxV2 4096x8192: 8.1 -> N ms on one thread).
+ */
+BF16_TARGET void cpu_softmax_rows_bf16(const uint16_t *x, uint16_t *y, float *e, size_t h, size_t rows)
+{
+	if (!rows)
+		return;
+	float mnext = max_row(x, h);
+	size_t full = h / 16 * 16;
+	__mmask16 tail = (__mmask16)((1u << (h - full)) - 1);
+	for (size_t r = 0; r < rows; r++) {
+		const uint16_t *xr = x + r * h, *xn = xr + h;
+		uint16_t *yr = y + r * h;
+		__m512 m = _mm512_set1_ps(mnext), sum = _mm512_setzero_ps();
+		/* while the exp pass computes, the row after next streams into L2 */
+		const char *pf = r + 2 < rows ? (const char *)(xr + 2 * h) : NULL;
+		size_t j = 0;
+		for (; j < full; j += 16) {
+			if (pf && (j & 31) == 0)
+				_mm_prefetch(pf + 2 * j, _MM_HINT_T1);
+			__m512 v = exp16_nonpos_bf16(_mm512_sub_ps(ld16(xr + j), m));
+			_mm512_storeu_ps(e + j, v);
+			sum = _mm512_add_ps(sum, v);
+		}
+		if (j < h) {
+			__m512 v = _mm512_maskz_mov_ps(tail, exp16_nonpos_bf16(_mm512_sub_ps(ld16_mask(xr + j, tail), m)));
+			_mm512_mask_storeu_ps(e + j, tail, v);
+			sum = _mm512_add_ps(sum, v);
+		}
+		__m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(sum));
+		__m512 mx = _mm512_set1_ps(-INFINITY);
+		int more = r + 1 < rows;
+		for (j = 0; j < full; j += 16) {
+			if (more)
+				mx = _mm512_max_ps(mx, ld16(xn + j));
+			st16(yr + j, _mm512_mul_ps(_mm512_loadu_ps(e + j), inv));
+		}
+		if (j < h) {
+			if (more)
+				mx = _mm512_mask_max_ps(mx, tail, mx, ld16_mask(xn + j, tail));
+			st16_mask(yr + j, _mm512_mul_ps(_mm512_maskz_loadu_ps(tail, e + j), inv), tail);
+		}
+		mnext = more ? _mm512_reduce_max_ps(mx) : 0.0f;
+	}
+}
 
 /*
  * One SwiGlu row: y = silu(g) * u with g = x[:h], u = x[h:], bf16 in and
@@ -157,9 +212,9 @@ float cpu_rms_row_bf16(const uint16_t *x, uint16_t *y, const float *gam, size_t 
 	return 0.0f;   /* never called: cpu_has_avx512bf16() is 0 */
 }
 
-void cpu_softmax_row_bf16(const uint16_t *x, uint16_t *y, float *e, size_t h)
+void cpu_softmax_rows_bf16(const uint16_t *x, uint16_t *y, float *e, size_t h, size_t rows)
 {
-	(void)x, (void)y, (void)e, (void)h;
+	(void)x, (void)y, (void)e, (void)h, (void)rows;
 }
 
 void cpu_swiglu_row_bf16(const uint16_t *x, uint16_t *y, size_t h)

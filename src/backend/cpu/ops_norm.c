@@ -235,8 +235,8 @@ CPU_CLONES static void softmax_range(void *ctx, size_t lo, size_t hi, int tid)
 	size_t h = last(a);
 	float *x = (float *)c->priv + (size_t)tid * scratch_stride(c);
 	if (a->dtype == PERFDB_DTYPE_BF16 && c->out[0].dtype == PERFDB_DTYPE_BF16 && cpu_has_avx512bf16()) {
-		for (size_t r = lo; r < hi; r++)
-			cpu_softmax_row_bf16((const uint16_t *)a->data + r * h, (uint16_t *)c->out[0].data + r * h, x, h);
+		cpu_softmax_rows_bf16((const uint16_t *)a->data + lo * h, (uint16_t *)c->out[0].data + lo * h, x, h,
+				      hi - lo);
 		return;
 	}
 	for (size_t r = lo; r < hi; r++) {
