@@ -59,7 +59,7 @@ bench: build
 	bash bench/comm.sh $(BUILD)
 
 fuzz: deps
-	CC=clang cmake -S . -B $(FUZZ) -DPERFDB_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	CC=clang cmake -S . -B $(FUZZ) -DPERFDB_FUZZ=ON -DPERFDB_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
 	cmake --build $(FUZZ) -j $(JOBS)
 	bash tests/fuzz/run.sh $(FUZZ) $(FUZZ_SECONDS)
 
