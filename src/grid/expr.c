@@ -57,11 +57,20 @@ struct grid_expr {
 	int root;
 };
 
+/*
+ * Nesting limit: the parser and the evaluator recurse once per level, so a
+ * pathological expression ("((((…" or "not not …" or a chain of 10^5
+ * '+') would overflow the stack (found by fuzz_grid_yaml under `make
+ * fuzz-long`).  Real grid expressions nest a few levels.
+ */
+#define EXPR_MAX_DEPTH 200   /* counts parse_or and parse_unary: about 100 parentheses */
+
 struct parser {
 	struct grid_expr *e;
 	const char *s, *p;
 	const char *const *vars;
 	size_t nvars;
+	int depth;          /* recursion of parse_or / parse_not / parse_unary */
 	char msg[256];
 };
 
@@ -278,7 +287,7 @@ static int parse_power(struct parser *ps)
 	return a;
 }
 
-static int parse_unary(struct parser *ps)
+static int parse_unary_at(struct parser *ps)
 {
 	skip_ws(ps);
 	if (*ps->p == '-' || *ps->p == '+') {
@@ -293,6 +302,16 @@ static int parse_unary(struct parser *ps)
 		return n;
 	}
 	return parse_power(ps);
+}
+
+static int parse_unary(struct parser *ps)
+{
+	if (ps->depth >= EXPR_MAX_DEPTH)
+		return fail(ps, "expression nested too deeply");
+	ps->depth++;
+	int r = parse_unary_at(ps);
+	ps->depth--;
+	return r;
 }
 
 static int parse_term(struct parser *ps)
@@ -380,7 +399,11 @@ static int parse_cmp(struct parser *ps)
 static int parse_not(struct parser *ps)
 {
 	if (accept_kw(ps, "not")) {
+		if (ps->depth >= EXPR_MAX_DEPTH)
+			return fail(ps, "expression nested too deeply");
+		ps->depth++;
 		int a = parse_not(ps);
+		ps->depth--;
 		if (a < 0)
 			return -1;
 		int n = new_node(ps, OP_NOT);
@@ -399,12 +422,62 @@ static int parse_and(struct parser *ps)
 	return a;
 }
 
-static int parse_or(struct parser *ps)
+static int parse_or_at(struct parser *ps)
 {
 	int a = parse_and(ps);
 	while (a >= 0 && accept_kw(ps, "or"))
 		a = binary(ps, OP_OR, a, parse_and(ps));
 	return a;
+}
+
+static int parse_or(struct parser *ps)
+{
+	if (ps->depth >= EXPR_MAX_DEPTH)
+		return fail(ps, "expression nested too deeply");
+	ps->depth++;
+	int r = parse_or_at(ps);
+	ps->depth--;
+	return r;
+}
+
+/*
+ * Depth of the compiled tree (the evaluator's recursion): children are
+ * created before their parent, so one pass in index order suffices.
+ */
+static int tree_too_deep(const struct grid_expr *e)
+{
+	int *d = calloc(e->nn ? e->nn : 1, sizeof(int)), deep = 0;
+	if (!d)
+		return 1;
+	for (size_t i = 0; i < e->nn && !deep; i++) {
+		const struct node *n = &e->n[i];
+		int m = 0;
+		switch (n->op) {
+		case OP_INT:
+		case OP_VAR:
+			break;
+		case OP_CMP:
+			for (int k = 0; k < n->nargs; k += 2)
+				m = d[e->args[n->args + k]] > m ? d[e->args[n->args + k]] : m;
+			break;
+		case OP_CALL:
+			for (int k = 0; k < n->nargs; k++)
+				m = d[e->args[n->args + k]] > m ? d[e->args[n->args + k]] : m;
+			break;
+		case OP_NEG:
+		case OP_POS:
+		case OP_NOT:
+			m = d[n->a];
+			break;
+		default:
+			m = d[n->a] > d[n->b] ? d[n->a] : d[n->b];
+			break;
+		}
+		d[i] = m + 1;
+		deep = d[i] > 4 * EXPR_MAX_DEPTH;
+	}
+	free(d);
+	return deep;
 }
 
 void grid_expr_free(struct grid_expr *e)
@@ -442,6 +515,8 @@ int grid_expr_compile(struct grid_expr **out, const char *text, size_t len,
 		skip_ws(&ps);
 		if (*ps.p)
 			e->root = fail(&ps, "unexpected text after the expression");
+		else if (tree_too_deep(e))
+			e->root = fail(&ps, "expression too long to evaluate (a chain of over 800 operators)");
 	}
 	if (e->root < 0) {
 		snprintf(msg, msgsz, "%s", ps.msg[0] ? ps.msg : "syntax error");

@@ -55,6 +55,44 @@ static int compile_fails(const char *text, const char *const *vars, size_t n)
 	return rc != 0;
 }
 
+/* Nesting and chain limits (a fuzz_grid_yaml finding: deep nesting overflowed the stack) */
+static void test_expr_depth_limits(void **state)
+{
+	(void)state;
+	char buf[4096];
+	size_t k = 0;
+	for (int i = 0; i < 50; i++)
+		buf[k++] = '(';
+	buf[k++] = '7';
+	for (int i = 0; i < 50; i++)
+		buf[k++] = ')';
+	buf[k] = '\0';
+	assert_int_equal(ev(buf, NULL, 0, NULL), 7);           /* 50 levels: fine */
+	k = 0;
+	for (int i = 0; i < 1000; i++)
+		buf[k++] = '(';
+	buf[k++] = '7';
+	for (int i = 0; i < 1000; i++)
+		buf[k++] = ')';
+	buf[k] = '\0';
+	assert_true(compile_fails(buf, NULL, 0));              /* 1000 levels: refused, no crash */
+	k = 0;
+	for (int i = 0; i < 1000; i++)
+		k += (size_t)snprintf(buf + k, sizeof(buf) - k, "not ");
+	snprintf(buf + k, sizeof(buf) - k, "1");
+	assert_true(compile_fails(buf, NULL, 0));
+	k = 0;
+	for (int i = 0; i < 100; i++)
+		k += (size_t)snprintf(buf + k, sizeof(buf) - k, "1+");
+	snprintf(buf + k, sizeof(buf) - k, "1");
+	assert_int_equal(ev(buf, NULL, 0, NULL), 101);         /* a chain of 100 '+' evaluates */
+	k = 0;
+	for (int i = 0; i < 1000; i++)
+		k += (size_t)snprintf(buf + k, sizeof(buf) - k, "1+");
+	snprintf(buf + k, sizeof(buf) - k, "1");
+	assert_true(compile_fails(buf, NULL, 0));              /* 1000: too deep a tree to walk */
+}
+
 static void test_expr_reference_cases(void **state)
 {
 	(void)state;
@@ -901,6 +939,7 @@ static void test_run_cap_first_rows(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_expr_depth_limits),
 		cmocka_unit_test(test_expr_reference_cases),
 		cmocka_unit_test(test_expr_python_semantics),
 		cmocka_unit_test(test_dedupe_matmul_transposed),
