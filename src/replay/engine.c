@@ -997,20 +997,53 @@ static size_t rank_share(const struct perfdb_engine_opts *o, const struct perfdb
 	return n;
 }
 
-/* Resume: the journal and every rank's journal of an earlier MPI run. */
-static int journal_load_all(const char *journal, struct journal *j)
+/*
+ * Call fn(ctx, path, rank) for every `<journal>.rank<R>` file (rank -1 when
+ * the suffix is not a number); stops at the first fn < 0 and returns it.
+ */
+static int each_rank_journal(const char *journal, int (*fn)(void *ctx, const char *path, long rank), void *ctx)
 {
-	PERFDB_TRY(journal_load(journal, j));
 	char pat[4200];
 	snprintf(pat, sizeof(pat), "%s.rank*", journal);
 	glob_t g;
 	int rc = 0;
 	if (glob(pat, 0, NULL, &g) == 0) {
-		for (size_t i = 0; i < g.gl_pathc && rc == 0; i++)
-			rc = journal_load(g.gl_pathv[i], j);
+		for (size_t i = 0; i < g.gl_pathc && rc == 0; i++) {
+			const char *num = g.gl_pathv[i] + strlen(journal) + 5;
+			char *end;
+			long r = strtol(num, &end, 10);
+			rc = fn(ctx, g.gl_pathv[i], *end == '\0' && end != num && r >= 0 ? r : -1);
+		}
 		globfree(&g);
 	}
 	return rc;
+}
+
+static int load_one(void *ctx, const char *path, long rank)
+{
+	(void)rank;
+	return journal_load(path, ctx);
+}
+
+/* Resume: the journal and every rank's journal of an earlier MPI run. */
+static int journal_load_all(const char *journal, struct journal *j)
+{
+	PERFDB_TRY(journal_load(journal, j));
+	return each_rank_journal(journal, load_one, j);
+}
+
+/* Removes a rank journal unless it is one of the first `keep` ranks; every file is tried. */
+struct remove_ctx {
+	long keep;
+	int rc;
+};
+
+static int remove_one(void *ctx, const char *path, long rank)
+{
+	struct remove_ctx *x = ctx;
+	if ((rank < 0 || rank >= x->keep) && unlink(path) < 0 && errno != ENOENT)
+		x->rc = -PERFDB_EIO;
+	return 0;
 }
 
 /*
@@ -1025,36 +1058,16 @@ static int journal_reset(const struct perfdb_engine_opts *o)
 		return 0;
 	if (o->comm && unlink(o->journal) < 0 && errno != ENOENT)
 		return -PERFDB_EIO;
-	char pat[4200];
-	snprintf(pat, sizeof(pat), "%s.rank*", o->journal);
-	glob_t g;
-	int rc = 0;
-	if (glob(pat, 0, NULL, &g) == 0) {
-		for (size_t i = 0; i < g.gl_pathc; i++) {
-			const char *num = g.gl_pathv[i] + strlen(o->journal) + 5;
-			char *end;
-			long r = strtol(num, &end, 10);
-			if (o->comm && *end == '\0' && end != num && r >= 0 && r < o->nranks)
-				continue;
-			if (unlink(g.gl_pathv[i]) < 0 && errno != ENOENT)
-				rc = -PERFDB_EIO;
-		}
-		globfree(&g);
-	}
-	return rc;
+	struct remove_ctx x = { o->comm ? o->nranks : 0, 0 };
+	each_rank_journal(o->journal, remove_one, &x);
+	return x.rc;
 }
 
 void perfdb_engine_journal_remove(const char *journal)
 {
 	unlink(journal);
-	char pat[4200];
-	snprintf(pat, sizeof(pat), "%s.rank*", journal);
-	glob_t g;
-	if (glob(pat, 0, NULL, &g) == 0) {
-		for (size_t i = 0; i < g.gl_pathc; i++)
-			unlink(g.gl_pathv[i]);
-		globfree(&g);
-	}
+	struct remove_ctx x = { 0, 0 };
+	each_rank_journal(journal, remove_one, &x);
 }
 
 /* One result row as a record: fields split by 0x1f, records ended by 0x1e. */
@@ -1287,8 +1300,7 @@ int perfdb_engine_run(const struct perfdb_engine_opts *o, struct perfdb_engine_r
 		/* under MPI a stopped rank still walks the tables: collective rows need every rank */
 		if (res->stopped && !o->comm)
 			break;
-		const struct perfdb_op_impl *impl = be->supports_op(names[ti]) ? be->find_op(names[ti]) : NULL;
-		int coll = impl && impl->collective && o->comm;
+		int coll = o->comm && table_collective(o, names[ti]);
 		if (o->subprocess && x.jfd >= 0 && !coll)
 			rc = run_table_child(&x, names[ti], &tabs[ti], err);
 		else
