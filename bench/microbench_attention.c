@@ -20,11 +20,14 @@
  *   FLOP = 2·H·(dqk + dv)·S(S+1)/2 (the visible pairs only).
  * - Decode: one query token per sequence, batch 1, 64 q / 8 kv heads,
  *   d 128, bf16 paged caches (block 128, shuffled table), KV 4096..32768.
- *   GB/s = K + V bytes read / median time, beside a STREAM triad
- *   (a = b + s·c, fp32, 3 x 128 MiB) of the same run.
- * Best (minimum) of 3 (prefill, GEMM) or 7 (decode) timed calls after a
- * warm-up, like the triad's best of 5: on a shared machine the minimum is
- * the run least disturbed by other processes, for every number alike.
+ *   GB/s = K + V bytes read / best time, beside a STREAM triad (a = b +
+ *   s·c, fp32, 3 x 128 MiB, THREADS threads) whose passes alternate with
+ *   the decode calls (bench_util.h: the host's bandwidth moves by a third
+ *   within minutes, so both sides must see the same conditions).
+ * Best (minimum) of 3 (prefill, GEMM) or 7 (decode, and the triad passes
+ * between them) timed calls after a warm-up: on a shared machine the
+ * minimum is the run least disturbed by other processes, for every number
+ * alike.
  * The "cpu" columns use the best process CPU time per thread instead of
  * wall time: what the work costs when the cores are shared.
  */
@@ -34,28 +37,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "replay/engine.h"
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* CPU seconds of the whole process (every thread): on a shared machine, the time the work itself took. */
-static double cpu_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
 
 static struct perfdb_engine_pool pool;
 
@@ -95,8 +78,12 @@ static void row(const char *const *slots, int n, char *shapes, char *dts, size_t
 }
 
 /* Best wall seconds of FusedInferAttentionScore on a hand-made row (0 on failure); *cpu: best CPU seconds / threads. */
+/*
+ * Best seconds of reps calls.  With tr, a triad pass precedes each call and
+ * *tri gets the best triad GB/s of those passes (bench_util.h: why).
+ */
 static double time_fia(const char *const *slots, int n, const char *out, const struct cells *cs, int threads,
-		       int reps, double *cpu)
+		       int reps, double *cpu, struct bench_triad *tr, double *tri)
 {
 	char shapes[1024], dts[1024];
 	row(slots, n, shapes, dts, sizeof(shapes));
@@ -118,18 +105,24 @@ static double time_fia(const char *const *slots, int n, const char *out, const s
 		impl->release(&c);
 		return 0;
 	}
-	double t[16], best_cpu = 1e30;
+	double t[16], best_cpu = 1e30, best_tri = 1e30;
 	impl->run(&c, &err);
 	for (int i = 0; i < reps; i++) {
-		double t0 = now(), c0 = cpu_now();
+		if (tr) {
+			double ts = bench_triad_once(tr);
+			best_tri = ts < best_tri ? ts : best_tri;
+		}
+		double t0 = bench_now(), c0 = bench_cpu_now();
 		impl->run(&c, &err);
-		t[i] = now() - t0;
-		double cc = (cpu_now() - c0) / threads;
+		t[i] = bench_now() - t0;
+		double cc = (bench_cpu_now() - c0) / threads;
 		best_cpu = cc < best_cpu ? cc : best_cpu;
 	}
 	impl->release(&c);
 	*cpu = best_cpu;
-	qsort(t, (size_t)reps, sizeof(double), cmp_d);
+	if (tr)
+		*tri = bench_triad_gbs(tr, best_tri);
+	qsort(t, (size_t)reps, sizeof(double), bench_cmp_d);
 	return t[0];
 }
 
@@ -166,11 +159,11 @@ static double gemm_peak(int64_t n, dnnl_data_type_t dt, int reps)
 	dnnl_exec_arg_t args[] = { { DNNL_ARG_SRC, ma }, { DNNL_ARG_WEIGHTS, mw }, { DNNL_ARG_DST, mc } };
 	double t[16];
 	for (int i = 0; i < 1 + reps; i++) {
-		double t0 = now();
+		double t0 = bench_now();
 		dnnl_primitive_execute(p, s, 3, args);
 		dnnl_stream_wait(s);
 		if (i >= 1)
-			t[i - 1] = now() - t0;
+			t[i - 1] = bench_now() - t0;
 	}
 	dnnl_primitive_destroy(p);
 	dnnl_primitive_desc_destroy(pd);
@@ -179,32 +172,8 @@ static double gemm_peak(int64_t n, dnnl_data_type_t dt, int reps)
 	dnnl_memory_destroy(mc);
 	dnnl_stream_destroy(s);
 	dnnl_engine_destroy(eng);
-	qsort(t, (size_t)reps, sizeof(double), cmp_d);
+	qsort(t, (size_t)reps, sizeof(double), bench_cmp_d);
 	return 2.0 * (double)n * (double)n * (double)n / t[0] / 1e9;
-}
-
-static double stream_triad(size_t n)
-{
-	float *a = malloc(n * 4), *b = malloc(n * 4), *c = malloc(n * 4);
-	for (size_t i = 0; i < n; i++) {
-		a[i] = 0;
-		b[i] = 1;
-		c[i] = 2;
-	}
-	double best = 1e30;
-	for (int r = 0; r < 5; r++) {
-		double t0 = now();
-		for (size_t i = 0; i < n; i++)
-			a[i] = b[i] + 3.0f * c[i];
-		double t = now() - t0;
-		best = t < best ? t : best;
-	}
-	volatile float sink = a[n / 2];
-	(void)sink;
-	free(a);
-	free(b);
-	free(c);
-	return 3.0 * 4.0 * (double)n / best / 1e9;
 }
 
 int main(int argc, char **argv)
@@ -234,16 +203,20 @@ int main(int argc, char **argv)
 			const char *slots[] = { s0, s1, s2, "4:2048,2048:INT8", "5:1:INT64", "6:1:INT64", s24, s25 };
 			struct cells cs = { { "Runtime actual_seq_lengths_values", "Runtime actual_seq_lengths_kv_values",
 					      "Runtime sparse_mode", "Runtime input_layout" }, { len, len, "3", "TND" }, 4 };
-			double tc = 0, t = time_fia(slots, mla ? 8 : 6, out, &cs, threads, 3, &tc);
+			double tc = 0, t = time_fia(slots, mla ? 8 : 6, out, &cs, threads, 3, &tc, NULL, NULL);
 			double flop = 2.0 * (double)hq * (mla ? 192.0 + 128.0 : 256.0) * (double)S * (double)(S + 1) / 2.0;
 			double gf = t > 0 ? flop / t / 1e9 : 0;
 			printf("%-22s %6lld %6lld %10.1f %10.1f %8.0f%% %8.0f%% %10.1f\n",
 			       mla ? "MLA 192(128+64)/128" : "GQA 64:8 d128", (long long)hq, (long long)S, t * 1e3, gf,
 			       100 * gf / pk_bf, 100 * gf / pk_f, tc > 0 ? flop / tc / 1e9 : 0);
 		}
-	double triad = stream_triad((size_t)32 << 20);
-	printf("\nSTREAM triad: %.1f GB/s\n", triad);
-	printf("%-22s %6s %10s %10s %9s %10s\n", "decode (paged, bf16)", "kv", "ms", "GB/s", "%triad", "cpu GB/s");
+	struct bench_triad tr;
+	if (bench_triad_init(&tr, (size_t)32 << 20, threads) < 0) {
+		fprintf(stderr, "out of memory\n");
+		return 1;
+	}
+	printf("\n%-22s %6s %10s %10s %10s %9s %10s\n", "decode (paged, bf16)", "kv", "ms", "GB/s", "triad GB/s",
+	       "%triad", "cpu GB/s");
 	for (int64_t L = 4096; L <= 32768; L *= 2) {
 		int64_t nb = L / 128;
 		char s0[64], s1[64], s2[64], s14[64], kvl[32];
@@ -255,12 +228,13 @@ int main(int argc, char **argv)
 		const char *slots[] = { s0, s1, s2, "4:2048,2048:INT8", "5:1:INT64", "6:1:INT64", s14 };
 		struct cells cs = { { "Runtime actual_seq_lengths_values", "Runtime actual_seq_lengths_kv_values",
 				      "Runtime sparse_mode", "Runtime input_layout" }, { "1", kvl, "3", "TND" }, 4 };
-		double tc = 0, t = time_fia(slots, 7, "1,64,128", &cs, threads, 7, &tc);
+		double tc = 0, triad = 0, t = time_fia(slots, 7, "1,64,128", &cs, threads, 7, &tc, &tr, &triad);
 		double bytes = 2.0 * (double)L * 8 * 128 * 2;
-		printf("%-22s %6lld %10.3f %10.1f %8.0f%% %10.1f\n", "GQA 64:8 d128", (long long)L, t * 1e3,
-		       t > 0 ? bytes / t / 1e9 : 0, t > 0 ? 100 * bytes / t / 1e9 / triad : 0,
+		printf("%-22s %6lld %10.3f %10.1f %10.1f %8.0f%% %10.1f\n", "GQA 64:8 d128", (long long)L, t * 1e3,
+		       t > 0 ? bytes / t / 1e9 : 0, triad, t > 0 && triad > 0 ? 100 * bytes / t / 1e9 / triad : 0,
 		       tc > 0 ? bytes / tc / 1e9 : 0);
 	}
+	bench_triad_free(&tr);
 	perfdb_engine_pool_release(&pool);
 	return 0;
 }

@@ -22,20 +22,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "replay/engine.h"
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
 
 #define REPS 5
 
@@ -62,17 +50,17 @@ static double time_op(const char *op, const char *ins, const char *dts, const ch
 	}
 	double t[REPS];
 	for (int i = 0; i < 2 + REPS; i++) {
-		double t0 = now();
+		double t0 = bench_now();
 		if (impl->run(&c, &err) < 0) {
 			fprintf(stderr, "%s: %s\n", op, err.msg);
 			break;
 		}
 		if (i >= 2)
-			t[i - 2] = now() - t0;
+			t[i - 2] = bench_now() - t0;
 	}
 	if (impl->release)
 		impl->release(&c);
-	qsort(t, REPS, sizeof(double), cmp_d);
+	qsort(t, REPS, sizeof(double), bench_cmp_d);
 	return t[REPS / 2];
 }
 
@@ -118,11 +106,11 @@ static double time_dnnl(int64_t m, int64_t n, int64_t k, dnnl_data_type_t at, dn
 	dnnl_exec_arg_t args[] = { { DNNL_ARG_SRC, ma }, { DNNL_ARG_WEIGHTS, mw }, { DNNL_ARG_DST, mc } };
 	double t[REPS];
 	for (int i = 0; i < 2 + REPS; i++) {
-		double t0 = now();
+		double t0 = bench_now();
 		dnnl_primitive_execute(p, s, 3, args);
 		dnnl_stream_wait(s);
 		if (i >= 2)
-			t[i - 2] = now() - t0;
+			t[i - 2] = bench_now() - t0;
 	}
 	dnnl_primitive_destroy(p);
 	dnnl_primitive_destroy(r);
@@ -132,7 +120,7 @@ static double time_dnnl(int64_t m, int64_t n, int64_t k, dnnl_data_type_t at, dn
 	dnnl_memory_destroy(mb);
 	dnnl_memory_destroy(mw);
 	dnnl_memory_destroy(mc);
-	qsort(t, REPS, sizeof(double), cmp_d);
+	qsort(t, REPS, sizeof(double), bench_cmp_d);
 	return t[REPS / 2];
 }
 

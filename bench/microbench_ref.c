@@ -13,8 +13,9 @@
  * reordered to format any, dst ab; fp32 M=1 also OpenBLAS sgemv) on the
  * same shapes, as GFLOP/s = 2*M*N*K / t.  Memory-bound ops: GB/s = bytes
  * read + written / median time, beside a STREAM triad (a = b + s*c, fp32,
- * 3 x 128 MiB) of the same run.  Medians of 5 timed calls after 2 warm-ups
- * (GEMMs at M = 4096: 3 and 1).
+ * 3 x 128 MiB, THREADS threads) whose passes alternate with the op's calls
+ * (bench_util.h: the host's bandwidth moves by a third within minutes).
+ * Medians of 5 timed calls after 2 warm-ups (GEMMs at M = 4096: 3 and 1).
  */
 #include <cblas.h>
 #include <dnnl.h>
@@ -23,27 +24,19 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "replay/engine.h"
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
 
 static struct perfdb_engine_pool pool;
 static int nthreads = 1;   /* the run's THREADS: the perfdb ops and the triad use as many */
 
-/* Median seconds of the perfdb op on a row's cells; 0 on failure. */
+/*
+ * Median seconds of the perfdb op on a row's cells; 0 on failure.  With tr,
+ * a triad pass precedes each timed call and *tri gets the median triad GB/s
+ * of those passes (bench_util.h: why).
+ */
 static double time_op(const char *op, const char *ins, const char *dts, const char *outs, const char *odt,
-		      int reps, double *bytes)
+		      int reps, double *bytes, struct bench_triad *tr, double *tri)
 {
 	struct perfdb_op_case c;
 	struct perfdb_err err;
@@ -63,17 +56,23 @@ static double time_op(const char *op, const char *ins, const char *dts, const ch
 		for (size_t i = 0; i < c.nout; i++)
 			*bytes += (double)c.out[i].bytes;
 	}
-	double t[16];
+	double t[16], tt[16];
 	for (int i = 0; i < 2; i++)
 		impl->run(&c, &err);
 	for (int i = 0; i < reps; i++) {
-		double t0 = now();
+		if (tr)
+			tt[i] = bench_triad_once(tr);
+		double t0 = bench_now();
 		impl->run(&c, &err);
-		t[i] = now() - t0;
+		t[i] = bench_now() - t0;
 	}
 	if (impl->release)
 		impl->release(&c);
-	qsort(t, (size_t)reps, sizeof(double), cmp_d);
+	if (tr) {
+		qsort(tt, (size_t)reps, sizeof(double), bench_cmp_d);
+		*tri = bench_triad_gbs(tr, tt[reps / 2]);
+	}
+	qsort(t, (size_t)reps, sizeof(double), bench_cmp_d);
 	return t[reps / 2];
 }
 
@@ -120,11 +119,11 @@ static double time_dnnl(int64_t m, int64_t n, int64_t k, dnnl_data_type_t dt, in
 	dnnl_exec_arg_t args[] = { { DNNL_ARG_SRC, ma }, { DNNL_ARG_WEIGHTS, mw }, { DNNL_ARG_DST, mc } };
 	double t[16];
 	for (int i = 0; i < 2 + reps; i++) {
-		double t0 = now();
+		double t0 = bench_now();
 		dnnl_primitive_execute(p, s, 3, args);
 		dnnl_stream_wait(s);
 		if (i >= 2)
-			t[i - 2] = now() - t0;
+			t[i - 2] = bench_now() - t0;
 	}
 	dnnl_primitive_destroy(p);
 	dnnl_primitive_destroy(r);
@@ -134,7 +133,7 @@ static double time_dnnl(int64_t m, int64_t n, int64_t k, dnnl_data_type_t dt, in
 	dnnl_memory_destroy(mb);
 	dnnl_memory_destroy(mw);
 	dnnl_memory_destroy(mc);
-	qsort(t, (size_t)reps, sizeof(double), cmp_d);
+	qsort(t, (size_t)reps, sizeof(double), bench_cmp_d);
 	return t[reps / 2];
 }
 
@@ -149,43 +148,16 @@ static double time_sgemv(int n, int k, int reps)
 	memset(y, 0, (size_t)n * 4);
 	double t[16];
 	for (int i = 0; i < 2 + reps; i++) {
-		double t0 = now();
+		double t0 = bench_now();
 		cblas_sgemv(CblasRowMajor, CblasNoTrans, n, k, 1.0f, a, k, x, 1, 0.0f, y, 1);
 		if (i >= 2)
-			t[i - 2] = now() - t0;
+			t[i - 2] = bench_now() - t0;
 	}
 	free(a);
 	free(x);
 	free(y);
-	qsort(t, (size_t)reps, sizeof(double), cmp_d);
+	qsort(t, (size_t)reps, sizeof(double), bench_cmp_d);
 	return t[reps / 2];
-}
-
-static double stream_triad(size_t n)
-{
-	float *a = malloc(n * 4), *b = malloc(n * 4), *c = malloc(n * 4);
-	/* first touch by the threads that use the pages, as STREAM does */
-#pragma omp parallel for num_threads(nthreads) schedule(static)
-	for (size_t i = 0; i < n; i++) {
-		a[i] = 0;
-		b[i] = 1;
-		c[i] = 2;
-	}
-	double best = 1e30;
-	for (int r = 0; r < 5; r++) {
-		double t0 = now();
-#pragma omp parallel for num_threads(nthreads) schedule(static)
-		for (size_t i = 0; i < n; i++)
-			a[i] = b[i] + 3.0f * c[i];
-		double t = now() - t0;
-		best = t < best ? t : best;
-	}
-	volatile float sink = a[n / 2];
-	(void)sink;
-	free(a);
-	free(b);
-	free(c);
-	return 3.0 * 4.0 * (double)n / best / 1e9;   /* STREAM's count: 3 arrays */
 }
 
 int main(int argc, char **argv)
@@ -219,7 +191,7 @@ int main(int argc, char **argv)
 				char dts[32];
 				snprintf(dts, sizeof(dts), "%s;%s", t, t);
 				double flop = 2.0 * (double)m * (double)n * (double)k;
-				double tp = time_op("MatMulV2", ins, dts, outs, t, reps, NULL);
+				double tp = time_op("MatMulV2", ins, dts, outs, t, reps, NULL, NULL, NULL);
 				double td = time_dnnl(m, n, k, dt ? dnnl_f32 : dnnl_bf16, reps);
 				double tg = dt && m == 1 ? time_sgemv((int)n, (int)k, reps) : 0;
 				char gv[32] = "-";
@@ -229,8 +201,13 @@ int main(int argc, char **argv)
 				       (long long)m, (long long)n, (long long)k, tp > 0 ? flop / tp / 1e9 : 0,
 				       td > 0 ? flop / td / 1e9 : 0, tp > 0 && td > 0 ? 100 * td / tp : 0, gv);
 			}
-	double triad = stream_triad((size_t)32 << 20);
-	printf("\n# memory-bound ops (GB/s, bf16, well above the 32 MiB LLC) vs STREAM triad %.1f GB/s (%d thread(s) each)\n", triad, nthreads);
+	struct bench_triad tr;
+	if (bench_triad_init(&tr, (size_t)32 << 20, nthreads) < 0) {
+		fprintf(stderr, "out of memory\n");
+		return 1;
+	}
+	printf("\n# memory-bound ops (GB/s, bf16, well above the 32 MiB LLC) vs a STREAM triad whose passes alternate\n"
+	       "# with the op's calls (%d thread(s) each; medians of 5)\n", nthreads);
 	struct { const char *op, *ins, *dts, *outs, *odt; } mo[] = {
 		{ "RmsNorm", "8192,5120;5120", "DT_BF16;DT_BF16", "8192,5120", "DT_BF16" },
 		{ "SwiGlu", "4096,51200", "DT_BF16", "4096,25600", "DT_BF16" },
@@ -239,14 +216,16 @@ int main(int argc, char **argv)
 		{ "GatherV2", "151936,5120;4096", "DT_BF16;DT_INT64", "4096,5120", "DT_BF16" },
 		{ "Transpose", "4096,8192", "DT_BF16", "8192,4096", "DT_BF16" },
 	};
-	printf("%-10s %10s %8s %10s\n", "op", "GB/s", "triad%", "ms");
+	printf("%-10s %10s %11s %8s %10s\n", "op", "GB/s", "triad GB/s", "triad%", "ms");
 	for (size_t i = 0; i < sizeof(mo) / sizeof(mo[0]); i++) {
-		double bytes = 0, t = time_op(mo[i].op, mo[i].ins, mo[i].dts, mo[i].outs, mo[i].odt, 5, &bytes);
+		double bytes = 0, triad = 0;
+		double t = time_op(mo[i].op, mo[i].ins, mo[i].dts, mo[i].outs, mo[i].odt, 5, &bytes, &tr, &triad);
 		if (strcmp(mo[i].op, "GatherV2") == 0)   /* bytes moved: the rows read, not the table */
 			bytes = 2.0 * 4096 * 5120 * 2 + 4096 * 8;
-		printf("%-10s %10.1f %7.0f%% %10.3f\n", mo[i].op, t > 0 ? bytes / t / 1e9 : 0,
-		       t > 0 ? 100 * bytes / t / 1e9 / triad : 0, t * 1e3);
+		printf("%-10s %10.1f %11.1f %7.0f%% %10.3f\n", mo[i].op, t > 0 ? bytes / t / 1e9 : 0, triad,
+		       t > 0 && triad > 0 ? 100 * bytes / t / 1e9 / triad : 0, t * 1e3);
 	}
+	bench_triad_free(&tr);
 	perfdb_engine_pool_release(&pool);
 	return 0;
 }

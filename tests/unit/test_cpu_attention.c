@@ -310,6 +310,49 @@ static void test_tnd_paged_decode(void **state)
 	}
 }
 
+/*
+ * The bf16 decode kernel's edges (on AVX512_BF16 CPUs: run_item_rows_bf16):
+ * query rows per kv head not a multiple of 4 (6 and 3), a value dim that is
+ * not a multiple of 64 (96, 32), a rope split (48 + 16), caches in both
+ * paged layouts, and kv lengths spanning several 64-key tiles with a partial
+ * last one, so its pipeline stages and prefetches tiles ahead.
+ */
+static void test_bf16_decode_edges(void **state)
+{
+	(void)state;
+	{
+		struct perfdb_op_case c;
+		struct slotdef s[] = {
+			{ 0, "2,6,48", "DT_BF16" }, { 1, "16,1,16,48", "DT_BF16" }, { 2, "16,1,16,96", "DT_BF16" },
+			{ 5, "2", "INT64" }, { 6, "2", "INT64" }, { 14, "2,9", "INT32" },
+			{ 24, "2,6,16", "DT_BF16" }, { 25, "16,1,16,16", "DT_BF16" },
+		};
+		struct cells cs = { { "Runtime actual_seq_lengths_values", "Runtime actual_seq_lengths_kv_values",
+				      "Runtime sparse_mode", "Runtime input_layout" }, { "1,2", "70,130", "0", "TND" }, 4 };
+		assert_int_equal(run_fia(&c, s, 8, "2,6,96", "DT_BF16", &cs, 1, NULL), 0);
+		int64_t ql[] = { 1, 1 }, kl[] = { 70, 130 };
+		struct ref r = { .nb = 2, .hq = 6, .hkv = 1, .dq = 48, .dr = 16, .dv = 96, .qlen = ql, .kvlen = kl,
+				 .sparse = 0, .q_at = tnd_q, .o_at = tnd_q, .kv_at = paged_kv, .bs = 16, .btc = 9 };
+		check_ref(&c, &r, tol_for("DT_BF16"));
+		finish(&c);
+	}
+	{
+		struct perfdb_op_case c;
+		struct slotdef s[] = {
+			{ 0, "2,6,32", "DT_BF16" }, { 1, "16,16,64", "DT_BF16" }, { 2, "16,16,64", "DT_BF16" },
+			{ 5, "2", "INT64" }, { 6, "2", "INT64" }, { 14, "2,9", "INT32" },
+		};
+		struct cells cs = { { "Runtime actual_seq_lengths_values", "Runtime actual_seq_lengths_kv_values",
+				      "Runtime num_key_value_heads" }, { "1,2", "129,61", "2" }, 3 };
+		assert_int_equal(run_fia(&c, s, 6, "2,6,32", "DT_BF16", &cs, 2, NULL), 0);
+		int64_t ql[] = { 1, 1 }, kl[] = { 129, 61 };
+		struct ref r = { .nb = 2, .hq = 6, .hkv = 2, .dq = 32, .dv = 32, .qlen = ql, .kvlen = kl, .sparse = 0,
+				 .q_at = tnd_q, .o_at = tnd_q, .kv_at = paged_kv, .bs = 16, .btc = 9, .kv3d = 1 };
+		check_ref(&c, &r, tol_for("DT_BF16"));
+		finish(&c);
+	}
+}
+
 /* Paged cache stored (blocks, bs, hkv*d), no mask (sparse 0). */
 static void test_paged_3d_nomask(void **state)
 {
@@ -635,6 +678,7 @@ int main(void)
 		cmocka_unit_test(test_tnd_causal_gqa),
 		cmocka_unit_test(test_tnd_sparse2),
 		cmocka_unit_test(test_tnd_paged_decode),
+		cmocka_unit_test(test_bf16_decode_edges),
 		cmocka_unit_test(test_paged_3d_nomask),
 		cmocka_unit_test(test_mla_bnsd_nbsd_rope),
 		cmocka_unit_test(test_bnsd_inferred),

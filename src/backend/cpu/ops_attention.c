@@ -78,6 +78,25 @@ static int64_t kv_row(const void *ctx, int64_t b, int64_t g, int64_t s, int64_t 
 	return f->layout == L_TND ? (f->kvst[b] + j) * f->hkv + g : (b * f->hkv + g) * f->skv + j;
 }
 
+static void kv_rows(const void *ctx, int64_t b, int64_t g, int64_t s, int64_t j0, int64_t n, int64_t *rows)
+{
+	const struct fia *f = ctx;
+	if (!f->paged) {
+		for (int64_t t = 0; t < n; t++)
+			rows[t] = kv_row(ctx, b, g, s, j0 + t);
+		return;
+	}
+	/* one block-table lookup per block: the rows of a block are consecutive (kv3d: hkv apart) */
+	int64_t step = f->kv3d ? f->hkv : 1;
+	for (int64_t t = 0; t < n;) {
+		int64_t j = j0 + t, o = j % f->bs, r = kv_row(ctx, b, g, s, j);
+		int64_t run = f->bs - o < n - t ? f->bs - o : n - t;
+		for (int64_t u = 0; u < run; u++)
+			rows[t + u] = r + u * step;
+		t += run;
+	}
+}
+
 static int64_t kv_end(const void *ctx, int64_t b, int64_t g, int64_t s)
 {
 	const struct fia *f = ctx;
@@ -299,7 +318,7 @@ static int fia_plan(const struct perfdb_op_case *c, struct fia *f, struct perfdb
 		.nb = f->nb, .hq = f->hq, .hkv = f->hkv, .dq = f->dq, .dr = f->dr, .dv = f->dv,
 		.scale = 1.0f / sqrtf((float)(f->dq + f->dr)),
 		.qlen = f->qlen, .kvlen = f->kvlen,
-		.q_row = q_row, .o_row = o_row, .kv_row = kv_row, .kv_end = kv_end, .ctx = f,
+		.q_row = q_row, .o_row = o_row, .kv_row = kv_row, .kv_rows = kv_rows, .kv_end = kv_end, .ctx = f,
 	};
 	return 0;
 }

@@ -15,7 +15,7 @@
  * counter (causal items differ in cost).
  */
 #include <math.h>
-#include <pthread.h>
+#include <omp.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -194,7 +194,7 @@ gemm_pv(const float *V, size_t dv, const float *P, size_t mp, size_t nk, float *
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #include <immintrin.h>
 #define ATTN_BF16 1
-#define TBF __attribute__((target("avx512f,avx512bf16")))
+#define TBF __attribute__((target("avx512f,avx512bw,avx512bf16")))
 
 static inline __attribute__((always_inline)) TBF void
 mkb_qk(const uint16_t *K, size_t dk, const uint32_t *Qt2, size_t mp, float *St, size_t j0, size_t c0,
@@ -706,40 +706,234 @@ CPU_CLONES static void run_item_rows(const struct attn_problem *p, const struct 
 }
 
 #ifdef ATTN_BF16
-/* o[0..16·W) = o·alpha + Σ_q pair(p_2q, p_2q+1)·Vp[q][0..16·W), o in registers (W constant). */
-static inline __attribute__((always_inline)) TBF void
-rows_pv_bf16(float *o, float alpha, const uint32_t *pw, const uint32_t *vp, size_t dv, size_t npairs, const int W)
+/*
+ * The decode kernel: run_item_rows for bf16 on AVX512_BF16.  Both products
+ * are small GEMMs on vdpbf16ps with a broadcast operand.  Scores: the key
+ * tile transposed by dword pairs (kt_block), so a broadcast query pair times
+ * one Kt row gives 16 keys' partial scores, with no horizontal sums.
+ * p·v: value rows interleaved by key pairs with vpunpck{l,h}wd, which work
+ * inside 128-bit lanes, so a 32-dim chunk's lanes hold its dims in
+ * vlane_dim() order and each output row is put back in order once, when
+ * stored.  Both run 4 query rows at a time: a vector loaded serves 4 rows,
+ * and 16 independent accumulators cover the vdpbf16ps latency.  A fully
+ * visible tile's softmax takes its row maxima from the score kernel and
+ * needs no masks.  The next tile streams in through the prefetch queue.
+ */
+
+/* rows[t] = the row of key j0 + t, t < n. */
+static void tile_rows(const struct attn_problem *p, int64_t b, int64_t g, int64_t s0, int64_t j0, int64_t n,
+		      int64_t *rows)
 {
-	__m512 acc[8];
-	for (int c = 0; c < W; c++)
-		acc[c] = _mm512_mul_ps(_mm512_loadu_ps(o + c * 16), _mm512_set1_ps(alpha));
-	for (size_t q = 0; q < npairs; q++) {
-		__m512bh pb = (__m512bh)_mm512_set1_epi32((int)pw[q]);
-		for (int c = 0; c < W; c++)
-			acc[c] = _mm512_dpbf16_ps(acc[c], pb, (__m512bh)_mm512_loadu_si512(vp + q * dv + (size_t)c * 16));
+	if (p->kv_rows) {
+		p->kv_rows(p->ctx, b, g, s0, j0, n, rows);
+		return;
 	}
-	for (int c = 0; c < W; c++)
-		_mm512_storeu_ps(o + c * 16, acc[c]);
+	for (int64_t t = 0; t < n; t++)
+		rows[t] = p->kv_row(p->ctx, b, g, s0, j0 + t);
 }
 
-#endif
-
-#ifdef ATTN_BF16
 /*
- * run_item_rows for bf16 on AVX512_BF16: key rows stay bf16 (copied raw),
- * a score is Σ vdpbf16ps over 32-element chunks, the value rows are
- * interleaved by key pairs and p·v takes (p_j, p_j+1) broadcasts.
+ * The next tile's cache lines, prefetched two per step of the q·k and p·v
+ * loops (GQA 8 rows, d 128: 512 lines over 256 steps), so memory streams
+ * while the core computes; what is left goes at the tile's end.
+ * Prefetching a tile in bursts (per tile, per 16 keys) stalled on the
+ * core's miss buffers and left the arithmetic phases without memory traffic.
  */
+#define PFQ_LINES (ATTN_BK * 32)   /* dk <= 256 and dv <= 512 bf16: 24 lines a key */
+struct pfq {
+	const char *a[PFQ_LINES];
+	size_t i, n;
+};
+
+static inline __attribute__((always_inline)) void pfq_step(struct pfq *q)
+{
+	for (size_t k = 0; k < 2 && q->i < q->n; k++)
+		__builtin_prefetch(q->a[q->i++]);
+}
+
+static void pfq_flush(struct pfq *q)
+{
+	while (q->i < q->n)
+		__builtin_prefetch(q->a[q->i++]);
+}
+
+/* The lines of the K (K rope) and V rows rows[0..n). */
+static void pfq_fill(struct pfq *q, const struct attn_problem *p, const int64_t *rows, int64_t n)
+{
+	size_t nk = (size_t)p->dq * 2, nr = (size_t)p->dr * 2, nvb = (size_t)p->dv * 2;
+	q->i = q->n = 0;
+	for (int64_t t = 0; t < n; t++) {
+		const char *kp = (const char *)p->k->data + (size_t)rows[t] * nk;
+		const char *vpp = (const char *)p->v->data + (size_t)rows[t] * nvb;
+		const char *rp = nr ? (const char *)p->kr->data + (size_t)rows[t] * nr : NULL;
+		for (size_t o = 0; o < nk && q->n < PFQ_LINES; o += 64)
+			q->a[q->n++] = kp + o;
+		for (size_t o = 0; o < nr && q->n < PFQ_LINES; o += 64)
+			q->a[q->n++] = rp + o;
+		for (size_t o = 0; o < nvb && q->n < PFQ_LINES; o += 64)
+			q->a[q->n++] = vpp + o;
+	}
+}
+
+/* Vp[q] = bf16 rows 2q, 2q+1 interleaved per 32-dim chunk (r1 NULL: zeros). */
+static TBF void pack_v_lanes(uint32_t *dst, const uint16_t *r0, const uint16_t *r1, size_t dv)
+{
+	for (size_t d = 0; d < dv; d += 32) {
+		__m512i a = _mm512_loadu_si512(r0 + d);
+		__m512i b = r1 ? _mm512_loadu_si512(r1 + d) : _mm512_setzero_si512();
+		_mm512_storeu_si512(dst + d, _mm512_unpacklo_epi16(a, b));
+		_mm512_storeu_si512(dst + d + 16, _mm512_unpackhi_epi16(a, b));
+	}
+}
+
+/* The dim held by lane l (0..31) of a 32-dim chunk packed by pack_v_lanes. */
+static inline size_t vlane_dim(size_t l)
+{
+	return l % 16 / 4 * 8 + l / 16 * 4 + l % 4;
+}
+
+/* O rows [0, R), lanes [0, 16·W): o = o·alpha + Σ_q pair(p_2q, p_2q+1)·Vp[q] (R, W constants). */
+static inline __attribute__((always_inline)) TBF void
+rows_pv_bf16(float *O, size_t dv, const float *alpha, const uint32_t *pw, size_t pws, const uint32_t *vp,
+	     size_t npairs, struct pfq *pq, const int R, const int W)
+{
+	__m512 acc[4][4];
+	for (int r = 0; r < R; r++)
+		for (int c = 0; c < W; c++)
+			acc[r][c] = _mm512_mul_ps(_mm512_loadu_ps(O + (size_t)r * dv + (size_t)c * 16),
+						  _mm512_set1_ps(alpha[r]));
+	for (size_t q = 0; q < npairs; q++) {
+		pfq_step(pq);
+		__m512bh v[4];
+		for (int c = 0; c < W; c++)
+			v[c] = (__m512bh)_mm512_loadu_si512(vp + q * dv + (size_t)c * 16);
+		for (int r = 0; r < R; r++) {
+			__m512bh pb = (__m512bh)_mm512_set1_epi32((int)pw[(size_t)r * pws + q]);
+			for (int c = 0; c < W; c++)
+				acc[r][c] = _mm512_dpbf16_ps(acc[r][c], pb, v[c]);
+		}
+	}
+	for (int r = 0; r < R; r++)
+		for (int c = 0; c < W; c++)
+			_mm512_storeu_ps(O + (size_t)r * dv + (size_t)c * 16, acc[r][c]);
+}
+
+#define PV_ROWS(R)                                                                                      \
+	do {                                                                                            \
+		size_t c0 = 0;                                                                          \
+		for (; c0 + 4 <= nv; c0 += 4)                                                           \
+			rows_pv_bf16(O + r0 * dv + c0 * 16, dv, s->alpha + r0, pw0 + r0 * ATTN_BK, ATTN_BK, \
+				     vp + c0 * 16, np, pq, R, 4);                                           \
+		for (; c0 < nv; c0 += 2)                                                                \
+			rows_pv_bf16(O + r0 * dv + c0 * 16, dv, s->alpha + r0, pw0 + r0 * ATTN_BK, ATTN_BK, \
+				     vp + c0 * 16, np, pq, R, 2);                                           \
+	} while (0)
+
+/*
+ * The scores as a GEMM like p·v: the key tile transposed by dword pairs,
+ * Kt[dp][j] = (K[j][2dp], K[j][2dp+1]), so a broadcast query pair times one
+ * Kt row gives 16 keys' partial scores at once, with no horizontal sums.
+ * One 16x16 dword block per call: rows r[k] = dwords d0..d0+15 of key k.
+ */
+static inline __attribute__((always_inline)) TBF void tr16x16(__m512i r[16])
+{
+	__m512i t[16];
+	for (int i = 0; i < 8; i++) {
+		t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+		t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+	}
+	/* r[4i+m], 128-bit lane L: column 4L+m of rows 4i..4i+3 */
+	for (int i = 0; i < 4; i++) {
+		r[4 * i] = _mm512_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
+		r[4 * i + 1] = _mm512_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
+		r[4 * i + 2] = _mm512_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
+		r[4 * i + 3] = _mm512_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
+	}
+	for (int m = 0; m < 4; m++) {
+		t[m] = _mm512_shuffle_i32x4(r[m], r[4 + m], 0x88);
+		t[4 + m] = _mm512_shuffle_i32x4(r[m], r[4 + m], 0xdd);
+		t[8 + m] = _mm512_shuffle_i32x4(r[8 + m], r[12 + m], 0x88);
+		t[12 + m] = _mm512_shuffle_i32x4(r[8 + m], r[12 + m], 0xdd);
+	}
+	for (int m = 0; m < 4; m++) {
+		r[m] = _mm512_shuffle_i32x4(t[m], t[8 + m], 0x88);
+		r[8 + m] = _mm512_shuffle_i32x4(t[m], t[8 + m], 0xdd);
+		r[4 + m] = _mm512_shuffle_i32x4(t[4 + m], t[12 + m], 0x88);
+		r[12 + m] = _mm512_shuffle_i32x4(t[4 + m], t[12 + m], 0xdd);
+	}
+}
+
+/* Kt[dp][jb..jb+16) for dp in [0, dk/2) from 16 key rows (NULL: zeros). */
+static TBF void kt_block(uint32_t *kt, size_t jb, const uint16_t *const *rows, size_t dk)
+{
+	for (size_t d0 = 0; d0 < dk / 2; d0 += 16) {
+		__m512i r[16];
+		for (int k = 0; k < 16; k++)
+			r[k] = rows[k] ? _mm512_loadu_si512(rows[k] + 2 * d0) : _mm512_setzero_si512();
+		tr16x16(r);
+		for (int m = 0; m < 16; m++)
+			_mm512_storeu_si512(kt + (d0 + (size_t)m) * ATTN_BK + jb, r[m]);
+	}
+}
+
+/* S rows [0, R) (stride ATTN_BK), keys [0, 16·W): Σ_dp pair(q[2dp], q[2dp+1])·Kt[dp] (R, W constants). */
+static inline __attribute__((always_inline)) TBF void
+rows_qk_bf16(const uint32_t *q2, size_t qs, const uint32_t *kt, float *S, size_t ndp, struct pfq *pq, float *mx16,
+	     const int R, const int W)
+{
+	__m512 acc[4][4];
+	for (int r = 0; r < R; r++)
+		for (int c = 0; c < W; c++)
+			acc[r][c] = _mm512_setzero_ps();
+	for (size_t dp = 0; dp < ndp; dp++) {
+		pfq_step(pq);
+		__m512bh k[4];
+		for (int c = 0; c < W; c++)
+			k[c] = (__m512bh)_mm512_loadu_si512(kt + dp * ATTN_BK + (size_t)c * 16);
+		for (int r = 0; r < R; r++) {
+			__m512bh qb = (__m512bh)_mm512_set1_epi32((int)q2[(size_t)r * qs + dp]);
+			for (int c = 0; c < W; c++)
+				acc[r][c] = _mm512_dpbf16_ps(acc[r][c], qb, k[c]);
+		}
+	}
+	for (int r = 0; r < R; r++) {
+		__m512 m = acc[r][0];
+		for (int c = 0; c < W; c++) {
+			_mm512_storeu_ps(S + (size_t)r * ATTN_BK + (size_t)c * 16, acc[r][c]);
+			m = _mm512_max_ps(m, acc[r][c]);
+		}
+		/* the row's lane maxima: the softmax of a fully visible tile needs no pass of its own */
+		_mm512_storeu_ps(mx16 + (size_t)r * 16, m);
+	}
+}
+
+#define QK_ROWS(R)                                                                                  \
+	do {                                                                                        \
+		const uint32_t *q2 = (const uint32_t *)(Q + r0 * dk);                               \
+		float *Sr = s->st + r0 * ATTN_BK;                                                   \
+		switch (nk16 / 16) {                                                                \
+		case 1: rows_qk_bf16(q2, dk / 2, kt, Sr, dk / 2, pq, mx16 + r0 * 16, R, 1); break;                      \
+		case 2: rows_qk_bf16(q2, dk / 2, kt, Sr, dk / 2, pq, mx16 + r0 * 16, R, 2); break;                      \
+		case 3: rows_qk_bf16(q2, dk / 2, kt, Sr, dk / 2, pq, mx16 + r0 * 16, R, 3); break;                      \
+		default: rows_qk_bf16(q2, dk / 2, kt, Sr, dk / 2, pq, mx16 + r0 * 16, R, 4); break;                     \
+		}                                                                                   \
+	} while (0)
+
 TBF static void run_item_rows_bf16(const struct attn_problem *p, const struct item *it, struct scr *s)
 {
 	int64_t G = p->hq / p->hkv, b = it->b, g = it->g;
 	size_t M = (size_t)(it->ns * G), dq = (size_t)p->dq, dr = (size_t)p->dr, dk = dq + dr, dv = (size_t)p->dv;
-	size_t nq = dk / 32, nv = dv / 16;
+	size_t nv = dv / 16;
 	int64_t kvlen = p->kvlen[b], maxe = 0;
+	/* s->k: the staged [k | k_rope] rows (first half) and the transposed tile Kt (second half) */
 	uint16_t *Q = (uint16_t *)s->qt, *kb = (uint16_t *)s->k;
-	uint32_t *vp = (uint32_t *)s->v;
+	uint32_t *kt = (uint32_t *)(kb + ATTN_BK * dk);
+	uint32_t *vp = (uint32_t *)s->v, *pw0 = (uint32_t *)s->st;
 	float *O = s->ot;
 	const uint16_t *krow[ATTN_BK];
+	int64_t rows[2][ATTN_BK];
+	float mx16[16 * 16];   /* M <= 16 */
+	struct pfq pfq_mem, *pq = &pfq_mem;
 	for (size_t i = 0; i < M; i++) {
 		int64_t si = it->s0 + (int64_t)i / G, h = g * G + (int64_t)i % G;
 		int64_t qr = p->q_row(p->ctx, b, h, si);
@@ -757,19 +951,28 @@ TBF static void run_item_rows_bf16(const struct attn_problem *p, const struct it
 	}
 	memset(O, 0, M * dv * sizeof(float));
 	const v16i iota = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 };
+	/* the first tile has nothing ahead of it to hide behind */
+	tile_rows(p, b, g, it->s0, 0, maxe < ATTN_BK ? maxe : ATTN_BK, rows[0]);
+	pfq_fill(pq, p, rows[0], maxe < ATTN_BK ? maxe : ATTN_BK);
+	pfq_flush(pq);
 	for (int64_t j0 = 0; j0 < maxe; j0 += ATTN_BK) {
+		const int64_t *cur = rows[j0 / ATTN_BK % 2];
+		int64_t *next = rows[(j0 / ATTN_BK + 1) % 2];
 		size_t nk = (size_t)(maxe - j0 < ATTN_BK ? maxe - j0 : ATTN_BK), nk16 = (nk + 15) & ~(size_t)15;
-		prefetch_tile(p, b, g, it->s0, j0 + ATTN_BK, maxe);
+		size_t np = nk16 / 2;
+		int64_t nnext = j0 + 2 * ATTN_BK < maxe ? ATTN_BK : maxe - j0 - ATTN_BK;
+		if (nnext > 0)
+			tile_rows(p, b, g, it->s0, j0 + ATTN_BK, nnext, next);
+		pfq_fill(pq, p, next, nnext > 0 ? nnext : 0);
 		const uint16_t *vsrc[2] = { NULL, NULL };
 		for (size_t j = 0; j < nk16; j++) {
 			if (j >= nk) {
-				memset(kb + j * dk, 0, dk * sizeof(uint16_t));
-				krow[j] = kb + j * dk;
+				krow[j] = NULL;
 				vsrc[j & 1] = NULL;
 			} else {
-				int64_t kr = p->kv_row(p->ctx, b, g, it->s0, j0 + (int64_t)j);
-				/* without a rope part the cache row is used in place; with one, [k | k_rope] is staged */
+				int64_t kr = cur[j];
 				krow[j] = (const uint16_t *)p->k->data + (size_t)kr * dq;
+				/* with a rope part, [k | k_rope] is staged */
 				if (dr) {
 					memcpy(kb + j * dk, krow[j], dq * 2);
 					memcpy(kb + j * dk + dq, (const uint16_t *)p->kr->data + (size_t)kr * dr, dr * 2);
@@ -779,81 +982,88 @@ TBF static void run_item_rows_bf16(const struct attn_problem *p, const struct it
 			}
 			if (j & 1) {
 				if (vsrc[0])
-					pack_v(vp + j / 2 * dv, vsrc[0], vsrc[1], dv);
+					pack_v_lanes(vp + j / 2 * dv, vsrc[0], vsrc[1], dv);
 				else
 					memset(vp + j / 2 * dv, 0, dv * sizeof(uint32_t));
 			}
+			if (j % 16 == 15)
+				kt_block(kt, j - 15, krow + j - 15, dk);
+		}
+		size_t r0 = 0;
+		for (; r0 + 4 <= M; r0 += 4)
+			QK_ROWS(4);
+		switch (M - r0) {
+		case 3: QK_ROWS(3); break;
+		case 2: QK_ROWS(2); break;
+		case 1: QK_ROWS(1); break;
+		default: break;
 		}
 		for (size_t i = 0; i < M; i++) {
 			float *S = s->st + i * ATTN_BK;
-			__m512bh qv[8];
-			for (size_t c = 0; c < nq; c++)
-				qv[c] = (__m512bh)_mm512_loadu_si512(Q + i * dk + c * 32);
-			for (size_t jb = 0; jb < nk16; jb += 16) {
-				v16 acc[16];
-				for (int h8 = 0; h8 < 16; h8 += 8) {
-					__m512 a[8];
-					for (int j = 0; j < 8; j++)
-						a[j] = _mm512_setzero_ps();
-					for (size_t c = 0; c < nq; c++)
-						for (int j = 0; j < 8; j++)
-							a[j] = _mm512_dpbf16_ps(a[j], qv[c], (__m512bh)_mm512_loadu_si512(
-									krow[jb + (size_t)(h8 + j)] + c * 32));
-					for (int j = 0; j < 8; j++)
-						acc[h8 + j] = (v16)a[j];
-				}
-				v16 r = hsum16(acc);
-				memcpy(S + jb, &r, sizeof(v16));
-			}
 			v16i e = (v16i){ 0 } + s->end[i];
 			v16 mxv = bc(s->m[i]);
-			for (size_t jb = 0; jb < nk16; jb += 16) {
-				v16 x;
-				memcpy(&x, S + jb, sizeof(v16));
-				x = vsel(iota + (int32_t)(j0 + (int64_t)jb) < e, x, bc(NEG_BIG));
-				memcpy(S + jb, &x, sizeof(v16));
-				mxv = vmax(mxv, x);
+			/* every key of the tile visible to row i (the common case): no masks */
+			int whole = j0 + (int64_t)nk16 <= (int64_t)s->end[i];
+			if (whole) {
+				v16 m16;
+				memcpy(&m16, mx16 + i * 16, sizeof(v16));
+				mxv = vmax(mxv, m16);
+			} else {
+				for (size_t jb = 0; jb < nk16; jb += 16) {
+					v16 x;
+					memcpy(&x, S + jb, sizeof(v16));
+					x = vsel(iota + (int32_t)(j0 + (int64_t)jb) < e, x, bc(NEG_BIG));
+					memcpy(S + jb, &x, sizeof(v16));
+					mxv = vmax(mxv, x);
+				}
 			}
-			float mx = hred(mxv, 1);
+			float mx = _mm512_reduce_max_ps((__m512)mxv);
 			v16 sum = bc(0.0f);
+			/* the weights as bf16 pairs over S's own row: keys 2q and 2q+1 side by side are word q
+			 * (word q lies at or before float 2q, which is read before it is overwritten) */
+			uint32_t *pw = pw0 + i * ATTN_BK;
 			for (size_t jb = 0; jb < nk16; jb += 16) {
 				v16 x;
 				memcpy(&x, S + jb, sizeof(v16));
-				v16 pe = vsel(iota + (int32_t)(j0 + (int64_t)jb) < e, vexp(x - mx), bc(0.0f));
-				memcpy(S + jb, &pe, sizeof(v16));
+				v16 pe = vexp(x - mx);
+				if (!whole)
+					pe = vsel(iota + (int32_t)(j0 + (int64_t)jb) < e, pe, bc(0.0f));
 				sum += pe;
+				__m512i u = (__m512i)pe;
+				__m512i rr = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff),
+							_mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1)))), 16);
+				_mm256_storeu_si256((__m256i *)(pw + jb / 2), _mm512_cvtepi32_epi16(rr));
 			}
 			float alpha = vexp(bc(s->m[i] - mx))[0];
-			s->l[i] = s->l[i] * alpha + hred(sum, 0);
+			s->l[i] = s->l[i] * alpha + _mm512_reduce_add_ps((__m512)sum);
 			s->m[i] = mx;
-			float *o = O + i * dv;
-			/* the weights as bf16: keys 2q and 2q+1 side by side are the pair word q */
-			uint32_t pw[ATTN_BK / 2];
-			for (size_t jb = 0; jb < nk16; jb += 16) {
-				__m512i u = _mm512_loadu_si512(S + jb);
-				__m512i r = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff),
-							_mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1)))), 16);
-				_mm256_storeu_si256((__m256i *)(pw + jb / 2), _mm512_cvtepi32_epi16(r));
-			}
-			size_t c0 = 0;
-			for (; c0 + 8 <= nv; c0 += 8)
-				rows_pv_bf16(o + c0 * 16, alpha, pw, vp + c0 * 16, dv, nk16 / 2, 8);
-			for (; c0 < nv; c0++)
-				rows_pv_bf16(o + c0 * 16, alpha, pw, vp + c0 * 16, dv, nk16 / 2, 1);
+			s->alpha[i] = alpha;
 		}
+		for (r0 = 0; r0 + 4 <= M; r0 += 4)
+			PV_ROWS(4);
+		switch (M - r0) {
+		case 3: PV_ROWS(3); break;
+		case 2: PV_ROWS(2); break;
+		case 1: PV_ROWS(1); break;
+		default: break;
+		}
+		pfq_flush(pq);
 	}
 	for (size_t i = 0; i < M; i++) {
 		int64_t si = it->s0 + (int64_t)i / G, h = g * G + (int64_t)i % G;
 		float inv = s->l[i] > 0.0f ? 1.0f / s->l[i] : 0.0f;
-		for (size_t d = 0; d < dv; d++)
-			O[i * dv + d] *= inv;
-		cpu_store_row(p->out, (size_t)p->o_row(p->ctx, b, h, si) * dv, dv, O + i * dv);
+		for (size_t d0 = 0; d0 < dv; d0 += 32)
+			for (size_t l = 0; l < 32; l++)
+				s->row[d0 + vlane_dim(l)] = O[i * dv + d0 + l] * inv;
+		cpu_store_row(p->out, (size_t)p->o_row(p->ctx, b, h, si) * dv, dv, s->row);
 		if (p->lse) {
 			float v = s->l[i] > 0.0f ? s->m[i] + logf(s->l[i]) : -INFINITY;
 			cpu_store_row(p->lse, (size_t)p->lse_at(p->ctx, b, h, si), 1, &v);
 		}
 	}
 }
+#undef PV_ROWS
+#undef QK_ROWS
 #endif
 
 
@@ -910,16 +1120,10 @@ int attn_plan_new(struct attn_plan **out, const struct attn_problem *p, int thre
 	return 0;
 }
 
-struct worker {
-	struct attn_plan *pl;
-	int t;
-};
-
-static void *work(void *arg)
+/* Work items until none is left, with thread t's scratch. */
+static void work(struct attn_plan *pl, int t)
 {
-	struct worker *w = arg;
-	struct attn_plan *pl = w->pl;
-	struct scr s = scr_at(pl->mem + pl->scratch * (size_t)w->t, pl->mp, pl->dk, (size_t)pl->p->dv);
+	struct scr s = scr_at(pl->mem + pl->scratch * (size_t)t, pl->mp, pl->dk, (size_t)pl->p->dv);
 	for (;;) {
 		size_t i = atomic_fetch_add(&pl->next, 1);
 		if (i >= pl->nitems)
@@ -927,7 +1131,8 @@ static void *work(void *arg)
 		const struct item *it = &pl->items[i];
 		int rows = pl->rows_path && it->ns * (pl->p->hq / pl->p->hkv) <= 16;
 #ifdef ATTN_BF16
-		if (rows && pl->bf16 && (pl->p->dq + pl->p->dr) % 32 == 0 && pl->p->dq + pl->p->dr <= 256)
+		if (rows && pl->bf16 && (pl->p->dq + pl->p->dr) % 32 == 0 && pl->p->dq + pl->p->dr <= 256 &&
+		    pl->p->dv % 32 == 0 && pl->p->dv <= 512)
 			run_item_rows_bf16(pl->p, it, &s);
 		else
 #endif
@@ -936,26 +1141,24 @@ static void *work(void *arg)
 		else
 			run_item(pl->p, it, &s, pl->bf16);
 	}
-	return NULL;
 }
 
+/*
+ * The items are shared through an atomic counter by the OpenMP team the
+ * other kernels of the backend use (cpu_parallel): threads created per call
+ * cost tens of microseconds on a decode row, and a second pool would spin
+ * against the first on the same cores.
+ */
 int attn_plan_run(struct attn_plan *pl, struct perfdb_err *err)
 {
-	atomic_store(&pl->next, 0);
-	struct worker w[64];
-	pthread_t tid[64];
-	int nt = pl->threads > 64 ? 64 : pl->threads, started = 1;
-	for (int t = 0; t < nt; t++)
-		w[t] = (struct worker){ pl, t };
-	for (int t = 1; t < nt; t++) {
-		if (pthread_create(&tid[t], NULL, work, &w[t]) != 0)
-			break;
-		started++;
-	}
-	work(&w[0]);
-	for (int t = 1; t < started; t++)
-		pthread_join(tid[t], NULL);
 	(void)err;
+	atomic_store(&pl->next, 0);
+	if (pl->threads <= 1) {
+		work(pl, 0);
+		return 0;
+	}
+#pragma omp parallel num_threads(pl->threads)
+	work(pl, omp_get_thread_num());
 	return 0;
 }
 

@@ -35,6 +35,13 @@ struct attn_problem {
 	 * items hold one position and each query has its own keys (top-k).
 	 */
 	int64_t (*kv_row)(const void *ctx, int64_t b, int64_t g, int64_t s, int64_t j);
+	/*
+	 * Optional: rows[t] = kv_row(b, g, s, j0 + t) for t < n at once.  The
+	 * decode kernel asks for every key twice per tile (staging, prefetch);
+	 * one call per key, each with a block-table division, cost more than
+	 * the arithmetic on the key.  NULL: kv_row per key.
+	 */
+	void (*kv_rows)(const void *ctx, int64_t b, int64_t g, int64_t s, int64_t j0, int64_t n, int64_t *rows);
 	/* keys 0 .. end-1 are visible to query s of batch b, kv head g (end <= kvlen[b]) */
 	int64_t (*kv_end)(const void *ctx, int64_t b, int64_t g, int64_t s);
 	const void *ctx;
