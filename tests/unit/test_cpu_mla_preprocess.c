@@ -156,6 +156,32 @@ static void qgemm(const double *q, size_t k, size_t n, const struct perfdb_tenso
 }
 
 /*
+ * Float weights: y[j] = Σ act(a[i])·w[j][i] rounded to act, w stored (n, k).
+ * The test's float weights select one ±power-of-two entry per output, so the
+ * sum is exact in any precision and order and the reference matches the
+ * kernel's intermediates bit for bit, as with int8.
+ */
+static void fgemm(const double *a, size_t k, size_t n, const struct perfdb_tensor *w, enum perfdb_dtype act,
+		  double *y)
+{
+	for (size_t j = 0; j < n; j++) {
+		double s = 0;
+		for (size_t i = 0; i < k; i++)
+			s += to_act(a[i], act) * get(w, j * k + i);
+		y[j] = to_act(s, act);
+	}
+}
+
+/* w (n, k): row j holds ±2^(j mod 3 - 1) at column (a·j + b) mod k, zeros elsewhere (not symmetric: a wrong orientation shows) */
+static void select_weight(struct perfdb_tensor *w, size_t n, size_t k, size_t a, size_t b)
+{
+	for (size_t i = 0; i < n * k; i++)
+		put(w, i, 0);
+	for (size_t j = 0; j < n; j++)
+		put(w, j * k + (a * j + b) % k, (j % 2 ? -1 : 1) * ldexp(1.0, (int)(j % 3) - 1));
+}
+
+/*
  * RoPE of the pair (x[k], x[k + d/2]) of token t with the row's own cos/sin
  * values (as stored, in the activation dtype): x·cos + rotate_half(x)·sin.
  */
@@ -179,8 +205,8 @@ static void near(double got, double want, double rel, double abs_scale, const ch
 		fail_msg("%s[%zu]: got %.7g, want %.7g (tol %.3g)", what, i, got, want, tol);
 }
 
-/* The 24 input dtypes: act for the float slots; kv_cache's replaced by kvc when given. */
-static void dtypes(char *buf, size_t n, const char *act, const char *kvc)
+/* The 24 input dtypes: act for the float slots; kv_cache's replaced by kvc when given; fw: float weights. */
+static void dtypes(char *buf, size_t n, const char *act, const char *kvc, int fw)
 {
 	static const char *const fixed[24] = {
 		NULL, NULL, NULL, NULL, "DT_INT8", "DT_INT8", "DT_FLOAT", "DT_INT32", NULL, NULL, NULL, "DT_INT8",
@@ -189,7 +215,7 @@ static void dtypes(char *buf, size_t n, const char *act, const char *kvc)
 	size_t len = 0;
 	buf[0] = 0;
 	for (size_t i = 0; i < 24; i++) {
-		const char *d = i == 19 && kvc ? kvc : fixed[i] ? fixed[i] : act;
+		const char *d = i == 19 && kvc ? kvc : (i == 5 || i == 12) && fw ? act : fixed[i] ? fixed[i] : act;
 		len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? ";" : "", d);
 		assert_true(len < n);
 	}
@@ -198,6 +224,7 @@ static void dtypes(char *buf, size_t n, const char *act, const char *kvc)
 struct variant {
 	const char *act;   /* "DT_BF16" or "DT_FLOAT16" */
 	int per_token, split;
+	int fw;            /* bf16 wdqkv and wuq: the float path, no quantisation */
 	uint64_t seed;     /* of the data: one that keeps the quantiser inputs off the boundaries */
 };
 
@@ -209,7 +236,7 @@ static void run_variant(const struct variant *v)
 	snprintf(ins, sizeof(ins), "%d,%d;%d;%d;1;1;%d,%d;%d;%d;%d;%d;1;1;%d,%d;%d;%d;%d;%d,%d;%d,%d;%d,%d,%d;4,4,1,%d;%s;%d;1;%d",
 		 T, H, H, H, D0, H, D0, D0, QL, QL, NQ, QL, NQ, NQ, KV, T, RD, T, RD, N, NOPE, KV, crow,
 		 v->split ? "4,4,1,8" : "", T, N);
-	dtypes(idt, sizeof(idt), a, NULL);
+	dtypes(idt, sizeof(idt), a, NULL, v->fw);
 	if (v->split) {
 		snprintf(outs, sizeof(outs), "%d,%d,%d;4,4,1,%d;%d,%d,%d;4,4,1,%d", T, N, KV, KV, T, N, RD, RD);
 		snprintf(odt, sizeof(odt), "%s;%s;%s;%s", a, a, a, a);
@@ -235,14 +262,20 @@ static void run_variant(const struct variant *v)
 	fill(&c.in[2], -0.1, 0.1, 0);
 	put(&c.in[3], 0, 0.03125);
 	put(&c.in[4], 0, 3);
-	fill(&c.in[5], -8, 8, 1);
+	if (v->fw)
+		select_weight(&c.in[5], D0, H, 7, 3);
+	else
+		fill(&c.in[5], -8, 8, 1);
 	fill(&c.in[6], 2e-4, 1e-3, 0);
 	fill(&c.in[7], -20, 20, 1);
 	fill(&c.in[8], 0.5, 1.5, 0);
 	fill(&c.in[9], -0.1, 0.1, 0);
 	put(&c.in[10], 0, 0.0625);
 	put(&c.in[11], 0, -2);
-	fill(&c.in[12], -8, 8, 1);
+	if (v->fw)
+		select_weight(&c.in[12], NQ, QL, 5, 1);
+	else
+		fill(&c.in[12], -8, 8, 1);
 	fill(&c.in[13], 1e-3, 4e-3, 0);
 	fill(&c.in[14], -20, 20, 1);
 	fill(&c.in[15], 0.5, 1.5, 0);
@@ -277,14 +310,22 @@ static void run_variant(const struct variant *v)
 		for (size_t i = 0; i < H; i++)
 			x[i] = get(&c.in[0], t * H + i);
 		rms(x, H, &c.in[1], &c.in[2]);
-		double pt = quant_row(x, H, v->per_token, get(&c.in[3], 0), get(&c.in[4], 0), q);
-		qgemm(q, H, D0, &c.in[5], &c.in[6], &c.in[7], pt, act, y0);
+		if (v->fw) {
+			fgemm(x, H, D0, &c.in[5], act, y0);
+		} else {
+			double pt = quant_row(x, H, v->per_token, get(&c.in[3], 0), get(&c.in[4], 0), q);
+			qgemm(q, H, D0, &c.in[5], &c.in[6], &c.in[7], pt, act, y0);
+		}
 		/* q path */
 		double qa[QL], qq[QL];
 		memcpy(qa, y0 + KV + RD, sizeof(qa));
 		rms(qa, QL, &c.in[8], &c.in[9]);
-		pt = quant_row(qa, QL, v->per_token, get(&c.in[10], 0), get(&c.in[11], 0), qq);
-		qgemm(qq, QL, NQ, &c.in[12], &c.in[13], &c.in[14], pt, act, y1);
+		if (v->fw) {
+			fgemm(qa, QL, NQ, &c.in[12], act, y1);
+		} else {
+			double pt = quant_row(qa, QL, v->per_token, get(&c.in[10], 0), get(&c.in[11], 0), qq);
+			qgemm(qq, QL, NQ, &c.in[12], &c.in[13], &c.in[14], pt, act, y1);
+		}
 		for (size_t h = 0; h < N; h++) {
 			size_t row = t * N + h;
 			for (size_t j = 0; j < KV; j++) {
@@ -345,28 +386,35 @@ static void run_variant(const struct variant *v)
 static void test_bf16_per_tensor(void **state)
 {
 	(void)state;
-	const struct variant v = { "DT_BF16", 0, 1, 4 };
+	const struct variant v = { "DT_BF16", 0, 1, 0, 4 };
 	run_variant(&v);
 }
 
 static void test_fp16_per_tensor(void **state)
 {
 	(void)state;
-	const struct variant v = { "DT_FLOAT16", 0, 1, 4 };
+	const struct variant v = { "DT_FLOAT16", 0, 1, 0, 4 };
 	run_variant(&v);
 }
 
 static void test_bf16_per_token(void **state)
 {
 	(void)state;
-	const struct variant v = { "DT_BF16", 1, 1, 4 };
+	const struct variant v = { "DT_BF16", 1, 1, 0, 4 };
+	run_variant(&v);
+}
+
+static void test_bf16_float_weights(void **state)
+{
+	(void)state;
+	const struct variant v = { "DT_BF16", 0, 1, 1, 4 };
 	run_variant(&v);
 }
 
 static void test_bf16_one_cache(void **state)
 {
 	(void)state;
-	const struct variant v = { "DT_BF16", 0, 0, 4 };
+	const struct variant v = { "DT_BF16", 0, 0, 0, 4 };
 	run_variant(&v);
 }
 
@@ -385,8 +433,8 @@ static void test_refused(void **state)
 	(void)state;
 	cell_quant_mode = cell_cache_mode = NULL;
 	char idt[512], idt8[512];
-	dtypes(idt, sizeof(idt), "DT_BF16", NULL);
-	dtypes(idt8, sizeof(idt8), "DT_BF16", "DT_INT8");   /* an int8 kv_cache: the int8_nzcache layout */
+	dtypes(idt, sizeof(idt), "DT_BF16", NULL, 0);
+	dtypes(idt8, sizeof(idt8), "DT_BF16", "DT_INT8", 0);   /* an int8 kv_cache: the int8_nzcache layout */
 	const char *outs = "3,2,32;4,4,1,32;3,2,8;4,4,1,8";
 	/* the good case passes check */
 	struct perfdb_op_case c;
@@ -427,6 +475,7 @@ int main(void)
 		cmocka_unit_test(test_fp16_per_tensor),
 		cmocka_unit_test(test_bf16_per_token),
 		cmocka_unit_test(test_bf16_one_cache),
+		cmocka_unit_test(test_bf16_float_weights),
 		cmocka_unit_test(test_refused),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
