@@ -172,7 +172,10 @@ static void fgemm(const double *a, size_t k, size_t n, const struct perfdb_tenso
 	}
 }
 
-/* w (n, k): row j holds ±2^(j mod 3 - 1) at column (a·j + b) mod k, zeros elsewhere (not symmetric: a wrong orientation shows) */
+/*
+ * w (n, k): row j holds ±2^(j mod 3 - 1) at column (a·j + b) mod k, zeros
+ * elsewhere (not symmetric: a wrong orientation shows).
+ */
 static void select_weight(struct perfdb_tensor *w, size_t n, size_t k, size_t a, size_t b)
 {
 	for (size_t i = 0; i < n * k; i++)
@@ -233,7 +236,8 @@ static void run_variant(const struct variant *v)
 	char ins[512], idt[512], outs[128], odt[128];
 	const char *a = v->act;
 	int qw = v->split ? KV : KV + RD, crow = qw;
-	snprintf(ins, sizeof(ins), "%d,%d;%d;%d;1;1;%d,%d;%d;%d;%d;%d;1;1;%d,%d;%d;%d;%d;%d,%d;%d,%d;%d,%d,%d;4,4,1,%d;%s;%d;1;%d",
+	snprintf(ins, sizeof(ins),
+		 "%d,%d;%d;%d;1;1;%d,%d;%d;%d;%d;%d;1;1;%d,%d;%d;%d;%d;%d,%d;%d,%d;%d,%d,%d;4,4,1,%d;%s;%d;1;%d",
 		 T, H, H, H, D0, H, D0, D0, QL, QL, NQ, QL, NQ, NQ, KV, T, RD, T, RD, N, NOPE, KV, crow,
 		 v->split ? "4,4,1,8" : "", T, N);
 	dtypes(idt, sizeof(idt), a, NULL, v->fw);
