@@ -25,6 +25,7 @@ static const struct perfdb_op_impl *const tables[] = {
 	cpu_ops_rope, cpu_ops_cache, cpu_ops_misc,
 	cpu_ops_moe, cpu_ops_quant, cpu_ops_dfc,
 	cpu_ops_attention, cpu_ops_attention_sparse,
+	cpu_ops_mla_preprocess,
 };
 
 static const struct perfdb_op_impl *cpu_find_op(const char *op)

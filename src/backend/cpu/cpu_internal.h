@@ -159,6 +159,7 @@ extern const struct perfdb_op_impl cpu_ops_moe[];
 extern const struct perfdb_op_impl cpu_ops_quant[];
 extern const struct perfdb_op_impl cpu_ops_dfc[];
 extern const struct perfdb_op_impl cpu_ops_attention[], cpu_ops_attention_sparse[];
+extern const struct perfdb_op_impl cpu_ops_mla_preprocess[];
 
 /* Threads and OpenBLAS core chosen at init (for describe). */
 extern int cpu_threads;
