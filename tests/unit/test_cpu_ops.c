@@ -636,6 +636,62 @@ static void test_bf16_row_kernels(void **state)
 	}
 }
 
+/*
+ * bf16 RmsNorm and SoftmaxV2 whose output is above the LLC write it with
+ * streaming stores (kern_bf16.c, CPU_NT_MIN_BYTES): every element checked
+ * against the definitions in double, on 1 and 3 threads (row ranges that
+ * start anywhere), over an output filled with 0xff first so a row or vector
+ * left unwritten shows.
+ */
+static void test_bf16_rows_streaming(void **state)
+{
+	(void)state;
+	const size_t rows = 2051, h = 8192;   /* 2051 x 8192 x 2 B = 33.6 MB */
+	for (int threads = 1; threads <= 3; threads += 2)
+		for (int op = 0; op < 2; op++) {
+			struct perfdb_op_case c;
+			struct perfdb_err err;
+			perfdb_err_clear(&err);
+			const char *name = op ? "SoftmaxV2" : "RmsNorm";
+			assert_int_equal(perfdb_engine_build_case(name, op ? "2051,8192" : "2051,8192;8192",
+								  op ? "DT_BF16" : "DT_BF16;DT_BF16", "",
+								  op ? "2051,8192" : "2051,8192;2051,1",
+								  op ? "DT_BF16" : "DT_BF16;DT_FLOAT", "", &c, &err), 0);
+			c.threads = threads;
+			const struct perfdb_op_impl *impl = perfdb_backend_cpu.find_op(name);
+			assert_int_equal(impl->check(&c, &err), 0);
+			assert_int_equal(perfdb_engine_alloc_case(&pool, &c, 5, &err), 0);
+			assert_true(c.out[0].bytes >= CPU_NT_MIN_BYTES);
+			assert_int_equal(impl->prepare ? impl->prepare(&c, &err) : 0, 0);
+			memset(c.out[0].data, 0xff, c.out[0].bytes);
+			assert_int_equal(impl->run(&c, &err), 0);
+			size_t bad = 0;
+			for (size_t r = 0; r < rows; r++) {
+				double a = 0, b = 0;   /* RmsNorm: sum of squares; softmax: max, sum */
+				if (op) {
+					a = -1e30;
+					for (size_t j = 0; j < h; j++)
+						a = fmax(a, cpu_ld(&c.in[0], r * h + j));
+					for (size_t j = 0; j < h; j++)
+						b += exp(cpu_ld(&c.in[0], r * h + j) - a);
+				} else {
+					for (size_t j = 0; j < h; j++)
+						a += (double)cpu_ld(&c.in[0], r * h + j) * cpu_ld(&c.in[0], r * h + j);
+					a = 1.0 / sqrt(a / (double)h + 1e-6);
+				}
+				for (size_t j = 0; j < h; j++) {
+					double x = cpu_ld(&c.in[0], r * h + j);
+					double want = op ? exp(x - a) / b : x * a * cpu_ld(&c.in[1], j);
+					double got = cpu_ld(&c.out[0], r * h + j);
+					/* bf16 output: 2^-8 relative, plus an absolute floor for near-zero values */
+					bad += !(fabs(got - want) <= fabs(want) / 256 + 1e-6);
+				}
+			}
+			assert_int_equal(bad, 0);
+			finish(&c);
+		}
+}
+
 /* In-place outputs (impl->inplace): no buffer of their own, not counted against the row's memory */
 static void test_inplace_alias(void **state)
 {
@@ -684,6 +740,7 @@ int main(void)
 		cmocka_unit_test(test_rmsnorm),
 		cmocka_unit_test(test_add_rms_norm_bias),
 		cmocka_unit_test(test_softmax),
+		cmocka_unit_test(test_bf16_rows_streaming),
 		cmocka_unit_test(test_gather),
 		cmocka_unit_test(test_bf16_rows),
 		cmocka_unit_test(test_transpose),

@@ -138,13 +138,25 @@ int cpu_par_threads(size_t n, size_t work, int threads);
 /*
  * bf16 row kernels (kern_bf16.c), used when cpu_has_avx512bf16(): one
  * RmsNorm row y = x * rstd * gam (returns rstd) and softmax rows (e: h
- * floats of scratch).  Same fp32 arithmetic as the generic path.
+ * floats of scratch).  Same fp32 arithmetic as the generic path.  nt: write
+ * y with streaming stores (outputs of CPU_NT_MIN_BYTES and more, see there;
+ * SwiGlu, bound by its exp rather than by memory, measured 3-5 points of a
+ * triad slower with them on one thread and keeps ordinary stores).
  */
 int cpu_has_avx512bf16(void);
-float cpu_rms_row_bf16(const uint16_t *x, uint16_t *y, const float *gam, size_t h, float eps);
-void cpu_softmax_rows_bf16(const uint16_t *x, uint16_t *y, float *e, size_t h, size_t rows);
+float cpu_rms_row_bf16(const uint16_t *x, uint16_t *y, const float *gam, size_t h, float eps, int nt);
+void cpu_softmax_rows_bf16(const uint16_t *x, uint16_t *y, float *e, size_t h, size_t rows, int nt);
 /* One SwiGlu row: y[j] = silu(x[j]) * x[h + j], j < h. */
 void cpu_swiglu_row_bf16(const uint16_t *x, uint16_t *y, size_t h);
+
+/*
+ * Outputs this large (the last-level cache) are written with non-temporal
+ * stores by the memory-bound kernels: a line overwritten whole need not be
+ * read first (a third of the traffic of a read-modify-write kernel), and
+ * the next op could not have found the output in the cache anyway.
+ * Smaller outputs keep ordinary stores so the next op reads them from cache.
+ */
+#define CPU_NT_MIN_BYTES ((size_t)32 << 20)
 
 /* Op tables, one per family file. */
 extern const struct perfdb_op_impl cpu_ops_matmul[];

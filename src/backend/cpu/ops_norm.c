@@ -108,7 +108,8 @@ CPU_CLONES static void rms_range(void *ctx, size_t lo, size_t hi, int tid)
 		for (size_t r = lo; r < hi; r++)
 			put_rstd(c, p->rstd_slot, r,
 				 cpu_rms_row_bf16((const uint16_t *)p->x1->data + r * h,
-						  (uint16_t *)c->out[0].data + r * h, gam, h, RMS_EPS));
+						  (uint16_t *)c->out[0].data + r * h, gam, h, RMS_EPS,
+						  c->out[0].bytes >= CPU_NT_MIN_BYTES));
 		return;
 	}
 	for (size_t r = lo; r < hi; r++) {
@@ -236,7 +237,7 @@ CPU_CLONES static void softmax_range(void *ctx, size_t lo, size_t hi, int tid)
 	float *x = (float *)c->priv + (size_t)tid * scratch_stride(c);
 	if (a->dtype == PERFDB_DTYPE_BF16 && c->out[0].dtype == PERFDB_DTYPE_BF16 && cpu_has_avx512bf16()) {
 		cpu_softmax_rows_bf16((const uint16_t *)a->data + lo * h, (uint16_t *)c->out[0].data + lo * h, x, h,
-				      hi - lo);
+				      hi - lo, c->out[0].bytes >= CPU_NT_MIN_BYTES);
 		return;
 	}
 	for (size_t r = lo; r < hi; r++) {
