@@ -560,53 +560,64 @@ static void test_sparse_flash_attention(void **state)
 	}
 }
 
-/* LightningIndexer, BSND: the output lists the K best visible keys of Σ_h w_h·relu(q_h·k), -1 past them. */
+/*
+ * LightningIndexer, BSND: the output lists the K best visible keys of
+ * Σ_h w_h·relu(q_h·k), -1 past them; on 1 and 3 threads (queries dealt to
+ * threads one at a time), with the same output.
+ */
 static void test_lightning_indexer(void **state)
 {
 	(void)state;
-	struct perfdb_op_case c;
-	struct slotdef s[] = {
-		{ 0, "2,3,4,16", "DT_BF16" }, { 1, "2,10,1,16", "DT_BF16" }, { 2, "2,3,4", "DT_BF16" },
-	};
-	struct cells none = { { NULL }, { NULL }, 0 };
-	assert_int_equal(run_op(&c, "LightningIndexer", s, 3, "2,3,1,9", "DT_INT32", &none, 1, NULL), 0);
-	for (int64_t b = 0; b < 2; b++)
-		for (int64_t si = 0; si < 3; si++) {
-			int64_t vis = si + 1 + 10 - 3, t = b * 3 + si;   /* mode 3 by default: 8, 9, 10 keys */
-			double sc[10], sorted[10];
-			for (int64_t j = 0; j < vis; j++) {
-				double acc = 0;
-				for (int64_t h = 0; h < 4; h++) {
-					double d = 0;
-					for (int64_t x = 0; x < 16; x++)
-						d += (double)cpu_ld(&c.in[0], (size_t)((t * 4 + h) * 16 + x)) *
-						     (double)cpu_ld(&c.in[1], (size_t)((b * 10 + j) * 16 + x));
-					acc += (double)cpu_ld(&c.in[2], (size_t)(t * 4 + h)) * (d > 0 ? d : 0);
+	int32_t first[2 * 3 * 9];
+	for (int threads = 1; threads <= 3; threads += 2) {
+		struct perfdb_op_case c;
+		struct slotdef s[] = {
+			{ 0, "2,3,4,16", "DT_BF16" }, { 1, "2,10,1,16", "DT_BF16" }, { 2, "2,3,4", "DT_BF16" },
+		};
+		struct cells none = { { NULL }, { NULL }, 0 };
+		assert_int_equal(run_op(&c, "LightningIndexer", s, 3, "2,3,1,9", "DT_INT32", &none, threads, NULL), 0);
+		if (threads == 1)
+			memcpy(first, c.out[0].data, sizeof(first));
+		else
+			assert_memory_equal(first, c.out[0].data, sizeof(first));
+		for (int64_t b = 0; b < 2; b++)
+			for (int64_t si = 0; si < 3; si++) {
+				int64_t vis = si + 1 + 10 - 3, t = b * 3 + si;   /* mode 3 by default: 8, 9, 10 keys */
+				double sc[10], sorted[10];
+				for (int64_t j = 0; j < vis; j++) {
+					double acc = 0;
+					for (int64_t h = 0; h < 4; h++) {
+						double d = 0;
+						for (int64_t x = 0; x < 16; x++)
+							d += (double)cpu_ld(&c.in[0], (size_t)((t * 4 + h) * 16 + x)) *
+							     (double)cpu_ld(&c.in[1], (size_t)((b * 10 + j) * 16 + x));
+						acc += (double)cpu_ld(&c.in[2], (size_t)(t * 4 + h)) * (d > 0 ? d : 0);
+					}
+					sc[j] = sorted[j] = acc;
 				}
-				sc[j] = sorted[j] = acc;
+				for (int64_t i = 1; i < vis; i++)   /* descending */
+					for (int64_t k = i; k > 0 && sorted[k] > sorted[k - 1]; k--) {
+						double tmp = sorted[k];
+						sorted[k] = sorted[k - 1];
+						sorted[k - 1] = tmp;
+					}
+				int used[10] = { 0 };
+				for (int64_t i = 0; i < 9; i++) {
+					int64_t got = cpu_ld_int(&c.out[0], (size_t)(t * 9 + i));
+					if (i >= vis) {
+						assert_int_equal(got, -1);
+						continue;
+					}
+					assert_true(got >= 0 && got < vis);
+					assert_int_equal(used[got]++, 0);
+					/* the i-th entry scores as the i-th best (ties may come in either order) */
+					if (fabs(sc[got] - sorted[i]) > 1e-4 * (1 + fabs(sorted[i])))
+						fail_msg("b %lld s %lld rank %lld: key %lld scores %g, rank's score %g", (long long)b,
+							 (long long)si, (long long)i, (long long)got, sc[got], sorted[i]);
+				}
 			}
-			for (int64_t i = 1; i < vis; i++)   /* descending */
-				for (int64_t k = i; k > 0 && sorted[k] > sorted[k - 1]; k--) {
-					double tmp = sorted[k];
-					sorted[k] = sorted[k - 1];
-					sorted[k - 1] = tmp;
-				}
-			int used[10] = { 0 };
-			for (int64_t i = 0; i < 9; i++) {
-				int64_t got = cpu_ld_int(&c.out[0], (size_t)(t * 9 + i));
-				if (i >= vis) {
-					assert_int_equal(got, -1);
-					continue;
-				}
-				assert_true(got >= 0 && got < vis);
-				assert_int_equal(used[got]++, 0);
-				/* the i-th entry scores as the i-th best (ties may come in either order) */
-				if (fabs(sc[got] - sorted[i]) > 1e-4 * (1 + fabs(sorted[i])))
-					fail_msg("b %lld s %lld rank %lld: key %lld scores %g, rank's score %g", (long long)b,
-						 (long long)si, (long long)i, (long long)got, sc[got], sorted[i]);
-			}
-		}
-	finish(&c);
+		finish(&c);
+	}
 }
 
 /* RINGMLAPrefillBF16Kernel, first ring step: causal per sequence, rope split, GQA 4:2, lse output. */

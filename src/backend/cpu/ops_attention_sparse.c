@@ -11,6 +11,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -440,12 +441,25 @@ static void sfa_release(struct perfdb_op_case *c)
  * output lists the K best j (highest score first, ties by position), -1
  * past the visible keys.
  */
+struct ranked {
+	float s;
+	int32_t i;
+};
+
+/* One thread's scratch. */
+struct li_scr {
+	float *qt, *kt, *st, *w, *score;
+	int32_t *order;
+	struct ranked *rk;
+};
+
 struct li {
 	struct qk x;
 	int mode;
 	int64_t kk, g, gp;     /* output K; heads per kv head, padded to 16 */
-	float *qt, *kt, *st, *w, *score;
-	int32_t *order;
+	int threads;
+	struct li_scr *scr;    /* threads of them */
+	int64_t *tok0;         /* first linear query index of each batch (nb + 1) */
 };
 
 static void li_free(struct li *f)
@@ -453,12 +467,18 @@ static void li_free(struct li *f)
 	if (!f)
 		return;
 	qk_free(&f->x);
-	free(f->qt);
-	free(f->kt);
-	free(f->st);
-	free(f->w);
-	free(f->score);
-	free(f->order);
+	for (int t = 0; f->scr && t < f->threads; t++) {
+		struct li_scr *z = &f->scr[t];
+		free(z->qt);
+		free(z->kt);
+		free(z->st);
+		free(z->w);
+		free(z->score);
+		free(z->order);
+		free(z->rk);
+	}
+	free(f->scr);
+	free(f->tok0);
 	free(f);
 }
 
@@ -511,16 +531,30 @@ static int li_prepare(struct perfdb_op_case *c, struct perfdb_err *err)
 	for (int64_t b = 0; b < f->x.nb; b++)
 		maxl = f->x.kvlen[b] > maxl ? f->x.kvlen[b] : maxl;
 	size_t d = (size_t)f->x.d, gp = (size_t)f->gp;
-	f->qt = aligned_alloc(64, d * gp * sizeof(float));
-	f->kt = aligned_alloc(64, ATTN_BK * d * sizeof(float));
-	f->st = aligned_alloc(64, ATTN_BK * gp * sizeof(float));
-	f->w = aligned_alloc(64, gp * sizeof(float));
-	f->score = malloc((size_t)maxl * sizeof(float));
-	f->order = malloc((size_t)maxl * sizeof(int32_t));
-	if (!f->qt || !f->kt || !f->st || !f->w || !f->score || !f->order)
+	if (d > 1024)
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: head dim %zu over 1024", c->op, d);
+	f->threads = c->threads > 1 ? c->threads : 1;
+	f->scr = calloc((size_t)f->threads, sizeof(*f->scr));
+	f->tok0 = malloc((size_t)(f->x.nb + 1) * sizeof(int64_t));
+	if (!f->scr || !f->tok0)
 		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
-	memset(f->qt, 0, d * gp * sizeof(float));
-	memset(f->w, 0, gp * sizeof(float));
+	f->tok0[0] = 0;
+	for (int64_t b = 0; b < f->x.nb; b++)
+		f->tok0[b + 1] = f->tok0[b] + f->x.qlen[b];
+	for (int t = 0; t < f->threads; t++) {
+		struct li_scr *z = &f->scr[t];
+		z->qt = aligned_alloc(64, d * gp * sizeof(float));
+		z->kt = aligned_alloc(64, ATTN_BK * d * sizeof(float));
+		z->st = aligned_alloc(64, ATTN_BK * gp * sizeof(float));
+		z->w = aligned_alloc(64, gp * sizeof(float));
+		z->score = malloc((size_t)maxl * sizeof(float));
+		z->order = malloc((size_t)maxl * sizeof(int32_t));
+		z->rk = malloc((size_t)(f->kk > 0 ? f->kk : 1) * sizeof(struct ranked));
+		if (!z->qt || !z->kt || !z->st || !z->w || !z->score || !z->order || !z->rk)
+			return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+		memset(z->qt, 0, d * gp * sizeof(float));
+		memset(z->w, 0, gp * sizeof(float));
+	}
 	return 0;
 }
 
@@ -530,11 +564,6 @@ static int better(const float *sc, int32_t a, int32_t b)
 	return sc[a] > sc[b] || (sc[a] == sc[b] && a < b);
 }
 
-struct ranked {
-	float s;
-	int32_t i;
-};
-
 static int cmp_ranked(const void *pa, const void *pb)
 {
 	const struct ranked *a = pa, *b = pb;
@@ -543,8 +572,8 @@ static int cmp_ranked(const void *pa, const void *pb)
 	return (a->i > b->i) - (a->i < b->i);
 }
 
-/* Move the k best of idx[0..n) to the front (quickselect), then order those k. */
-static void top_k(const float *sc, int32_t *idx, int64_t n, int64_t k)
+/* Move the k best of idx[0..n) to the front (quickselect), then order those k (r: k entries of scratch). */
+static void top_k(const float *sc, int32_t *idx, int64_t n, int64_t k, struct ranked *r)
 {
 	int64_t lo = 0, hi = n - 1;
 	while (lo < hi && k < n) {
@@ -569,68 +598,81 @@ static void top_k(const float *sc, int32_t *idx, int64_t n, int64_t k)
 			break;
 	}
 	int64_t m = k < n ? k : n;
-	struct ranked *r = malloc((size_t)(m > 0 ? m : 1) * sizeof(*r));
-	if (!r) {   /* unordered winners rather than none */
-		return;
-	}
 	for (int64_t a = 0; a < m; a++)
 		r[a] = (struct ranked){ sc[idx[a]], idx[a] };
 	qsort(r, (size_t)m, sizeof(*r), cmp_ranked);
 	for (int64_t a = 0; a < m; a++)
 		idx[a] = r[a].i;
-	free(r);
 }
 
-CPU_CLONES static void li_scores(struct li *f, struct perfdb_op_case *c, int64_t b, int64_t g, int64_t vis)
+CPU_CLONES static void li_scores(struct li *f, struct li_scr *z, struct perfdb_op_case *c, int64_t b, int64_t g,
+				      int64_t vis)
 {
 	struct qk *x = &f->x;
 	size_t d = (size_t)x->d, gp = (size_t)f->gp;
 	for (int64_t j0 = 0; j0 < vis; j0 += ATTN_BK) {
 		size_t nk = (size_t)(vis - j0 < ATTN_BK ? vis - j0 : ATTN_BK), nk8 = (nk + 7) & ~(size_t)7;
 		for (size_t j = 0; j < nk; j++)
-			cpu_load_row(&c->in[1], (size_t)qk_kv_row(x, b, g, j0 + (int64_t)j) * d, d, f->kt + j * d);
-		memset(f->kt + nk * d, 0, (nk8 - nk) * d * sizeof(float));
-		attn_qk_tile(f->kt, d, f->qt, gp, f->st, nk8);
+			cpu_load_row(&c->in[1], (size_t)qk_kv_row(x, b, g, j0 + (int64_t)j) * d, d, z->kt + j * d);
+		memset(z->kt + nk * d, 0, (nk8 - nk) * d * sizeof(float));
+		attn_qk_tile(z->kt, d, z->qt, gp, z->st, nk8);
 		for (size_t j = 0; j < nk; j++) {
-			const float *r = f->st + j * gp;
+			const float *r = z->st + j * gp;
 			float acc = 0.0f;
 			for (size_t h = 0; h < gp; h++)
-				acc += (r[h] > 0.0f ? r[h] : 0.0f) * f->w[h];
-			f->score[j0 + (int64_t)j] = acc;
+				acc += (r[h] > 0.0f ? r[h] : 0.0f) * z->w[h];
+			z->score[j0 + (int64_t)j] = acc;
 		}
 	}
 }
 
+/* Query q (linear over the batches) for every kv head, with thread t's scratch. */
+static void li_query(struct li *f, struct perfdb_op_case *c, int64_t q, int t)
+{
+	struct qk *x = &f->x;
+	struct li_scr *z = &f->scr[t];
+	size_t d = (size_t)x->d, gp = (size_t)f->gp;
+	float tmp[1024];   /* d <= 1024: li_prepare */
+	int64_t b = 0;
+	while (f->tok0[b + 1] <= q)
+		b++;
+	int64_t s = q - f->tok0[b], tok = qk_token(x, b, s), vis = qk_visible(x, f->mode, b, s);
+	for (int64_t g = 0; g < x->n2; g++) {
+		for (int64_t h = 0; h < f->g; h++) {
+			int64_t qh = g * f->g + h;
+			cpu_load_row(&c->in[0], (size_t)(tok * x->n1 + qh) * d, d, tmp);
+			for (size_t i = 0; i < d; i++)
+				z->qt[i * gp + (size_t)h] = tmp[i];
+			cpu_load_row(&c->in[2], (size_t)(tok * x->n1 + qh), 1, &z->w[h]);
+		}
+		li_scores(f, z, c, b, g, vis);
+		for (int64_t j = 0; j < vis; j++)
+			z->order[j] = (int32_t)j;
+		top_k(z->score, z->order, vis, f->kk, z->rk);
+		size_t base = (size_t)((tok * x->n2 + g) * f->kk);
+		for (int64_t i = 0; i < f->kk; i++)
+			attn_st_int(&c->out[0], base + (size_t)i, i < vis ? z->order[i] : -1);
+	}
+}
+
+/*
+ * Queries are independent (each writes its own K slots per kv head), so
+ * they are dealt to the threads one at a time: under a causal mask a later
+ * query sees more keys, and equal ranges of queries would not be equal work.
+ */
 static int li_run(struct perfdb_op_case *c, struct perfdb_err *err)
 {
 	(void)err;
 	struct li *f = c->priv;
-	struct qk *x = &f->x;
-	size_t d = (size_t)x->d, gp = (size_t)f->gp;
-	float row[1024];
-	float *tmp = d <= 1024 ? row : NULL;
-	if (!tmp)
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: head dim %zu over 1024", c->op, d);
-	for (int64_t b = 0; b < x->nb; b++)
-		for (int64_t s = 0; s < x->qlen[b]; s++) {
-			int64_t tok = qk_token(x, b, s), vis = qk_visible(x, f->mode, b, s);
-			for (int64_t g = 0; g < x->n2; g++) {
-				for (int64_t h = 0; h < f->g; h++) {
-					int64_t qh = g * f->g + h;
-					cpu_load_row(&c->in[0], (size_t)(tok * x->n1 + qh) * d, d, tmp);
-					for (size_t i = 0; i < d; i++)
-						f->qt[i * gp + (size_t)h] = tmp[i];
-					cpu_load_row(&c->in[2], (size_t)(tok * x->n1 + qh), 1, &f->w[h]);
-				}
-				li_scores(f, c, b, g, vis);
-				for (int64_t j = 0; j < vis; j++)
-					f->order[j] = (int32_t)j;
-				top_k(f->score, f->order, vis, f->kk);
-				size_t base = (size_t)((tok * x->n2 + g) * f->kk);
-				for (int64_t i = 0; i < f->kk; i++)
-					attn_st_int(&c->out[0], base + (size_t)i, i < vis ? f->order[i] : -1);
-			}
-		}
+	int64_t nq = f->tok0[f->x.nb];
+	if (f->threads <= 1) {
+		for (int64_t q = 0; q < nq; q++)
+			li_query(f, c, q, 0);
+		return 0;
+	}
+#pragma omp parallel for schedule(dynamic, 1) num_threads(f->threads)
+	for (int64_t q = 0; q < nq; q++)
+		li_query(f, c, q, omp_get_thread_num());
 	return 0;
 }
 
