@@ -408,14 +408,22 @@ static int run_native(struct perfdb_db_opts *o, struct perfdb_device_registry *r
 static int run_native_ranked(struct perfdb_db_opts *o, struct perfdb_device_registry *reg,
 			     const struct native_opts *no, MPI_Comm *world, int rank, int nranks)
 {
+	/*
+	 * Up to the replay every rank takes the same decisions on the same
+	 * arguments and files: rank 0 alone says why it stops (the others stop
+	 * with the same status), rather than once per rank.
+	 */
+	FILE *say = rank == 0 ? stderr : NULL;
 	if (!(no->budget >= 0) || !(no->timeout > 0) || !(no->op_timeout >= 0)) {
-		fprintf(stderr, "perfdb microbench: error: --row-budget and --op-timeout must be >= 0 and "
+		if (say)
+			fprintf(say, "perfdb microbench: error: --row-budget and --op-timeout must be >= 0 and "
 			"--row-timeout > 0\n");
 		return 2;
 	}
 	const struct perfdb_backend_i *be = perfdb_backend_find(no->backend);
 	if (!be) {
-		fprintf(stderr, "perfdb microbench: error: backend '%s' is not built in\n", no->backend);
+		if (say)
+			fprintf(say, "perfdb microbench: error: backend '%s' is not built in\n", no->backend);
 		return 2;
 	}
 	struct perfdb_err err;
@@ -423,14 +431,14 @@ static int run_native_ranked(struct perfdb_db_opts *o, struct perfdb_device_regi
 	const char *host = NULL;
 	if ((be->detect_device ? be->detect_device(reg, &host, &err)
 			       : perfdb_device_detect_host_cpu(reg, &host, &err)) < 0)
-		return cli_error("microbench", &err);
+		return say ? cli_error("microbench", &err) : 1;
 	struct perfdb_strbuf dir = PERFDB_STRBUF_INIT, env = PERFDB_STRBUF_INIT;
 	int rc = 0;
 	char *kpath = NULL;   /* the backend's own report (cuda: per-kernel durations) */
 	const struct perfdb_device *dev;
 	if (o->database_path || o->device) {
 		if (perfdb_db_resolve(o, &dir, &err) < 0) {
-			rc = cli_error("microbench", &err);
+			rc = say ? cli_error("microbench", &err) : 1;
 			goto out;
 		}
 		dev = o->database_path ? device_of_dir(reg, dir.buf) : perfdb_device_find(reg, o->device);
@@ -438,7 +446,7 @@ static int run_native_ranked(struct perfdb_db_opts *o, struct perfdb_device_regi
 		/* native layout: <root>/<device>/<backend>/<stack-version>/ */
 		const char *src;
 		if (perfdb_db_root(o, &dir, &src, &err) < 0) {
-			rc = cli_error("microbench", &err);
+			rc = say ? cli_error("microbench", &err) : 1;
 			goto out;
 		}
 		struct perfdb_strbuf d = PERFDB_STRBUF_INIT;
@@ -457,12 +465,12 @@ static int run_native_ranked(struct perfdb_db_opts *o, struct perfdb_device_regi
 	}
 	/* Decision 8: only into a database of the backend's device kind */
 	if (!no->force && (!dev || strcmp(dev->kind, be->device_kind) != 0)) {
-		if (dev)
-			fprintf(stderr, "perfdb microbench: error: '%s' is a database of device '%s' (kind %s); "
+		if (say && dev)
+			fprintf(say, "perfdb microbench: error: '%s' is a database of device '%s' (kind %s); "
 				"the %s backend measures %s (kind %s); use --force-device to write anyway\n",
 				dir.buf, dev->name, dev->kind, be->name, host, be->device_kind);
-		else
-			fprintf(stderr, "perfdb microbench: error: cannot tell the device of '%s'; the %s backend "
+		else if (say)
+			fprintf(say, "perfdb microbench: error: cannot tell the device of '%s'; the %s backend "
 				"measures %s (kind %s); use --force-device to write anyway\n",
 				dir.buf, be->name, host, be->device_kind);
 		rc = 1;
@@ -471,7 +479,7 @@ static int run_native_ranked(struct perfdb_db_opts *o, struct perfdb_device_regi
 	char rep[4200];
 	snprintf(rep, sizeof(rep), "%s/reports", dir.buf);
 	if (perfdb_mkdir_p(rep, &err) < 0) {
-		rc = cli_error("microbench", &err);
+		rc = say ? cli_error("microbench", &err) : 1;
 		goto out;
 	}
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -504,7 +512,11 @@ static int run_native_ranked(struct perfdb_db_opts *o, struct perfdb_device_regi
 		progress_done(&pr);
 	if (rc < 0) {
 		perfdb_engine_result_release(&res);
-		rc = cli_error("microbench", &err);
+		/* from here an error may be one rank's own: name the rank */
+		if (nranks > 1)
+			fprintf(stderr, "perfdb microbench: error: rank %d: %s\n", rank,
+				err.msg[0] ? err.msg : "unknown error");
+		rc = nranks > 1 ? 1 : cli_error("microbench", &err);
 		goto out;
 	}
 	if (rank != 0) {

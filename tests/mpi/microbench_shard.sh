@@ -53,4 +53,11 @@ for t in ("Add", "RmsNorm"):
     for r in csv.DictReader(open(f"db/{t}.csv", newline="")):
         assert float(r["Average Duration(us)"]) > 0, r
 PY
+echo "== a refusal every rank reaches (Decision 8, no --force-device) is printed once, by rank 0"
+rm -rf db && cp -r "$DB" db
+mpirun -np 2 "$PERFDB" microbench --backend cpu --repeat-count 3 --database-path db > out3.txt 2> err3.txt \
+  && fail "a refused run exited 0"
+n=$(grep -c "perfdb microbench: error: .*use --force-device to write anyway" err3.txt || true)
+[ "$n" = 1 ] || fail "the refusal was printed $n times: $(cat err3.txt)"
+cmp -s db/Add.csv "$DB/Add.csv" || fail "a refused run changed a table"
 echo "ok"
