@@ -792,6 +792,27 @@ static inline size_t vlane_dim(size_t l)
 	return l % 16 / 4 * 8 + l / 16 * 4 + l % 4;
 }
 
+/*
+ * Both products of the decode kernel: acc[r][c] += Σ_k pair(a[r·as + k])·B[k·bs + 16c ..] for R rows and
+ * W vectors (constants), a broadcast dword pair of a against a row of B, two prefetches per step.
+ */
+static inline __attribute__((always_inline)) TBF void
+bcast_gemm(__m512 acc[4][4], const uint32_t *a, size_t as, const uint32_t *bm, size_t bs, size_t nk,
+	   struct pfq *pq, const int R, const int W)
+{
+	for (size_t k = 0; k < nk; k++) {
+		pfq_step(pq);
+		__m512bh bv[4];
+		for (int c = 0; c < W; c++)
+			bv[c] = (__m512bh)_mm512_loadu_si512(bm + k * bs + (size_t)c * 16);
+		for (int r = 0; r < R; r++) {
+			__m512bh ab = (__m512bh)_mm512_set1_epi32((int)a[(size_t)r * as + k]);
+			for (int c = 0; c < W; c++)
+				acc[r][c] = _mm512_dpbf16_ps(acc[r][c], ab, bv[c]);
+		}
+	}
+}
+
 /* O rows [0, R), lanes [0, 16·W): o = o·alpha + Σ_q pair(p_2q, p_2q+1)·Vp[q] (R, W constants). */
 static inline __attribute__((always_inline)) TBF void
 rows_pv_bf16(float *O, size_t dv, const float *alpha, const uint32_t *pw, size_t pws, const uint32_t *vp,
@@ -802,17 +823,7 @@ rows_pv_bf16(float *O, size_t dv, const float *alpha, const uint32_t *pw, size_t
 		for (int c = 0; c < W; c++)
 			acc[r][c] = _mm512_mul_ps(_mm512_loadu_ps(O + (size_t)r * dv + (size_t)c * 16),
 						  _mm512_set1_ps(alpha[r]));
-	for (size_t q = 0; q < npairs; q++) {
-		pfq_step(pq);
-		__m512bh v[4];
-		for (int c = 0; c < W; c++)
-			v[c] = (__m512bh)_mm512_loadu_si512(vp + q * dv + (size_t)c * 16);
-		for (int r = 0; r < R; r++) {
-			__m512bh pb = (__m512bh)_mm512_set1_epi32((int)pw[(size_t)r * pws + q]);
-			for (int c = 0; c < W; c++)
-				acc[r][c] = _mm512_dpbf16_ps(acc[r][c], pb, v[c]);
-		}
-	}
+	bcast_gemm(acc, pw, pws, vp, dv, npairs, pq, R, W);
 	for (int r = 0; r < R; r++)
 		for (int c = 0; c < W; c++)
 			_mm512_storeu_ps(O + (size_t)r * dv + (size_t)c * 16, acc[r][c]);
@@ -885,17 +896,7 @@ rows_qk_bf16(const uint32_t *q2, size_t qs, const uint32_t *kt, float *S, size_t
 	for (int r = 0; r < R; r++)
 		for (int c = 0; c < W; c++)
 			acc[r][c] = _mm512_setzero_ps();
-	for (size_t dp = 0; dp < ndp; dp++) {
-		pfq_step(pq);
-		__m512bh k[4];
-		for (int c = 0; c < W; c++)
-			k[c] = (__m512bh)_mm512_loadu_si512(kt + dp * ATTN_BK + (size_t)c * 16);
-		for (int r = 0; r < R; r++) {
-			__m512bh qb = (__m512bh)_mm512_set1_epi32((int)q2[(size_t)r * qs + dp]);
-			for (int c = 0; c < W; c++)
-				acc[r][c] = _mm512_dpbf16_ps(acc[r][c], qb, k[c]);
-		}
-	}
+	bcast_gemm(acc, q2, qs, kt, ATTN_BK, ndp, pq, R, W);
 	for (int r = 0; r < R; r++) {
 		__m512 m = acc[r][0];
 		for (int c = 0; c < W; c++) {
