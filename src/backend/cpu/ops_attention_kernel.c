@@ -57,25 +57,28 @@ struct attn_plan {
 /*
  * A scalar as 16 lanes.  Written as vector + scalar: GCC builds a 16-element
  * literal (or a shuffle) through the stack, but broadcasts the scalar
- * operand of a vector operation in a register.
+ * operand of a vector operation in a register.  These helpers are always
+ * inlined: an out-of-line copy (GCC makes one at -O1, the sanitizer build)
+ * would return a 64-byte vector from a function compiled without AVX-512,
+ * which -Wpsabi rejects.
  */
-static inline v16 bc(float x)
+static inline __attribute__((always_inline)) v16 bc(float x)
 {
 	return (v16){ 0 } + x;
 }
 
-static inline v16 vsel(v16i m, v16 a, v16 b)
+static inline __attribute__((always_inline)) v16 vsel(v16i m, v16 a, v16 b)
 {
 	return (v16)(((v16i)a & m) | ((v16i)b & ~m));
 }
 
-static inline v16 vmax(v16 a, v16 b)
+static inline __attribute__((always_inline)) v16 vmax(v16 a, v16 b)
 {
 	return vsel(a > b, a, b);
 }
 
 /* cpu_expf over 16 lanes (same polynomial, same clamps, without the +inf case: scores stay finite). */
-static inline v16 vexp(v16 x)
+static inline __attribute__((always_inline)) v16 vexp(v16 x)
 {
 	x = vmax(x, bc(-87.3f));
 	x = vsel(x < bc(88.7f), x, bc(88.7f));
