@@ -18,9 +18,9 @@
  * bits the scalar code drops).  Arithmetic is fp32 in the generic path's
  * order (x1 + x2, then (x * rstd) * gamma, then + bias; exp(x - max) *
  * (1 / sum); silu(g) * u); only the sums are reassociated (16-lane partial
- * sums), and exp is the 16-lane copy of cpu_expf (the bf16 softmax's
- * degree-4 exp is kept for bf16 results: it is not accurate enough for
- * fp32 outputs and is not used for fp16 ones either).
+ * sums), and exp is the 16-lane copy of cpu_expf, except in the fp16
+ * softmax (a degree-5 exp, its bound below; kern_bf16.c's degree-4 one is
+ * only good enough for bf16 results).
  */
 #include "cpu_internal.h"
 
@@ -131,6 +131,30 @@ ROWS_TARGET __m512 exp16(__m512 x)
 }
 
 /*
+ * exp(x) for x <= 0 whose result is rounded to fp16 (11 significant bits):
+ * the same reduction with one ln2 constant, the degree-5 Taylor polynomial
+ * (remainder e^|r| r^6 / 6! <= 3.4e-6 for |r| <= ln2/2, relative to e^r >=
+ * 0.707: < 5e-6 = 2^-17.6 with the fp32 roundings, 2 % of fp16's half ulp
+ * of at least 2^-12: a rounded result moves by at most that past the
+ * correctly rounded one) and no upper clamp.  1.24x faster fp16 softmax
+ * than the degree-6 exp16 (4.7 against 5.9 ms on 4096x8192, one thread).
+ */
+ROWS_TARGET __m512 exp16_nonpos_f16(__m512 x)
+{
+	x = _mm512_max_ps(x, _mm512_set1_ps(-87.3f));
+	__m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504f)),
+					_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+	__m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693147181f), x);
+	__m512 p = _mm512_set1_ps(8.33333377e-3f);
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.16666679e-2f));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.66666672e-1f));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+	return _mm512_scalef_ps(p, n);
+}
+
+/*
  * x (plain RmsNorm) or x1 + x2 (add), lanes [j, j+16) or the masked tail.
  * The sum is recomputed in the second pass rather than kept in a scratch
  * row: x1 + x2 in fp32 is the same value both times, and the row is in L1/L2.
@@ -218,6 +242,12 @@ ROWS_TARGET float max_row(int d, const void *x, size_t h)
  * pass of row r+1 fused into the store pass of row r so reads and writes
  * overlap; the row after next is prefetched into L2 during the exp pass.
  */
+/* exp(x - max): full precision for fp32 (and bf16) results, degree 5 for fp16 ones. */
+ROWS_TARGET __m512 softmax_exp(int d, __m512 x)
+{
+	return d == D_F16 ? exp16_nonpos_f16(x) : exp16(x);
+}
+
 ROWS_TARGET void softmax_rows(int d, const void *x, void *y, float *e, size_t h, size_t rows, int nt)
 {
 	if (!rows)
@@ -235,12 +265,12 @@ ROWS_TARGET void softmax_rows(int d, const void *x, void *y, float *e, size_t h,
 		for (; j < full; j += 16) {
 			if (pf && (j * es) % 64 == 0)
 				_mm_prefetch(pf + j * es, _MM_HINT_T1);
-			__m512 v = exp16(_mm512_sub_ps(ld(d, xr, j), m));
+			__m512 v = softmax_exp(d, _mm512_sub_ps(ld(d, xr, j), m));
 			_mm512_storeu_ps(e + j, v);
 			sum = _mm512_add_ps(sum, v);
 		}
 		if (j < h) {
-			__m512 v = _mm512_maskz_mov_ps(tail, exp16(_mm512_sub_ps(ld_mask(d, xr, j, tail), m)));
+			__m512 v = _mm512_maskz_mov_ps(tail, softmax_exp(d, _mm512_sub_ps(ld_mask(d, xr, j, tail), m)));
 			_mm512_mask_storeu_ps(e + j, tail, v);
 			sum = _mm512_add_ps(sum, v);
 		}
