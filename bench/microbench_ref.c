@@ -219,6 +219,10 @@ int main(int argc, char **argv)
 		{ "SoftmaxV2", "4096,8192", "DT_FLOAT16", "4096,8192", "DT_FLOAT16" },
 		{ "AddRmsNormBias", "8192,5120;8192,5120;5120;5120", "DT_BF16;DT_BF16;DT_BF16;DT_BF16", "8192,5120",
 		  "DT_BF16" },
+		{ "AddRmsNormBias", "8192,5120;8192,5120;5120;5120", "DT_FLOAT16;DT_FLOAT16;DT_FLOAT16;DT_FLOAT16",
+		  "8192,5120", "DT_FLOAT16" },
+		{ "SwiGlu", "4096,51200", "DT_FLOAT", "4096,25600", "DT_FLOAT" },
+		{ "SwiGlu", "4096,51200", "DT_FLOAT16", "4096,25600", "DT_FLOAT16" },
 		{ "GatherV2", "151936,5120;4096", "DT_BF16;DT_INT64", "4096,5120", "DT_BF16" },
 		{ "Transpose", "4096,8192", "DT_BF16", "8192,4096", "DT_BF16" },
 	};

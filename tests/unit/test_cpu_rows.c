@@ -188,8 +188,8 @@ static void test_rows_ops(void **state)
 			size_t bad = 0;
 			for (size_t r = 0; r < rows; r++)
 				for (size_t j = 0; j < h; j++) {
-					double g = cpu_ld(&c.in[0], r * 2 * h + j), u = cpu_ld(&c.in[0], r * 2 * h + h + j);
-					double want = g / (1 + exp(-g)) * u;
+					double g = cpu_ld(&c.in[0], r * 2 * h + j);
+					double want = g / (1 + exp(-g)) * cpu_ld(&c.in[0], r * 2 * h + h + j);
 					bad += !close_to(cpu_ld(&c.out[0], r * h + j), want, fabs(want), dts[di], h);
 				}
 			assert_int_equal(bad, 0);
@@ -254,9 +254,10 @@ static double get(enum perfdb_dtype d, const void *p, size_t i)
 }
 
 /*
- * kern_rows.c in bf16 (what RmsNorm, SoftmaxV2 and SwiGlu run on an
- * AVX-512 CPU without AVX512_BF16; this machine's ops take kern_bf16.c),
- * called directly at every width, one row (softmax: two).
+ * kern_rows.c in bf16, both roundings (integer: what RmsNorm, SoftmaxV2 and
+ * SwiGlu run on an AVX-512 CPU without AVX512_BF16, whose ops here take
+ * kern_bf16.c; vcvtneps2bf16 where the CPU has it), called directly at
+ * every width, one row (softmax: two).
  */
 static void test_rows_bf16_direct(void **state)
 {
@@ -264,15 +265,18 @@ static void test_rows_bf16_direct(void **state)
 	if (!cpu_has_avx512())
 		skip();
 	const enum perfdb_dtype d = PERFDB_DTYPE_BF16;
-	for (size_t w = 0; w < NWIDTHS; w++) {
-		size_t h = widths[w];
+	for (size_t k = 0; k < 2 * NWIDTHS; k++) {
+		enum cpu_row_fmt f = k < NWIDTHS ? CPU_ROW_BF16 : CPU_ROW_BF16_CVT;
+		if (f == CPU_ROW_BF16_CVT && !cpu_has_avx512bf16())
+			break;
+		size_t h = widths[k % NWIDTHS], w = k % NWIDTHS;
 		uint16_t *x = malloc(2 * h * 2), *y = malloc(2 * h * 2);
 		float *gam = malloc(h * 4), *e = malloc(h * 4);
 		assert_true(x && y && gam && e);
 		fill(d, x, 2 * h, 7 + (uint32_t)w);
 		fill(PERFDB_DTYPE_FLOAT, gam, h, 99);
 		memset(y, 0xff, 2 * h * 2);
-		float rstd = cpu_rows_rms(d, x, NULL, NULL, y, gam, NULL, h, 1e-6f, 0);
+		float rstd = cpu_rows_rms(f, x, NULL, NULL, y, gam, NULL, h, 1e-6f, 0);
 		double ss = 0;
 		for (size_t j = 0; j < h; j++)
 			ss += get(d, x, j) * get(d, x, j);
@@ -285,7 +289,7 @@ static void test_rows_bf16_direct(void **state)
 		}
 		assert_int_equal(bad, 0);
 		memset(y, 0xff, 2 * h * 2);
-		cpu_rows_softmax(d, x, y, e, h, 2, 0);
+		cpu_rows_softmax(f, x, y, e, h, 2, 0);
 		for (size_t r = 0; r < 2; r++) {
 			double mx = -INFINITY, sum = 0;
 			for (size_t j = 0; j < h; j++)
@@ -299,7 +303,7 @@ static void test_rows_bf16_direct(void **state)
 		}
 		assert_int_equal(bad, 0);
 		memset(y, 0xff, 2 * h * 2);
-		cpu_rows_swiglu(d, x, y, h);
+		cpu_rows_swiglu(f, x, y, h);
 		for (size_t j = 0; j < h; j++) {
 			double g = get(d, x, j), u = get(d, x, h + j), want = g / (1 + exp(-g)) * u;
 			bad += !close_to(get(d, y, j), want, fabs(want), d, h);
@@ -323,6 +327,8 @@ static void test_rows_bf16_direct(void **state)
  * design (kern_rows.c), and with two NaN operands which one propagates
  * depends on the operand order the compiler picks.  bf16 y also gets NaN
  * biases with low bits set, which rounding as numbers would corrupt.
+ * vcvtneps2bf16 (CPU_ROW_BF16_CVT) the same but for fp32 denormal sums,
+ * which it flushes to a zero of their sign.
  */
 static void test_rows_conversions(void **state)
 {
@@ -337,7 +343,12 @@ static void test_rows_conversions(void **state)
 		uint32_t u = i % 2 ? 0x7fffffffu : 0xffc0ffffu;
 		memcpy(&nanb[i], &u, 4);
 	}
-	for (int di = 0; di < 2; di++) {
+	const enum cpu_row_fmt fmts[] = { CPU_ROW_F16, CPU_ROW_BF16, CPU_ROW_BF16_CVT };
+	for (int k = 0; k < 3; k++) {
+		enum cpu_row_fmt f = fmts[k];
+		int di = f != CPU_ROW_F16, cvt = f == CPU_ROW_BF16_CVT;
+		if (cvt && !cpu_has_avx512bf16())
+			break;
 		enum perfdb_dtype d = di ? PERFDB_DTYPE_BF16 : PERFDB_DTYPE_FLOAT16;
 		for (size_t i = 0; i < n; i++) {
 			uint16_t a = (uint16_t)i, b = (uint16_t)(i * 40503u + 12345u);
@@ -347,21 +358,29 @@ static void test_rows_conversions(void **state)
 			x2[i] = nan_b ? 0 : b;
 		}
 		memset(xs, 0xff, n * 2);
-		(void)cpu_rows_rms(d, x1, x2, xs, y, gam, NULL, n, 1e-6f, 0);
-		size_t bad = 0;
+		(void)cpu_rows_rms(f, x1, x2, xs, y, gam, NULL, n, 1e-6f, 0);
+		size_t bad = 0, denormals = 0;
 		for (size_t i = 0; i < n; i++) {
 			float s = (float)get(d, x1, i) + (float)get(d, x2, i);
+			if (cvt && fpclassify(s) == FP_SUBNORMAL) {
+				denormals++;
+				s = copysignf(0.0f, s);
+			}
 			bad += xs[i] != (di ? cpu_f32_to_bf16(s) : cpu_f32_to_f16(s));
 		}
 		assert_int_equal(bad, 0);
+		assert_true(!cvt || denormals > 0);
+		if (!di)
+			continue;
+		/* x = 0, gamma = 0: y = 0 + bias, the bias's NaNs as they are (already quiet) */
+		uint16_t *zero = calloc(n, 2);
+		assert_non_null(zero);
+		(void)cpu_rows_rms(f, zero, zero, NULL, y, gam, nanb, n, 1e-6f, 0);
+		for (size_t i = 0; i < n; i++)
+			bad += y[i] != cpu_f32_to_bf16(nanb[i]);
+		free(zero);
+		assert_int_equal(bad, 0);
 	}
-	/* x = 0, gamma = 0: y = 0 + bias, the bias's NaNs as they are (already quiet) */
-	memset(x1, 0, n * 2);
-	(void)cpu_rows_rms(PERFDB_DTYPE_BF16, x1, x1, NULL, y, gam, nanb, n, 1e-6f, 0);
-	size_t bad = 0;
-	for (size_t i = 0; i < n; i++)
-		bad += y[i] != cpu_f32_to_bf16(nanb[i]);
-	assert_int_equal(bad, 0);
 	free(x1);
 	free(x2);
 	free(xs);

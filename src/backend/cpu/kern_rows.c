@@ -13,9 +13,12 @@
  * (vcvtps2ph, rounding given in the immediate, MXCSR not consulted) round
  * to nearest even, subnormals included, and overflow to inf as
  * cpu_f32_to_f16; bf16 stores round in integer arithmetic exactly as
- * cpu_f32_to_bf16 (so they need no AVX512_BF16 and keep fp32 denormals,
- * unlike vcvtneps2bf16).  NaNs stay NaN (fp16: vcvtps2ph keeps payload
- * bits the scalar code drops).  Arithmetic is fp32 in the generic path's
+ * cpu_f32_to_bf16 (CPU_ROW_BF16: no AVX512_BF16 needed, fp32 denormals
+ * kept) or, where the CPU has AVX512_BF16, through vcvtneps2bf16
+ * (CPU_ROW_BF16_CVT: the same rounding with fp32 denormal results flushed
+ * to zero, as kern_bf16.c; 15 % faster AddRmsNormBias, its integer
+ * rounding being 5 instructions more per vector).  NaNs stay NaN (fp16:
+ * vcvtps2ph keeps payload bits the scalar code drops).  Arithmetic is fp32 in the generic path's
  * order (x1 + x2, then (x * rstd) * gamma, then + bias; exp(x - max) *
  * (1 / sum); silu(g) * u); only the sums are reassociated (16-lane partial
  * sums), and exp is the 16-lane copy of cpu_expf, except in the fp16
@@ -30,7 +33,11 @@
 #define ROWS_TARGET __attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) static inline
 #define ROWS_ENTRY __attribute__((target("avx512f,avx512bw,avx512vl")))
 
-enum { D_F32, D_F16, D_BF16 };
+/* The template's dtype codes are enum cpu_row_fmt's (cpu_internal.h). */
+#define D_F32 CPU_ROW_F32
+#define D_F16 CPU_ROW_F16
+#define D_BF16 CPU_ROW_BF16
+#define D_BF16N CPU_ROW_BF16_CVT
 
 int cpu_has_avx512(void)
 {
@@ -61,9 +68,20 @@ ROWS_TARGET __m512 ld_mask(int d, const void *base, size_t j, __mmask16 m)
 	return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(v), 16));
 }
 
-/* 16 fp32 -> 16 halves of dtype d (fp16 or bf16), rounded as the scalar conversions. */
+/*
+ * 16 fp32 -> 16 halves of dtype d (fp16 or bf16), rounded as the scalar
+ * conversions.  D_BF16N: vcvtneps2bf16, written as asm because an
+ * intrinsic needs the avx512bf16 target on every function it is inlined
+ * through, and these helpers also serve CPUs without it (the callers
+ * check cpu_has_avx512bf16() before asking for D_BF16N).
+ */
 ROWS_TARGET __m256i narrow(int d, __m512 v)
 {
+	if (d == D_BF16N) {
+		__m256i o;
+		__asm__("vcvtneps2bf16 %1, %0" : "=v"(o) : "v"(v));
+		return o;
+	}
 	if (d == D_F16)
 		return _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 	__m512i u = _mm512_castps_si512(v);
@@ -316,41 +334,49 @@ ROWS_TARGET void swiglu_row(int d, const void *x, void *y, size_t h)
 	}
 }
 
-static int dcode(enum perfdb_dtype t)
+enum cpu_row_fmt cpu_row_fmt(enum perfdb_dtype t)
 {
-	return t == PERFDB_DTYPE_FLOAT ? D_F32 : t == PERFDB_DTYPE_FLOAT16 ? D_F16 : D_BF16;
+	if (t == PERFDB_DTYPE_FLOAT)
+		return CPU_ROW_F32;
+	if (t == PERFDB_DTYPE_FLOAT16)
+		return CPU_ROW_F16;
+	return cpu_has_avx512bf16() ? CPU_ROW_BF16_CVT : CPU_ROW_BF16;
 }
 
-/* The entry points: one switch per row, the constant dtype folded into each instance. */
-ROWS_ENTRY float cpu_rows_rms(enum perfdb_dtype t, const void *x1, const void *x2, void *xsum, void *y,
+/* The entry points: one switch per row, the constant format folded into each instance. */
+ROWS_ENTRY float cpu_rows_rms(enum cpu_row_fmt f, const void *x1, const void *x2, void *xsum, void *y,
 			      const float *gam, const float *bias, size_t h, float eps, int nt)
 {
-	switch (dcode(t) * 2 + (x2 != NULL)) {
+	switch ((int)f * 2 + (x2 != NULL)) {
 	case D_F32 * 2: return rms_row(D_F32, 0, x1, NULL, NULL, y, gam, bias, h, eps, nt);
 	case D_F32 * 2 + 1: return rms_row(D_F32, 1, x1, x2, xsum, y, gam, bias, h, eps, nt);
 	case D_F16 * 2: return rms_row(D_F16, 0, x1, NULL, NULL, y, gam, bias, h, eps, nt);
 	case D_F16 * 2 + 1: return rms_row(D_F16, 1, x1, x2, xsum, y, gam, bias, h, eps, nt);
 	case D_BF16 * 2: return rms_row(D_BF16, 0, x1, NULL, NULL, y, gam, bias, h, eps, nt);
-	default: return rms_row(D_BF16, 1, x1, x2, xsum, y, gam, bias, h, eps, nt);
+	case D_BF16 * 2 + 1: return rms_row(D_BF16, 1, x1, x2, xsum, y, gam, bias, h, eps, nt);
+	case D_BF16N * 2: return rms_row(D_BF16N, 0, x1, NULL, NULL, y, gam, bias, h, eps, nt);
+	default: return rms_row(D_BF16N, 1, x1, x2, xsum, y, gam, bias, h, eps, nt);
 	}
 }
 
-ROWS_ENTRY void cpu_rows_softmax(enum perfdb_dtype t, const void *x, void *y, float *e, size_t h, size_t rows,
+ROWS_ENTRY void cpu_rows_softmax(enum cpu_row_fmt f, const void *x, void *y, float *e, size_t h, size_t rows,
 				 int nt)
 {
-	switch (dcode(t)) {
+	switch (f) {
 	case D_F32: softmax_rows(D_F32, x, y, e, h, rows, nt); break;
 	case D_F16: softmax_rows(D_F16, x, y, e, h, rows, nt); break;
-	default: softmax_rows(D_BF16, x, y, e, h, rows, nt); break;
+	case D_BF16: softmax_rows(D_BF16, x, y, e, h, rows, nt); break;
+	default: softmax_rows(D_BF16N, x, y, e, h, rows, nt); break;
 	}
 }
 
-ROWS_ENTRY void cpu_rows_swiglu(enum perfdb_dtype t, const void *x, void *y, size_t h)
+ROWS_ENTRY void cpu_rows_swiglu(enum cpu_row_fmt f, const void *x, void *y, size_t h)
 {
-	switch (dcode(t)) {
+	switch (f) {
 	case D_F32: swiglu_row(D_F32, x, y, h); break;
 	case D_F16: swiglu_row(D_F16, x, y, h); break;
-	default: swiglu_row(D_BF16, x, y, h); break;
+	case D_BF16: swiglu_row(D_BF16, x, y, h); break;
+	default: swiglu_row(D_BF16N, x, y, h); break;
 	}
 }
 
@@ -361,21 +387,27 @@ int cpu_has_avx512(void)
 	return 0;
 }
 
-float cpu_rows_rms(enum perfdb_dtype t, const void *x1, const void *x2, void *xsum, void *y, const float *gam,
+enum cpu_row_fmt cpu_row_fmt(enum perfdb_dtype t)
+{
+	(void)t;
+	return CPU_ROW_F32;
+}
+
+float cpu_rows_rms(enum cpu_row_fmt f, const void *x1, const void *x2, void *xsum, void *y, const float *gam,
 		   const float *bias, size_t h, float eps, int nt)
 {
-	(void)t, (void)x1, (void)x2, (void)xsum, (void)y, (void)gam, (void)bias, (void)h, (void)eps, (void)nt;
+	(void)f, (void)x1, (void)x2, (void)xsum, (void)y, (void)gam, (void)bias, (void)h, (void)eps, (void)nt;
 	return 0.0f;   /* never called: cpu_has_avx512() is 0 */
 }
 
-void cpu_rows_softmax(enum perfdb_dtype t, const void *x, void *y, float *e, size_t h, size_t rows, int nt)
+void cpu_rows_softmax(enum cpu_row_fmt f, const void *x, void *y, float *e, size_t h, size_t rows, int nt)
 {
-	(void)t, (void)x, (void)y, (void)e, (void)h, (void)rows, (void)nt;
+	(void)f, (void)x, (void)y, (void)e, (void)h, (void)rows, (void)nt;
 }
 
-void cpu_rows_swiglu(enum perfdb_dtype t, const void *x, void *y, size_t h)
+void cpu_rows_swiglu(enum cpu_row_fmt f, const void *x, void *y, size_t h)
 {
-	(void)t, (void)x, (void)y, (void)h;
+	(void)f, (void)x, (void)y, (void)h;
 }
 
 #endif

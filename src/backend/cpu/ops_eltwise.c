@@ -150,9 +150,11 @@ CPU_CLONES static void swiglu_range(void *ctx, size_t lo, size_t hi, int tid)
 		return;
 	}
 	if (a->dtype == o->dtype && cpu_has_avx512()) {
-		size_t es = perfdb_dtype_bytes(o->dtype, 1);   /* fp32/fp16 (bf16 without AVX512_BF16): kern_rows.c */
+		/* fp32/fp16 (bf16 without AVX512_BF16): kern_rows.c */
+		size_t es = perfdb_dtype_bytes(o->dtype, 1);
+		enum cpu_row_fmt f = cpu_row_fmt(o->dtype);
 		for (size_t r = lo; r < hi; r++)
-			cpu_rows_swiglu(o->dtype, (const char *)a->data + r * 2 * h * es, (char *)o->data + r * h * es, h);
+			cpu_rows_swiglu(f, (const char *)a->data + r * 2 * h * es, (char *)o->data + r * h * es, h);
 		return;
 	}
 	for (size_t r = lo; r < hi; r++)

@@ -127,8 +127,9 @@ CPU_CLONES static void rms_range(void *ctx, size_t lo, size_t hi, int tid)
 		return;
 	}
 	if (rows_fast(p, &c->out[0])) {
-		/* fp32/fp16 rows, any x2/bias/xsum row (kern_rows.c); bias converted once per range */
+		/* kern_rows.c, with or without x2/bias/xsum; bias converted once per range */
 		enum perfdb_dtype d = p->x1->dtype;
+		enum cpu_row_fmt f = cpu_row_fmt(d);
 		size_t es = perfdb_dtype_bytes(d, 1);
 		const float *b = NULL;
 		if (p->bias) {
@@ -137,7 +138,7 @@ CPU_CLONES static void rms_range(void *ctx, size_t lo, size_t hi, int tid)
 		}
 		for (size_t r = lo; r < hi; r++) {
 			size_t o = r * h * es;
-			float rstd = cpu_rows_rms(d, (const char *)p->x1->data + o,
+			float rstd = cpu_rows_rms(f, (const char *)p->x1->data + o,
 						  p->x2 ? (const char *)p->x2->data + o : NULL,
 						  p->xsum ? (char *)p->xsum->data + o : NULL, (char *)c->out[0].data + o,
 						  gam, b, h, RMS_EPS, c->out[0].bytes >= CPU_NT_MIN_BYTES);
@@ -275,8 +276,8 @@ CPU_CLONES static void softmax_range(void *ctx, size_t lo, size_t hi, int tid)
 	}
 	if (cpu_is_float(a->dtype) && c->out[0].dtype == a->dtype && cpu_has_avx512()) {
 		size_t o = lo * h * perfdb_dtype_bytes(a->dtype, 1);   /* fp32/fp16 (bf16 without AVX512_BF16) */
-		cpu_rows_softmax(a->dtype, (const char *)a->data + o, (char *)c->out[0].data + o, x, h, hi - lo,
-				 c->out[0].bytes >= CPU_NT_MIN_BYTES);
+		cpu_rows_softmax(cpu_row_fmt(a->dtype), (const char *)a->data + o, (char *)c->out[0].data + o, x, h,
+				 hi - lo, c->out[0].bytes >= CPU_NT_MIN_BYTES);
 		return;
 	}
 	for (size_t r = lo; r < hi; r++) {
