@@ -9,21 +9,22 @@
  * scratch -> passes -> cpu_store_row) stays the fallback for other CPUs.
  *
  * Conversions match cpu_internal.h's scalar ones bit for bit on every
- * non-NaN value: fp16 loads (vcvtph2ps) are exact; fp16 stores
- * (vcvtps2ph, rounding given in the immediate, MXCSR not consulted) round
- * to nearest even, subnormals included, and overflow to inf as
- * cpu_f32_to_f16; bf16 stores round in integer arithmetic exactly as
- * cpu_f32_to_bf16 (CPU_ROW_BF16: no AVX512_BF16 needed, fp32 denormals
- * kept) or, where the CPU has AVX512_BF16, through vcvtneps2bf16
- * (CPU_ROW_BF16_CVT: the same rounding with fp32 denormal results flushed
- * to zero, as kern_bf16.c; 15 % faster AddRmsNormBias, its integer
- * rounding being 5 instructions more per vector).  NaNs stay NaN (fp16:
- * vcvtps2ph keeps payload bits the scalar code drops).  Arithmetic is fp32 in the generic path's
- * order (x1 + x2, then (x * rstd) * gamma, then + bias; exp(x - max) *
- * (1 / sum); silu(g) * u); only the sums are reassociated (16-lane partial
- * sums), and exp is the 16-lane copy of cpu_expf, except in the fp16
- * softmax (a degree-5 exp, its bound below; kern_bf16.c's degree-4 one is
- * only good enough for bf16 results).
+ * non-NaN value (tests/unit/test_cpu_rows.c tries every 16-bit pattern):
+ * fp16 loads (vcvtph2ps) are exact; fp16 stores (vcvtps2ph, rounding
+ * given in the immediate, MXCSR not consulted) round to nearest even,
+ * subnormals included, and overflow to inf as cpu_f32_to_f16; bf16
+ * stores round in integer arithmetic exactly as cpu_f32_to_bf16
+ * (CPU_ROW_BF16: no AVX512_BF16 needed) or, where the CPU has
+ * AVX512_BF16, through vcvtneps2bf16 (CPU_ROW_BF16_CVT: the same rounding
+ * but fp32 denormal results flushed to zero, as in kern_bf16.c; 15 %
+ * faster AddRmsNormBias, the integer rounding being 5 more instructions
+ * per vector).  NaNs stay NaN (fp16: vcvtps2ph keeps payload bits the
+ * scalar code drops).  Arithmetic is fp32 in the generic path's order
+ * (x1 + x2, then (x * rstd) * gamma, then + bias; exp(x - max) *
+ * (1 / sum); silu(g) * u); only the sums are reassociated (16-lane
+ * partial sums), and exp is the 16-lane copy of cpu_expf, except in the
+ * fp16 softmax (a degree-5 exp, its bound below; kern_bf16.c's degree-4
+ * one is only good enough for bf16 results).
  */
 #include "cpu_internal.h"
 
@@ -254,17 +255,18 @@ ROWS_TARGET float max_row(int d, const void *x, size_t h)
 	return _mm512_reduce_max_ps(mx);
 }
 
+/* exp(x - max): full precision for fp32 (and bf16) results, degree 5 for fp16 ones. */
+ROWS_TARGET __m512 softmax_exp(int d, __m512 x)
+{
+	return d == D_F16 ? exp16_nonpos_f16(x) : exp16(x);
+}
+
 /*
  * Softmax rows [0, rows) of width h, kern_bf16.c's scheme: exp(x - max)
  * into the fp32 scratch e with its sum, then e * (1 / sum) stored, the max
  * pass of row r+1 fused into the store pass of row r so reads and writes
  * overlap; the row after next is prefetched into L2 during the exp pass.
  */
-/* exp(x - max): full precision for fp32 (and bf16) results, degree 5 for fp16 ones. */
-ROWS_TARGET __m512 softmax_exp(int d, __m512 x)
-{
-	return d == D_F16 ? exp16_nonpos_f16(x) : exp16(x);
-}
 
 ROWS_TARGET void softmax_rows(int d, const void *x, void *y, float *e, size_t h, size_t rows, int nt)
 {
