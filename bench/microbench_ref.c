@@ -206,23 +206,35 @@ int main(int argc, char **argv)
 		fprintf(stderr, "out of memory\n");
 		return 1;
 	}
-	printf("\n# memory-bound ops (GB/s, bf16, well above the 32 MiB LLC) vs a STREAM triad whose passes alternate\n"
+	printf("\n# memory-bound ops (GB/s, well above the 32 MiB LLC) vs a STREAM triad whose passes alternate\n"
 	       "# with the op's calls (%d thread(s) each; medians of 5)\n", nthreads);
 	struct { const char *op, *ins, *dts, *outs, *odt; } mo[] = {
 		{ "RmsNorm", "8192,5120;5120", "DT_BF16;DT_BF16", "8192,5120", "DT_BF16" },
 		{ "SwiGlu", "4096,51200", "DT_BF16", "4096,25600", "DT_BF16" },
 		{ "Add", "8192,5120;8192,5120", "DT_BF16;DT_BF16", "8192,5120", "DT_BF16" },
 		{ "SoftmaxV2", "4096,8192", "DT_BF16", "4096,8192", "DT_BF16" },
+		{ "RmsNorm", "8192,5120;5120", "DT_FLOAT;DT_FLOAT", "8192,5120", "DT_FLOAT" },
+		{ "RmsNorm", "8192,5120;5120", "DT_FLOAT16;DT_FLOAT16", "8192,5120", "DT_FLOAT16" },
+		{ "SoftmaxV2", "4096,8192", "DT_FLOAT", "4096,8192", "DT_FLOAT" },
+		{ "SoftmaxV2", "4096,8192", "DT_FLOAT16", "4096,8192", "DT_FLOAT16" },
+		{ "AddRmsNormBias", "8192,5120;8192,5120;5120;5120", "DT_BF16;DT_BF16;DT_BF16;DT_BF16", "8192,5120",
+		  "DT_BF16" },
+		{ "AddRmsNormBias", "8192,5120;8192,5120;5120;5120", "DT_FLOAT16;DT_FLOAT16;DT_FLOAT16;DT_FLOAT16",
+		  "8192,5120", "DT_FLOAT16" },
+		{ "SwiGlu", "4096,51200", "DT_FLOAT", "4096,25600", "DT_FLOAT" },
+		{ "SwiGlu", "4096,51200", "DT_FLOAT16", "4096,25600", "DT_FLOAT16" },
 		{ "GatherV2", "151936,5120;4096", "DT_BF16;DT_INT64", "4096,5120", "DT_BF16" },
 		{ "Transpose", "4096,8192", "DT_BF16", "8192,4096", "DT_BF16" },
 	};
-	printf("%-10s %10s %11s %8s %10s\n", "op", "GB/s", "triad GB/s", "triad%", "ms");
+	printf("%-14s %-5s %10s %11s %8s %10s\n", "op", "dtype", "GB/s", "triad GB/s", "triad%", "ms");
 	for (size_t i = 0; i < sizeof(mo) / sizeof(mo[0]); i++) {
 		double bytes = 0, triad = 0;
 		double t = time_op(mo[i].op, mo[i].ins, mo[i].dts, mo[i].outs, mo[i].odt, 5, &bytes, &tr, &triad);
 		if (strcmp(mo[i].op, "GatherV2") == 0)   /* bytes moved: the rows read, not the table */
 			bytes = 2.0 * 4096 * 5120 * 2 + 4096 * 8;
-		printf("%-10s %10.1f %11.1f %7.0f%% %10.3f\n", mo[i].op, t > 0 ? bytes / t / 1e9 : 0, triad,
+		const char *dn = strcmp(mo[i].odt, "DT_FLOAT16") == 0 ? "fp16" :
+				 strcmp(mo[i].odt, "DT_FLOAT") == 0 ? "fp32" : "bf16";
+		printf("%-14s %-5s %10.1f %11.1f %7.0f%% %10.3f\n", mo[i].op, dn, t > 0 ? bytes / t / 1e9 : 0, triad,
 		       t > 0 && triad > 0 ? 100 * bytes / t / 1e9 / triad : 0, t * 1e3);
 	}
 	bench_triad_free(&tr);

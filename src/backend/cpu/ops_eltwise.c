@@ -149,6 +149,14 @@ CPU_CLONES static void swiglu_range(void *ctx, size_t lo, size_t hi, int tid)
 			cpu_swiglu_row_bf16((const uint16_t *)a->data + r * 2 * h, (uint16_t *)o->data + r * h, h);
 		return;
 	}
+	if (a->dtype == o->dtype && cpu_has_avx512()) {
+		/* fp32/fp16 (bf16 without AVX512_BF16): kern_rows.c */
+		size_t es = perfdb_dtype_bytes(o->dtype, 1);
+		enum cpu_row_fmt f = cpu_row_fmt(o->dtype);
+		for (size_t r = lo; r < hi; r++)
+			cpu_rows_swiglu(f, (const char *)a->data + r * 2 * h * es, (char *)o->data + r * h * es, h);
+		return;
+	}
 	for (size_t r = lo; r < hi; r++)
 		for (size_t i = 0; i < h; i += BLK) {
 			size_t m = h - i < BLK ? h - i : BLK;

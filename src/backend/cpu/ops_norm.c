@@ -95,6 +95,20 @@ struct rms_args {
 	struct perfdb_tensor *xsum;
 };
 
+/*
+ * Whether kern_rows.c takes these rows: x1, x2, xsum and y all of one float
+ * dtype, and xsum apart from x1 and x2 (its second pass rereads them).
+ */
+static int rows_fast(const struct rms_args *p, const struct perfdb_tensor *y)
+{
+	enum perfdb_dtype d = p->x1->dtype;
+	if (!cpu_is_float(d) || y->dtype != d || (p->x2 && p->x2->dtype != d) || !cpu_has_avx512())
+		return 0;
+	if (!p->xsum)
+		return 1;
+	return p->xsum->dtype == d && p->xsum->data != p->x1->data && p->xsum->data != p->x2->data;
+}
+
 CPU_CLONES static void rms_range(void *ctx, size_t lo, size_t hi, int tid)
 {
 	const struct rms_args *p = ctx;
@@ -110,6 +124,26 @@ CPU_CLONES static void rms_range(void *ctx, size_t lo, size_t hi, int tid)
 				 cpu_rms_row_bf16((const uint16_t *)p->x1->data + r * h,
 						  (uint16_t *)c->out[0].data + r * h, gam, h, RMS_EPS,
 						  c->out[0].bytes >= CPU_NT_MIN_BYTES));
+		return;
+	}
+	if (rows_fast(p, &c->out[0])) {
+		/* kern_rows.c, with or without x2/bias/xsum; bias converted once per range */
+		enum perfdb_dtype d = p->x1->dtype;
+		enum cpu_row_fmt f = cpu_row_fmt(d);
+		size_t es = perfdb_dtype_bytes(d, 1);
+		const float *b = NULL;
+		if (p->bias) {
+			cpu_load_row(p->bias, 0, h, t);
+			b = t;
+		}
+		for (size_t r = lo; r < hi; r++) {
+			size_t o = r * h * es;
+			float rstd = cpu_rows_rms(f, (const char *)p->x1->data + o,
+						  p->x2 ? (const char *)p->x2->data + o : NULL,
+						  p->xsum ? (char *)p->xsum->data + o : NULL, (char *)c->out[0].data + o,
+						  gam, b, h, RMS_EPS, c->out[0].bytes >= CPU_NT_MIN_BYTES);
+			put_rstd(c, p->rstd_slot, r, rstd);
+		}
 		return;
 	}
 	for (size_t r = lo; r < hi; r++) {
@@ -238,6 +272,12 @@ CPU_CLONES static void softmax_range(void *ctx, size_t lo, size_t hi, int tid)
 	if (a->dtype == PERFDB_DTYPE_BF16 && c->out[0].dtype == PERFDB_DTYPE_BF16 && cpu_has_avx512bf16()) {
 		cpu_softmax_rows_bf16((const uint16_t *)a->data + lo * h, (uint16_t *)c->out[0].data + lo * h, x, h,
 				      hi - lo, c->out[0].bytes >= CPU_NT_MIN_BYTES);
+		return;
+	}
+	if (cpu_is_float(a->dtype) && c->out[0].dtype == a->dtype && cpu_has_avx512()) {
+		size_t o = lo * h * perfdb_dtype_bytes(a->dtype, 1);   /* fp32/fp16 (bf16 without AVX512_BF16) */
+		cpu_rows_softmax(cpu_row_fmt(a->dtype), (const char *)a->data + o, (char *)c->out[0].data + o, x, h,
+				 hi - lo, c->out[0].bytes >= CPU_NT_MIN_BYTES);
 		return;
 	}
 	for (size_t r = lo; r < hi; r++) {
