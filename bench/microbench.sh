@@ -6,16 +6,17 @@
 # 1. bench/microbench_ref.c: bf16 and fp32 GEMM GFLOP/s for M in {1, 128,
 #    4096} with Qwen3-32B's (N,K) of qkv_proj and down_proj through the
 #    perfdb op next to oneDNN called directly (and OpenBLAS sgemv at fp32
-#    M = 1); RmsNorm, SwiGlu, Add, SoftmaxV2, GatherV2, Transpose GB/s next
-#    to a STREAM triad of the same run.  SCALE > 1 divides the GEMM shapes
-#    (a quick look); the figures are SCALE 1.
+#    M = 1); RmsNorm, SwiGlu, Add, SoftmaxV2, GatherV2, Transpose (and the
+#    fp32/fp16 rows, AddRmsNormBias) GB/s next to a STREAM triad whose passes
+#    alternate with the op's calls (bench/bench_util.h).  SCALE > 1 divides
+#    the GEMM shapes (a quick look); the figures are SCALE 1.
 # 2. The spread of medians across two replays of the same rows: a Qwen3-32B
 #    grid database (examples/database, --rows 4, fixed seed) replayed twice
 #    with perfdb microbench --backend cpu; per row |m1 - m2| / min(m1, m2)
 #    of the medians, for rows >= 50 us (target <= 2 %).
 # 3. bench/microbench_attention.c: FusedInferAttentionScore prefill GFLOP/s next
-#    to a 2048³ oneDNN GEMM, decode GB/s next to a STREAM triad (prefill heads
-#    divided by 8: see its header).
+#    to a 2048³ oneDNN GEMM, decode GB/s next to a STREAM triad alternating
+#    with the decode calls (prefill heads divided by 8: see its header).
 # OPENBLAS_CORETYPE is removed (OpenBLAS detects the core) and
 # OMP_NUM_THREADS = THREADS, as perfdb microbench does (docs/replay.md).
 # docs/measuring.md defines every number.
