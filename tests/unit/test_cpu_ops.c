@@ -475,16 +475,29 @@ static void test_index_pad_scatter(void **state)
 			assert_true(cpu_ld(&c.out[0], i * 5 + j) == (i < 2 && j < 3 ? cpu_ld(&c.in[0], i * 3 + j) : 0.0f));
 	finish(&c);
 	assert_true(run_case(&c, "PadV3", "2,3", "DT_FLOAT", "", "1,5", "DT_FLOAT") < 0);
-	/* ScatterNdUpdate: var (8,2), indices (3,1), updates (3,2); the last write of a row wins */
+	/* ScatterNdUpdate: var (8,2), indices (3,1), updates (3,2); 3 <= 8 rows: distinct indices */
 	assert_int_equal(run_case(&c, "ScatterNdUpdate", "8,2;3,1;3,2", "DT_FLOAT;DT_INT32;DT_FLOAT", "", "8,2",
 				  "DT_FLOAT"), 0);
 	const int32_t *si = c.in[1].data;
 	for (size_t i = 0; i < 3; i++) {
-		int later = 0;
+		assert_true(si[i] >= 0 && si[i] < 8);
 		for (size_t k = i + 1; k < 3; k++)
-			later |= si[k] == si[i];
-		for (size_t j = 0; j < 2 && !later; j++)
+			assert_true(si[k] != si[i]);
+		for (size_t j = 0; j < 2; j++)
 			assert_true(cpu_ld(&c.in[0], (size_t)si[i] * 2 + j) == cpu_ld(&c.in[2], i * 2 + j));
+	}
+	finish(&c);
+	/* more updates than rows: repeats, the last write of a row wins */
+	assert_int_equal(run_case(&c, "ScatterNdUpdate", "4,2;9,1;9,2", "DT_FLOAT;DT_INT64;DT_FLOAT", "", "4,2",
+				  "DT_FLOAT"), 0);
+	const int64_t *sl = c.in[1].data;
+	for (size_t i = 0; i < 9; i++) {
+		assert_true(sl[i] >= 0 && sl[i] < 4);
+		int later = 0;
+		for (size_t k = i + 1; k < 9; k++)
+			later |= sl[k] == sl[i];
+		for (size_t j = 0; j < 2 && !later; j++)
+			assert_true(cpu_ld(&c.in[0], (size_t)sl[i] * 2 + j) == cpu_ld(&c.in[2], i * 2 + j));
 	}
 	finish(&c);
 	assert_true(run_case(&c, "ScatterNdUpdate", "8,2;3,2;3,2", "DT_FLOAT;DT_INT32;DT_FLOAT", "", "8,2",

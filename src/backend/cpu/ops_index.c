@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cpu_internal.h"
+#include "cpu_rope.h"
 
 static size_t esize(const struct perfdb_tensor *t)
 {
@@ -486,10 +487,26 @@ static int scatter_check(const struct perfdb_op_case *c, struct perfdb_err *err)
 	return 0;
 }
 
+/*
+ * Distinct rows of var when there are no more updates than rows (as a KV
+ * cache's slot updates: each slot written once, so the result does not
+ * depend on the order of the writes, on any backend); repeats otherwise.
+ */
 static int scatter_prepare(struct perfdb_op_case *c, struct perfdb_err *err)
 {
-	(void)err;
-	fold_indices(&c->in[1], c->in[0].dims[0]);
+	struct perfdb_tensor *ix = &c->in[1];
+	int64_t v = c->in[0].dims[0];
+	size_t n = (size_t)ix->numel;
+	if (n == 0 || (int64_t)n > v) {
+		fold_indices(ix, v);
+		return 0;
+	}
+	int64_t *rows = malloc(n * sizeof(int64_t));
+	if (!rows)
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	cpu_slots_distinct(rows, n, v, 1);
+	cpu_store_index(ix, rows, n);
+	free(rows);
 	return 0;
 }
 
