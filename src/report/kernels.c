@@ -94,6 +94,7 @@ static const char *const own[][2] = {
 	{ "cuk_swiglu", "perfdb_swiglu" },   { "cuk_softmax", "perfdb_softmax" },
 	{ "cuk_gather", "perfdb_gather" },   { "cuk_transpose", "perfdb_transpose" },
 	{ "cuk_dequant", "perfdb_dequant" }, { "cuk_attention", "perfdb_attention" },
+	{ "cuk_scatter", "perfdb_scatter" },
 };
 
 const char *perfdb_kernel_family(const char *name)
@@ -119,6 +120,8 @@ const char *perfdb_kernel_family(const char *name)
 		return "gemm";
 	if (has(lower, "memcpy") || has(lower, "memset"))
 		return "memcpy";
+	if (has(lower, "radixsort") || has(lower, "radix_sort"))   /* CUB's sorts (the cuda backend's Sort) */
+		return "sort";
 	return "other";
 }
 

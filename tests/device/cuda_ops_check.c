@@ -71,6 +71,13 @@ static const struct tcase cases[] = {
 	{ "Index", "50,4,6;1;1;7", "DT_FLOAT;INT64;INT64;INT64", "7,4,6", "DT_FLOAT", 0, NULL },
 	{ "ArgMaxV2", "6,1000", "DT_FLOAT", "6", "INT64", 0, NULL },
 	{ "ArgMaxV2", "4,33,5", "DT_BF16", "4,5", "INT32", 0, NULL },   /* bf16 ties: the first maximum */
+	/* ScatterNdUpdate: the updated var (distinct rows: N <= V); row bytes 96 (16-byte units) and 20 (4) */
+	{ "ScatterNdUpdate", "64,48;10,1;10,48", "DT_BF16;INT64;DT_BF16", "64,48", "DT_BF16", 0, NULL },
+	{ "ScatterNdUpdate", "33,5;7,1;7,5", "DT_FLOAT;INT32;DT_FLOAT", "33,5", "DT_FLOAT", 0, NULL },
+	/* Sort (CUB): values exact, positions exact too (both sorts are stable; bf16 rows have ties) */
+	{ "Sort", "6,1000", "DT_FLOAT", "6,1000;6,1000", "DT_FLOAT;INT64", 0, NULL },
+	{ "Sort", "4,333", "DT_BF16", "4,333;4,333", "DT_BF16;INT32", 0, NULL },
+	{ "Sort", "3,100", "DT_FLOAT16", "3,100", "DT_FLOAT16", 0, NULL },
 	/* attention (own kernel) against a naive loop */
 	{ "FusedInferAttentionScore", "2,8,128;6,2,32,128;6,2,32,128", "DT_BF16;DT_BF16;DT_BF16", "2,8,128", "DT_BF16",
 	  2e-2, "Runtime input_layout=TND|Runtime num_heads=8|Runtime num_key_value_heads=2|Runtime block_size=32|"
@@ -223,8 +230,12 @@ static int build(const struct tcase *t, struct perfdb_engine_pool *pool, struct 
 	return 0;
 }
 
-/* Output 0's reference values (n of them) into ref: CPU backend or naive. */
-static int reference(const struct tcase *t, double *ref, size_t n, struct perfdb_err *err)
+/*
+ * Output oi's reference values (n of them) into ref: CPU backend or naive
+ * (oi > 0: CPU backend only).  ScatterNdUpdate's result is var itself, which
+ * the CPU backend updates in place.
+ */
+static int reference(const struct tcase *t, size_t oi, double *ref, size_t n, struct perfdb_err *err)
 {
 	struct perfdb_engine_pool pool = { 0 };
 	struct perfdb_op_case c;
@@ -273,8 +284,9 @@ static int reference(const struct tcase *t, double *ref, size_t n, struct perfdb
 				rc = ci->run(&c, err);
 			if (ci->release)
 				ci->release(&c);
+			const struct perfdb_tensor *src = strcmp(t->op, "ScatterNdUpdate") == 0 ? &c.in[0] : &c.out[oi];
 			for (size_t i = 0; rc == 0 && i < n; i++)
-				ref[i] = val(&c.out[0], i);
+				ref[i] = val(src, i);
 		}
 	}
 	perfdb_engine_pool_release(&pool);
@@ -304,7 +316,7 @@ static int run_case(const struct tcase *t, struct perfdb_err *err, double *worst
 	if (rc == 0 && !(ref = calloc(n ? n : 1, sizeof(double))))
 		rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 	if (rc == 0)
-		rc = reference(t, ref, n, err);
+		rc = reference(t, 0, ref, n, err);
 	if (rc == 0) {
 		double maxref = 1, maxerr = 0;
 		for (size_t i = 0; i < n; i++) {
@@ -316,6 +328,17 @@ static int run_case(const struct tcase *t, struct perfdb_err *err, double *worst
 		if (!(*worst <= t->tol))
 			rc = perfdb_err_set(err, PERFDB_EINVAL, "max error %.3g (relative to %.3g) over tolerance %.3g",
 					    maxerr, maxref, t->tol);
+	}
+	/* Sort's positions: the same as the CPU backend's, exactly */
+	if (rc == 0 && strcmp(t->op, "Sort") == 0 && c.nout > 1 && c.out[1].present) {
+		size_t n1 = (size_t)c.out[1].numel, bad = 0;
+		double *ref1 = calloc(n1 ? n1 : 1, sizeof(double));
+		rc = ref1 ? reference(t, 1, ref1, n1, err) : perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+		for (size_t i = 0; rc == 0 && i < n1; i++)
+			bad += val(&c.out[1], i) != ref1[i];
+		if (rc == 0 && bad)
+			rc = perfdb_err_set(err, PERFDB_EINVAL, "%zu of %zu positions differ from the CPU backend's", bad, n1);
+		free(ref1);
 	}
 	/* the timed path: a few device-timed samples, all positive */
 	for (int s = 0; rc == 0 && s < 3; s++) {

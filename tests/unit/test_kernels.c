@@ -102,6 +102,11 @@ static void test_family(void **state)
 						 "__nv_bfloat16 const*, __nv_bfloat16*, float*, long, float)"),
 			    "perfdb_rmsnorm");
 	assert_string_equal(perfdb_kernel_family("cuk_attention_kernel"), "perfdb_attention");
+	assert_string_equal(perfdb_kernel_family("cuk_scatter_kernel"), "perfdb_scatter");
+	assert_string_equal(perfdb_kernel_family("void cub::CUB_300000_SM_900::detail::radix_sort::"
+						 "DeviceSegmentedRadixSortKernel<cub::detail::radix_sort::policy_hub<"
+						 "float, int, int>::Policy900, false, true, float, int, int const*>"),
+			    "sort");
 	assert_string_equal(perfdb_kernel_family("cuk_flush_kernel"), "timing");
 	assert_string_equal(perfdb_kernel_family("cuk_spin_kernel"), "timing");
 	assert_string_equal(perfdb_kernel_family("void at::native::vectorized_elementwise_kernel<4>"), "other");

@@ -33,6 +33,28 @@ cudaError_t cuk_softmax(const void *x, int dx, void *out, int dout, int64_t rows
 /* out[i, :] = table[idx[i], :], rows of row_bytes; idx int32 (idx64 = 0) or int64. */
 cudaError_t cuk_gather(const void *table, const void *idx, int idx64, void *out, int64_t nidx, int64_t row_bytes,
 		       cudaStream_t s);
+/* out[idx[i], :] = upd[i, :], rows of row_bytes; idx int32 (idx64 = 0) or int64 (ScatterNdUpdate). */
+cudaError_t cuk_scatter(const void *upd, const void *idx, int idx64, void *out, int64_t nidx, int64_t row_bytes,
+			cudaStream_t s);
+/*
+ * Sort (sort.cu): each row of h elements ascending, stable (ties keep their
+ * order), through CUB's segmented radix sort.  vals: the sorted values;
+ * idx: their positions in the row (int32, or int64 when idx64).  offsets:
+ * rows + 1 ints (r·h); iota: rows·h positions 0..h-1 per row, of idx's type.
+ * temp NULL: *temp_bytes gets the scratch CUB needs, nothing is enqueued.
+ */
+struct cuk_sort {
+	const void *x;
+	void *vals, *idx;
+	const int *offsets;
+	const void *iota;
+	int dt, idx64;
+	int rows, h;
+	void *temp;
+	size_t temp_bytes;
+};
+cudaError_t cuk_sort_rows(struct cuk_sort *a, cudaStream_t s);
+
 /* (a, p, b, q, c) -> (a, q, b, p, c) with c elements of es bytes as the unit. */
 cudaError_t cuk_transpose(const void *in, void *out, int64_t a, int64_t p, int64_t b, int64_t q, int64_t c_bytes,
 			  cudaStream_t s);

@@ -260,6 +260,25 @@ __global__ void cuk_gather_kernel(const char *table, const void *idx, int idx64,
 	}
 }
 
+// out[idx[i], :] = upd[i, :], rows of row_bytes (ScatterNdUpdate: one block per update row).
+__global__ void cuk_scatter_kernel(const char *upd, const void *idx, int idx64, char *out, int64_t row_bytes,
+				   int unit)
+{
+	int64_t i = blockIdx.x;
+	int64_t r = idx64 ? static_cast<const int64_t *>(idx)[i] : static_cast<const int32_t *>(idx)[i];
+	const char *src = upd + i * row_bytes;
+	char *dst = out + r * row_bytes;
+	int64_t nu = row_bytes / unit;
+	for (int64_t j = threadIdx.x; j < nu; j += blockDim.x) {
+		if (unit == 16)
+			reinterpret_cast<uint4 *>(dst)[j] = reinterpret_cast<const uint4 *>(src)[j];
+		else if (unit == 4)
+			reinterpret_cast<uint32_t *>(dst)[j] = reinterpret_cast<const uint32_t *>(src)[j];
+		else
+			dst[j] = src[j];
+	}
+}
+
 // Output-major walk: each thread writes one unit of the (a, q, b, p) output.
 __global__ void cuk_transpose_kernel(const char *in, char *out, int64_t a, int64_t p, int64_t b, int64_t q,
 				     int64_t cb, int unit)
@@ -392,6 +411,19 @@ cudaError_t cuk_gather(const void *table, const void *idx, int idx64, void *out,
 	int threads = row_threads(row_bytes / unit);
 	cuk_gather_kernel<<<(unsigned)nidx, threads, 0, s>>>(static_cast<const char *>(table), idx, idx64,
 							     static_cast<char *>(out), row_bytes, unit);
+	return cudaGetLastError();
+}
+
+cudaError_t cuk_scatter(const void *upd, const void *idx, int idx64, void *out, int64_t nidx, int64_t row_bytes,
+			cudaStream_t s)
+{
+	if (nidx <= 0)
+		return cudaSuccess;
+	int unit = row_bytes % 16 == 0 && ((uintptr_t)upd | (uintptr_t)out) % 16 == 0 ? 16
+		   : row_bytes % 4 == 0 && ((uintptr_t)upd | (uintptr_t)out) % 4 == 0 ? 4 : 1;
+	int threads = row_threads(row_bytes / unit);
+	cuk_scatter_kernel<<<(unsigned)nidx, threads, 0, s>>>(static_cast<const char *>(upd), idx, idx64,
+							      static_cast<char *>(out), row_bytes, unit);
 	return cudaGetLastError();
 }
 

@@ -1,6 +1,7 @@
 /*
  * CUDA backend, memory-bound operators with the backend's own kernels
- * (kernels.cu): Add, RmsNorm, SwiGlu, SoftmaxV2, GatherV2, Transpose, and
+ * (kernels.cu; Sort: CUB in sort.cu): Add, RmsNorm, SwiGlu, SoftmaxV2,
+ * GatherV2, Transpose, ScatterNdUpdate, Sort and the others below, and
  * TensorMove as a device-to-device copy (cudaMemcpyAsync: the reference
  * every memory-bound figure is compared with).
  *
@@ -9,6 +10,7 @@
  * arithmetic ones, int32/int64 indices, fp32 rstd), so both backends refuse
  * the same rows for the same reasons.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -333,6 +335,130 @@ static int argmax_enqueue(struct perfdb_op_case *c, struct cu_case *k, cudaStrea
 	return 0;
 }
 
+/* ---- ScatterNdUpdate: var[idx[i]] = updates[i] (docs/ops.md) ----------------------------- */
+
+static int scatter_check(const struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	PERFDB_TRY(cpu_check(c, err));
+	if (c->in[1].dtype != PERFDB_DTYPE_INT32 && c->in[1].dtype != PERFDB_DTYPE_INT64)
+		return perfdb_err_set(err, PERFDB_EINVAL, "ScatterNdUpdate: indices must be int32 or int64");
+	if (c->nout > 0 && c->out[0].present && c->out[0].bytes != c->in[0].bytes)
+		return perfdb_err_set(err, PERFDB_EINVAL, "ScatterNdUpdate: output 0 must be var's size");
+	return 0;
+}
+
+/*
+ * The NPU updates var in place.  With an output slot the output starts as
+ * a copy of var (made once, untimed) and each call writes only the N
+ * update rows into it, the traffic of the in-place op; without one var is
+ * updated in place.  Indices: the CPU backend's (distinct rows when N <= V).
+ */
+static int scatter_setup(struct perfdb_op_case *c, struct cu_case *k, struct perfdb_err *err)
+{
+	PERFDB_TRY(gather_setup_cpu(c, err));
+	PERFDB_TRY(cu_upload_in(c, k, 1, err));
+	if (k->dout[0])
+		CU_TRY(err, cudaMemcpy(k->dout[0], k->din[0], c->in[0].bytes, cudaMemcpyDeviceToDevice));
+	return 0;
+}
+
+static int scatter_enqueue(struct perfdb_op_case *c, struct cu_case *k, cudaStream_t s, struct perfdb_err *err)
+{
+	const struct perfdb_tensor *v = &c->in[0];
+	int64_t row = (v->numel / v->dims[0]) * (int64_t)perfdb_dtype_bytes(v->dtype, 1);
+	CU_TRY(err, cuk_scatter(k->din[2], k->din[1], c->in[1].dtype == PERFDB_DTYPE_INT64,
+				k->dout[0] ? k->dout[0] : k->din[0], c->in[1].numel, row, s));
+	return 0;
+}
+
+/* ---- Sort: rows of the last dim ascending, stable; values and positions (sort.cu) ---------- */
+
+struct sort_state {
+	int *offsets;
+	void *iota, *scratch, *temp;
+	struct cuk_sort a;
+};
+
+static int sort_check(const struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	PERFDB_TRY(cpu_check(c, err));
+	if (c->out[0].dtype != c->in[0].dtype)
+		return perfdb_err_set(err, PERFDB_EINVAL, "Sort: values output must have the input's dtype");
+	if (c->in[0].numel > INT32_MAX)
+		return perfdb_err_set(err, PERFDB_EINVAL, "Sort: %lld elements, over CUB's 2^31 - 1",
+				      (long long)c->in[0].numel);
+	return 0;
+}
+
+static int sort_setup(struct perfdb_op_case *c, struct cu_case *k, struct perfdb_err *err)
+{
+	const struct perfdb_tensor *x = &c->in[0];
+	int h = (int)last(x), rows = h ? (int)(x->numel / h) : 0;
+	int has_idx = c->nout > 1 && c->out[1].present, idx64 = has_idx && c->out[1].dtype == PERFDB_DTYPE_INT64;
+	size_t n = (size_t)rows * (size_t)h, vb = idx64 ? 8 : 4;
+	struct sort_state *st = calloc(1, sizeof(*st));
+	if (!st)
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	k->state = st;
+	int *off = malloc(((size_t)rows + 1) * sizeof(int));
+	char *iota = malloc((n ? n : 1) * vb);
+	if (!off || !iota) {
+		free(off);
+		free(iota);
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	}
+	for (int r = 0; r <= rows; r++)
+		off[r] = r * h;
+	for (size_t i = 0; i < n; i++) {
+		int64_t j = (int64_t)(i % (size_t)h);
+		if (idx64)
+			memcpy(iota + i * 8, &j, 8);
+		else
+			((int32_t *)(void *)iota)[i] = (int32_t)j;
+	}
+	cudaError_t e = cudaMalloc((void **)&st->offsets, ((size_t)rows + 1) * sizeof(int));
+	if (e == cudaSuccess)
+		e = cudaMalloc(&st->iota, (n ? n : 1) * vb);
+	if (e == cudaSuccess)
+		e = cudaMemcpy(st->offsets, off, ((size_t)rows + 1) * sizeof(int), cudaMemcpyHostToDevice);
+	if (e == cudaSuccess)
+		e = cudaMemcpy(st->iota, iota, (n ? n : 1) * vb, cudaMemcpyHostToDevice);
+	free(off);
+	free(iota);
+	CU_TRY(err, e);
+	if (!has_idx)   /* the positions still come out of the pair sort: into scratch */
+		CU_TRY(err, cudaMalloc(&st->scratch, (n ? n : 1) * vb));
+	st->a = (struct cuk_sort){ .x = k->din[0], .vals = k->dout[0], .idx = has_idx ? k->dout[1] : st->scratch,
+				   .offsets = st->offsets, .iota = st->iota, .dt = cu_float_dt(x->dtype),
+				   .idx64 = idx64, .rows = rows, .h = h };
+	CU_TRY(err, cuk_sort_rows(&st->a, 0));   /* temp NULL: CUB's scratch size */
+	CU_TRY(err, cudaMalloc(&st->temp, st->a.temp_bytes ? st->a.temp_bytes : 1));
+	st->a.temp = st->temp;
+	return 0;
+}
+
+static int sort_enqueue(struct perfdb_op_case *c, struct cu_case *k, cudaStream_t s, struct perfdb_err *err)
+{
+	(void)c;
+	struct sort_state *st = k->state;
+	struct cuk_sort a = st->a;
+	CU_TRY(err, cuk_sort_rows(&a, s));
+	return 0;
+}
+
+static void sort_teardown(struct cu_case *k)
+{
+	struct sort_state *st = k->state;
+	if (!st)
+		return;
+	cudaFree(st->offsets);
+	cudaFree(st->iota);
+	cudaFree(st->scratch);
+	cudaFree(st->temp);
+	free(st);
+	k->state = NULL;
+}
+
 const struct cu_op cu_ops_mem[] = {
 	CU_OP("Add", true, "own", cpu_check, NULL, add_enqueue, NULL),
 	CU_OP("RmsNorm", true, "own", rms_check, NULL, rms_enqueue, NULL),
@@ -347,5 +473,7 @@ const struct cu_op cu_ops_mem[] = {
 	CU_OP("PadV3", true, "own", block_check, NULL, block_enqueue, NULL),
 	CU_OP("Index", true, "own", index_check, index_setup, index_enqueue, NULL),
 	CU_OP("ArgMaxV2", true, "own", cpu_check, NULL, argmax_enqueue, NULL),
+	CU_OP("ScatterNdUpdate", true, "own", scatter_check, scatter_setup, scatter_enqueue, NULL),
+	CU_OP("Sort", true, "cub", sort_check, sort_setup, sort_enqueue, sort_teardown),
 	{ .impl = { .name = NULL } },
 };
