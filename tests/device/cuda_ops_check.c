@@ -41,6 +41,9 @@ static const struct tcase cases[] = {
 	{ "MatMulV2", "24,64;48,64", "DT_BF16", "24,48", "DT_BF16", 3e-2, NULL },   /* weight dtype missing: DT_FLOAT */
 	{ "TransposeBatchMatMul", "3,10,32;3,32,16", "DT_BF16;DT_BF16", "10,3,16", "DT_BF16", 2e-2, NULL },  /* naive */
 	{ "GroupedMatmul", "10,64;4,64,2,16;;4,32;;;;4;10", "DT_BF16", "10,32", "DT_BF16", 3e-2, NULL },  /* naive */
+	/* W8A8: INT8 x INT8 per expert, out = acc * scale3[e, n] * per_token_scale8[m] (naive) */
+	{ "GroupedMatmul", "12,64;4,64,32;;4,32;;;;4;12", "INT8;INT8;;DT_FLOAT;;;;INT64;DT_FLOAT", "12,32", "DT_BF16",
+	  1e-2, NULL },
 	/* int8 GEMMs: naive integer reference */
 	{ "MatMulV2", "8,64;48,64", "INT8;INT8", "8,48", "INT32", 0, NULL },
 	/* fp8 (sm_89+): naive reference on exact inputs (build() writes 0.5, 1, 1.5, -1) */
@@ -253,8 +256,12 @@ static int reference(const struct tcase *t, size_t oi, double *ref, size_t n, st
 					ref[(m * B + b) * N + n2] = acc;
 				}
 	} else if (rc == 0 && strcmp(t->op, "GroupedMatmul") == 0) {
-		/* expert e takes rows [eM/E, (e+1)M/E) of x (M,K) times w[e] (K,N) */
+		/* expert e takes rows [eM/E, (e+1)M/E) of x (M,K) times w[e] (K,N); W8A8: · scale3[e,n] · pts8[m] */
 		int64_t M = c.in[0].dims[0], K = c.in[0].dims[1], N = c.out[0].dims[1], E = c.in[1].dims[0];
+		int i8 = c.in[0].dtype == PERFDB_DTYPE_INT8;
+		const struct perfdb_tensor *sc = i8 && c.nin > 3 && c.in[3].present && c.in[3].numel == E * N ? &c.in[3]
+														 : NULL;
+		const struct perfdb_tensor *pt = i8 && c.nin > 8 && c.in[8].present && c.in[8].numel == M ? &c.in[8] : NULL;
 		for (int64_t e = 0; e < E; e++)
 			for (int64_t m = e * M / E; m < (e + 1) * M / E; m++)
 				for (int64_t n2 = 0; n2 < N; n2++) {
@@ -262,6 +269,10 @@ static int reference(const struct tcase *t, size_t oi, double *ref, size_t n, st
 					for (int64_t k = 0; k < K; k++)
 						acc += val(&c.in[0], (size_t)(m * K + k)) *
 						       val(&c.in[1], (size_t)((e * K + k) * N + n2));
+					if (sc)
+						acc *= val(sc, (size_t)(e * N + n2));
+					if (pt)
+						acc *= val(pt, (size_t)m);
 					ref[m * N + n2] = acc;
 				}
 	} else if (rc == 0 && strcmp(t->op, "FusedInferAttentionScore") == 0) {

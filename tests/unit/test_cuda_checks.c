@@ -72,12 +72,27 @@ static void test_sort_check(void **state)
 	assert_non_null(strstr(msg, "input's dtype"));
 }
 
+/* GroupedMatmul: float rows, and W8A8 (INT8 x INT8) into a float output; INT8 into INT8 refused */
+static void test_gmm_check(void **state)
+{
+	(void)state;
+	char msg[256];
+	assert_int_equal(check("GroupedMatmul", "10,64;4,64,32;;4,32;;;;4;10", "DT_BF16", "10,32", "DT_BF16", msg), 0);
+	assert_int_equal(check("GroupedMatmul", "12,64;4,64,32;;4,32;;;;4;12", "INT8;INT8;;DT_FLOAT;;;;INT64;DT_FLOAT",
+			       "12,32", "DT_BF16", msg), 0);
+	assert_true(check("GroupedMatmul", "12,64;4,64,32", "INT8;INT8", "12,32", "INT8", msg) < 0);
+	assert_non_null(strstr(msg, "bf16, fp16 or fp32"));
+	assert_true(check("GroupedMatmul", "12,64;4,64,32", "INT8;DT_BF16", "12,32", "DT_BF16", msg) < 0);
+	assert_non_null(strstr(msg, "INT8 x INT8"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ops_table),
 		cmocka_unit_test(test_scatter_check),
 		cmocka_unit_test(test_sort_check),
+		cmocka_unit_test(test_gmm_check),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -61,6 +61,9 @@ cudaError_t cuk_transpose(const void *in, void *out, int64_t a, int64_t p, int64
 /* out[m, n] = acc[m, n] * scale[n or 0] (scale fp32, NULL = 1). */
 cudaError_t cuk_dequant(const int32_t *acc, const float *scale, int64_t nscale, void *out, int dout, int64_t m,
 			int64_t n, cudaStream_t s);
+/* out[i, j] = acc[i, j] * col[j] * row[i] over (m, n); a NULL scale is 1 (W8A8 GroupedMatmul). */
+cudaError_t cuk_dequant_rows(const int32_t *acc, const float *col, const float *row, void *out, int dout, int64_t m,
+			     int64_t n, cudaStream_t s);
 /*
  * Attention over a TND query (t tokens, n heads, d dims; d % 32 == 0, d <= 256)
  * with kvn key/value heads (grouped-query: head h reads kv head h / (n / kvn)).

@@ -313,6 +313,17 @@ __global__ void cuk_dequant_kernel(const int32_t *acc, const float *scale, int64
 	}
 }
 
+// out[i, j] = acc[i, j] * col[j] * row[i] (either scale NULL: 1), the W8A8 grouped GEMM's dequantisation.
+__global__ void cuk_dequant_rows_kernel(const int32_t *acc, const float *col, const float *row, void *out, int dout,
+					int64_t m, int64_t n)
+{
+	int64_t tot = m * n;
+	for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < tot; i += (int64_t)gridDim.x * blockDim.x) {
+		float s = (col ? col[i % n] : 1.0f) * (row ? row[i / n] : 1.0f);
+		st(out, dout, i, (float)acc[i] * s);
+	}
+}
+
 __global__ void cuk_flush_kernel(uint4 *buf, int64_t n16)
 {
 	for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n16; i += (int64_t)gridDim.x * blockDim.x) {
@@ -445,6 +456,15 @@ cudaError_t cuk_dequant(const int32_t *acc, const float *scale, int64_t nscale, 
 			int64_t n, cudaStream_t s)
 {
 	cuk_dequant_kernel<<<blocks_for(m * n, 256), 256, 0, s>>>(acc, scale, nscale, out, dout, m, n);
+	return cudaGetLastError();
+}
+
+cudaError_t cuk_dequant_rows(const int32_t *acc, const float *col, const float *row, void *out, int dout, int64_t m,
+			     int64_t n, cudaStream_t s)
+{
+	if (m * n <= 0)
+		return cudaSuccess;
+	cuk_dequant_rows_kernel<<<blocks_for(m * n, 256), 256, 0, s>>>(acc, col, row, out, dout, m, n);
 	return cudaGetLastError();
 }
 

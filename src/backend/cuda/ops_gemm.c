@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cuda_internal.h"
+#include "perfdb/comm.h"   /* perfdb_bf16_to_float, perfdb_fp16_to_float */
 
 struct gemm {
 	int64_t bt, m, n, k;
@@ -491,17 +492,22 @@ static int qbmm_enqueue(struct perfdb_op_case *c, struct cu_case *k, cudaStream_
  * Slots (spec/replay.md §4): x0 (M,K), w1 (E,K,N) or (E,N,K), or the
  * recorded 4-D (E, K, N/16, 16) read as (E,K,N); group_list7 (the tokens
  * split evenly over the experts, cumulative, as the reference does: expert
- * e takes rows [eM/E, (e+1)M/E)); out0 (M,N).  Float dtypes (the weight
- * converted once to x's dtype when it differs); scale3 and per_token_scale8
- * (the W8A8 path) are not applied: INT8 rows are refused.
+ * e takes rows [eM/E, (e+1)M/E)); out0 (M,N).  Float dtypes: the weight
+ * converted once to x's dtype when it differs; the float path's scale is all
+ * ones in the reference and is not applied.  INT8 x and weight (W8A8): an
+ * INT8 x INT8 -> INT32 GEMM per expert into one accumulator, then out =
+ * acc · scale3[e, n] · per_token_scale8[m] (each when present and of that
+ * size, else 1), into a bf16/fp16/fp32 output, as the CPU backend.
  */
 struct gmm_plan {
 	int64_t e, m, n, k;
-	int wtrans;
+	int wtrans, i8;
 };
 
 struct gmm_state {
 	struct gmm_plan p;
+	int32_t *acc;                 /* i8: (M,N) accumulator */
+	float *wscale, *ptok;         /* i8: (E,N) and (M,) scales as fp32, or NULL */
 	int64_t *start;               /* E + 1 row offsets */
 	struct lt_state **lt;         /* per expert (shared between experts of equal rows), NULL: no rows */
 	struct lt_state **uniq;       /* the distinct plans (owned) */
@@ -515,10 +521,14 @@ static int gmm_plan(const struct perfdb_op_case *c, struct gmm_plan *p, struct p
 	if (c->nin < 2 || !c->in[0].present || !c->in[1].present || c->nout < 1 || !c->out[0].present)
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s needs x, weight and an output", c->op);
 	const struct perfdb_tensor *x = &c->in[0], *w = &c->in[1], *o = &c->out[0];
-	if (cu_float_dt(x->dtype) < 0 || cu_float_dt(w->dtype) < 0)
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: x %s, weight %s: float dtypes only (INT8 W8A8 not yet)",
-				      c->op, perfdb_dtype_name(x->dtype), perfdb_dtype_name(w->dtype));
-	if (!(o->dtype == x->dtype || o->dtype == PERFDB_DTYPE_FLOAT))
+	p->i8 = x->dtype == PERFDB_DTYPE_INT8 && w->dtype == PERFDB_DTYPE_INT8;
+	if (!p->i8 && (cu_float_dt(x->dtype) < 0 || cu_float_dt(w->dtype) < 0))
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: x %s, weight %s: float dtypes or INT8 x INT8", c->op,
+				      perfdb_dtype_name(x->dtype), perfdb_dtype_name(w->dtype));
+	if (p->i8 && cu_float_dt(o->dtype) < 0)
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: INT8 x INT8 into output %s (bf16, fp16 or fp32)", c->op,
+				      perfdb_dtype_name(o->dtype));
+	if (!p->i8 && !(o->dtype == x->dtype || o->dtype == PERFDB_DTYPE_FLOAT))
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: output %s for %s x", c->op, perfdb_dtype_name(o->dtype),
 				      perfdb_dtype_name(x->dtype));
 	if (x->ndims != 2 || o->ndims != 2 || o->dims[0] != x->dims[0])
@@ -558,8 +568,32 @@ static void gmm_teardown(struct cu_case *k)
 	free(s->lt);
 	free(s->start);
 	cudaFree(s->w_conv);
+	cudaFree(s->acc);
+	cudaFree(s->wscale);
+	cudaFree(s->ptok);
 	free(s);
 	k->state = NULL;
+}
+
+/* Slot i as n fp32 values in device memory (once, untimed), when it is a float tensor of n elements; else NULL. */
+static int scale_f32(const struct perfdb_op_case *c, size_t i, int64_t n, float **dev, struct perfdb_err *err)
+{
+	*dev = NULL;
+	if ((size_t)c->nin <= i || !c->in[i].present || c->in[i].numel != n || cu_float_dt(c->in[i].dtype) < 0)
+		return 0;
+	const struct perfdb_tensor *t = &c->in[i];
+	float *h = malloc((size_t)n * sizeof(float));
+	if (!h)
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	for (int64_t j = 0; j < n; j++)
+		h[j] = t->dtype == PERFDB_DTYPE_FLOAT ? ((const float *)t->data)[j]
+		       : t->dtype == PERFDB_DTYPE_BF16 ? perfdb_bf16_to_float(((const uint16_t *)t->data)[j])
+						       : perfdb_fp16_to_float(((const uint16_t *)t->data)[j]);
+	cudaError_t e = cudaMalloc((void **)dev, (size_t)n * sizeof(float));
+	if (e == cudaSuccess)
+		e = cudaMemcpy(*dev, h, (size_t)n * sizeof(float), cudaMemcpyHostToDevice);
+	free(h);
+	return cu_check(e, "scale upload", err);
 }
 
 static int gmm_setup(struct perfdb_op_case *c, struct cu_case *k, struct perfdb_err *err)
@@ -575,7 +609,20 @@ static int gmm_setup(struct perfdb_op_case *c, struct cu_case *k, struct perfdb_
 	s->uniq = calloc((size_t)p->e, sizeof(*s->uniq));
 	if (!s->start || !s->lt || !s->uniq)
 		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
-	if (c->in[1].dtype != c->in[0].dtype) {
+	int wt = p->wtrans;
+	if (p->i8) {
+		CU_TRY(err, cudaMalloc((void **)&s->acc, (size_t)(p->m * p->n) * sizeof(int32_t) + 4));
+		PERFDB_TRY(scale_f32(c, 3, p->e * p->n, &s->wscale, err));
+		PERFDB_TRY(scale_f32(c, 8, p->m, &s->ptok, err));
+		if (!wt) {
+			/* cuBLASLt's integer GEMMs take the weight as (N,K) (its TN form): laid out so once, as an engine does */
+			size_t n = (size_t)c->in[1].numel;
+			CU_TRY(err, cudaMalloc(&s->w_conv, n ? n : 1));
+			CU_TRY(err, cuk_transpose(k->din[1], s->w_conv, p->e, p->k, 1, p->n, 1, cu.stream));
+			CU_TRY(err, cudaStreamSynchronize(cu.stream));
+			wt = 1;
+		}
+	} else if (c->in[1].dtype != c->in[0].dtype) {
 		size_t n = (size_t)c->in[1].numel;
 		CU_TRY(err, cudaMalloc(&s->w_conv, perfdb_dtype_bytes(c->in[0].dtype, n ? n : 1)));
 		CU_TRY(err, cuk_convert(k->din[1], cu_float_dt(c->in[1].dtype), s->w_conv, cu_float_dt(c->in[0].dtype),
@@ -599,9 +646,9 @@ static int gmm_setup(struct perfdb_op_case *c, struct cu_case *k, struct perfdb_
 		s->uniq[s->nuniq++] = l;
 		s->lt[e] = l;
 		l->g = (struct gemm){ .bt = 1, .m = rows, .n = p->n, .k = p->k, .sa = { 0, p->k, 1 },
-				      .sb = { 0, p->wtrans ? 1 : p->n, p->wtrans ? p->k : 1 }, .sc = { 0, p->n, 1 },
-				      .btrans = p->wtrans };
-		PERFDB_TRY(lt_plan(l, cuda_type(c->in[0].dtype), cuda_type(c->out[0].dtype), err));
+				      .sb = { 0, wt ? 1 : p->n, wt ? p->k : 1 }, .sc = { 0, p->n, 1 }, .btrans = wt };
+		PERFDB_TRY(p->i8 ? lt_plan(l, CUDA_R_8I, CUDA_R_32I, err)
+				 : lt_plan(l, cuda_type(c->in[0].dtype), cuda_type(c->out[0].dtype), err));
 	}
 	return 0;
 }
@@ -616,8 +663,17 @@ static int gmm_enqueue(struct perfdb_op_case *c, struct cu_case *k, cudaStream_t
 	for (int64_t e = 0; e < p->e; e++) {
 		if (!s->lt[e])
 			continue;
-		PERFDB_TRY(lt_enqueue(s->lt[e], x + (size_t)(s->start[e] * p->k) * xe,
-				      w + (size_t)(e * p->k * p->n) * xe, o + (size_t)(s->start[e] * p->n) * oe, st, err));
+		int64_t r0 = s->start[e], rows = s->start[e + 1] - r0;
+		if (!p->i8) {
+			PERFDB_TRY(lt_enqueue(s->lt[e], x + (size_t)(r0 * p->k) * xe, w + (size_t)(e * p->k * p->n) * xe,
+					      o + (size_t)(r0 * p->n) * oe, st, err));
+			continue;
+		}
+		PERFDB_TRY(lt_enqueue(s->lt[e], x + (size_t)(r0 * p->k), w + (size_t)(e * p->k * p->n),
+				      s->acc + r0 * p->n, st, err));
+		CU_TRY(err, cuk_dequant_rows(s->acc + r0 * p->n, s->wscale ? s->wscale + e * p->n : NULL,
+					     s->ptok ? s->ptok + r0 : NULL, o + (size_t)(r0 * p->n) * oe,
+					     cu_float_dt(c->out[0].dtype), rows, p->n, st));
 	}
 	return 0;
 }
