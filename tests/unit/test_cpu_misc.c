@@ -16,51 +16,19 @@
 
 #include <cmocka.h>
 
-#include "backend/cpu/cpu_internal.h"
-#include "replay/engine.h"
-
-static struct perfdb_engine_pool pool;
-
-static const char *const FDT[] = { "DT_FLOAT", "DT_BF16", "DT_FLOAT16" };
-static const enum perfdb_dtype FD[] = { PERFDB_DTYPE_FLOAT, PERFDB_DTYPE_BF16, PERFDB_DTYPE_FLOAT16 };
+#include "cpu_case.h"
 
 static int setup(struct perfdb_op_case *c, const char *op, const char *ins, const char *idt, const char *outs,
 		 const char *odt)
 {
-	struct perfdb_err err;
-	perfdb_err_clear(&err);
-	assert_int_equal(perfdb_engine_build_case(op, ins, idt, "", outs, odt, "", c, &err), 0);
-	const struct perfdb_op_impl *impl = perfdb_backend_cpu.find_op(op);
-	assert_non_null(impl);
-	assert_true(impl->memory_bound);
-	int rc = impl->check(c, &err);
-	if (rc < 0)
-		return rc;
-	assert_int_equal(perfdb_engine_alloc_case(&pool, c, 11, &err), 0);
-	return 0;
+	return cpu_case_setup(c, op, ins, idt, outs, odt, 11);
 }
 
+/* prepare, run once, release */
 static void go(struct perfdb_op_case *c)
 {
-	struct perfdb_err err;
-	perfdb_err_clear(&err);
-	const struct perfdb_op_impl *impl = perfdb_backend_cpu.find_op(c->op);
-	if (impl->prepare)
-		assert_int_equal(impl->prepare(c, &err), 0);
-	assert_int_equal(impl->run(c, &err), 0);
-	if (impl->release)
-		impl->release(c);
-}
-
-static float tol_of(enum perfdb_dtype d)
-{
-	return d == PERFDB_DTYPE_BF16 ? 2e-2f : d == PERFDB_DTYPE_FLOAT16 ? 2e-3f : 1e-5f;
-}
-
-static void near(double got, double want, double tol)
-{
-	if (fabs(got - want) > tol * (1.0 + fabs(want)))
-		fail_msg("got %g, want %g (tol %g)", got, want, tol);
+	cpu_case_run(c, 1);
+	finish(c);
 }
 
 /* ---- Cast ---- */

@@ -111,6 +111,26 @@ template <> __device__ __forceinline__ __half fromf<__half>(float v)
 	return __float2half_rn(v);
 }
 
+// Index i of an int32 (idx64 = 0) or int64 index tensor.
+__device__ __forceinline__ int64_t row_at(const void *idx, int idx64, int64_t i)
+{
+	return idx64 ? static_cast<const int64_t *>(idx)[i] : static_cast<const int32_t *>(idx)[i];
+}
+
+// One row of row_bytes from src to dst by the block's threads, in units of 16, 4 or 1 bytes.
+__device__ __forceinline__ void copy_row(const char *src, char *dst, int64_t row_bytes, int unit)
+{
+	int64_t nu = row_bytes / unit;
+	for (int64_t j = threadIdx.x; j < nu; j += blockDim.x) {
+		if (unit == 16)
+			reinterpret_cast<uint4 *>(dst)[j] = reinterpret_cast<const uint4 *>(src)[j];
+		else if (unit == 4)
+			reinterpret_cast<uint32_t *>(dst)[j] = reinterpret_cast<const uint32_t *>(src)[j];
+		else
+			dst[j] = src[j];
+	}
+}
+
 }  // namespace
 
 // 16-bit tensors of one dtype, rows a multiple of 8 elements: 16-byte accesses.
@@ -246,18 +266,7 @@ __global__ void cuk_gather_kernel(const char *table, const void *idx, int idx64,
 				  int unit)
 {
 	int64_t i = blockIdx.x;
-	int64_t r = idx64 ? static_cast<const int64_t *>(idx)[i] : static_cast<const int32_t *>(idx)[i];
-	const char *src = table + r * row_bytes;
-	char *dst = out + i * row_bytes;
-	int64_t nu = row_bytes / unit;
-	for (int64_t j = threadIdx.x; j < nu; j += blockDim.x) {
-		if (unit == 16)
-			reinterpret_cast<uint4 *>(dst)[j] = reinterpret_cast<const uint4 *>(src)[j];
-		else if (unit == 4)
-			reinterpret_cast<uint32_t *>(dst)[j] = reinterpret_cast<const uint32_t *>(src)[j];
-		else
-			dst[j] = src[j];
-	}
+	copy_row(table + row_at(idx, idx64, i) * row_bytes, out + i * row_bytes, row_bytes, unit);
 }
 
 // out[idx[i], :] = upd[i, :], rows of row_bytes (ScatterNdUpdate: one block per update row).
@@ -265,18 +274,7 @@ __global__ void cuk_scatter_kernel(const char *upd, const void *idx, int idx64, 
 				   int unit)
 {
 	int64_t i = blockIdx.x;
-	int64_t r = idx64 ? static_cast<const int64_t *>(idx)[i] : static_cast<const int32_t *>(idx)[i];
-	const char *src = upd + i * row_bytes;
-	char *dst = out + r * row_bytes;
-	int64_t nu = row_bytes / unit;
-	for (int64_t j = threadIdx.x; j < nu; j += blockDim.x) {
-		if (unit == 16)
-			reinterpret_cast<uint4 *>(dst)[j] = reinterpret_cast<const uint4 *>(src)[j];
-		else if (unit == 4)
-			reinterpret_cast<uint32_t *>(dst)[j] = reinterpret_cast<const uint32_t *>(src)[j];
-		else
-			dst[j] = src[j];
-	}
+	copy_row(upd + i * row_bytes, out + row_at(idx, idx64, i) * row_bytes, row_bytes, unit);
 }
 
 // Output-major walk: each thread writes one unit of the (a, q, b, p) output.
