@@ -25,6 +25,9 @@
 #include "ops_attention_kernel.h"
 
 /* the 16-lane helpers are static and inlined: no call passes a vector across an ABI boundary */
+#if defined(__clang__)
+#pragma clang diagnostic ignored "-Wpsabi"
+#endif
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wpsabi"
 /* -std=c17 turns contraction off; the products below are meant as fused multiply-adds */
