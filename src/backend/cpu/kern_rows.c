@@ -31,6 +31,8 @@
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #include <immintrin.h>
 
+#include "kern_exp16.h"
+
 #define ROWS_TARGET __attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) static inline
 #define ROWS_ENTRY __attribute__((target("avx512f,avx512bw,avx512vl")))
 
@@ -128,25 +130,6 @@ static inline int nt_ok(int d, const void *y, int nt)
 static inline __mmask16 tail_mask(size_t n)
 {
 	return n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1);
-}
-
-/* exp as cpu_expf (same reduction and polynomial), 16 lanes: kern_bf16.c's exp16. */
-ROWS_TARGET __m512 exp16(__m512 x)
-{
-	x = _mm512_max_ps(x, _mm512_set1_ps(-87.3f));
-	x = _mm512_min_ps(x, _mm512_set1_ps(88.7f));
-	__m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504f)),
-					_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-	__m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145752f), x);
-	r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.42860677e-6f), r);
-	__m512 p = _mm512_set1_ps(1.38888892e-3f);
-	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.33333377e-3f));
-	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.16666679e-2f));
-	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.66666672e-1f));
-	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
-	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-	return _mm512_scalef_ps(p, n);   /* p * 2^n; underflows to 0, overflows to inf */
 }
 
 /*
