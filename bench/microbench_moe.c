@@ -22,46 +22,17 @@
 #include <string.h>
 #include <time.h>
 
-#include "bench_util.h"
+#include "bench_op.h"
 #include "replay/engine.h"
 
 #define REPS 5
 
 static struct perfdb_engine_pool pool;
 
-/* Median seconds of the perfdb op on a row's cells; 0 on failure. */
-static double time_op(const char *op, const char *ins, const char *dts, const char *outs, const char *odt, int threads)
+/* Median seconds of the perfdb op (bf16 output) on a row's cells; 0 on failure. */
+static double perf_op(const char *op, const char *ins, const char *dts, const char *outs, int threads)
 {
-	struct perfdb_op_case c;
-	struct perfdb_err err;
-	perfdb_err_clear(&err);
-	const struct perfdb_op_impl *impl = perfdb_backend_cpu.find_op(op);
-	if (perfdb_engine_build_case(op, ins, dts, "", outs, odt, "", &c, &err) < 0 || impl->check(&c, &err) < 0 ||
-	    perfdb_engine_alloc_case(&pool, &c, 1, &err) < 0) {
-		fprintf(stderr, "%s: %s\n", op, err.msg);
-		return 0;
-	}
-	c.threads = threads;
-	if (impl->prepare && impl->prepare(&c, &err) < 0) {
-		fprintf(stderr, "%s: %s\n", op, err.msg);
-		if (impl->release)
-			impl->release(&c);
-		return 0;
-	}
-	double t[REPS];
-	for (int i = 0; i < 2 + REPS; i++) {
-		double t0 = bench_now();
-		if (impl->run(&c, &err) < 0) {
-			fprintf(stderr, "%s: %s\n", op, err.msg);
-			break;
-		}
-		if (i >= 2)
-			t[i - 2] = bench_now() - t0;
-	}
-	if (impl->release)
-		impl->release(&c);
-	qsort(t, REPS, sizeof(double), bench_cmp_d);
-	return t[REPS / 2];
+	return bench_time_op(&pool, op, ins, dts, outs, "DT_BF16", threads, REPS, NULL, NULL, NULL);
 }
 
 /* One plain oneDNN matmul (src ab, weights reordered to format any, dst ab). */
@@ -152,21 +123,18 @@ int main(int argc, char **argv)
 	snprintf(ins, sizeof(ins), "%lld,%lld;%lld,%lld,%lld,16;;%lld,%lld;;;;%lld;%lld", (long long)t, (long long)h,
 		 (long long)e, (long long)h, (long long)(i / 16), (long long)e, (long long)i, (long long)e, (long long)t);
 	snprintf(outs, sizeof(outs), "%lld,%lld", (long long)t, (long long)i);
-	line("GroupedMatmul bf16 (perfdb)", shape,
-	     flop, time_op("GroupedMatmul", ins, "DT_BF16;DT_BF16;;DT_FLOAT;;;;DT_INT64;DT_FLOAT", outs, "DT_BF16", threads),
-	     "GFLOP/s");
+	line("GroupedMatmul bf16 (perfdb)", shape, flop,
+	     perf_op("GroupedMatmul", ins, "DT_BF16;DT_BF16;;DT_FLOAT;;;;DT_INT64;DT_FLOAT", outs, threads), "GFLOP/s");
 	line("oneDNN matmul bf16, one GEMM", shape, flop, time_dnnl(t, i, h, dnnl_bf16, dnnl_bf16), "GFLOP/s");
-	line("GroupedMatmul int8 w8a8 -> bf16 (perfdb)", shape,
-	     flop, time_op("GroupedMatmul", ins, "DT_INT8;DT_INT8;;DT_FLOAT;;;;DT_INT64;DT_FLOAT", outs, "DT_BF16", threads),
-	     "GOP/s");
+	line("GroupedMatmul int8 w8a8 -> bf16 (perfdb)", shape, flop,
+	     perf_op("GroupedMatmul", ins, "DT_INT8;DT_INT8;;DT_FLOAT;;;;DT_INT64;DT_FLOAT", outs, threads), "GOP/s");
 	line("oneDNN matmul s8 x s8 -> s32, one GEMM", shape, flop, time_dnnl(t, i, h, dnnl_s8, dnnl_s32), "GOP/s");
 	snprintf(ins, sizeof(ins), "%lld,%lld;%lld,%lld;%lld;%lld", (long long)t, (long long)h, (long long)h,
 		 (long long)i, (long long)i, (long long)t);
-	line("QuantBatchMatmulV3 int8 -> bf16 (perfdb)", shape,
-	     flop, time_op("QuantBatchMatmulV3", ins, "DT_INT8;DT_INT8;DT_FLOAT;DT_FLOAT", outs, "DT_BF16", threads),
-	     "GOP/s");
+	line("QuantBatchMatmulV3 int8 -> bf16 (perfdb)", shape, flop,
+	     perf_op("QuantBatchMatmulV3", ins, "DT_INT8;DT_INT8;DT_FLOAT;DT_FLOAT", outs, threads), "GOP/s");
 	snprintf(ins, sizeof(ins), "%lld,%lld;%lld,%lld", (long long)t, (long long)h, (long long)i, (long long)h);
-	line("MatMulV2 bf16 (perfdb)", shape, flop, time_op("MatMulV2", ins, "DT_BF16;DT_BF16", outs, "DT_BF16", threads),
+	line("MatMulV2 bf16 (perfdb)", shape, flop, perf_op("MatMulV2", ins, "DT_BF16;DT_BF16", outs, threads),
 	     "GFLOP/s");
 	perfdb_engine_pool_release(&pool);
 	return 0;

@@ -24,57 +24,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "bench_util.h"
+#include "bench_op.h"
 #include "replay/engine.h"
 
 static struct perfdb_engine_pool pool;
 static int nthreads = 1;   /* the run's THREADS: the perfdb ops and the triad use as many */
-
-/*
- * Median seconds of the perfdb op on a row's cells; 0 on failure.  With tr,
- * a triad pass precedes each timed call and *tri gets the median triad GB/s
- * of those passes (bench_util.h: why).
- */
-static double time_op(const char *op, const char *ins, const char *dts, const char *outs, const char *odt,
-		      int reps, double *bytes, struct bench_triad *tr, double *tri)
-{
-	struct perfdb_op_case c;
-	struct perfdb_err err;
-	perfdb_err_clear(&err);
-	const struct perfdb_op_impl *impl = perfdb_backend_cpu.find_op(op);
-	int brc = perfdb_engine_build_case(op, ins, dts, "", outs, odt, "", &c, &err);
-	c.threads = nthreads;
-	if (brc < 0 || impl->check(&c, &err) < 0 ||
-	    perfdb_engine_alloc_case(&pool, &c, 1, &err) < 0 || (impl->prepare && impl->prepare(&c, &err) < 0)) {
-		fprintf(stderr, "%s: %s\n", op, err.msg);
-		return 0;
-	}
-	if (bytes) {
-		*bytes = 0;
-		for (size_t i = 0; i < c.nin; i++)
-			*bytes += (double)c.in[i].bytes;
-		for (size_t i = 0; i < c.nout; i++)
-			*bytes += (double)c.out[i].bytes;
-	}
-	double t[16], tt[16];
-	for (int i = 0; i < 2; i++)
-		impl->run(&c, &err);
-	for (int i = 0; i < reps; i++) {
-		if (tr)
-			tt[i] = bench_triad_once(tr);
-		double t0 = bench_now();
-		impl->run(&c, &err);
-		t[i] = bench_now() - t0;
-	}
-	if (impl->release)
-		impl->release(&c);
-	if (tr) {
-		qsort(tt, (size_t)reps, sizeof(double), bench_cmp_d);
-		*tri = bench_triad_gbs(tr, tt[reps / 2]);
-	}
-	qsort(t, (size_t)reps, sizeof(double), bench_cmp_d);
-	return t[reps / 2];
-}
 
 /* A plain oneDNN matmul, as its documentation shows it. */
 static double time_dnnl(int64_t m, int64_t n, int64_t k, dnnl_data_type_t dt, int reps)
@@ -191,7 +145,8 @@ int main(int argc, char **argv)
 				char dts[32];
 				snprintf(dts, sizeof(dts), "%s;%s", t, t);
 				double flop = 2.0 * (double)m * (double)n * (double)k;
-				double tp = time_op("MatMulV2", ins, dts, outs, t, reps, NULL, NULL, NULL);
+				double tp = bench_time_op(&pool, "MatMulV2", ins, dts, outs, t, nthreads, reps, NULL, NULL,
+							   NULL);
 				double td = time_dnnl(m, n, k, dt ? dnnl_f32 : dnnl_bf16, reps);
 				double tg = dt && m == 1 ? time_sgemv((int)n, (int)k, reps) : 0;
 				char gv[32] = "-";
@@ -229,7 +184,8 @@ int main(int argc, char **argv)
 	printf("%-14s %-5s %10s %11s %8s %10s\n", "op", "dtype", "GB/s", "triad GB/s", "triad%", "ms");
 	for (size_t i = 0; i < sizeof(mo) / sizeof(mo[0]); i++) {
 		double bytes = 0, triad = 0;
-		double t = time_op(mo[i].op, mo[i].ins, mo[i].dts, mo[i].outs, mo[i].odt, 5, &bytes, &tr, &triad);
+		double t = bench_time_op(&pool, mo[i].op, mo[i].ins, mo[i].dts, mo[i].outs, mo[i].odt, nthreads, 5, &bytes,
+					 &tr, &triad);
 		if (strcmp(mo[i].op, "GatherV2") == 0)   /* bytes moved: the rows read, not the table */
 			bytes = 2.0 * 4096 * 5120 * 2 + 4096 * 8;
 		const char *dn = strcmp(mo[i].odt, "DT_FLOAT16") == 0 ? "fp16" :
