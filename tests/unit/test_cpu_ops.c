@@ -564,36 +564,78 @@ static void test_threads(void **state)
 
 /*
  * A bf16 transpose whose output is above the LLC takes the streaming-store
- * path (8x8 register blocks, rows in units of 8): checked element by element
- * against the definition, on 1 and 3 threads, with a column count that is not
- * a multiple of 8 and ranges that cross from one matrix to the next.
+ * path (kern_transpose.c): checked element by element against the
+ * definition, on 1 and 3 threads, over an output filled with 0xff first.
+ * Shapes: a row count that leaves a partial band of tiles (2056 = 32 x 64 +
+ * 8, 2104 = 32 x 64 + 56), column counts that are not a multiple of 8
+ * (element-wise tail) and one (4004) whose last tile is narrower than the
+ * 256-column tile (160 columns: the short copy and a short prefetch), and
+ * thread ranges that cross from one matrix to the next.
  */
 static void test_transpose_streaming(void **state)
 {
 	(void)state;
-	const size_t n = 2, a = 2056, b = 4100;   /* 2 x 2056 x 4100 x 2 B = 33.7 MB */
-	for (int threads = 1; threads <= 3; threads += 2) {
-		struct perfdb_op_case c;
-		struct perfdb_err err;
-		perfdb_err_clear(&err);
-		assert_int_equal(perfdb_engine_build_case("Transpose", "2,2056,4100", "DT_BF16", "", "2,4100,2056",
-							  "DT_BF16", "", &c, &err), 0);
-		c.threads = threads;
-		const struct perfdb_op_impl *impl = perfdb_backend_cpu.find_op("Transpose");
-		assert_int_equal(impl->check(&c, &err), 0);
-		assert_int_equal(perfdb_engine_alloc_case(&pool, &c, 3, &err), 0);
-		assert_true(c.out[0].bytes >= (size_t)32 << 20);
-		memset(c.out[0].data, 0xff, c.out[0].bytes);
-		assert_int_equal(impl->run(&c, &err), 0);
-		const uint16_t *x = c.in[0].data, *o = c.out[0].data;
-		size_t bad = 0;
-		for (size_t m = 0; m < n; m++)
-			for (size_t i = 0; i < a; i++)
-				for (size_t j = 0; j < b; j++)
-					bad += o[m * a * b + j * a + i] != x[m * a * b + i * b + j];
-		assert_int_equal(bad, 0);
-		finish(&c);
-	}
+	static const struct { size_t a, b; const char *in, *out; } sh[] = {
+		{ 2056, 4100, "2,2056,4100", "2,4100,2056" },   /* 2 x 2056 x 4100 x 2 B = 33.7 MB */
+		{ 2104, 4004, "2,2104,4004", "2,4004,2104" },   /* 33.7 MB */
+	};
+	const size_t n = 2;
+	for (size_t s = 0; s < sizeof(sh) / sizeof(sh[0]); s++)
+		for (int threads = 1; threads <= 3; threads += 2) {
+			struct perfdb_op_case c;
+			struct perfdb_err err;
+			perfdb_err_clear(&err);
+			assert_int_equal(perfdb_engine_build_case("Transpose", sh[s].in, "DT_BF16", "", sh[s].out,
+								  "DT_BF16", "", &c, &err), 0);
+			c.threads = threads;
+			const struct perfdb_op_impl *impl = perfdb_backend_cpu.find_op("Transpose");
+			assert_int_equal(impl->check(&c, &err), 0);
+			assert_int_equal(perfdb_engine_alloc_case(&pool, &c, 3, &err), 0);
+			assert_true(c.out[0].bytes >= (size_t)32 << 20);
+			memset(c.out[0].data, 0xff, c.out[0].bytes);
+			assert_int_equal(impl->run(&c, &err), 0);
+			const uint16_t *x = c.in[0].data, *o = c.out[0].data;
+			size_t a = sh[s].a, b = sh[s].b, bad = 0;
+			for (size_t m = 0; m < n; m++)
+				for (size_t i = 0; i < a; i++)
+					for (size_t j = 0; j < b; j++)
+						bad += o[m * a * b + j * a + i] != x[m * a * b + i * b + j];
+			assert_int_equal(bad, 0);
+			finish(&c);
+		}
+}
+
+/*
+ * The streaming transpose kernel itself with both tile copies (AVX2 and
+ * the SSE2 one other CPUs take), on sub-matrices (row strides wider than
+ * the rows, so a write outside the (b, a) window shows as a changed
+ * sentinel) and sizes around its 8-element blocks and 64 x 256 tiles.
+ */
+static void test_transpose_kernel_copies(void **state)
+{
+	(void)state;
+	static const size_t as[] = { 8, 64, 72, 200 }, bs[] = { 3, 8, 13, 256, 300, 520 };
+	const size_t ldx = 536, ldo = 216;   /* >= every b and a; ldo a multiple of 8 */
+	uint16_t *x = malloc(200 * ldx * 2), *o = aligned_alloc(64, 520 * ldo * 2);
+	assert_non_null(x);
+	assert_non_null(o);
+	for (size_t i = 0; i < 200 * ldx; i++)
+		x[i] = (uint16_t)(i * 40503u + 7);
+	for (int avx2 = 0; avx2 <= 1; avx2++)
+		for (size_t ai = 0; ai < sizeof(as) / sizeof(as[0]); ai++)
+			for (size_t bi = 0; bi < sizeof(bs) / sizeof(bs[0]); bi++) {
+				size_t a = as[ai], b = bs[bi], bad = 0;
+				assert_true(cpu_transpose_u16_nt_ok(o, a, ldo));
+				memset(o, 0xab, 520 * ldo * 2);
+				cpu_transpose_u16_nt_isa(x, o, a, b, ldx, ldo, avx2);
+				for (size_t j = 0; j < 520; j++)
+					for (size_t i = 0; i < ldo; i++)
+						bad += o[j * ldo + i] != (j < b && i < a ? x[i * ldx + j] : 0xabab);
+				if (bad)
+					fail_msg("a %zu b %zu avx2 %d: %zu wrong elements", a, b, avx2, bad);
+			}
+	free(x);
+	free(o);
 }
 
 /*
@@ -763,6 +805,7 @@ int main(void)
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_bf16_row_kernels),
 		cmocka_unit_test(test_transpose_streaming),
+		cmocka_unit_test(test_transpose_kernel_copies),
 		cmocka_unit_test(test_inplace_alias),
 		cmocka_unit_test(test_backend_registry),
 	};

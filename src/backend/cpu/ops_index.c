@@ -169,69 +169,12 @@ TR_TILED(uint16_t)
 TR_TILED(uint32_t)
 TR_TILED(uint64_t)
 
-#ifdef __SSE2__
-#include <emmintrin.h>
 /*
- * 2-byte elements (bf16, fp16, int16) into an output larger than the
- * last-level cache: 8x8 blocks transposed in registers (three rounds of
- * unpacks) and written with non-temporal stores, so the output's lines are
- * not read for ownership before being overwritten whole; tall, narrow tiles
- * (256 input rows of 32 elements) give each output row a 512-byte run per
- * tile.  On bf16 4096x8192 (one thread, loaded machine) this measured about
- * 46 % of a STREAM triad against 19 % for the element-wise tiles; for
- * outputs that fit the cache the element-wise tiles stay (the streaming
- * stores would push a result the next op reads out of the cache).
+ * Outputs past the last-level cache take kern_transpose.c's streaming
+ * kernel (2-byte elements); smaller ones keep the tiles above, since
+ * streaming stores would push out of the cache a result the next op reads.
  */
-#define NT_TA 256
-#define NT_TB 32
 #define NT_MIN_BYTES ((size_t)32 << 20)
-
-static inline void tr8x8_u16_nt(const uint16_t *s, size_t lds, uint16_t *d, size_t ldd)
-{
-	__m128i r0 = _mm_loadu_si128((const __m128i *)(s + 0 * lds)), r1 = _mm_loadu_si128((const __m128i *)(s + 1 * lds));
-	__m128i r2 = _mm_loadu_si128((const __m128i *)(s + 2 * lds)), r3 = _mm_loadu_si128((const __m128i *)(s + 3 * lds));
-	__m128i r4 = _mm_loadu_si128((const __m128i *)(s + 4 * lds)), r5 = _mm_loadu_si128((const __m128i *)(s + 5 * lds));
-	__m128i r6 = _mm_loadu_si128((const __m128i *)(s + 6 * lds)), r7 = _mm_loadu_si128((const __m128i *)(s + 7 * lds));
-	__m128i t0 = _mm_unpacklo_epi16(r0, r1), t1 = _mm_unpackhi_epi16(r0, r1);
-	__m128i t2 = _mm_unpacklo_epi16(r2, r3), t3 = _mm_unpackhi_epi16(r2, r3);
-	__m128i t4 = _mm_unpacklo_epi16(r4, r5), t5 = _mm_unpackhi_epi16(r4, r5);
-	__m128i t6 = _mm_unpacklo_epi16(r6, r7), t7 = _mm_unpackhi_epi16(r6, r7);
-	__m128i u0 = _mm_unpacklo_epi32(t0, t2), u1 = _mm_unpackhi_epi32(t0, t2);
-	__m128i u2 = _mm_unpacklo_epi32(t1, t3), u3 = _mm_unpackhi_epi32(t1, t3);
-	__m128i u4 = _mm_unpacklo_epi32(t4, t6), u5 = _mm_unpackhi_epi32(t4, t6);
-	__m128i u6 = _mm_unpacklo_epi32(t5, t7), u7 = _mm_unpackhi_epi32(t5, t7);
-	_mm_stream_si128((__m128i *)(d + 0 * ldd), _mm_unpacklo_epi64(u0, u4));
-	_mm_stream_si128((__m128i *)(d + 1 * ldd), _mm_unpackhi_epi64(u0, u4));
-	_mm_stream_si128((__m128i *)(d + 2 * ldd), _mm_unpacklo_epi64(u1, u5));
-	_mm_stream_si128((__m128i *)(d + 3 * ldd), _mm_unpackhi_epi64(u1, u5));
-	_mm_stream_si128((__m128i *)(d + 4 * ldd), _mm_unpacklo_epi64(u2, u6));
-	_mm_stream_si128((__m128i *)(d + 5 * ldd), _mm_unpackhi_epi64(u2, u6));
-	_mm_stream_si128((__m128i *)(d + 6 * ldd), _mm_unpacklo_epi64(u3, u7));
-	_mm_stream_si128((__m128i *)(d + 7 * ldd), _mm_unpackhi_epi64(u3, u7));
-}
-
-/* a: a multiple of 8; o and ld_o: 16-byte aligned rows (tr_nt_ok). */
-static void tr_nt_u16(const uint16_t *x, uint16_t *o, size_t a, size_t b, size_t ld_x, size_t ld_o)
-{
-	size_t b8 = b / 8 * 8;
-	uint16_t buf[NT_TA][NT_TB];
-	for (size_t a0 = 0; a0 < a; a0 += NT_TA) {
-		size_t na = a - a0 < NT_TA ? a - a0 : NT_TA;
-		for (size_t b0 = 0; b0 < b8; b0 += NT_TB) {
-			size_t nb = b8 - b0 < NT_TB ? b8 - b0 : NT_TB;
-			for (size_t i = 0; i < na; i++)
-				memcpy(buf[i], x + (a0 + i) * ld_x + b0, nb * sizeof(uint16_t));
-			for (size_t j = 0; j < nb; j += 8)
-				for (size_t i = 0; i < na; i += 8)
-					tr8x8_u16_nt(&buf[i][j], NT_TB, o + (b0 + j) * ld_o + a0 + i, ld_o);
-		}
-	}
-	_mm_sfence();   /* streaming stores are weakly ordered: complete them before returning */
-	for (size_t i = 0; i < a; i++)
-		for (size_t j = b8; j < b; j++)
-			o[j * ld_o + i] = x[i * ld_x + j];
-}
-#endif
 
 struct tr_args {
 	struct tr p;
@@ -265,7 +208,6 @@ static void tr_tiled_range(void *ctx, size_t lo, size_t hi, int tid)
 	}
 }
 
-#ifdef __SSE2__
 /* As tr_tiled_range, in units of 8 rows (so every range starts 16-byte aligned in the output). */
 static void tr_nt_range(void *ctx, size_t lo, size_t hi, int tid)
 {
@@ -275,12 +217,11 @@ static void tr_nt_range(void *ctx, size_t lo, size_t hi, int tid)
 	size_t g = p->a / 8, mat = p->a * p->b * 2;
 	for (size_t q = lo; q < hi;) {
 		size_t io = q / g, r0 = q % g, r1 = io == (hi - 1) / g ? (hi - 1) % g + 1 : g;
-		tr_nt_u16((const uint16_t *)(t->x + io * mat + r0 * 8 * p->b * 2),
+		cpu_transpose_u16_nt((const uint16_t *)(t->x + io * mat + r0 * 8 * p->b * 2),
 			  (uint16_t *)(t->o + io * mat + r0 * 8 * 2), (r1 - r0) * 8, p->b, p->b, p->a);
 		q += r1 - r0;
 	}
 }
-#endif
 
 /* The general case: (outer, b) pairs [lo, hi) over threads. */
 static void tr_gen_range(void *ctx, size_t lo, size_t hi, int tid)
@@ -305,13 +246,11 @@ static int tr_run(struct perfdb_op_case *c, struct perfdb_err *err)
 	PERFDB_TRY(tr_plan(c, &t.p, err));
 	const struct tr *p = &t.p;
 	size_t work = p->outer * p->a * p->mid * p->b * p->inner;
-#ifdef __SSE2__
-	if (p->mid == 1 && p->inner == 2 && c->out[0].bytes >= NT_MIN_BYTES && p->a % 8 == 0 &&
-	    (uintptr_t)t.o % 16 == 0) {
+	if (p->mid == 1 && p->inner == 2 && c->out[0].bytes >= NT_MIN_BYTES &&
+	    cpu_transpose_u16_nt_ok(t.o, p->a, p->a)) {
 		cpu_parallel(p->outer * p->a / 8, work, c->threads, tr_nt_range, &t);
 		return 0;
 	}
-#endif
 	if (p->mid == 1 && (p->inner == 1 || p->inner == 2 || p->inner == 4 || p->inner == 8))
 		cpu_parallel(p->outer * p->a, work, c->threads, tr_tiled_range, &t);
 	else
