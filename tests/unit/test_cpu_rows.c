@@ -16,7 +16,8 @@
  *      the reciprocal add < 1e-6; scale is |want|, or for a biased RmsNorm
  *      |x * rstd * gamma| + |bias| (the addition may cancel);
  *   and for fp16 5e-6 more in a: the fp16 softmax's degree-5 exp
- *   (kern_rows.c: its bound).
+ *   (kern_rows.c: its bound); for SwiGlu with a 16-bit result 9e-5 more:
+ *   its cheaper sigmoid (kern_exp16.h: sigmoid16_lp's bound).
  * xsum (x1 + x2 rounded once to the dtype) must match the scalar
  * conversions of cpu_internal.h bit for bit.
  */
@@ -36,7 +37,8 @@
 
 static struct perfdb_engine_pool pool;
 
-static const size_t widths[] = { 5, 16, 31, 32, 33, 1000, 5120 };
+/* around the 16-lane vectors, kern_bf16.c SwiGlu's 32-element steps (50, 81: a 16-step after them), a model width */
+static const size_t widths[] = { 5, 16, 31, 32, 33, 50, 81, 1000, 5120 };
 #define NWIDTHS (sizeof(widths) / sizeof(widths[0]))
 
 static const char *dtname(enum perfdb_dtype d)
@@ -49,16 +51,33 @@ static double arith(size_t h)
 	return (double)(h / 16 + 8) * 0x1p-24 + 1e-6;
 }
 
-static int close_to(double got, double want, double scale, enum perfdb_dtype d, size_t h)
+/* extra: a kernel's own relative error on top of arith(h) (SIGMOID_LP for the 16-bit SwiGlu rows). */
+static int close_to_x(double got, double want, double scale, enum perfdb_dtype d, size_t h, double extra)
 {
 	int bits = d == PERFDB_DTYPE_FLOAT ? 24 : d == PERFDB_DTYPE_FLOAT16 ? 11 : 8;
-	double a = (arith(h) + (d == PERFDB_DTYPE_FLOAT16 ? 5e-6 : 0.0)) * scale;
+	double a = (arith(h) + extra + (d == PERFDB_DTYPE_FLOAT16 ? 5e-6 : 0.0)) * scale;
 	int e;
 	(void)frexp(fabs(want) + a, &e);                  /* the binade the fp32 result may reach */
 	double half_ulp = ldexp(1.0, e - 1 - bits);
 	if (d == PERFDB_DTYPE_FLOAT16 && half_ulp < 0x1p-25)
 		half_ulp = 0x1p-25;
 	return fabs(got - want) <= half_ulp + a;   /* false for NaN */
+}
+
+static int close_to(double got, double want, double scale, enum perfdb_dtype d, size_t h)
+{
+	return close_to_x(got, want, scale, d, h, 0.0);
+}
+
+/*
+ * SwiGlu with a 16-bit result uses kern_exp16.h's sigmoid16_lp: relative
+ * error below 9e-5 (its degree-4 exp; the Newton-refined reciprocal adds
+ * ~1e-8), fp32 the full exp.
+ */
+#define SIGMOID_LP 9e-5
+static int silu_close(double got, double want, enum perfdb_dtype d, size_t h)
+{
+	return close_to_x(got, want, fabs(want), d, h, d == PERFDB_DTYPE_FLOAT ? 0.0 : SIGMOID_LP);
 }
 
 /* Build, check, allocate/fill (seed), prepare on `threads`; the output pre-filled with 0xff; run. */
@@ -190,7 +209,7 @@ static void test_rows_ops(void **state)
 				for (size_t j = 0; j < h; j++) {
 					double g = cpu_ld(&c.in[0], r * 2 * h + j);
 					double want = g / (1 + exp(-g)) * cpu_ld(&c.in[0], r * 2 * h + h + j);
-					bad += !close_to(cpu_ld(&c.out[0], r * h + j), want, fabs(want), dts[di], h);
+					bad += !silu_close(cpu_ld(&c.out[0], r * h + j), want, dts[di], h);
 				}
 			assert_int_equal(bad, 0);
 			finish(&c);
@@ -254,6 +273,56 @@ static double get(enum perfdb_dtype d, const void *p, size_t i)
 }
 
 /*
+ * SwiGlu's 16-bit rows over the whole input range, where fill()'s [-1, 1)
+ * never goes: gates from -87 (exp(-g) near fp32's top: the capped
+ * exponent) to 1e4, against the definition in double; below -88 exp(-g)
+ * is past fp32 and the rows give a value below 1e-30 in magnitude (the
+ * exact one is smaller still, or 0 in bf16/fp16).  48 elements: kern_bf16.c's
+ * 32-element step, its 16-element step, and both kern_rows.c steps.
+ */
+static void test_rows_swiglu_range(void **state)
+{
+	(void)state;
+	if (!cpu_has_avx512())
+		skip();
+	static const float gs[] = { -87.0f, -60.0f, -30.0f, -17.0f, -9.5f, -3.0f, -0.75f, 0.0f, 0.75f, 3.0f, 9.5f,
+				    17.0f, 30.0f, 60.0f, 100.0f, 10000.0f };
+	static const float far[] = { -88.5f, -90.0f, -100.0f, -200.0f, -500.0f, -1000.0f, -30000.0f, -60000.0f };
+	static const float us[] = { 1.0f, -2.5f, 0.3125f };
+	const size_t h = 48, nfar = sizeof(far) / sizeof(far[0]);
+	uint16_t x[96], y[49];
+	for (int k = 0; k < 3; k++) {
+		enum perfdb_dtype d = k == 0 ? PERFDB_DTYPE_FLOAT16 : PERFDB_DTYPE_BF16;
+		enum cpu_row_fmt f = k == 0 ? CPU_ROW_F16 : k == 1 ? CPU_ROW_BF16 : CPU_ROW_BF16_CVT;
+		if (f == CPU_ROW_BF16_CVT && !cpu_has_avx512bf16())
+			break;
+		for (size_t j = 0; j < h; j++) {
+			float g = j < h - nfar ? gs[j % 16] : far[j - (h - nfar)], u = us[j % 3];
+			x[j] = d == PERFDB_DTYPE_FLOAT16 ? cpu_f32_to_f16(g) : cpu_f32_to_bf16(g);
+			x[h + j] = d == PERFDB_DTYPE_FLOAT16 ? cpu_f32_to_f16(u) : cpu_f32_to_bf16(u);
+		}
+		for (int kb = 0; kb < (f == CPU_ROW_BF16_CVT ? 2 : 1); kb++) {
+			memset(y, 0xff, sizeof(y));
+			if (kb)
+				cpu_swiglu_row_bf16(x, y, h);
+			else
+				cpu_rows_swiglu(f, x, y, h);
+			size_t bad = 0;
+			for (size_t j = 0; j < h; j++) {
+				double g = get(d, x, j), u = get(d, x, h + j), got = get(d, y, j);
+				if (j < h - nfar)
+					bad += !silu_close(got, g / (1 + exp(-g)) * u, d, h);
+				else
+					bad += !(fabs(got) < 1e-30);
+			}
+			if (bad)
+				fail_msg("format %d, kern_bf16 %d: %zu wrong elements", (int)f, kb, bad);
+			assert_int_equal(y[h], 0xffff);   /* nothing written past the row */
+		}
+	}
+}
+
+/*
  * kern_rows.c in bf16, both roundings (integer: what RmsNorm, SoftmaxV2 and
  * SwiGlu run on an AVX-512 CPU without AVX512_BF16, whose ops here take
  * kern_bf16.c; vcvtneps2bf16 where the CPU has it), called directly at
@@ -303,13 +372,20 @@ static void test_rows_bf16_direct(void **state)
 		}
 		assert_int_equal(bad, 0);
 		memset(y, 0xff, 2 * h * 2);
-		cpu_rows_swiglu(f, x, y, h);
-		for (size_t j = 0; j < h; j++) {
-			double g = get(d, x, j), u = get(d, x, h + j), want = g / (1 + exp(-g)) * u;
-			bad += !close_to(get(d, y, j), want, fabs(want), d, h);
+		/* kern_rows.c's row, and with AVX512_BF16 also kern_bf16.c's (what the bf16 op runs there) */
+		for (int kb = 0; kb < (f == CPU_ROW_BF16_CVT ? 2 : 1); kb++) {
+			memset(y, 0xff, 2 * h * 2);
+			if (kb)
+				cpu_swiglu_row_bf16(x, y, h);
+			else
+				cpu_rows_swiglu(f, x, y, h);
+			for (size_t j = 0; j < h; j++) {
+				double g = get(d, x, j), u = get(d, x, h + j), want = g / (1 + exp(-g)) * u;
+				bad += !silu_close(get(d, y, j), want, d, h);
+			}
+			assert_int_equal(get(d, y, h) != get(d, y, h), 1);   /* nothing written past the row */
+			assert_int_equal(bad, 0);
 		}
-		assert_int_equal(get(d, y, h) != get(d, y, h), 1);   /* nothing written past the row */
-		assert_int_equal(bad, 0);
 		free(x);
 		free(y);
 		free(gam);
@@ -438,6 +514,7 @@ int main(void)
 		cmocka_unit_test(test_rows_ops),
 		cmocka_unit_test(test_rows_add_rms_norm_bias),
 		cmocka_unit_test(test_rows_bf16_direct),
+		cmocka_unit_test(test_rows_swiglu_range),
 		cmocka_unit_test(test_rows_conversions),
 		cmocka_unit_test(test_rows_streaming),
 	};

@@ -24,7 +24,8 @@
  * (1 / sum); silu(g) * u); only the sums are reassociated (16-lane
  * partial sums), and exp is the 16-lane copy of cpu_expf, except in the
  * fp16 softmax (a degree-5 exp, its bound below; kern_bf16.c's degree-4
- * one is only good enough for bf16 results).
+ * one is only good enough for bf16 results) and the 16-bit SwiGlu rows
+ * (kern_exp16.h's sigmoid16_lp, error bound there).
  */
 #include "cpu_internal.h"
 
@@ -296,9 +297,15 @@ ROWS_TARGET void softmax_rows(int d, const void *x, void *y, float *e, size_t h,
 		_mm_sfence();
 }
 
-/* silu(g) * u, the division as a reciprocal estimate and one Newton step (kern_bf16.c: why). */
-ROWS_TARGET __m512 swiglu16(__m512 g, __m512 u)
+/*
+ * silu(g) * u, the division as a reciprocal estimate and one Newton step;
+ * 16-bit results take kern_exp16.h's cheaper sigmoid (its error bound),
+ * fp32 the full exp16.
+ */
+ROWS_TARGET __m512 swiglu16(int d, __m512 g, __m512 u)
 {
+	if (d != D_F32)
+		return _mm512_mul_ps(_mm512_mul_ps(g, sigmoid16_lp(g)), u);
 	const __m512 one = _mm512_set1_ps(1.0f), two = _mm512_set1_ps(2.0f);
 	__m512 dn = _mm512_add_ps(one, exp16(_mm512_sub_ps(_mm512_setzero_ps(), g)));
 	__m512 r = _mm512_rcp14_ps(dn);
@@ -312,10 +319,10 @@ ROWS_TARGET void swiglu_row(int d, const void *x, void *y, size_t h)
 	const char *u = (const char *)x + h * ESZ(d);
 	size_t j = 0;
 	for (; j + 16 <= h; j += 16)
-		st(d, y, j, swiglu16(ld(d, x, j), ld(d, u, j)), 0);
+		st(d, y, j, swiglu16(d, ld(d, x, j), ld(d, u, j)), 0);
 	if (j < h) {
 		__mmask16 m = tail_mask(h - j);
-		st_mask(d, y, j, swiglu16(ld_mask(d, x, j, m), ld_mask(d, u, j, m)), m);
+		st_mask(d, y, j, swiglu16(d, ld_mask(d, x, j, m), ld_mask(d, u, j, m)), m);
 	}
 }
 
