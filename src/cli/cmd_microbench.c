@@ -32,6 +32,7 @@
 #include "perfdb/strbuf.h"
 #include "progress.h"
 #include "replay/engine.h"
+#include "replay/probe.h"
 #include "replay_common.h"
 
 static const char *const modes[] = { "all", "missing-only", NULL };
@@ -218,7 +219,7 @@ struct native_opts {
 	const char *backend, *mode;
 	const struct opt_list *ops;
 	bool prune, json, fail_fast, force, resume, subprocess;
-	long repeat, threads, ep;
+	long repeat, threads, ep, retries;
 	double budget, timeout, op_timeout;
 };
 
@@ -342,6 +343,23 @@ static int build_status(const struct perfdb_engine_result *r, struct perfdb_stat
 	return 0;
 }
 
+/*
+ * The run's best memory-bandwidth probe (replay/probe.h): the engine's, or
+ * a row's from the journal or another rank when higher.
+ */
+static double probe_best(const struct perfdb_engine_result *r)
+{
+	double best = r->probe_best;
+	for (size_t i = 0; i < r->nrows; i++)
+		best = r->rows[i].probe_gbs > best ? r->rows[i].probe_gbs : best;
+	return best;
+}
+
+static int row_contended(const struct perfdb_engine_row *x, double best)
+{
+	return x->status == PERFDB_ENGINE_OK && perfdb_probe_contended(x->probe_gbs, best);
+}
+
 /* Environment record and per-row measurements under <db>/reports/ (Decision 8). */
 static int write_records(const char *dbdir, const char *ts, const char *device, const char *env,
 			 const struct perfdb_engine_result *r, struct perfdb_err *err)
@@ -351,16 +369,23 @@ static int write_records(const char *dbdir, const char *ts, const char *device, 
 	perfdb_strbuf_addf(&b, "%s", env);
 	perfdb_strbuf_addf(&b, "device=%s\nrows_ok=%zu\nrows_failed=%zu\nrows_skipped=%zu\ninterrupted=%d\n",
 			   device, r->nok, r->nfailed, r->nskipped, r->interrupted);
+	double best = probe_best(r);
+	size_t ncont = 0;
+	for (size_t i = 0; i < r->nrows; i++)
+		ncont += (size_t)row_contended(&r->rows[i], best);
+	if (best > 0)
+		perfdb_strbuf_addf(&b, "probe_best_gbs=%.1f\nrows_contended=%zu\n", best, ncont);
 	snprintf(p, sizeof(p), "%s/reports/microbench_env_%s.txt", dbdir, ts);
 	int rc = perfdb_file_write_atomic(p, b.buf, b.len, err);
 	perfdb_strbuf_reset(&b);
-	perfdb_strbuf_addstr(&b, "Operator,Line,Status,Samples,Mean(us),Median(us),Min(us),Std(us),CPU/Wall,Rank,Reason\r\n");
+	perfdb_strbuf_addstr(&b, "Operator,Line,Status,Samples,Mean(us),Median(us),Min(us),Std(us),CPU/Wall,"
+			     "Probe(GB/s),Retries,Rank,Reason\r\n");
 	for (size_t i = 0; i < r->nrows && rc == 0; i++) {
 		const struct perfdb_engine_row *x = &r->rows[i];
 		static const char *const names[] = { "ok", "failed", "skipped" };
-		perfdb_strbuf_addf(&b, "%s,%zu,%s,%zu,%.6f,%.6f,%.6f,%.6f,%.3f,%d,\"", x->op, x->line,
+		perfdb_strbuf_addf(&b, "%s,%zu,%s,%zu,%.6f,%.6f,%.6f,%.6f,%.3f,%.1f,%d,%d,\"", x->op, x->line,
 				   names[x->status], x->samples, x->mean, x->median, x->min, x->std, x->cpu_ratio,
-				   x->rank);
+				   x->probe_gbs, x->retries, x->rank);
 		for (const char *q = x->reason ? x->reason : ""; *q; q++) {
 			if (*q == '"')
 				perfdb_strbuf_addch(&b, '"');
@@ -493,6 +518,14 @@ static int run_native_ranked(struct perfdb_db_opts *o, struct perfdb_device_regi
 	char journal[4300];
 	snprintf(journal, sizeof(journal), "%s/microbench_journal.jsonl", rep);
 	const char *hook = getenv("PERFDB_TEST_EXIT_AFTER_ROWS"), *crash = getenv("PERFDB_TEST_CRASH_OP");
+	/* test hook: PERFDB_TEST_PROBE_GBS=a,b,... are the bandwidth probe's readings, in order */
+	double script[64];
+	size_t nscript = 0;
+	for (const char *q = getenv("PERFDB_TEST_PROBE_GBS"); q && *q && nscript < 64; nscript++) {
+		char *e;
+		script[nscript] = strtod(q, &e);
+		q = *e == ',' ? e + 1 : e + strlen(e);
+	}
 	struct perfdb_engine_opts eo = {
 		.dbdir = dir.buf, .backend = be,
 		.ops = no->ops->n ? (const char *const *)no->ops->v : NULL, .nops = no->ops->n,
@@ -502,7 +535,8 @@ static int run_native_ranked(struct perfdb_db_opts *o, struct perfdb_device_regi
 		.flush = 1, .stop = &stop_flag, .progress = rank == 0 ? native_progress : NULL, .ud = &pr,
 		.ep_size = (int)no->ep, .comm = world, .rank = rank, .nranks = nranks,
 		.journal = journal, .resume = no->resume, .subprocess = no->subprocess,
-		.op_timeout_s = no->op_timeout,
+		.op_timeout_s = no->op_timeout, .contention_retries = (int)no->retries,
+		.probe_script = nscript ? script : NULL, .probe_script_n = nscript,
 		.exit_after = hook && *hook ? (size_t)strtoul(hook, NULL, 10) : 0,
 		.crash_op = crash && *crash ? crash : NULL,
 	};
@@ -549,6 +583,12 @@ static int run_native_ranked(struct perfdb_db_opts *o, struct perfdb_device_regi
 			if (res.rows[i].status == PERFDB_ENGINE_FAILED)
 				fprintf(stderr, "[FAILED] %s:%zu: %s\n", res.rows[i].table, res.rows[i].line,
 					res.rows[i].reason);
+		double best = probe_best(&res);
+		for (size_t i = 0; i < res.nrows; i++)
+			if (row_contended(&res.rows[i], best))
+				fprintf(stderr, "[CONTENDED] %s:%zu: measured with %.1f GB/s of memory bandwidth "
+					"against the run's best %.1f (%d retries)\n", res.rows[i].table,
+					res.rows[i].line, res.rows[i].probe_gbs, best, res.rows[i].retries);
 		if (res.nresumed)
 			fprintf(stderr, "[RESUME] %zu rows taken from %s\n", res.nresumed, journal);
 		if (res.interrupted)
@@ -585,7 +625,7 @@ int cmd_microbench(int argc, char **argv)
 	bool prune = false, json = false, fail_fast = false, force = false, resume = false;
 	const char *exec_mode = "inprocess";
 	double op_timeout = 0;
-	long repeat = 30, threads = 1;
+	long repeat = 30, threads = 1, retries = 2;
 	double budget = 1.0, row_timeout = 60.0;
 	long ep = 16, nproc = -1, nnodes = 1, node_rank = 0, master_port = -1;
 	const char *master_addr = "127.0.0.1";
@@ -607,6 +647,10 @@ int cmd_microbench(int argc, char **argv)
 			  "time is spent on a row (default: 1)" },
 		{ .type = OPT_DOUBLE, .name = "row-timeout", .dest = &row_timeout, .metavar = "SECONDS",
 		  .help = "native backends: a row without N samples after this long fails (default: 60)" },
+		{ .type = OPT_INT, .name = "contention-retries", .dest = &retries, .metavar = "N",
+		  .has_min = true, .min = 0,
+		  .help = "cpu backend: measure a row again, up to N times, when the memory bandwidth "
+			  "probed around it was more than 10% below the run's best (default: 2)" },
 		{ .type = OPT_FLAG, .name = "resume", .dest = &resume,
 		  .help = "native backends: take the rows already in <db>/reports/microbench_journal.jsonl "
 			  "from there instead of measuring them again" },
@@ -672,7 +716,7 @@ int cmd_microbench(int argc, char **argv)
 		struct native_opts no = { .backend = backend, .mode = mode, .ops = &ops, .prune = prune,
 					  .json = json, .fail_fast = fail_fast, .force = force,
 					  .repeat = repeat, .threads = threads, .budget = budget,
-					  .timeout = row_timeout, .resume = resume,
+					  .timeout = row_timeout, .resume = resume, .retries = retries,
 					  .subprocess = strcmp(exec_mode, "subprocess") == 0,
 					  .op_timeout = op_timeout, .ep = ep };
 		rc = run_native(&o, &reg, &no);

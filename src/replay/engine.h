@@ -41,7 +41,8 @@ struct perfdb_engine_opts {
 	/*
 	 * Journal (Decision 7): when set, every finished row (ok or failed) is
 	 * appended to this file as one JSON line (op, table, line, signature,
-	 * status, samples, mean, median, min, std, cpu_ratio, reason) and
+	 * status, samples, mean, median, min, std, cpu_ratio, probe_gbs,
+	 * retries, reason) and
 	 * fsync'd before the next row starts.  Without resume the file is
 	 * truncated first; with resume, rows whose (table, signature) has an
 	 * ok line are not measured again: the journaled measurement is used.
@@ -66,6 +67,18 @@ struct perfdb_engine_opts {
 	size_t row_max_bytes;
 	/* --dispatch-ffn-combine-ep-size, given to the ops (perfdb_op_case.ep_size). */
 	int ep_size;
+	/*
+	 * Contention (probe.h, docs/replay.md): probe memory bandwidth before
+	 * and after each row's timed loop (host-timed backends, rows of
+	 * ordinary ops) and measure a row whose probe fell more than 10 %
+	 * below the run's best up to contention_retries more times, keeping
+	 * the measurement with the best probe.  no_probe: neither.
+	 */
+	int contention_retries;
+	int no_probe;
+	/* Test hook: the probe's readings, in order (the last repeats); NULL: measured. */
+	const double *probe_script;
+	size_t probe_script_n;
 	/*
 	 * Scale-out (issue 5): under mpirun, comm points to the run's MPI_Comm,
 	 * rank/nranks place this process.  Rows of ordinary ops are sharded
@@ -98,6 +111,8 @@ struct perfdb_engine_row {
 	size_t samples;
 	double mean, median, min, std;     /* us */
 	double cpu_ratio;                  /* process CPU time / wall time over the timed loop */
+	double probe_gbs;                  /* memory bandwidth around the kept measurement (0: not probed) */
+	int retries;                       /* measurements repeated because of contention */
 	int resumed;                       /* taken from the journal (--resume), not measured */
 	int rank;                          /* the MPI rank that replayed it (0 outside mpirun) */
 };
@@ -108,6 +123,7 @@ struct perfdb_engine_result {
 	struct perfdb_measures measures;   /* one per successful row, for perfdb_writeback */
 	size_t nok, nfailed, nskipped;
 	size_t nresumed;                   /* ok rows taken from the journal (resume) */
+	double probe_best;                 /* the run's best probe, GB/s (0: not probed) */
 	int stopped;                       /* --fail-fast or *stop ended the run early */
 	int interrupted;                   /* *stop ended it */
 };

@@ -1,0 +1,74 @@
+/*
+ * Memory-bandwidth probe (probe.h): why it exists and how rows use it.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "replay/probe.h"
+
+int perfdb_probe_init(struct perfdb_probe *p, size_t bytes, struct perfdb_err *err)
+{
+	memset(p, 0, sizeof(*p));
+	p->n = bytes / sizeof(uint64_t) / 32 * 32;   /* whole steps of the read loop */
+	if (p->n == 0)
+		return 0;   /* no buffer: perfdb_probe_gbs reads 0 (or its script) */
+	p->buf = malloc(p->n * sizeof(uint64_t));
+	if (!p->buf)
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory (%zu MiB for the bandwidth probe)",
+				      bytes >> 20);
+	for (size_t i = 0; i < p->n; i++)
+		p->buf[i] = i;
+	return 0;
+}
+
+void perfdb_probe_release(struct perfdb_probe *p)
+{
+	free(p->buf);
+	memset(p, 0, sizeof(*p));
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static volatile uint64_t probe_sink;
+
+double perfdb_probe_gbs(struct perfdb_probe *p)
+{
+	double fastest = 0;
+	if (p->nscript) {
+		fastest = p->script[p->pos < p->nscript ? p->pos++ : p->nscript - 1];
+		goto out;
+	}
+	if (!p->buf)
+		return 0;
+	for (int pass = 0; pass < 3; pass++) {
+		/* one word per 64-byte line brings in every line; four sums keep four misses in flight */
+		const uint64_t *b = p->buf;
+		uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+		double t0 = now_s();
+		for (size_t i = 0; i < p->n; i += 32) {
+			s0 += b[i];
+			s1 += b[i + 8];
+			s2 += b[i + 16];
+			s3 += b[i + 24];
+		}
+		double t = now_s() - t0;
+		probe_sink += s0 + s1 + s2 + s3;
+		double gbs = t > 0 ? (double)(p->n * sizeof(uint64_t)) / t / 1e9 : 0;
+		fastest = gbs > fastest ? gbs : fastest;
+	}
+out:
+	if (fastest > p->best)
+		p->best = fastest;
+	return fastest;
+}
+
+int perfdb_probe_contended(double gbs, double best)
+{
+	return gbs > 0 && best > 0 && gbs < (1.0 - PERFDB_PROBE_TOLERANCE) * best;
+}
