@@ -13,7 +13,9 @@
 # 2. The spread of medians across two replays of the same rows: a Qwen3-32B
 #    grid database (examples/database, --rows 4, fixed seed) replayed twice
 #    with perfdb microbench --backend cpu; per row |m1 - m2| / min(m1, m2)
-#    of the medians, for rows >= 50 us (target <= 2 %).
+#    of the medians, for rows >= 50 us (target <= 2 %), beside each replay's
+#    memory-bandwidth probe and contention retries for the row (docs/replay.md
+#    "Contention").
 # 3. bench/microbench_attention.c: FusedInferAttentionScore prefill GFLOP/s next
 #    to a 2048³ oneDNN GEMM, decode GB/s next to a STREAM triad alternating
 #    with the decode calls (prefill heads divided by 8: see its header).
@@ -48,14 +50,16 @@ def rows(n):
     return {(r["Operator"], r["Line"]): r for r in csv.DictReader(open(f"{d}/microbench_rows_run{n}.csv", newline=""))}
 a, b = rows(1), rows(2)
 worst = []
-print(f"{'op':10} {'line':>4} {'median1(us)':>12} {'median2(us)':>12} {'spread':>7} {'cpu/wall':>8}")
+print(f"{'op':10} {'line':>4} {'median1(us)':>12} {'median2(us)':>12} {'spread':>7} {'cpu/wall':>8} "
+      f"{'probe1/2 GB/s':>14} {'retries':>7}")
 for k in sorted(a):
     m1, m2 = float(a[k]["Median(us)"]), float(b[k]["Median(us)"])
     if a[k]["Status"] != "ok" or b[k]["Status"] != "ok" or min(m1, m2) < 50:
         continue
     s = abs(m1 - m2) / min(m1, m2)
     worst.append(s)
-    print(f"{k[0]:10} {k[1]:>4} {m1:12.1f} {m2:12.1f} {100*s:6.2f}% {a[k]['CPU/Wall']:>8}")
+    print(f"{k[0]:10} {k[1]:>4} {m1:12.1f} {m2:12.1f} {100*s:6.2f}% {a[k]['CPU/Wall']:>8} "
+          f"{a[k]['Probe(GB/s)']:>6}/{b[k]['Probe(GB/s)']:<7} {a[k]['Retries']:>3}/{b[k]['Retries']:<3}")
 if worst:
     worst.sort()
     print(f"rows {len(worst)}, median spread {100*worst[len(worst)//2]:.2f}%, max {100*worst[-1]:.2f}%"

@@ -344,20 +344,27 @@ static int build_status(const struct perfdb_engine_result *r, struct perfdb_stat
 }
 
 /*
- * The run's best memory-bandwidth probe (replay/probe.h): the engine's, or
- * a row's from the journal or another rank when higher.
+ * The run's reference memory bandwidth (replay/probe.h): the median of the
+ * probe readings its rows kept (every rank's, resumed ones included), the
+ * same rule the engine applied to the rows before each one.
  */
-static double probe_best(const struct perfdb_engine_result *r)
+static double probe_reference(const struct perfdb_engine_result *r)
 {
-	double best = r->probe_best;
+	double *v = malloc((r->nrows ? r->nrows : 1) * sizeof(double));
+	if (!v)
+		return 0;   /* no reference: no row is listed as contended */
+	size_t n = 0;
 	for (size_t i = 0; i < r->nrows; i++)
-		best = r->rows[i].probe_gbs > best ? r->rows[i].probe_gbs : best;
-	return best;
+		if (r->rows[i].status == PERFDB_ENGINE_OK)
+			v[n++] = r->rows[i].probe_gbs;
+	double m = perfdb_probe_median(v, n);
+	free(v);
+	return m;
 }
 
-static int row_contended(const struct perfdb_engine_row *x, double best)
+static int row_contended(const struct perfdb_engine_row *x, double ref)
 {
-	return x->status == PERFDB_ENGINE_OK && perfdb_probe_contended(x->probe_gbs, best);
+	return x->status == PERFDB_ENGINE_OK && perfdb_probe_contended(x->probe_gbs, ref);
 }
 
 /* Environment record and per-row measurements under <db>/reports/ (Decision 8). */
@@ -369,12 +376,12 @@ static int write_records(const char *dbdir, const char *ts, const char *device, 
 	perfdb_strbuf_addf(&b, "%s", env);
 	perfdb_strbuf_addf(&b, "device=%s\nrows_ok=%zu\nrows_failed=%zu\nrows_skipped=%zu\ninterrupted=%d\n",
 			   device, r->nok, r->nfailed, r->nskipped, r->interrupted);
-	double best = probe_best(r);
+	double ref = probe_reference(r);
 	size_t ncont = 0;
 	for (size_t i = 0; i < r->nrows; i++)
-		ncont += (size_t)row_contended(&r->rows[i], best);
-	if (best > 0)
-		perfdb_strbuf_addf(&b, "probe_best_gbs=%.1f\nrows_contended=%zu\n", best, ncont);
+		ncont += (size_t)row_contended(&r->rows[i], ref);
+	if (ref > 0)
+		perfdb_strbuf_addf(&b, "probe_median_gbs=%.1f\nrows_contended=%zu\n", ref, ncont);
 	snprintf(p, sizeof(p), "%s/reports/microbench_env_%s.txt", dbdir, ts);
 	int rc = perfdb_file_write_atomic(p, b.buf, b.len, err);
 	perfdb_strbuf_reset(&b);
@@ -583,12 +590,12 @@ static int run_native_ranked(struct perfdb_db_opts *o, struct perfdb_device_regi
 			if (res.rows[i].status == PERFDB_ENGINE_FAILED)
 				fprintf(stderr, "[FAILED] %s:%zu: %s\n", res.rows[i].table, res.rows[i].line,
 					res.rows[i].reason);
-		double best = probe_best(&res);
+		double ref = probe_reference(&res);
 		for (size_t i = 0; i < res.nrows; i++)
-			if (row_contended(&res.rows[i], best))
+			if (row_contended(&res.rows[i], ref))
 				fprintf(stderr, "[CONTENDED] %s:%zu: measured with %.1f GB/s of memory bandwidth "
-					"against the run's best %.1f (%d retries)\n", res.rows[i].table,
-					res.rows[i].line, res.rows[i].probe_gbs, best, res.rows[i].retries);
+					"against the run's median %.1f (%d retries)\n", res.rows[i].table,
+					res.rows[i].line, res.rows[i].probe_gbs, ref, res.rows[i].retries);
 		if (res.nresumed)
 			fprintf(stderr, "[RESUME] %zu rows taken from %s\n", res.nresumed, journal);
 		if (res.interrupted)
@@ -650,7 +657,8 @@ int cmd_microbench(int argc, char **argv)
 		{ .type = OPT_INT, .name = "contention-retries", .dest = &retries, .metavar = "N",
 		  .has_min = true, .min = 0,
 		  .help = "cpu backend: measure a row again, up to N times, when the memory bandwidth "
-			  "probed around it was more than 10% below the run's best (default: 2)" },
+			  "probed around it was more than 20% below the median of the rows before it "
+			  "(default: 2)" },
 		{ .type = OPT_FLAG, .name = "resume", .dest = &resume,
 		  .help = "native backends: take the rows already in <db>/reports/microbench_journal.jsonl "
 			  "from there instead of measuring them again" },

@@ -493,15 +493,17 @@ static int time_case(const struct perfdb_engine_opts *o, const struct perfdb_op_
 
 /*
  * time_case, again while the row's probe says it was measured under
- * contention (probe.h), at most o->contention_retries more times; the row
- * keeps the measurement taken with the most bandwidth.
+ * contention (probe.h: against the rows measured before it), at most
+ * o->contention_retries more times; the row keeps the measurement taken
+ * with the most bandwidth, whose reading joins the reference.
  */
 static int time_case_uncontended(const struct perfdb_engine_opts *o, const struct perfdb_op_impl *impl,
 				 struct perfdb_op_case *c, uint64_t *flushbuf, size_t flushn,
 				 struct perfdb_probe *pr, struct perfdb_engine_row *row, struct perfdb_err *err)
 {
 	PERFDB_TRY(time_case(o, impl, c, flushbuf, flushn, pr, row, err));
-	for (int k = 0; pr && k < o->contention_retries && perfdb_probe_contended(row->probe_gbs, pr->best); k++) {
+	double ref = pr ? perfdb_probe_reference(pr) : 0;
+	for (int k = 0; pr && k < o->contention_retries && perfdb_probe_contended(row->probe_gbs, ref); k++) {
 		struct perfdb_engine_row again = *row;
 		PERFDB_TRY(time_case(o, impl, c, flushbuf, flushn, pr, &again, err));
 		again.retries = row->retries + 1;
@@ -510,6 +512,8 @@ static int time_case_uncontended(const struct perfdb_engine_opts *o, const struc
 		else
 			row->retries = again.retries;
 	}
+	if (pr && perfdb_probe_note(pr, row->probe_gbs) < 0)
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 	return 0;
 }
 
@@ -915,8 +919,11 @@ static int run_table(struct run_ctx *x, const char *op, const struct perfdb_tabl
 				row->cpu_ratio = je->cpu;
 				row->probe_gbs = je->probe;
 				row->retries = je->retries;
-				if (x->probe && je->probe > x->probe->best)   /* the run's best includes resumed rows */
-					x->probe->best = je->probe;
+				/* resumed rows count in the reference like measured ones */
+				if (x->probe && perfdb_probe_note(x->probe, je->probe) < 0) {
+					rc = -PERFDB_ENOMEM;
+					break;
+				}
 				if (je->ok) {
 					res->nok++;
 					res->nresumed += pass != PASS_COLLECT;
@@ -1340,7 +1347,6 @@ int perfdb_engine_run(const struct perfdb_engine_opts *o, struct perfdb_engine_r
 			goto run_out;
 		probe.script = o->probe_script;
 		probe.nscript = o->probe_script_n;
-		(void)perfdb_probe_gbs(&probe);   /* a first reference before the first row */
 		x.probe = &probe;
 	}
 	if (o->journal) {
@@ -1400,7 +1406,6 @@ int perfdb_engine_run(const struct perfdb_engine_opts *o, struct perfdb_engine_r
 		rc = gather_rows(o, tabs, names, ntab, res, rc, err);
 	}
 run_out:
-	res->probe_best = probe.best;
 	perfdb_probe_release(&probe);
 	if (x.jfd >= 0)
 		close(x.jfd);

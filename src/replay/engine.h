@@ -70,9 +70,10 @@ struct perfdb_engine_opts {
 	/*
 	 * Contention (probe.h, docs/replay.md): probe memory bandwidth before
 	 * and after each row's timed loop (host-timed backends, rows of
-	 * ordinary ops) and measure a row whose probe fell more than 10 %
-	 * below the run's best up to contention_retries more times, keeping
-	 * the measurement with the best probe.  no_probe: neither.
+	 * ordinary ops) and measure a row whose probe fell more than 20 %
+	 * below the median of the rows before it up to contention_retries
+	 * more times, keeping the measurement with the most bandwidth.
+	 * no_probe: neither.
 	 */
 	int contention_retries;
 	int no_probe;
@@ -123,7 +124,6 @@ struct perfdb_engine_result {
 	struct perfdb_measures measures;   /* one per successful row, for perfdb_writeback */
 	size_t nok, nfailed, nskipped;
 	size_t nresumed;                   /* ok rows taken from the journal (resume) */
-	double probe_best;                 /* the run's best probe, GB/s (0: not probed) */
 	int stopped;                       /* --fail-fast or *stop ended the run early */
 	int interrupted;                   /* *stop ended it */
 };

@@ -25,6 +25,7 @@ int perfdb_probe_init(struct perfdb_probe *p, size_t bytes, struct perfdb_err *e
 void perfdb_probe_release(struct perfdb_probe *p)
 {
 	free(p->buf);
+	free(p->rows);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -39,13 +40,11 @@ static volatile uint64_t probe_sink;
 
 double perfdb_probe_gbs(struct perfdb_probe *p)
 {
-	double fastest = 0;
-	if (p->nscript) {
-		fastest = p->script[p->pos < p->nscript ? p->pos++ : p->nscript - 1];
-		goto out;
-	}
+	if (p->nscript)
+		return p->script[p->pos < p->nscript ? p->pos++ : p->nscript - 1];
 	if (!p->buf)
 		return 0;
+	double fastest = 0;
 	for (int pass = 0; pass < 3; pass++) {
 		/* one word per 64-byte line brings in every line; four sums keep four misses in flight */
 		const uint64_t *b = p->buf;
@@ -62,13 +61,57 @@ double perfdb_probe_gbs(struct perfdb_probe *p)
 		double gbs = t > 0 ? (double)(p->n * sizeof(uint64_t)) / t / 1e9 : 0;
 		fastest = gbs > fastest ? gbs : fastest;
 	}
-out:
-	if (fastest > p->best)
-		p->best = fastest;
 	return fastest;
 }
 
-int perfdb_probe_contended(double gbs, double best)
+int perfdb_probe_note(struct perfdb_probe *p, double gbs)
 {
-	return gbs > 0 && best > 0 && gbs < (1.0 - PERFDB_PROBE_TOLERANCE) * best;
+	if (!(gbs > 0))
+		return 0;
+	if (p->nrows == p->caprows) {
+		size_t nc = p->caprows ? 2 * p->caprows : 64;
+		double *v = realloc(p->rows, nc * sizeof(double));
+		if (!v)
+			return -PERFDB_ENOMEM;
+		p->rows = v;
+		p->caprows = nc;
+	}
+	p->rows[p->nrows++] = gbs;
+	return 0;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+double perfdb_probe_median(double *v, size_t n)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (v[i] > 0)
+			v[k++] = v[i];
+	if (k == 0)
+		return 0;
+	qsort(v, k, sizeof(double), cmp_d);
+	return k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+}
+
+double perfdb_probe_reference(const struct perfdb_probe *p)
+{
+	if (p->nrows == 0)
+		return 0;
+	double *v = malloc(p->nrows * sizeof(double));
+	if (!v)
+		return 0;   /* no reference: nothing is judged contended, the run goes on */
+	memcpy(v, p->rows, p->nrows * sizeof(double));
+	double m = perfdb_probe_median(v, p->nrows);
+	free(v);
+	return m;
+}
+
+int perfdb_probe_contended(double gbs, double ref)
+{
+	return gbs > 0 && ref > 0 && gbs < (1.0 - PERFDB_PROBE_TOLERANCE) * ref;
 }
