@@ -37,6 +37,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_dnnl.h"
 #include "bench_util.h"
 #include "replay/engine.h"
 
@@ -126,54 +127,13 @@ static double time_fia(const char *const *slots, int n, const char *out, const s
 	return t[0];
 }
 
-/* A plain square oneDNN matmul. */
+/* GFLOP/s of a plain square oneDNN matmul, its fastest of reps calls after one warm-up. */
 static double gemm_peak(int64_t n, dnnl_data_type_t dt, int reps)
 {
-	dnnl_engine_t eng;
-	dnnl_stream_t s;
-	dnnl_engine_create(&eng, dnnl_cpu, 0);
-	dnnl_stream_create(&s, eng, dnnl_stream_default_flags);
-	dnnl_dims_t dims = { n, n };
-	dnnl_memory_desc_t a, b, bany, c;
-	dnnl_memory_desc_init_by_tag(&a, 2, dims, dt, dnnl_ab);
-	dnnl_memory_desc_init_by_tag(&b, 2, dims, dt, dnnl_ab);
-	dnnl_memory_desc_init_by_tag(&bany, 2, dims, dt, dnnl_format_tag_any);
-	dnnl_memory_desc_init_by_tag(&c, 2, dims, dt, dnnl_ab);
-	dnnl_matmul_desc_t md;
-	dnnl_matmul_desc_init(&md, &a, &bany, NULL, &c);
-	dnnl_primitive_desc_t pd;
-	if (dnnl_primitive_desc_create(&pd, &md, NULL, eng, NULL) != dnnl_success)
+	double best = 0;
+	if (bench_dnnl_matmul(n, n, n, dt, dt, dnnl_ab, 1, reps, &best) <= 0 || best <= 0)
 		return 0;
-	const dnnl_memory_desc_t *w = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-	dnnl_primitive_t p;
-	dnnl_primitive_create(&p, pd);
-	dnnl_memory_t ma, mw, mc;
-	dnnl_memory_create(&ma, &a, eng, DNNL_MEMORY_ALLOCATE);
-	dnnl_memory_create(&mw, w, eng, DNNL_MEMORY_ALLOCATE);
-	dnnl_memory_create(&mc, &c, eng, DNNL_MEMORY_ALLOCATE);
-	void *h;
-	dnnl_memory_get_data_handle(ma, &h);
-	memset(h, 0x3c, dnnl_memory_desc_get_size(&a));
-	dnnl_memory_get_data_handle(mw, &h);
-	memset(h, 0x3c, dnnl_memory_desc_get_size(w));
-	dnnl_exec_arg_t args[] = { { DNNL_ARG_SRC, ma }, { DNNL_ARG_WEIGHTS, mw }, { DNNL_ARG_DST, mc } };
-	double t[16];
-	for (int i = 0; i < 1 + reps; i++) {
-		double t0 = bench_now();
-		dnnl_primitive_execute(p, s, 3, args);
-		dnnl_stream_wait(s);
-		if (i >= 1)
-			t[i - 1] = bench_now() - t0;
-	}
-	dnnl_primitive_destroy(p);
-	dnnl_primitive_desc_destroy(pd);
-	dnnl_memory_destroy(ma);
-	dnnl_memory_destroy(mw);
-	dnnl_memory_destroy(mc);
-	dnnl_stream_destroy(s);
-	dnnl_engine_destroy(eng);
-	qsort(t, (size_t)reps, sizeof(double), bench_cmp_d);
-	return 2.0 * (double)n * (double)n * (double)n / t[0] / 1e9;
+	return 2.0 * (double)n * (double)n * (double)n / best / 1e9;
 }
 
 int main(int argc, char **argv)

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_dnnl.h"
 #include "bench_op.h"
 #include "replay/engine.h"
 
@@ -35,65 +36,6 @@ static double perf_op(const char *op, const char *ins, const char *dts, const ch
 	return bench_time_op(&pool, op, ins, dts, outs, "DT_BF16", threads, REPS, NULL, NULL, NULL);
 }
 
-/* One plain oneDNN matmul (src ab, weights reordered to format any, dst ab). */
-static double time_dnnl(int64_t m, int64_t n, int64_t k, dnnl_data_type_t at, dnnl_data_type_t ct)
-{
-	static dnnl_engine_t eng;
-	static dnnl_stream_t s;
-	if (!eng) {
-		dnnl_engine_create(&eng, dnnl_cpu, 0);
-		dnnl_stream_create(&s, eng, dnnl_stream_default_flags);
-	}
-	dnnl_dims_t da = { m, k }, db = { k, n }, dc = { m, n };
-	dnnl_memory_desc_t a, b, bany, c;
-	dnnl_memory_desc_init_by_tag(&a, 2, da, at, dnnl_ab);
-	dnnl_memory_desc_init_by_tag(&b, 2, db, at, dnnl_ab);
-	dnnl_memory_desc_init_by_tag(&bany, 2, db, at, dnnl_format_tag_any);
-	dnnl_memory_desc_init_by_tag(&c, 2, dc, ct, dnnl_ab);
-	dnnl_matmul_desc_t md;
-	dnnl_matmul_desc_init(&md, &a, &bany, NULL, &c);
-	dnnl_primitive_desc_t pd;
-	if (dnnl_primitive_desc_create(&pd, &md, NULL, eng, NULL) != dnnl_success)
-		return 0;
-	const dnnl_memory_desc_t *w = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-	dnnl_primitive_t p, r;
-	dnnl_primitive_create(&p, pd);
-	dnnl_memory_t ma, mb, mw, mc;
-	dnnl_memory_create(&ma, &a, eng, DNNL_MEMORY_ALLOCATE);
-	dnnl_memory_create(&mb, &b, eng, DNNL_MEMORY_ALLOCATE);
-	dnnl_memory_create(&mw, w, eng, DNNL_MEMORY_ALLOCATE);
-	dnnl_memory_create(&mc, &c, eng, DNNL_MEMORY_ALLOCATE);
-	void *h;
-	dnnl_memory_get_data_handle(ma, &h);
-	memset(h, 0x11, dnnl_memory_desc_get_size(&a));
-	dnnl_memory_get_data_handle(mb, &h);
-	memset(h, 0x11, dnnl_memory_desc_get_size(&b));
-	dnnl_primitive_desc_t rpd;
-	dnnl_reorder_primitive_desc_create(&rpd, &b, eng, w, eng, NULL);
-	dnnl_primitive_create(&r, rpd);
-	dnnl_exec_arg_t ra[] = { { DNNL_ARG_FROM, mb }, { DNNL_ARG_TO, mw } };
-	dnnl_primitive_execute(r, s, 2, ra);
-	dnnl_stream_wait(s);
-	dnnl_exec_arg_t args[] = { { DNNL_ARG_SRC, ma }, { DNNL_ARG_WEIGHTS, mw }, { DNNL_ARG_DST, mc } };
-	double t[REPS];
-	for (int i = 0; i < 2 + REPS; i++) {
-		double t0 = bench_now();
-		dnnl_primitive_execute(p, s, 3, args);
-		dnnl_stream_wait(s);
-		if (i >= 2)
-			t[i - 2] = bench_now() - t0;
-	}
-	dnnl_primitive_destroy(p);
-	dnnl_primitive_destroy(r);
-	dnnl_primitive_desc_destroy(pd);
-	dnnl_primitive_desc_destroy(rpd);
-	dnnl_memory_destroy(ma);
-	dnnl_memory_destroy(mb);
-	dnnl_memory_destroy(mw);
-	dnnl_memory_destroy(mc);
-	qsort(t, REPS, sizeof(double), bench_cmp_d);
-	return t[REPS / 2];
-}
 
 static void line(const char *what, const char *shape, double flop, double t, const char *unit)
 {
@@ -125,10 +67,12 @@ int main(int argc, char **argv)
 	snprintf(outs, sizeof(outs), "%lld,%lld", (long long)t, (long long)i);
 	line("GroupedMatmul bf16 (perfdb)", shape, flop,
 	     perf_op("GroupedMatmul", ins, "DT_BF16;DT_BF16;;DT_FLOAT;;;;DT_INT64;DT_FLOAT", outs, threads), "GFLOP/s");
-	line("oneDNN matmul bf16, one GEMM", shape, flop, time_dnnl(t, i, h, dnnl_bf16, dnnl_bf16), "GFLOP/s");
+	line("oneDNN matmul bf16, one GEMM", shape, flop,
+	     bench_dnnl_matmul(t, i, h, dnnl_bf16, dnnl_bf16, dnnl_ab, 2, REPS, NULL), "GFLOP/s");
 	line("GroupedMatmul int8 w8a8 -> bf16 (perfdb)", shape, flop,
 	     perf_op("GroupedMatmul", ins, "DT_INT8;DT_INT8;;DT_FLOAT;;;;DT_INT64;DT_FLOAT", outs, threads), "GOP/s");
-	line("oneDNN matmul s8 x s8 -> s32, one GEMM", shape, flop, time_dnnl(t, i, h, dnnl_s8, dnnl_s32), "GOP/s");
+	line("oneDNN matmul s8 x s8 -> s32, one GEMM", shape, flop,
+	     bench_dnnl_matmul(t, i, h, dnnl_s8, dnnl_s32, dnnl_ab, 2, REPS, NULL), "GOP/s");
 	snprintf(ins, sizeof(ins), "%lld,%lld;%lld,%lld;%lld;%lld", (long long)t, (long long)h, (long long)h,
 		 (long long)i, (long long)i, (long long)t);
 	line("QuantBatchMatmulV3 int8 -> bf16 (perfdb)", shape, flop,

@@ -24,72 +24,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_dnnl.h"
 #include "bench_op.h"
 #include "replay/engine.h"
 
 static struct perfdb_engine_pool pool;
 static int nthreads = 1;   /* the run's THREADS: the perfdb ops and the triad use as many */
 
-/* A plain oneDNN matmul, as its documentation shows it. */
-static double time_dnnl(int64_t m, int64_t n, int64_t k, dnnl_data_type_t dt, int reps)
-{
-	static dnnl_engine_t eng;
-	static dnnl_stream_t s;
-	if (!eng) {
-		dnnl_engine_create(&eng, dnnl_cpu, 0);
-		dnnl_stream_create(&s, eng, dnnl_stream_default_flags);
-	}
-	dnnl_dims_t da = { m, k }, db = { k, n }, dc = { m, n };
-	dnnl_memory_desc_t a, b, bany, c;
-	dnnl_memory_desc_init_by_tag(&a, 2, da, dt, dnnl_ab);
-	dnnl_memory_desc_init_by_tag(&b, 2, db, dt, dnnl_ba);
-	dnnl_memory_desc_init_by_tag(&bany, 2, db, dt, dnnl_format_tag_any);
-	dnnl_memory_desc_init_by_tag(&c, 2, dc, dt, dnnl_ab);
-	dnnl_matmul_desc_t md;
-	dnnl_matmul_desc_init(&md, &a, &bany, NULL, &c);
-	dnnl_primitive_desc_t pd;
-	if (dnnl_primitive_desc_create(&pd, &md, NULL, eng, NULL) != dnnl_success)
-		return 0;
-	const dnnl_memory_desc_t *w = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-	dnnl_primitive_t p, r;
-	dnnl_primitive_create(&p, pd);
-	dnnl_memory_t ma, mb, mw, mc;
-	dnnl_memory_create(&ma, &a, eng, DNNL_MEMORY_ALLOCATE);
-	dnnl_memory_create(&mb, &b, eng, DNNL_MEMORY_ALLOCATE);
-	dnnl_memory_create(&mw, w, eng, DNNL_MEMORY_ALLOCATE);
-	dnnl_memory_create(&mc, &c, eng, DNNL_MEMORY_ALLOCATE);
-	void *h;
-	size_t sz = dnnl_memory_desc_get_size(&a);
-	dnnl_memory_get_data_handle(ma, &h);
-	memset(h, 0x3c, sz);
-	dnnl_memory_get_data_handle(mb, &h);
-	memset(h, 0x3c, dnnl_memory_desc_get_size(&b));
-	dnnl_primitive_desc_t rpd;
-	dnnl_reorder_primitive_desc_create(&rpd, &b, eng, w, eng, NULL);
-	dnnl_primitive_create(&r, rpd);
-	dnnl_exec_arg_t ra[] = { { DNNL_ARG_FROM, mb }, { DNNL_ARG_TO, mw } };
-	dnnl_primitive_execute(r, s, 2, ra);
-	dnnl_stream_wait(s);
-	dnnl_exec_arg_t args[] = { { DNNL_ARG_SRC, ma }, { DNNL_ARG_WEIGHTS, mw }, { DNNL_ARG_DST, mc } };
-	double t[16];
-	for (int i = 0; i < 2 + reps; i++) {
-		double t0 = bench_now();
-		dnnl_primitive_execute(p, s, 3, args);
-		dnnl_stream_wait(s);
-		if (i >= 2)
-			t[i - 2] = bench_now() - t0;
-	}
-	dnnl_primitive_destroy(p);
-	dnnl_primitive_destroy(r);
-	dnnl_primitive_desc_destroy(pd);
-	dnnl_primitive_desc_destroy(rpd);
-	dnnl_memory_destroy(ma);
-	dnnl_memory_destroy(mb);
-	dnnl_memory_destroy(mw);
-	dnnl_memory_destroy(mc);
-	qsort(t, (size_t)reps, sizeof(double), bench_cmp_d);
-	return t[reps / 2];
-}
 
 static double time_sgemv(int n, int k, int reps)
 {
@@ -147,7 +88,8 @@ int main(int argc, char **argv)
 				double flop = 2.0 * (double)m * (double)n * (double)k;
 				double tp = bench_time_op(&pool, "MatMulV2", ins, dts, outs, t, nthreads, reps, NULL, NULL,
 							   NULL);
-				double td = time_dnnl(m, n, k, dt ? dnnl_f32 : dnnl_bf16, reps);
+				double td = bench_dnnl_matmul(m, n, k, dt ? dnnl_f32 : dnnl_bf16, dt ? dnnl_f32 : dnnl_bf16, dnnl_ba,
+							    2, reps, NULL);
 				double tg = dt && m == 1 ? time_sgemv((int)n, (int)k, reps) : 0;
 				char gv[32] = "-";
 				if (tg > 0)
