@@ -76,6 +76,18 @@ static inline const char *perfdb_case_cell(const struct perfdb_op_case *c, const
 	return v && *v ? v : NULL;
 }
 
+/*
+ * GroupedMatmul's group list (spec/replay.md §4: the tokens split evenly
+ * over the E groups, cumulative): the end of group g's rows when t tokens
+ * are split, the remainder going to the first groups.  Every backend splits
+ * the same way, so a row's groups do not depend on the backend.
+ */
+static inline int64_t perfdb_even_group_end(int64_t t, int64_t e, int64_t g)
+{
+	int64_t base = t / e, rem = t % e;
+	return base * (g + 1) + (g + 1 < rem ? g + 1 : rem);
+}
+
 /* One operator of one backend. */
 struct perfdb_op_impl {
 	const char *name;                     /* OP Type = table stem */

@@ -256,14 +256,17 @@ static int reference(const struct tcase *t, size_t oi, double *ref, size_t n, st
 					ref[(m * B + b) * N + n2] = acc;
 				}
 	} else if (rc == 0 && strcmp(t->op, "GroupedMatmul") == 0) {
-		/* expert e takes rows [eM/E, (e+1)M/E) of x (M,K) times w[e] (K,N); W8A8: · scale3[e,n] · pts8[m] */
+		/*
+		 * expert e takes M/E rows of x (M,K), one more for e < M % E (the
+		 * remainder to the first experts), times w[e] (K,N); W8A8: · scale3[e,n] · pts8[m]
+		 */
 		int64_t M = c.in[0].dims[0], K = c.in[0].dims[1], N = c.out[0].dims[1], E = c.in[1].dims[0];
 		int i8 = c.in[0].dtype == PERFDB_DTYPE_INT8;
 		const struct perfdb_tensor *sc = i8 && c.nin > 3 && c.in[3].present && c.in[3].numel == E * N ? &c.in[3]
 														 : NULL;
 		const struct perfdb_tensor *pt = i8 && c.nin > 8 && c.in[8].present && c.in[8].numel == M ? &c.in[8] : NULL;
-		for (int64_t e = 0; e < E; e++)
-			for (int64_t m = e * M / E; m < (e + 1) * M / E; m++)
+		for (int64_t e = 0, m0 = 0; e < E; m0 += M / E + (e < M % E), e++)
+			for (int64_t m = m0; m < m0 + M / E + (e < M % E); m++)
 				for (int64_t n2 = 0; n2 < N; n2++) {
 					double acc = 0;
 					for (int64_t k = 0; k < K; k++)

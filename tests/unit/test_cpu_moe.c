@@ -342,9 +342,30 @@ static void test_dfc_refuses_and_skips(void **state)
 	assert_int_equal((impl->skip)(&k, why, sizeof(why)), 0);
 }
 
+/*
+ * The group list every backend gives GroupedMatmul (backend.h,
+ * perfdb_even_group_end): cumulative ends, the remainder to the first
+ * groups; values worked out by hand.
+ */
+static void test_even_group_ends(void **state)
+{
+	(void)state;
+	static const struct { int64_t t, e, ends[4]; } cs[] = {
+		{ 10, 4, { 3, 6, 8, 10 } },   /* 10 = 4 x 2 + 2: groups of 3 3 2 2 */
+		{ 12, 4, { 3, 6, 9, 12 } },
+		{ 3, 4, { 1, 2, 3, 3 } },     /* fewer tokens than groups: the last one empty */
+		{ 0, 4, { 0, 0, 0, 0 } },
+	};
+	for (size_t i = 0; i < sizeof(cs) / sizeof(cs[0]); i++)
+		for (int64_t g = 0; g < cs[i].e; g++)
+			assert_int_equal(perfdb_even_group_end(cs[i].t, cs[i].e, g), cs[i].ends[g]);
+	assert_int_equal(perfdb_even_group_end(7, 1, 0), 7);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_even_group_ends),
 		cmocka_unit_test(test_grouped_matmul_float),
 		cmocka_unit_test(test_grouped_matmul_int8),
 		cmocka_unit_test(test_grouped_matmul_swiglu_quant),

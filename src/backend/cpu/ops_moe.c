@@ -14,13 +14,6 @@
 #include "cpu_internal.h"
 #include "cpu_quant.h"
 
-static int64_t cumulative_even(int64_t t, int64_t e, int64_t g)
-{
-	/* rows of groups 0..g: t split evenly, the remainder to the first groups */
-	int64_t base = t / e, rem = t % e;
-	return base * (g + 1) + (g + 1 < rem ? g + 1 : rem);
-}
-
 /* Write an integer into element i of t, in t's dtype (index-like inputs). */
 static void st_int(struct perfdb_tensor *t, size_t i, int64_t v)
 {
@@ -196,12 +189,12 @@ static int gmm_prepare(struct perfdb_op_case *c, struct perfdb_err *err)
 	/* the group list: tokens split evenly, cumulative (group_list_type 0) */
 	if (p->glist) {
 		for (size_t g = 0; g < e; g++)
-			st_int(&c->in[7], g, cumulative_even(p->t, p->e, (int64_t)g));
+			st_int(&c->in[7], g, perfdb_even_group_end(p->t, p->e, (int64_t)g));
 	} else {
 		if (!(s->bound = malloc(e * sizeof(int64_t))))
 			return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 		for (size_t g = 0; g < e; g++)
-			s->bound[g] = cumulative_even(p->t, p->e, (int64_t)g);
+			s->bound[g] = perfdb_even_group_end(p->t, p->e, (int64_t)g);
 	}
 	s->w = calloc(e, sizeof(*s->w));
 	s->row = malloc(n * sizeof(float));

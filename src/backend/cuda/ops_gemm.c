@@ -491,8 +491,8 @@ static int qbmm_enqueue(struct perfdb_op_case *c, struct cu_case *k, cudaStream_
 /*
  * Slots (spec/replay.md §4): x0 (M,K), w1 (E,K,N) or (E,N,K), or the
  * recorded 4-D (E, K, N/16, 16) read as (E,K,N); group_list7 (the tokens
- * split evenly over the experts, cumulative, as the reference does: expert
- * e takes rows [eM/E, (e+1)M/E)); out0 (M,N).  Float dtypes: the weight
+ * split evenly over the experts, cumulative, the remainder to the first
+ * experts: perfdb_even_group_end, as the CPU backend); out0 (M,N).  Float dtypes: the weight
  * converted once to x's dtype when it differs; the float path's scale is all
  * ones in the reference and is not applied.  INT8 x and weight (W8A8): an
  * INT8 x INT8 -> INT32 GEMM per expert into one accumulator, then out =
@@ -629,8 +629,8 @@ static int gmm_setup(struct perfdb_op_case *c, struct cu_case *k, struct perfdb_
 					(int64_t)n, cu.stream));
 		CU_TRY(err, cudaStreamSynchronize(cu.stream));
 	}
-	for (int64_t e = 0; e <= p->e; e++)
-		s->start[e] = e * p->m / p->e;
+	for (int64_t e = 0; e < p->e; e++)
+		s->start[e + 1] = perfdb_even_group_end(p->m, p->e, e);
 	for (int64_t e = 0; e < p->e; e++) {
 		int64_t rows = s->start[e + 1] - s->start[e];
 		if (rows == 0)
