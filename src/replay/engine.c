@@ -494,18 +494,25 @@ static int time_case(const struct perfdb_engine_opts *o, const struct perfdb_op_
 /*
  * time_case, again while the row's probe says it was measured under
  * contention (probe.h: against the rows measured before it), at most
- * o->contention_retries more times; the row keeps the measurement taken
- * with the most bandwidth, whose reading joins the reference.
+ * o->contention_retries more times and only while another measurement
+ * as long as the last keeps the row within its timeout (so the subprocess
+ * watchdog's timeout x rows still holds); the row keeps the measurement
+ * taken with the most bandwidth, whose reading joins the reference.
  */
 static int time_case_uncontended(const struct perfdb_engine_opts *o, const struct perfdb_op_impl *impl,
 				 struct perfdb_op_case *c, uint64_t *flushbuf, size_t flushn,
 				 struct perfdb_probe *pr, struct perfdb_engine_row *row, struct perfdb_err *err)
 {
+	double t0 = now_s(CLOCK_MONOTONIC);
 	PERFDB_TRY(time_case(o, impl, c, flushbuf, flushn, pr, row, err));
-	double ref = pr ? perfdb_probe_reference(pr) : 0;
-	for (int k = 0; pr && k < o->contention_retries && perfdb_probe_contended(row->probe_gbs, ref); k++) {
+	double ref = pr ? perfdb_probe_reference(pr) : 0, last = now_s(CLOCK_MONOTONIC) - t0;
+	for (int k = 0; pr && k < o->contention_retries && perfdb_probe_contended(row->probe_gbs, ref) &&
+			now_s(CLOCK_MONOTONIC) - t0 + last <= o->timeout_s;
+	     k++) {
+		double t1 = now_s(CLOCK_MONOTONIC);
 		struct perfdb_engine_row again = *row;
 		PERFDB_TRY(time_case(o, impl, c, flushbuf, flushn, pr, &again, err));
+		last = now_s(CLOCK_MONOTONIC) - t1;
 		again.retries = row->retries + 1;
 		if (again.probe_gbs > row->probe_gbs)
 			*row = again;
