@@ -11,7 +11,9 @@
  * of the perfdb op (src/backend/cpu/ops_matmul.c through the op interface,
  * buffers from the engine) and of a plain oneDNN matmul (src ab, weights
  * reordered to format any, dst ab; fp32 M=1 also OpenBLAS sgemv) on the
- * same shapes, as GFLOP/s = 2*M*N*K / t.  Memory-bound ops: GB/s = bytes
+ * same shapes, as GFLOP/s = 2*M*N*K / t, and the perfdb op as a share of
+ * the machine's peak, taken as what oneDNN reaches on a 2048^3 GEMM of
+ * the dtype (fastest of 3 calls).  Memory-bound ops: GB/s = bytes
  * read + written / median time, beside a STREAM triad (a = b + s*c, fp32,
  * 3 x 128 MiB, THREADS threads) whose passes alternate with the op's calls
  * (bench_util.h: the host's bandwidth moves by a third within minutes).
@@ -69,8 +71,19 @@ int main(int argc, char **argv)
 	perfdb_backend_cpu.describe(&d);
 	printf("%s", d.buf);
 	perfdb_strbuf_release(&d);
-	printf("\n# GEMM (GFLOP/s): perfdb op vs oneDNN direct (and OpenBLAS sgemv at fp32 M=1)\n");
-	printf("%-5s %6s %6s %6s %10s %10s %8s %10s\n", "dtype", "M", "N", "K", "perfdb", "oneDNN", "ratio", "sgemv");
+	/* the machine's peak as a GEMM reaches it: the fastest of 3 oneDNN 2048^3 calls per dtype */
+	double peak[2];
+	for (int dt = 0; dt < 2; dt++) {
+		double best = 0, fl = 2.0 * 2048.0 * 2048.0 * 2048.0;
+		bench_dnnl_matmul(2048, 2048, 2048, dt ? dnnl_f32 : dnnl_bf16, dt ? dnnl_f32 : dnnl_bf16, dnnl_ab, 1, 3,
+				  &best);
+		peak[dt] = best > 0 ? fl / best / 1e9 : 0;
+	}
+	printf("\n# GEMM (GFLOP/s): perfdb op vs oneDNN direct (and OpenBLAS sgemv at fp32 M=1), and the\n"
+	       "# perfdb op as %% of the machine's peak = oneDNN 2048^3, fastest of 3: bf16 %.1f, fp32 %.1f GFLOP/s\n",
+	       peak[0], peak[1]);
+	printf("%-5s %6s %6s %6s %10s %10s %8s %10s %7s\n", "dtype", "M", "N", "K", "perfdb", "oneDNN", "ratio", "sgemv",
+	       "%peak");
 	const int64_t nk[][2] = { { 10240, 5120 }, { 5120, 25600 } };
 	const int64_t ms[] = { 1, 128, 4096 };
 	for (int dt = 0; dt < 2; dt++)
@@ -94,9 +107,10 @@ int main(int argc, char **argv)
 				char gv[32] = "-";
 				if (tg > 0)
 					snprintf(gv, sizeof(gv), "%.1f", flop / tg / 1e9);
-				printf("%-5s %6lld %6lld %6lld %10.1f %10.1f %7.0f%% %10s\n", dt ? "fp32" : "bf16",
-				       (long long)m, (long long)n, (long long)k, tp > 0 ? flop / tp / 1e9 : 0,
-				       td > 0 ? flop / td / 1e9 : 0, tp > 0 && td > 0 ? 100 * td / tp : 0, gv);
+				double gp = tp > 0 ? flop / tp / 1e9 : 0;
+				printf("%-5s %6lld %6lld %6lld %10.1f %10.1f %7.0f%% %10s %6.0f%%\n", dt ? "fp32" : "bf16",
+				       (long long)m, (long long)n, (long long)k, gp, td > 0 ? flop / td / 1e9 : 0,
+				       tp > 0 && td > 0 ? 100 * td / tp : 0, gv, peak[dt] > 0 ? 100 * gp / peak[dt] : 0);
 			}
 	struct bench_triad tr;
 	if (bench_triad_init(&tr, (size_t)32 << 20, nthreads) < 0) {
