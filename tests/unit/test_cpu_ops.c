@@ -372,6 +372,9 @@ static void test_transpose(void **state)
 		{ "45,37", "37,45", "DT_FLOAT", 45, 37 },
 		{ "96,65", "65,96", "DT_FLOAT", 96, 65 },
 		{ "130,129", "129,130", "DT_BF16", 130, 129 },
+		/* a multiple of 8 rows: kern_transpose.c's kernel, ordinary stores; full and partial tiles, a tail */
+		{ "72,300", "300,72", "DT_BF16", 72, 300 },
+		{ "16,520", "520,16", "DT_FLOAT16", 16, 520 },
 	};
 	for (size_t t = 0; t < sizeof(tc) / sizeof(tc[0]); t++) {
 		assert_int_equal(run_case(&c, "Transpose", tc[t].in, tc[t].dt, "", tc[t].out, tc[t].dt), 0);
@@ -546,6 +549,7 @@ static void test_threads(void **state)
 		{ "TensorMove", "100003", "DT_FLOAT", "100003", "DT_FLOAT" },
 		{ "GatherV2", "1000,300;300", "DT_BF16;DT_INT64", "300,300", "DT_BF16" },
 		{ "Transpose", "3,301,257", "DT_BF16", "3,257,301", "DT_BF16" },
+		{ "Transpose", "3,72,300", "DT_BF16", "3,300,72", "DT_BF16" },   /* kern_transpose.c */
 		{ "Transpose", "5,300,7,60", "DT_FLOAT", "5,60,7,300", "DT_FLOAT" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -606,10 +610,11 @@ static void test_transpose_streaming(void **state)
 }
 
 /*
- * The streaming transpose kernel itself with both tile copies (AVX2 and
- * the SSE2 one other CPUs take), on sub-matrices (row strides wider than
- * the rows, so a write outside the (b, a) window shows as a changed
- * sentinel) and sizes around its 8-element blocks and 64 x 256 tiles.
+ * The 2-byte transpose kernel itself (kern_transpose.c) with both tile
+ * copies (AVX2 and the SSE2 one other CPUs take) and both stores
+ * (streaming and ordinary), on sub-matrices (row strides wider than the
+ * rows, so a write outside the (b, a) window shows as a changed sentinel)
+ * and sizes around its 8-element blocks and 64 x 256 tiles.
  */
 static void test_transpose_kernel_copies(void **state)
 {
@@ -621,18 +626,19 @@ static void test_transpose_kernel_copies(void **state)
 	assert_non_null(o);
 	for (size_t i = 0; i < 200 * ldx; i++)
 		x[i] = (uint16_t)(i * 40503u + 7);
-	for (int avx2 = 0; avx2 <= 1; avx2++)
+	for (int k = 0; k < 4; k++)
 		for (size_t ai = 0; ai < sizeof(as) / sizeof(as[0]); ai++)
 			for (size_t bi = 0; bi < sizeof(bs) / sizeof(bs[0]); bi++) {
 				size_t a = as[ai], b = bs[bi], bad = 0;
-				assert_true(cpu_transpose_u16_nt_ok(o, a, ldo));
+				int avx2 = k & 1, nt = k >> 1;
+				assert_true(cpu_transpose_u16_ok(o, a, ldo, nt));
 				memset(o, 0xab, 520 * ldo * 2);
-				cpu_transpose_u16_nt_isa(x, o, a, b, ldx, ldo, avx2);
+				cpu_transpose_u16_isa(x, o, a, b, ldx, ldo, nt, avx2);
 				for (size_t j = 0; j < 520; j++)
 					for (size_t i = 0; i < ldo; i++)
 						bad += o[j * ldo + i] != (j < b && i < a ? x[i * ldx + j] : 0xabab);
 				if (bad)
-					fail_msg("a %zu b %zu avx2 %d: %zu wrong elements", a, b, avx2, bad);
+					fail_msg("a %zu b %zu avx2 %d nt %d: %zu wrong elements", a, b, avx2, nt, bad);
 			}
 	free(x);
 	free(o);

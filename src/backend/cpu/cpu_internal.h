@@ -136,16 +136,16 @@ void cpu_parallel(size_t n, size_t work, int threads, void (*fn)(void *ctx, size
 int cpu_par_threads(size_t n, size_t work, int threads);
 
 /*
- * Streaming transpose of 2-byte elements (kern_transpose.c) for outputs past
- * the last-level cache: o[j * ld_o + i] = x[i * ld_x + j] for i < a, j < b,
- * written with non-temporal stores.  Only where cpu_transpose_u16_nt_ok():
- * a a multiple of 8 and o's rows 16-byte aligned (x86-64 only).
+ * Transpose of 2-byte elements (kern_transpose.c): o[j * ld_o + i] =
+ * x[i * ld_x + j] for i < a, j < b; nt: with non-temporal stores (outputs
+ * past the last-level cache).  Only where cpu_transpose_u16_ok(): a a
+ * multiple of 8, and for nt o's rows 16-byte aligned (x86-64 only).
  */
-int cpu_transpose_u16_nt_ok(const void *o, size_t a, size_t ld_o);
-void cpu_transpose_u16_nt(const uint16_t *x, uint16_t *o, size_t a, size_t b, size_t ld_x, size_t ld_o);
+int cpu_transpose_u16_ok(const void *o, size_t a, size_t ld_o, int nt);
+void cpu_transpose_u16(const uint16_t *x, uint16_t *o, size_t a, size_t b, size_t ld_x, size_t ld_o, int nt);
 /* The same with the AVX2 tile copy (avx2 = 1, where the CPU has it) or the SSE2 one (0): for the tests. */
-void cpu_transpose_u16_nt_isa(const uint16_t *x, uint16_t *o, size_t a, size_t b, size_t ld_x, size_t ld_o,
-			      int avx2);
+void cpu_transpose_u16_isa(const uint16_t *x, uint16_t *o, size_t a, size_t b, size_t ld_x, size_t ld_o, int nt,
+			   int avx2);
 
 /*
  * bf16 row kernels (kern_bf16.c), used when cpu_has_avx512bf16(): one

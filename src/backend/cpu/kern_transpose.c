@@ -1,14 +1,15 @@
 /*
- * Transpose of 2-byte elements (bf16, fp16, int16) into an output larger
- * than the last-level cache: cpu_transpose_u16_nt().
+ * Transpose of 2-byte elements (bf16, fp16, int16): cpu_transpose_u16(),
+ * with streaming stores for outputs larger than the last-level cache and
+ * ordinary ones below (ops_index.c decides).
  *
  * The input is read in tiles of TA = 64 rows by TB = 256 elements: each row
  * of a tile is 512 contiguous bytes (eight lines, a run the DRAM pages and
  * the hardware prefetchers like) and the tile's 32 KiB fit L1.  A tile is
  * first copied into a local buffer with full-width vector loads and stores,
- * then transposed from it in 8x8 blocks (three rounds of unpacks) written
- * with non-temporal stores: the output's lines are not read for ownership
- * before being overwritten whole, and each output row gets a 128-byte run
+ * then transposed from it in 8x8 blocks (three rounds of unpacks); with
+ * non-temporal stores the output's lines are not read for ownership
+ * before being overwritten whole.  Each output row gets a 128-byte run
  * per tile.  While a tile is transposed the next one is prefetched, two
  * lines per 8x8 block, which covers its 512 lines exactly.
  *
@@ -18,8 +19,10 @@
  * bf16 4096x8192, one thread).  Measured on that shape, one thread, against
  * a STREAM triad alternating with it (bench/microbench.sh): the previous
  * 256x32 tiles without prefetch 53-80 %, 128x128 tiles 72-75 %, these
- * 64x256 tiles with the prefetch 94-100 % (AVX2 copy; SSE2 copy 76-90 %);
- * two threads 65 % -> 100-104 %.
+ * 64x256 tiles with the prefetch 94-100 %; two threads 65 % -> 100-104 %.
+ * In the op (bench/microbench.sh, 2026-11-30): 118-127 % with the AVX2
+ * copy, 105-107 % with the SSE2 one (the triad writes with ordinary
+ * stores, so it pays a read for ownership the streaming stores do not).
  */
 #include <string.h>
 
@@ -32,7 +35,17 @@
 #define TB 256
 #define LINES_PER_ROW (TB * 2 / 64)
 
-static inline __attribute__((always_inline)) void tr8x8_nt(const uint16_t *s, size_t lds, uint16_t *d, size_t ldd)
+/* nt: a constant in each instantiation, so the branch folds away */
+static inline __attribute__((always_inline)) void st16b(uint16_t *d, __m128i v, int nt)
+{
+	if (nt)
+		_mm_stream_si128((__m128i *)d, v);
+	else
+		_mm_storeu_si128((__m128i *)d, v);
+}
+
+static inline __attribute__((always_inline)) void tr8x8(const uint16_t *s, size_t lds, uint16_t *d, size_t ldd,
+							int nt)
 {
 	__m128i r0 = _mm_loadu_si128((const __m128i *)(s + 0 * lds)), r1 = _mm_loadu_si128((const __m128i *)(s + 1 * lds));
 	__m128i r2 = _mm_loadu_si128((const __m128i *)(s + 2 * lds)), r3 = _mm_loadu_si128((const __m128i *)(s + 3 * lds));
@@ -46,14 +59,14 @@ static inline __attribute__((always_inline)) void tr8x8_nt(const uint16_t *s, si
 	__m128i u2 = _mm_unpacklo_epi32(t1, t3), u3 = _mm_unpackhi_epi32(t1, t3);
 	__m128i u4 = _mm_unpacklo_epi32(t4, t6), u5 = _mm_unpackhi_epi32(t4, t6);
 	__m128i u6 = _mm_unpacklo_epi32(t5, t7), u7 = _mm_unpackhi_epi32(t5, t7);
-	_mm_stream_si128((__m128i *)(d + 0 * ldd), _mm_unpacklo_epi64(u0, u4));
-	_mm_stream_si128((__m128i *)(d + 1 * ldd), _mm_unpackhi_epi64(u0, u4));
-	_mm_stream_si128((__m128i *)(d + 2 * ldd), _mm_unpacklo_epi64(u1, u5));
-	_mm_stream_si128((__m128i *)(d + 3 * ldd), _mm_unpackhi_epi64(u1, u5));
-	_mm_stream_si128((__m128i *)(d + 4 * ldd), _mm_unpacklo_epi64(u2, u6));
-	_mm_stream_si128((__m128i *)(d + 5 * ldd), _mm_unpackhi_epi64(u2, u6));
-	_mm_stream_si128((__m128i *)(d + 6 * ldd), _mm_unpacklo_epi64(u3, u7));
-	_mm_stream_si128((__m128i *)(d + 7 * ldd), _mm_unpackhi_epi64(u3, u7));
+	st16b(d + 0 * ldd, _mm_unpacklo_epi64(u0, u4), nt);
+	st16b(d + 1 * ldd, _mm_unpackhi_epi64(u0, u4), nt);
+	st16b(d + 2 * ldd, _mm_unpacklo_epi64(u1, u5), nt);
+	st16b(d + 3 * ldd, _mm_unpackhi_epi64(u1, u5), nt);
+	st16b(d + 4 * ldd, _mm_unpacklo_epi64(u2, u6), nt);
+	st16b(d + 5 * ldd, _mm_unpackhi_epi64(u2, u6), nt);
+	st16b(d + 6 * ldd, _mm_unpacklo_epi64(u3, u7), nt);
+	st16b(d + 7 * ldd, _mm_unpackhi_epi64(u3, u7), nt);
 }
 
 /* n bytes, a multiple of 16, from s to the 32-byte aligned d. */
@@ -93,7 +106,7 @@ static inline __attribute__((always_inline)) void copy_row_sse2(void *d, const v
  * The kernel, instantiated once per copy width.  b8 = b rounded down to 8
  * (the 8x8 blocks); the last columns go element by element.
  */
-#define TR_NT_BODY(copy_row)                                                                              \
+#define TR_BODY(copy_row, nt)                                                                             \
 	size_t b8 = b / 8 * 8;                                                                            \
 	_Alignas(64) uint16_t buf[TA][TB];                                                                \
 	for (size_t a0 = 0; a0 < a; a0 += TA) {                                                           \
@@ -120,52 +133,52 @@ static inline __attribute__((always_inline)) void copy_row_sse2(void *d, const v
 					for (int q = 0; q < 2 && pl < pn; q++, pl++)                      \
 						_mm_prefetch(px + pl / prow * ld_x * 2 + pl % prow * 64,  \
 							     _MM_HINT_T0);                                \
-					tr8x8_nt(&buf[i][j], TB, o + (b0 + j) * ld_o + a0 + i, ld_o);     \
+					tr8x8(&buf[i][j], TB, o + (b0 + j) * ld_o + a0 + i, ld_o, nt);    \
 				}                                                                         \
 		}                                                                                         \
 	}                                                                                                 \
-	_mm_sfence(); /* streaming stores are weakly ordered: complete them before returning */          \
+	if (nt)                                                                                           \
+		_mm_sfence(); /* streaming stores are weakly ordered: complete them before returning */  \
 	for (size_t i = 0; i < a; i++)                                                                    \
 		for (size_t j = b8; j < b; j++)                                                           \
 			o[j * ld_o + i] = x[i * ld_x + j];
 
-__attribute__((target("avx2"))) static void tr_nt_avx2(const uint16_t *x, uint16_t *o, size_t a, size_t b,
-						      size_t ld_x, size_t ld_o)
+#define TR_FN(name, attr, copy_row, nt)                                                                \
+	attr static void name(const uint16_t *x, uint16_t *o, size_t a, size_t b, size_t ld_x, size_t ld_o) \
+	{                                                                                                 \
+		TR_BODY(copy_row, nt)                                                                     \
+	}
+TR_FN(tr_nt_avx2, __attribute__((target("avx2"))), copy_row_avx2, 1)
+TR_FN(tr_avx2, __attribute__((target("avx2"))), copy_row_avx2, 0)
+TR_FN(tr_nt_sse2, , copy_row_sse2, 1)
+TR_FN(tr_sse2, , copy_row_sse2, 0)
+
+int cpu_transpose_u16_ok(const void *o, size_t a, size_t ld_o, int nt)
 {
-	TR_NT_BODY(copy_row_avx2)
+	return a % 8 == 0 && (!nt || ((uintptr_t)o % 16 == 0 && ld_o % 8 == 0));
 }
 
-static void tr_nt_sse2(const uint16_t *x, uint16_t *o, size_t a, size_t b, size_t ld_x, size_t ld_o)
-{
-	TR_NT_BODY(copy_row_sse2)
-}
-
-int cpu_transpose_u16_nt_ok(const void *o, size_t a, size_t ld_o)
-{
-	return a % 8 == 0 && (uintptr_t)o % 16 == 0 && ld_o % 8 == 0;
-}
-
-void cpu_transpose_u16_nt_isa(const uint16_t *x, uint16_t *o, size_t a, size_t b, size_t ld_x, size_t ld_o,
-			      int avx2)
+void cpu_transpose_u16_isa(const uint16_t *x, uint16_t *o, size_t a, size_t b, size_t ld_x, size_t ld_o, int nt,
+			   int avx2)
 {
 	if (avx2 && __builtin_cpu_supports("avx2"))
-		tr_nt_avx2(x, o, a, b, ld_x, ld_o);
+		(nt ? tr_nt_avx2 : tr_avx2)(x, o, a, b, ld_x, ld_o);
 	else
-		tr_nt_sse2(x, o, a, b, ld_x, ld_o);
+		(nt ? tr_nt_sse2 : tr_sse2)(x, o, a, b, ld_x, ld_o);
 }
 
 #else
 
-int cpu_transpose_u16_nt_ok(const void *o, size_t a, size_t ld_o)
+int cpu_transpose_u16_ok(const void *o, size_t a, size_t ld_o, int nt)
 {
-	(void)o, (void)a, (void)ld_o;
-	return 0;   /* no streaming kernel: ops_index.c's tiles do every transpose */
+	(void)o, (void)a, (void)ld_o, (void)nt;
+	return 0;   /* no kernel here: ops_index.c's tiles do every transpose */
 }
 
-void cpu_transpose_u16_nt_isa(const uint16_t *x, uint16_t *o, size_t a, size_t b, size_t ld_x, size_t ld_o,
-			      int avx2)
+void cpu_transpose_u16_isa(const uint16_t *x, uint16_t *o, size_t a, size_t b, size_t ld_x, size_t ld_o, int nt,
+			   int avx2)
 {
-	(void)avx2;
+	(void)nt, (void)avx2;
 	for (size_t i = 0; i < a; i++)
 		for (size_t j = 0; j < b; j++)
 			o[j * ld_o + i] = x[i * ld_x + j];
@@ -173,7 +186,7 @@ void cpu_transpose_u16_nt_isa(const uint16_t *x, uint16_t *o, size_t a, size_t b
 
 #endif
 
-void cpu_transpose_u16_nt(const uint16_t *x, uint16_t *o, size_t a, size_t b, size_t ld_x, size_t ld_o)
+void cpu_transpose_u16(const uint16_t *x, uint16_t *o, size_t a, size_t b, size_t ld_x, size_t ld_o, int nt)
 {
-	cpu_transpose_u16_nt_isa(x, o, a, b, ld_x, ld_o, 1);
+	cpu_transpose_u16_isa(x, o, a, b, ld_x, ld_o, nt, 1);
 }

@@ -170,9 +170,12 @@ TR_TILED(uint32_t)
 TR_TILED(uint64_t)
 
 /*
- * Outputs past the last-level cache take kern_transpose.c's streaming
- * kernel (2-byte elements); smaller ones keep the tiles above, since
- * streaming stores would push out of the cache a result the next op reads.
+ * 2-byte elements with a row count that is a multiple of 8 take
+ * kern_transpose.c's kernel instead of the tiles above (its vector tile
+ * copy, prefetch and 8x8 register transposes); outputs past the
+ * last-level cache with streaming stores, smaller ones with ordinary ones,
+ * since streaming stores would push out of the cache a result the next op
+ * reads.
  */
 #define NT_MIN_BYTES ((size_t)32 << 20)
 
@@ -180,6 +183,7 @@ struct tr_args {
 	struct tr p;
 	const char *x;
 	char *o;
+	int nt;
 };
 
 /*
@@ -209,7 +213,7 @@ static void tr_tiled_range(void *ctx, size_t lo, size_t hi, int tid)
 }
 
 /* As tr_tiled_range, in units of 8 rows (so every range starts 16-byte aligned in the output). */
-static void tr_nt_range(void *ctx, size_t lo, size_t hi, int tid)
+static void tr_u16_range(void *ctx, size_t lo, size_t hi, int tid)
 {
 	(void)tid;
 	const struct tr_args *t = ctx;
@@ -217,8 +221,8 @@ static void tr_nt_range(void *ctx, size_t lo, size_t hi, int tid)
 	size_t g = p->a / 8, mat = p->a * p->b * 2;
 	for (size_t q = lo; q < hi;) {
 		size_t io = q / g, r0 = q % g, r1 = io == (hi - 1) / g ? (hi - 1) % g + 1 : g;
-		cpu_transpose_u16_nt((const uint16_t *)(t->x + io * mat + r0 * 8 * p->b * 2),
-			  (uint16_t *)(t->o + io * mat + r0 * 8 * 2), (r1 - r0) * 8, p->b, p->b, p->a);
+		cpu_transpose_u16((const uint16_t *)(t->x + io * mat + r0 * 8 * p->b * 2),
+				  (uint16_t *)(t->o + io * mat + r0 * 8 * 2), (r1 - r0) * 8, p->b, p->b, p->a, t->nt);
 		q += r1 - r0;
 	}
 }
@@ -246,9 +250,9 @@ static int tr_run(struct perfdb_op_case *c, struct perfdb_err *err)
 	PERFDB_TRY(tr_plan(c, &t.p, err));
 	const struct tr *p = &t.p;
 	size_t work = p->outer * p->a * p->mid * p->b * p->inner;
-	if (p->mid == 1 && p->inner == 2 && c->out[0].bytes >= NT_MIN_BYTES &&
-	    cpu_transpose_u16_nt_ok(t.o, p->a, p->a)) {
-		cpu_parallel(p->outer * p->a / 8, work, c->threads, tr_nt_range, &t);
+	t.nt = c->out[0].bytes >= NT_MIN_BYTES && cpu_transpose_u16_ok(t.o, p->a, p->a, 1);
+	if (p->mid == 1 && p->inner == 2 && cpu_transpose_u16_ok(t.o, p->a, p->a, t.nt)) {
+		cpu_parallel(p->outer * p->a / 8, work, c->threads, tr_u16_range, &t);
 		return 0;
 	}
 	if (p->mid == 1 && (p->inner == 1 || p->inner == 2 || p->inner == 4 || p->inner == 8))
