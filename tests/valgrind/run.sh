@@ -11,7 +11,7 @@
 # except for the cases below, whose output depends on the CPU: valgrind's
 # virtual CPU has no AVX-512, so oneDNN has no bf16 matmul there and the
 # MatMulV2 rows they expect to succeed fail (memcheck still has to be clean).
-CPU_DEPENDENT="microbench/cpu_bad_rows microbench/cpu_qwen3_e2e"
+CPU_DEPENDENT="microbench/cpu_bad_rows microbench/cpu_qwen3_e2e microbench/cpu_mla_preprocess"
 #   usage: run.sh BUILD_DIR [case-pattern]
 set -u
 BUILD=$1
