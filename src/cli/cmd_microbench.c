@@ -367,6 +367,13 @@ static int row_contended(const struct perfdb_engine_row *x, double ref)
 	return x->status == PERFDB_ENGINE_OK && perfdb_probe_contended(x->probe_gbs, ref);
 }
 
+/* PERFDB_PROBE=0 turns the bandwidth probe off (docs/replay.md "Contention"; make valgrind does). */
+static int probe_off(void)
+{
+	const char *v = getenv("PERFDB_PROBE");
+	return v && strcmp(v, "0") == 0;
+}
+
 /* Environment record and per-row measurements under <db>/reports/ (Decision 8). */
 static int write_records(const char *dbdir, const char *ts, const char *device, const char *env,
 			 const struct perfdb_engine_result *r, struct perfdb_err *err)
@@ -382,6 +389,8 @@ static int write_records(const char *dbdir, const char *ts, const char *device, 
 		ncont += (size_t)row_contended(&r->rows[i], ref);
 	if (ref > 0)
 		perfdb_strbuf_addf(&b, "probe_median_gbs=%.1f\nrows_contended=%zu\n", ref, ncont);
+	else if (probe_off())
+		perfdb_strbuf_addstr(&b, "probe=off\n");
 	snprintf(p, sizeof(p), "%s/reports/microbench_env_%s.txt", dbdir, ts);
 	int rc = perfdb_file_write_atomic(p, b.buf, b.len, err);
 	perfdb_strbuf_reset(&b);
@@ -544,6 +553,7 @@ static int run_native_ranked(struct perfdb_db_opts *o, struct perfdb_device_regi
 		.journal = journal, .resume = no->resume, .subprocess = no->subprocess,
 		.op_timeout_s = no->op_timeout, .contention_retries = (int)no->retries,
 		.probe_script = nscript ? script : NULL, .probe_script_n = nscript,
+		.no_probe = probe_off(),
 		.exit_after = hook && *hook ? (size_t)strtoul(hook, NULL, 10) : 0,
 		.crash_op = crash && *crash ? crash : NULL,
 	};
