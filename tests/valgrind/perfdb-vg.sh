@@ -8,8 +8,9 @@
 # the re-exec is turned off (PERFDB_OPENBLAS_REEXEC: the same process goes on).
 export PERFDB_OPENBLAS_REEXEC=1
 # microbench's bandwidth probe reads 64 MiB six times per row: seconds under
-# memcheck, and nothing it checks that the tests below do not
-export PERFDB_PROBE=0
+# memcheck, so it is off unless a case turns it on (cpu_contention does: its
+# readings come from a test hook, without the buffer)
+export PERFDB_PROBE=${PERFDB_PROBE-0}
 exec valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
   --show-leak-kinds=definite --suppressions="$(dirname "$0")/perfdb.supp" \
   --log-file="${PERFDB_VG_LOGS:-/tmp}/vg.%p.log" "$PERFDB_VG_REAL" "$@"
