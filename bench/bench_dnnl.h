@@ -85,4 +85,13 @@ static inline double bench_dnnl_matmul(int64_t m, int64_t n, int64_t k, dnnl_dat
 	return t[reps / 2];
 }
 
+/* GFLOP/s of a plain square oneDNN matmul of dtype dt, its fastest of reps calls after one warm-up: the machine's peak as a GEMM reaches it. */
+static inline double bench_dnnl_peak(int64_t n, dnnl_data_type_t dt, int reps)
+{
+	double best = 0;
+	if (bench_dnnl_matmul(n, n, n, dt, dt, dnnl_ab, 1, reps, &best) <= 0 || best <= 0)
+		return 0;
+	return 2.0 * (double)n * (double)n * (double)n / best / 1e9;
+}
+
 #endif

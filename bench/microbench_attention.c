@@ -127,15 +127,6 @@ static double time_fia(const char *const *slots, int n, const char *out, const s
 	return t[0];
 }
 
-/* GFLOP/s of a plain square oneDNN matmul, its fastest of reps calls after one warm-up. */
-static double gemm_peak(int64_t n, dnnl_data_type_t dt, int reps)
-{
-	double best = 0;
-	if (bench_dnnl_matmul(n, n, n, dt, dt, dnnl_ab, 1, reps, &best) <= 0 || best <= 0)
-		return 0;
-	return 2.0 * (double)n * (double)n * (double)n / best / 1e9;
-}
-
 int main(int argc, char **argv)
 {
 	int threads = argc > 1 ? atoi(argv[1]) : 1, div = argc > 2 ? atoi(argv[2]) : 8;
@@ -144,7 +135,7 @@ int main(int argc, char **argv)
 	struct perfdb_err err;
 	perfdb_backend_cpu.init(threads, &err);
 	printf("# attention (FusedInferAttentionScore, CPU backend), threads=%d, prefill heads / %d\n", threads, div);
-	double pk_bf = gemm_peak(2048, dnnl_bf16, 3), pk_f = gemm_peak(2048, dnnl_f32, 3);
+	double pk_bf = bench_dnnl_peak(2048, dnnl_bf16, 3), pk_f = bench_dnnl_peak(2048, dnnl_f32, 3);
 	printf("GEMM peak 2048^3 (oneDNN): bf16 %.1f GFLOP/s, fp32 %.1f GFLOP/s\n\n", pk_bf, pk_f);
 	printf("%-22s %6s %6s %10s %10s %9s %9s %10s\n", "prefill (causal)", "heads", "seq", "ms", "GFLOP/s",
 	       "%bf16pk", "%fp32pk", "cpu GF/s");

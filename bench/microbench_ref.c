@@ -72,13 +72,7 @@ int main(int argc, char **argv)
 	printf("%s", d.buf);
 	perfdb_strbuf_release(&d);
 	/* the machine's peak as a GEMM reaches it: the fastest of 3 oneDNN 2048^3 calls per dtype */
-	double peak[2];
-	for (int dt = 0; dt < 2; dt++) {
-		double best = 0, fl = 2.0 * 2048.0 * 2048.0 * 2048.0;
-		bench_dnnl_matmul(2048, 2048, 2048, dt ? dnnl_f32 : dnnl_bf16, dt ? dnnl_f32 : dnnl_bf16, dnnl_ab, 1, 3,
-				  &best);
-		peak[dt] = best > 0 ? fl / best / 1e9 : 0;
-	}
+	const double peak[2] = { bench_dnnl_peak(2048, dnnl_bf16, 3), bench_dnnl_peak(2048, dnnl_f32, 3) };
 	printf("\n# GEMM (GFLOP/s): perfdb op vs oneDNN direct (and OpenBLAS sgemv at fp32 M=1), and the\n"
 	       "# perfdb op as %% of the machine's peak = oneDNN 2048^3, fastest of 3: bf16 %.1f, fp32 %.1f GFLOP/s\n",
 	       peak[0], peak[1]);

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "perfdb/stats.h"
 #include "replay/probe.h"
 
 int perfdb_probe_init(struct perfdb_probe *p, size_t bytes, struct perfdb_err *err)
@@ -80,22 +81,15 @@ int perfdb_probe_note(struct perfdb_probe *p, double gbs)
 	return 0;
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 double perfdb_probe_median(double *v, size_t n)
 {
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++)
 		if (v[i] > 0)
 			v[k++] = v[i];
-	if (k == 0)
-		return 0;
-	qsort(v, k, sizeof(double), cmp_d);
-	return k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+	struct perfdb_stats st;
+	perfdb_stats_compute(v, k, &st);   /* k == 0: all zeros */
+	return st.median;
 }
 
 double perfdb_probe_reference(const struct perfdb_probe *p)

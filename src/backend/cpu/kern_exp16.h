@@ -57,4 +57,10 @@ static inline __attribute__((target("avx512f"), always_inline)) __m512 sigmoid16
 	return _mm512_mul_ps(r, _mm512_fnmadd_ps(d, r, _mm512_set1_ps(2.0f)));   /* r (2 - d r) */
 }
 
+/* SwiGlu's silu(g) * u for a 16-bit result (kern_bf16.c, kern_rows.c). */
+static inline __attribute__((target("avx512f"), always_inline)) __m512 silu_mul16_lp(__m512 g, __m512 u)
+{
+	return _mm512_mul_ps(_mm512_mul_ps(g, sigmoid16_lp(g)), u);
+}
+
 #endif

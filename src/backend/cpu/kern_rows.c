@@ -305,7 +305,7 @@ ROWS_TARGET void softmax_rows(int d, const void *x, void *y, float *e, size_t h,
 ROWS_TARGET __m512 swiglu16(int d, __m512 g, __m512 u)
 {
 	if (d != D_F32)
-		return _mm512_mul_ps(_mm512_mul_ps(g, sigmoid16_lp(g)), u);
+		return silu_mul16_lp(g, u);
 	const __m512 one = _mm512_set1_ps(1.0f), two = _mm512_set1_ps(2.0f);
 	__m512 dn = _mm512_add_ps(one, exp16(_mm512_sub_ps(_mm512_setzero_ps(), g)));
 	__m512 r = _mm512_rcp14_ps(dn);
