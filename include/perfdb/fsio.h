@@ -1,7 +1,8 @@
 /*
- * Crash-safe file replacement and the database lock (DESIGN.md: "A file is
- * always replaced atomically ... writers of one database directory take a
- * lock.  A crash at any instant leaves every table either old or new.")
+ * Crash-safe file replacement, whole-file reads and directory walks
+ * (DESIGN.md: "A file is always replaced atomically ... A crash at any
+ * instant leaves every table either old or new.")  The database lock is
+ * perfdb/lock.h.
  */
 #ifndef PERFDB_FSIO_H
 #define PERFDB_FSIO_H
@@ -40,31 +41,5 @@ int perfdb_is_dir(const char *path);
 int perfdb_dir_walk(const char *dir,
 		    int (*visit)(void *ctx, const char *path, const char *name, int is_dir),
 		    void *ctx, struct perfdb_err *err);
-
-/* Lock file name inside a database directory. */
-#define PERFDB_LOCK_NAME ".perfdb.lock"
-
-/* Default wait for the lock, seconds; PERFDB_LOCK_TIMEOUT overrides it. */
-#define PERFDB_LOCK_TIMEOUT_DEFAULT 60.0
-
-struct perfdb_lock {
-	int fd;       /* -1 when not held */
-	char *path;   /* lock file path (owned) */
-};
-
-#define PERFDB_LOCK_INIT { -1, NULL }
-
-/*
- * Take the exclusive advisory lock of database directory dir (flock on
- * dir/.perfdb.lock, created if needed; the directory must exist).  Waits up
- * to timeout_s seconds (< 0: the default or $PERFDB_LOCK_TIMEOUT), then
- * fails with -PERFDB_ELOCKED and a message naming the holder's pid.  The
- * kernel releases the lock if the process dies.
- */
-int perfdb_lock_acquire(struct perfdb_lock *lk, const char *dir,
-			double timeout_s, struct perfdb_err *err);
-
-/* Release (idempotent). */
-void perfdb_lock_release(struct perfdb_lock *lk);
 
 #endif

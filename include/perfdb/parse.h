@@ -162,8 +162,8 @@ const struct perfdb_agg_totals *perfdb_agg_totals(const struct perfdb_agg *a);
 const char *perfdb_parse_normalize_type(const char *type, size_t len, size_t *out_len);
 
 /*
- * `<>:"/\|?*` and 0x00-0x1F become '_' (spec/parse.md §4), an empty name
- * UNKNOWN_TYPE; a name longer than PERFDB_PARSE_NAME_MAX bytes keeps its
+ * `<>:"/\|?*` and 0x00-0x1F become '_' (spec/parse.md §4), and so does a
+ * leading '.' (no hidden tables; docs/parse.md), an empty name UNKNOWN_TYPE; a name longer than PERFDB_PARSE_NAME_MAX bytes keeps its
  * first bytes and ends with `~` and 16 hex digits of a hash of the whole
  * name, so every name fits a file system.  out is reset first.
  */

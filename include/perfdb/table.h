@@ -21,6 +21,7 @@
 
 #include "perfdb/err.h"
 #include "perfdb/fsio.h"
+#include "perfdb/lock.h"
 #include "perfdb/strbuf.h"
 
 struct perfdb_arena_block;

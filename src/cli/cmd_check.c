@@ -24,8 +24,14 @@
 
 #define MAX_PRINTED_WARNINGS 20
 
+/* the reference's flags (the database flags every reference tool has): prefixes resolve among them first */
+static const char *const reference_flags[] = {
+	OPT_REFERENCE_DB, NULL
+};
+
 const struct cmd_help cmd_check_help = {
 	.name = "check",
+	.reference = reference_flags,
 	.usage = "perfdb check [--json] [--strict] [database flags] [PATH ...]",
 	.summary = "validate database tables (CSV syntax, shapes, durations, duplicates)",
 	.description =

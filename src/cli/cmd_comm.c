@@ -26,8 +26,15 @@
 #include "comm/comm_nccl.h"
 #include "perfdb/comm.h"
 
+/* the reference's flags (generate_comm_microbench.py): prefixes resolve among them first */
+static const char *const reference_flags[] = {
+	"database-path", "ops", "num-devices", "topology-tier", "grid-shape", "dtype",
+	"bytes-grid", "output-csv", NULL
+};
+
 const struct cmd_help cmd_comm_help = {
 	.name = "comm",
+	.reference = reference_flags,
 	.usage = "mpirun -np N perfdb comm [--ops OP ...] [--num-devices N ...] [--topology-tier T ...]\n"
 		 "         [--grid-shape D ...] [--dtype DTYPE] [--bytes-grid B ...]\n"
 		 "         [--database-path DIR | --output-csv FILE] [--backend mpi] [options]",

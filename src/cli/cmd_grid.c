@@ -18,8 +18,14 @@
 #include "perfdb/grid.h"
 #include "progress.h"
 
+/* the reference's flags (generate_shape_grid.py): prefixes resolve among them first */
+static const char *const reference_flags[] = {
+	"target-models", OPT_REFERENCE_DB, "rows", "seed", "max-hbm-gb", NULL
+};
+
 const struct cmd_help cmd_grid_help = {
 	.name = "grid",
+	.reference = reference_flags,
 	.usage = "perfdb grid [--target-models IDS] [--model-config PATH ...] [--rows N] [--seed S]\n"
 		 "                  [--max-hbm-gb GB] [--dry-run] [--json] [database flags]",
 	.summary = "append theory shape rows (model-derived grids) to the database tables",

@@ -39,8 +39,18 @@ static const char *const modes[] = { "all", "missing-only", NULL };
 static const char *const backends[] = { "msprof", "cpu", "cuda", NULL };
 static const char *const exec_modes[] = { "inprocess", "subprocess", NULL };
 
+/* the reference's flags (start_microbench.py): prefixes resolve among them first */
+static const char *const reference_flags[] = {
+	OPT_REFERENCE_DB, "ops", "fail-fast", "repeat-count", "update-mode",
+	"prune-empty-duration-rows", "dispatch-ffn-combine-ep-size",
+	"dispatch-ffn-combine-nproc-per-node", "dispatch-ffn-combine-nnodes",
+	"dispatch-ffn-combine-node-rank", "dispatch-ffn-combine-master-addr",
+	"dispatch-ffn-combine-master-port", NULL
+};
+
 const struct cmd_help cmd_microbench_help = {
 	.name = "microbench",
+	.reference = reference_flags,
 	.usage = "perfdb microbench [--backend {msprof,cpu,cuda}] [--replay-command CMD] [--ops OP ...]\n"
 		 "                         [--repeat-count N] [--threads N] [--force-device]\n"
 		 "                         [--resume] [--execution-mode {inprocess,subprocess}]\n"

@@ -13,8 +13,14 @@
 #include "perfdb/parse.h"
 #include "progress.h"
 
+/* the reference's flags (parse_kernel_details.py): prefixes resolve among them first */
+static const char *const reference_flags[] = {
+	"profiling-path", OPT_REFERENCE_DB, NULL
+};
+
 const struct cmd_help cmd_parse_help = {
 	.name = "parse",
+	.reference = reference_flags,
 	.usage = "perfdb parse --profiling-path PATH [--jobs N] [--json] [--quiet] [database flags]",
 	.summary = "turn profiler output into per-kernel database tables",
 	.description =

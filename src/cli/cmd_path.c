@@ -10,8 +10,14 @@
 #include "dbopts.h"
 #include "perfdb/fsio.h"
 
+/* the reference's flags (the database flags every reference tool has): prefixes resolve among them first */
+static const char *const reference_flags[] = {
+	OPT_REFERENCE_DB, NULL
+};
+
 const struct cmd_help cmd_path_help = {
 	.name = "path",
+	.reference = reference_flags,
 	.usage = "perfdb path [--json] [database flags]",
 	.summary = "print the database directory the database flags resolve to",
 	.description =

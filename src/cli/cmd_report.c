@@ -16,8 +16,14 @@
 #include "perfdb/fsio.h"
 #include "perfdb_build.h"
 
+/* the reference's flags (the database flags every reference tool has): prefixes resolve among them first */
+static const char *const reference_flags[] = {
+	OPT_REFERENCE_DB, NULL
+};
+
 const struct cmd_help cmd_report_help = {
 	.name = "report",
+	.reference = reference_flags,
 	.usage = "perfdb report [--html FILE] [--hccl-dir DIR] [--json] [database flags]",
 	.summary = "summarise a database: coverage, hotspots, rooflines, collectives (HTML + markdown)",
 	.description =

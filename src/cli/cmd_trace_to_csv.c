@@ -10,8 +10,14 @@
 #include "perfdb/fsio.h"
 #include "perfdb/trace_to_csv.h"
 
+/* the reference's flags (trace_to_csv.py): prefixes resolve among them first */
+static const char *const reference_flags[] = {
+	"trace", "output", NULL
+};
+
 const struct cmd_help cmd_trace_to_csv_help = {
 	.name = "trace-to-csv",
+	.reference = reference_flags,
 	.usage = "perfdb trace-to-csv --trace FILE [--output FILE]",
 	.summary = "convert a TensorCast Chrome trace (JSON) to a per-op CSV",
 	.description =

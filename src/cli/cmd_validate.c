@@ -15,8 +15,14 @@
 #include "perfdb/dbpath.h"
 #include "perfdb/device.h"
 
+/* the reference's flags (validate_comm_alignment.py): prefixes resolve among them first */
+static const char *const reference_flags[] = {
+	"csv-dir", "tolerance", "verbose", NULL
+};
+
 const struct cmd_help cmd_validate_help = {
 	.name = "validate",
+	.reference = reference_flags,
 	.usage = "perfdb validate --csv-dir DIR [--tolerance T] [--verbose] [--device NAME] [--json]",
 	.summary = "check collective tables against the alpha-beta model of a device",
 	.description =

@@ -13,8 +13,15 @@
 
 static const char *const modes[] = { "all", "missing-only", NULL };
 
+/* the reference's flags (start_microbench.py, whose writeback this is): prefixes resolve among them first */
+static const char *const reference_flags[] = {
+	OPT_REFERENCE_DB, "ops", "update-mode", "prune-empty-duration-rows",
+	"dispatch-ffn-combine-ep-size", NULL
+};
+
 const struct cmd_help cmd_writeback_help = {
 	.name = "writeback",
+	.reference = reference_flags,
 	.usage = "perfdb writeback --profiling-path DIR [--ops OP ...] [--update-mode {all,missing-only}]\n"
 		 "                        [--prune-empty-duration-rows] [--json] [database flags]",
 	.summary = "write msprof op_summary results back into the database",

@@ -95,24 +95,51 @@ void opt_print_help(FILE *f, const struct opt *opts, const struct cmd_help *h)
 	}
 }
 
-/* Find an option by long name or unique prefix.  *ambiguous set on a tie. */
-static struct opt *find_long(struct opt *opts, const char *name, size_t len,
-			     int *ambiguous)
+static int in_list(const char *const *l, const char *name)
 {
-	struct opt *hit = NULL;
-	*ambiguous = 0;
-	for (struct opt *o = opts; o->type != OPT_END; o++) {
-		if (o->type == OPT_GROUP)
-			continue;
-		if (strlen(o->name) == len && strncmp(o->name, name, len) == 0)
+	for (; l && *l; l++)
+		if (strcmp(*l, name) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * Find an option by long name or unique prefix (cmd_help.reference says
+ * in which order the candidates are looked at).  Returns NULL when nothing
+ * matches or, with *nmatch > 1, on a tie; matches[] then lists up to 8.
+ */
+static struct opt *find_long(struct opt *opts, const char *const *ref, const char *name,
+			     size_t len, struct opt **matches, size_t *nmatch)
+{
+	*nmatch = 0;
+	for (struct opt *o = opts; o->type != OPT_END; o++)
+		if (o->type != OPT_GROUP && strlen(o->name) == len &&
+		    strncmp(o->name, name, len) == 0)
 			return o;
-		if (strncmp(o->name, name, len) == 0) {
-			if (hit)
-				*ambiguous = 1;
-			hit = o;
+	for (int pass = ref ? 0 : 1; pass < 2; pass++) {
+		for (struct opt *o = opts; o->type != OPT_END; o++) {
+			if (o->type == OPT_GROUP || strncmp(o->name, name, len) != 0)
+				continue;
+			if (pass == 0 && !in_list(ref, o->name))
+				continue;
+			if (*nmatch < 8)
+				matches[*nmatch] = o;
+			++*nmatch;
 		}
+		if (*nmatch)
+			break;
 	}
-	return *ambiguous ? NULL : hit;
+	return *nmatch == 1 ? matches[0] : NULL;
+}
+
+/* $PERFDB_TRACE_OPTIONS=1: say on stderr which option each prefix became. */
+static void trace_option(const struct cmd_help *h, const char *given, size_t len,
+			 const struct opt *o)
+{
+	const char *t = getenv("PERFDB_TRACE_OPTIONS");
+	if (t && strcmp(t, "1") == 0)
+		fprintf(stderr, "perfdb %s: option --%.*s is --%s\n", h->name, (int)len, given,
+			o->name);
 }
 
 static struct opt *find_short(struct opt *opts, char c)
@@ -221,12 +248,22 @@ int opt_parse(int argc, char **argv, struct opt *opts, const struct cmd_help *h,
 			const char *name = a + 2;
 			const char *eq = strchr(name, '=');
 			size_t len = eq ? (size_t)(eq - name) : strlen(name);
-			int amb;
-			o = find_long(opts, name, len, &amb);
-			if (amb)
-				return opt_usage_error(h, "ambiguous option: --%.*s", (int)len, name);
+			struct opt *m[8];
+			size_t nm;
+			o = find_long(opts, h->reference, name, len, m, &nm);
+			if (nm > 1) {
+				/* argparse's wording */
+				char list[512];
+				size_t w = 0;
+				for (size_t k = 0; k < nm && k < 8 && w < sizeof(list); k++)
+					w += (size_t)snprintf(list + w, sizeof(list) - w, "%s--%s",
+							      k ? ", " : "", m[k]->name);
+				return opt_usage_error(h, "ambiguous option: --%.*s could match %s",
+						       (int)len, name, list);
+			}
 			if (!o)
 				return opt_usage_error(h, "unrecognized arguments: %s", a);
+			trace_option(h, name, len, o);
 			if (eq)
 				inline_val = eq + 1;
 		} else {

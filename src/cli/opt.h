@@ -58,7 +58,19 @@ struct cmd_help {
 	const char *description;   /* paragraphs after the usage line, may be NULL */
 	const char *positional;    /* description of positional args, may be NULL */
 	size_t max_positional;     /* 0 = none accepted */
+	/*
+	 * The long flags of the reference tool this command re-implements
+	 * (NULL-terminated; NULL when there is none).  A prefix is resolved
+	 * among these first, exactly as the reference's argparse resolves it;
+	 * perfdb's own flags are candidates only when no reference flag
+	 * matches, so they never make a reference prefix ambiguous
+	 * (`--database` is `--database-path`, not also `--database-root`).
+	 */
+	const char *const *reference;
 };
+
+/* The database-location flags every reference tool has. */
+#define OPT_REFERENCE_DB "database-path", "device", "vllm-version", "torch-version", "cann-version"
 
 /*
  * Parse argv[1..argc-1] (argv[0] is the command name).  Positional

@@ -22,6 +22,7 @@
 
 #include "perfdb/comm.h"
 #include "perfdb/fsio.h"
+#include "perfdb/lock.h"
 #include "perfdb/table.h"
 
 const char *const perfdb_comm_columns[PERFDB_COMM_NCOLS] = {

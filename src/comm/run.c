@@ -25,6 +25,7 @@
 
 #include "harness.h"
 #include "perfdb/fsio.h"
+#include "perfdb/lock.h"
 
 void perfdb_comm_opts_defaults(struct perfdb_comm_opts *o)
 {

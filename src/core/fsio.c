@@ -1,6 +1,6 @@
 /*
- * Atomic file replacement, whole-file reads, mkdir -p and the database
- * lock (include/perfdb/fsio.h).
+ * Atomic file replacement, whole-file reads, mkdir -p and the directory
+ * walk (include/perfdb/fsio.h); the lock is src/core/lock.c.
  *
  * Atomic replace protocol: open `.<name>.tmp.<pid>.<n>` with O_EXCL in the
  * target's directory (same filesystem, so rename is atomic), write all,
@@ -97,7 +97,7 @@ int perfdb_file_write_atomic(const char *path, const void *data, size_t len,
 	}
 	if (fd < 0) {
 		saved = errno;
-		rc = perfdb_err_errno(err, saved, "cannot create temporary file in '%s' to write '%s'", dir, base);
+		rc = perfdb_err_errno(err, saved, "cannot write '%s': no temporary file in '%s'", path, dir);
 		goto out;
 	}
 	if (write_all(fd, data, len) < 0) {
@@ -250,144 +250,4 @@ int perfdb_dir_walk(const char *dir,
 		    void *ctx, struct perfdb_err *err)
 {
 	return walk(dir, 1, visit, ctx, err);
-}
-
-/* ---- lock ------------------------------------------------------------ */
-
-static double lock_timeout(double t)
-{
-	if (t >= 0)
-		return t;
-	const char *e = getenv("PERFDB_LOCK_TIMEOUT");
-	if (e && *e) {
-		char *end;
-		double v = strtod(e, &end);
-		if (end != e && *end == '\0' && v >= 0)
-			return v;
-	}
-	return PERFDB_LOCK_TIMEOUT_DEFAULT;
-}
-
-static void read_holder(int fd, char *buf, size_t cap)
-{
-	ssize_t n = pread(fd, buf, cap - 1, 0);
-	if (n < 0)
-		n = 0;
-	buf[n] = '\0';
-	char *nl = strchr(buf, '\n');
-	if (nl)
-		*nl = '\0';
-}
-
-/*
- * A writer killed between creating its temporary file and the rename
- * leaves `.<name>.tmp.<pid>.<hex>` behind (its table is intact).  The next
- * writer to take the lock removes those whose process no longer exists; a
- * live pid's file may belong to a writer that does not hold the lock (the
- * report files), so it is left alone.
- */
-static int stale_tmp(const char *name)
-{
-	if (name[0] != '.')
-		return 0;
-	const char *t = NULL;
-	for (const char *p = strstr(name + 1, ".tmp."); p; p = strstr(p + 1, ".tmp."))
-		t = p;
-	if (!t || t == name + 1)
-		return 0;
-	const char *s = t + 5;
-	char *end;
-	long pid = strtol(s, &end, 10);
-	if (end == s || *end != '.' || pid <= 0 || !isxdigit((unsigned char)end[1]))
-		return 0;
-	for (s = end + 1; isxdigit((unsigned char)*s); s++)
-		;
-	if (*s || pid == (long)getpid())
-		return 0;
-	return kill((pid_t)pid, 0) < 0 && errno == ESRCH;
-}
-
-static int sweep_visit(void *ctx, const char *path, const char *name, int is_dir)
-{
-	(void)ctx;
-	struct stat st;
-	if (is_dir)   /* not through links: the sweep stays inside the database */
-		return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
-	if (stale_tmp(name))
-		(void)unlink(path);
-	return 0;
-}
-
-int perfdb_lock_acquire(struct perfdb_lock *lk, const char *dir,
-			double timeout_s, struct perfdb_err *err)
-{
-	lk->fd = -1;
-	lk->path = NULL;
-	if (!perfdb_is_dir(dir))
-		return perfdb_err_set(err, PERFDB_ENOENT, "database directory not found: '%s'", dir);
-	size_t n = strlen(dir) + sizeof(PERFDB_LOCK_NAME) + 2;
-	lk->path = malloc(n);
-	if (!lk->path)
-		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
-	snprintf(lk->path, n, "%s/%s", dir, PERFDB_LOCK_NAME);
-	int fd = open(lk->path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-	if (fd < 0) {
-		int e = errno;
-		int rc = perfdb_err_errno(err, e, "cannot open lock file '%s'", lk->path);
-		free(lk->path);
-		lk->path = NULL;
-		return rc;
-	}
-	double limit = lock_timeout(timeout_s);
-	struct timespec start, now;
-	clock_gettime(CLOCK_MONOTONIC, &start);
-	for (;;) {
-		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
-			break;
-		if (errno != EWOULDBLOCK && errno != EINTR) {
-			int e = errno;
-			int rc = perfdb_err_errno(err, e, "cannot lock '%s'", lk->path);
-			close(fd);
-			free(lk->path);
-			lk->path = NULL;
-			return rc;
-		}
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		double waited = (double)(now.tv_sec - start.tv_sec) +
-				(double)(now.tv_nsec - start.tv_nsec) * 1e-9;
-		if (waited >= limit) {
-			char holder[256];
-			read_holder(fd, holder, sizeof(holder));
-			int rc = perfdb_err_set(err, PERFDB_ELOCKED,
-				"database '%s' is locked by another perfdb process (%s); "
-				"gave up after %.0f s (set PERFDB_LOCK_TIMEOUT to wait longer)",
-				dir, holder[0] ? holder : "holder unknown", limit);
-			close(fd);
-			free(lk->path);
-			lk->path = NULL;
-			return rc;
-		}
-		struct timespec d = { 0, 20 * 1000 * 1000 };
-		nanosleep(&d, NULL);
-	}
-	/* Record the holder for the message another process may print. */
-	char who[128];
-	int len = snprintf(who, sizeof(who), "pid %ld\n", (long)getpid());
-	if (ftruncate(fd, 0) == 0 && len > 0)
-		(void)!pwrite(fd, who, (size_t)len, 0);
-	lk->fd = fd;
-	struct perfdb_err ignored;
-	(void)perfdb_dir_walk(dir, sweep_visit, NULL, &ignored);
-	return 0;
-}
-
-void perfdb_lock_release(struct perfdb_lock *lk)
-{
-	if (lk->fd >= 0) {
-		flock(lk->fd, LOCK_UN);
-		close(lk->fd);
-	}
-	lk->fd = -1;
-	free(lk->path);
-	lk->path = NULL;
 }

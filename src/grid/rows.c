@@ -164,17 +164,23 @@ size_t grid_template_slots(const char *cell)
 		}
 		s = perfdb_span_trim(s);
 	}
+	/* one slot per top-level ';', plus the text after the last one only if
+	 * there is any: "2;" is one slot, as the reference counts it, so a
+	 * generated row gets no trailing empty slot from it ("2;;" is two) */
 	size_t n = 1;
-	int depth = 0;
+	int depth = 0, open_slot = 1;
 	for (size_t i = 0; i < s.len; i++) {
-		if (s.p[i] == ';' && depth == 0)
+		open_slot = 1;
+		if (s.p[i] == ';' && depth == 0) {
 			n++;
-		else if (s.p[i] == '(')
+			open_slot = 0;
+		} else if (s.p[i] == '(') {
 			depth++;
-		else if (s.p[i] == ')')
+		} else if (s.p[i] == ')') {
 			depth = depth > 0 ? depth - 1 : 0;
+		}
 	}
-	return n;
+	return open_slot ? n : n - 1;
 }
 
 /* split_metadata_slots + is_absent_slot: absent[i] for each ';' part. */

@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 
 #include "perfdb/fsio.h"
+#include "perfdb/lock.h"
 
 uint64_t perfdb_grid_hbm_budget(double gb)
 {

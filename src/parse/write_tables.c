@@ -50,9 +50,11 @@ int perfdb_parse_sanitize_name(const char *type, struct perfdb_strbuf *out)
 		e--;
 	if (s == e)
 		return perfdb_strbuf_addstr(out, "UNKNOWN_TYPE");
-	for (; s < e; s++) {
+	/* a leading '.' would make a hidden table that every directory walk
+	 * (grid, check, microbench) skips, as it skips temporary files */
+	for (const char *first = s; s < e; s++) {
 		unsigned char c = (unsigned char)*s;
-		int bad = c < 0x20 || strchr("<>:\"/\\|?*", c) != NULL;
+		int bad = c < 0x20 || strchr("<>:\"/\\|?*", c) != NULL || (s == first && c == '.');
 		PERFDB_TRY(perfdb_strbuf_addch(out, bad ? '_' : c));
 	}
 	/*

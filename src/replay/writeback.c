@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "perfdb/fsio.h"
+#include "perfdb/lock.h"
 #include "perfdb/replay.h"
 #include "perfdb/signature.h"
 #include "perfdb/stats.h"

@@ -22,8 +22,8 @@ while [ $# -gt 0 ]; do
 done
 "$PERFDB" grid --database-path "$WORK/got" "${args[@]}" > "$WORK/stdout"
 python3 "$HERE/oracle_grid.py" expect "$WORK/want" "${oargs[@]}"
-if ! diff -rq -x .perfdb.lock "$WORK/want" "$WORK/got"; then
-  for f in $(diff -rq -x .perfdb.lock "$WORK/want" "$WORK/got" | awk '{print $2}' | head -3); do
+if ! diff -rq "$WORK/want" "$WORK/got"; then
+  for f in $(diff -rq "$WORK/want" "$WORK/got" | awk '{print $2}' | head -3); do
     b=$(basename "$f"); echo "--- $b"; diff "$f" "$WORK/got/$b" | head -10
   done
   exit 1

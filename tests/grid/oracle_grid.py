@@ -4,7 +4,8 @@
 Written from the spec text alone (grids, patterns, models, generator rules,
 row build, sort), not from perfdb's sources or data/grid.yaml.  Given a
 database built by `make_db` (one template row per kernel type, BF16 dtypes,
-one input and one output slot of shape 3,7 that no generator produces), it
+one input and one output slot of shape 3,7 that no generator produces; a few
+kernel types get templates with empty and absent slots, SLOT_TEMPLATES), it
 writes the tables `perfdb grid --rows 0` must produce, so the CLI test can
 compare them byte for byte.
 
@@ -408,6 +409,65 @@ HEADER = ["OP State", "Accelerator Core", "Input Shapes", "Input Data Types", "I
           "Profiling Average aiv_time(us)", "Count"]
 TEMPLATE = ["dynamic", "AI_VECTOR_CORE", '"3,7"', "DT_BF16", "ND", '"3,7"', "DT_BF16", "ND",
             "11.5", "9.25", "4"]
+# Templates whose slots test the reference's slot rules (utils.py
+# parse_shape_text / align_shape_slot_count, theory_router.py
+# clear_absent_shape_slots): a trailing ';' opens no slot, ';;' keeps an
+# empty one, generated shapes are padded to the template's count, and a slot
+# whose dtype or format is absent is emptied.
+SLOT_TEMPLATES = {
+    "Cumsum": ('"3,7;"', "DT_BF16;DT_BF16", "ND;ND"),
+    "Fill": ('"3,7;;"', "DT_BF16;DT_BF16;DT_BF16", "ND;ND;ND"),
+    "DynamicQuant": ('"3,7;;4"', "DT_BF16;DT_BF16;DT_BF16", "ND;ND;NULL"),
+    "AddRmsNormDynamicQuant": ('"3,7;3,7;7;7;"', "DT_BF16;DT_BF16;DT_BF16;DT_UNDEFINED;DT_BF16",
+                               "ND;ND;ND;ND;ND"),
+}
+
+
+def template_row(k):
+    row = list(TEMPLATE)
+    if k in SLOT_TEMPLATES:
+        row[2], row[3], row[4] = SLOT_TEMPLATES[k]
+    return row
+
+
+def slot_count(cell):
+    """Slots of a template shape cell, as parse_shape_text splits it."""
+    v = cell.strip()
+    if v.startswith('"') and v.endswith('"'):
+        v = v[1:-1]
+    v = v.strip()
+    if not v or v.upper() in ("N/A", "NA", "NULL", "NONE", "UNDEFINED"):
+        return 0
+    parts, depth, cur = 0, 0, ""
+    for ch in v:
+        if ch == ";" and depth == 0:
+            parts, cur = parts + 1, ""
+            continue
+        depth = depth + 1 if ch == "(" else max(0, depth - 1) if ch == ")" else depth
+        cur += ch
+    return parts + (1 if cur else 0)
+
+
+def fit_slots(shapes, template_cell, dtypes, formats):
+    """Pad to the template's slot count, then empty the absent slots."""
+    out = list(shapes) + [()] * max(0, slot_count(template_cell) - len(shapes))
+    def parts(c):
+        c = c.strip().strip('"')
+        return [x.strip() for x in c.split(";")] if c else []
+    absent = ("", "NULL", "NONE", "UNDEFINED", "DT_UNDEFINED")
+    dt, fm = parts(dtypes), parts(formats)
+    return [() if (i < len(dt) and dt[i].upper() in absent) or
+            (i < len(fm) and fm[i].upper() in absent) else s for i, s in enumerate(out)]
+
+
+def sort_key(text_):
+    """parse_shape_text of the written cell: the trailing empty part goes."""
+    parts = text_.split(";") if text_ else []
+    if parts and parts[-1] == "":
+        parts.pop()
+    return tuple(tuple(int(x) for x in p.split(",")) if p else () for p in parts)
+
+
 RUNTIME = ["Runtime source_profile", "Runtime actual_seq_lengths_shape",
            "Runtime actual_seq_lengths_values", "Runtime actual_seq_lengths_kv_shape",
            "Runtime actual_seq_lengths_kv_values", "Runtime avg_seq_len",
@@ -432,7 +492,7 @@ def make_db(d):
     os.makedirs(d, exist_ok=True)
     for k in sorted(ASSIGN) + ["MatMulCommon", "NotAKernel"]:
         with open(os.path.join(d, k + ".csv"), "w", newline="") as f:
-            f.write(write([HEADER, TEMPLATE]))
+            f.write(write([HEADER, template_row(k)]))
 
 
 def expect(d, ids, gb):
@@ -442,8 +502,13 @@ def expect(d, ids, gb):
         rows = PATTERNS[p](ms, bool(ids))
         header = list(HEADER) + (RUNTIME if p == "fia" else []) + (["EP Size"] if p == "dfc" else [])
         new, seen = [], set()
+        tmpl = dict(zip(HEADER, template_row(k)))
         for r in rows:
             ins, outs, extra = r[0], r[1], (r[2] if len(r) > 2 else {})
+            md = lambda c: extra.get(c, tmpl[c])   # noqa: E731
+            ins = fit_slots(ins, tmpl["Input Shapes"], md("Input Data Types"), md("Input Formats"))
+            outs = fit_slots(outs, tmpl["Output Shapes"], md("Output Data Types"),
+                             md("Output Formats"))
             if budget:
                 est = sum(math.prod(s) * 2 for s in ins + outs if s)
                 if est > budget:
@@ -452,16 +517,17 @@ def expect(d, ids, gb):
             if key in seen:
                 continue
             seen.add(key)
-            cells = dict(zip(HEADER, TEMPLATE))
+            cells = dict(tmpl)
+            cell = lambda sl: '"%s"' % text(sl) if text(sl) else ""   # noqa: E731
             cells.update({"Duration(us)": "0", "Profiling Average aiv_time(us)": "0",
-                          "Input Shapes": '"%s"' % text(ins), "Output Shapes": '"%s"' % text(outs)})
+                          "Input Shapes": cell(ins), "Output Shapes": cell(outs)})
             for c in RUNTIME:
                 cells[c] = "0"
             cells["EP Size"] = ""
             cells.update(extra)
-            new.append((tuple(ins), [cells[h] for h in header]))
+            new.append((sort_key(text(ins)), [cells[h] for h in header]))
         new.sort(key=lambda x: x[0])
-        tmpl_row = TEMPLATE + [""] * (len(header) - len(HEADER))
+        tmpl_row = template_row(k) + [""] * (len(header) - len(HEADER))
         with open(os.path.join(d, k + ".csv"), "w", newline="") as f:
             f.write(write([header, tmpl_row] + [c for _, c in new]))
 

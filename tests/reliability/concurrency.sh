@@ -5,9 +5,9 @@
 #     "B then A" (computed by sequential runs); a lost update (a writer
 #     that read the tables before the other wrote) gives neither.
 #  2. perfdb grid and perfdb writeback together, 5 times: same check.
-#  3. While another process holds the lock (flock(1) on <db>/.perfdb.lock,
-#     standing in for a perfdb writer), perfdb parse waits and writes
-#     nothing; once the holder exits it completes.
+#  3. While another process holds the lock (flock(1) on the <db> directory
+#     itself, standing in for a perfdb writer), perfdb parse waits and
+#     writes nothing; once the holder exits it completes.
 #  4. A lock held longer than PERFDB_LOCK_TIMEOUT: exit 1 and a message
 #     naming the database, the holder and the variable; nothing written.
 #   usage: concurrency.sh PERFDB GEN_PROFILE
@@ -16,7 +16,7 @@ P=$PERFDB
 "$GEN_PROFILE" "$WORK/pa" --rows 20000 --ranks 2 --seed 11 >/dev/null
 "$GEN_PROFILE" "$WORK/pb" --rows 20000 --ranks 2 --seed 12 --layers 3 >/dev/null
 parse() { "$P" parse -q --profiling-path "$WORK/$1" --database-path "$2" >/dev/null 2>>"$WORK/err"; }
-state() { tree_hashes "$1" | grep -v '\.perfdb\.lock$'; }
+state() { tree_hashes "$1"; }
 
 mkdir -p "$WORK/seq"
 parse pa "$WORK/seq/ab" && parse pb "$WORK/seq/ab" && parse pb "$WORK/seq/ba" && parse pa "$WORK/seq/ba" ||
@@ -67,9 +67,9 @@ parse pa "$D" || fail "parse"
 before=$(state "$D")
 mkfifo "$WORK/release.fifo"
 rm -f "$WORK/ready"
-flock "$D/.perfdb.lock" bash -c "echo 'pid '\$\$ > '$D/.perfdb.lock'; : > '$WORK/ready'; read -r _ < '$WORK/release.fifo'" &
+flock "$D" bash -c ": > '$WORK/ready'; read -r _ < '$WORK/release.fifo'" &
 holder=$!
-until [ -e "$WORK/ready" ]; do sleep 0.05; done   # the holder has the lock and wrote its pid
+until [ -e "$WORK/ready" ]; do sleep 0.05; done   # the holder has the lock
 PERFDB_LOCK_TIMEOUT=600 "$P" parse -q --profiling-path "$WORK/pb" --database-path "$D" >/dev/null 2>"$WORK/held.err" &
 waiter=$!
 sleep 1
@@ -84,15 +84,15 @@ echo "a held lock: perfdb waited and wrote nothing, then completed"
 # A lock held past the timeout.
 before=$(state "$D")
 rm -f "$WORK/ready"
-flock "$D/.perfdb.lock" bash -c "echo 'pid '\$\$ > '$D/.perfdb.lock'; : > '$WORK/ready'; read -r _ < '$WORK/release.fifo'" &
+flock "$D" bash -c ": > '$WORK/ready'; read -r _ < '$WORK/release.fifo'" &
 holder=$!
-until [ -e "$WORK/ready" ]; do sleep 0.05; done   # the holder has the lock and wrote its pid
-hpid=$(sed -n 's/^pid //p' "$D/.perfdb.lock")
+until [ -e "$WORK/ready" ]; do sleep 0.05; done   # the holder has the lock
+hpid=$holder   # flock(1) itself took it: /proc/locks names that pid
 PERFDB_LOCK_TIMEOUT=1 "$P" parse -q --profiling-path "$WORK/pa" --database-path "$D" >/dev/null 2>"$WORK/to.err"
 rc=$?
 echo go > "$WORK/release.fifo"; wait $holder
 [ $rc -eq 1 ] || fail "lock timeout: exit $rc, expected 1"
-want="perfdb parse: error: database '$D' is locked by another perfdb process (pid $hpid); gave up after 1 s (set PERFDB_LOCK_TIMEOUT to wait longer)"
+want="perfdb parse: error: database '$D' is locked by another perfdb process (pid $hpid: flock); gave up after 1 s (set PERFDB_LOCK_TIMEOUT to wait longer)"
 [ "$(cat "$WORK/to.err")" = "$want" ] || fail "lock timeout message: $(cat "$WORK/to.err") (want: $want)"
 [ "$(state "$D")" = "$before" ] || fail "a run that timed out on the lock changed the database"
 [ -z "$(temps "$D")" ] || fail "temporary files left: $(temps "$D")"

@@ -29,7 +29,7 @@ hashes() {
 temps() { find "$1" -name '.*.tmp.*' 2>/dev/null | sort; }
 
 # lock_free DIR: the database lock can be taken at once.
-lock_free() { [ ! -e "$1/.perfdb.lock" ] || flock -n "$1/.perfdb.lock" true; }
+lock_free() { flock -n "$1" true; }
 
 # Every file under DIR with its hash (to prove that nothing changed).
 tree_hashes() {

@@ -102,10 +102,10 @@ echo "missing parent directory"
 cp -a "$WORK/db0" "$WORK/db"
 printf '{"traceEvents": []}' > "$WORK/trace.json"
 expect_fail "trace-to-csv into a missing directory" "$WORK/db" \
-  "^perfdb trace-to-csv: error: cannot create temporary file in '$WORK/missing/dir' to write 'out.csv': No such file or directory$" \
+  "^perfdb trace-to-csv: error: cannot write '$WORK/missing/dir/out.csv': no temporary file in '$WORK/missing/dir': No such file or directory$" \
   "$P" trace-to-csv --trace "$WORK/trace.json" --output "$WORK/missing/dir/out.csv"
 expect_fail "report into a missing directory" "$WORK/db" \
-  "^perfdb report: error: cannot create temporary file in '$WORK/missing' to write 'r.html': No such file or directory$" \
+  "^perfdb report: error: cannot write '$WORK/missing/r.html': no temporary file in '$WORK/missing': No such file or directory$" \
   "$P" report --database-path "$WORK/db" --html "$WORK/missing/r.html"
 expect_fail "grid on a missing database" "$WORK/db" \
   "^perfdb grid: error: Data directory does not exist: $WORK/missing/db$" \

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "perfdb/fsio.h"
+#include "perfdb/lock.h"
 
 static char dir[64];
 
@@ -76,7 +77,7 @@ static void test_write_atomic_failure_leaves_nothing(void **state)
 	assert_int_equal(perfdb_file_write_atomic(blocker, "x", 1, &err), 0);
 	snprintf(path, sizeof(path), "%s/T.csv", blocker);
 	assert_int_equal(perfdb_file_write_atomic(path, "y", 1, &err), -PERFDB_EIO);
-	assert_non_null(strstr(err.msg, "cannot create temporary file in"));
+	assert_non_null(strstr(err.msg, "/T.csv': no temporary file in"));
 	/* target is a directory: rename fails, temp file removed */
 	char sub[160];
 	snprintf(sub, sizeof(sub), "%s/sub", dir);
@@ -117,7 +118,11 @@ static void test_lock(void **state)
 	/* a second holder (flock is per open file) waits, then gives up clearly */
 	assert_int_equal(perfdb_lock_acquire(&b, dir, 0.1, &err), -PERFDB_ELOCKED);
 	char want[160];
-	snprintf(want, sizeof(want), "is locked by another perfdb process (pid %ld)", (long)getpid());
+	/* the holder named from /proc/locks: pid and program */
+	snprintf(want, sizeof(want), "is locked by another perfdb process (pid %ld: test_fsio)",
+		 (long)getpid());
+	if (!strstr(err.msg, want))
+		fprintf(stderr, "got: %s\n", err.msg);
 	assert_non_null(strstr(err.msg, want));
 	assert_non_null(strstr(err.msg, "PERFDB_LOCK_TIMEOUT"));
 	perfdb_lock_release(&a);
@@ -154,8 +159,104 @@ static void test_lock_timeout_env(void **state)
 	setenv("PERFDB_LOCK_TIMEOUT", "0", 1);
 	assert_int_equal(perfdb_lock_acquire(&b, dir, -1, &err), -PERFDB_ELOCKED);
 	assert_non_null(strstr(err.msg, "gave up after 0 s"));
+	setenv("PERFDB_LOCK_TIMEOUT", "0.25", 1);
+	double t = 0;
+	assert_int_equal(perfdb_lock_timeout_env(&t, &err), 0);
+	assert_true(t == 0.25);
+	/* values that once silently meant 60 s (or forever) are refused */
+	static const char *const bad[] = { "abc", "1s", "-1", "", "inf", "nan", "1e999" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		setenv("PERFDB_LOCK_TIMEOUT", bad[i], 1);
+		assert_int_equal(perfdb_lock_acquire(&b, dir, -1, &err), -PERFDB_EINVAL);
+		assert_non_null(strstr(err.msg, "PERFDB_LOCK_TIMEOUT: invalid value"));
+	}
 	unsetenv("PERFDB_LOCK_TIMEOUT");
+	assert_int_equal(perfdb_lock_timeout_env(&t, &err), 0);
+	assert_true(t == PERFDB_LOCK_TIMEOUT_DEFAULT);
 	perfdb_lock_release(&a);
+}
+
+static void mk(const char *rel)
+{
+	char p[160];
+	snprintf(p, sizeof(p), "%s/%s", dir, rel);
+	struct perfdb_err err;
+	assert_int_equal(perfdb_mkdir_p(p, &err), 0);
+}
+
+/* rc of taking the lock of dir/rel for 0.05 s */
+static int try_lock(const char *rel, struct perfdb_err *err)
+{
+	char p[160];
+	snprintf(p, sizeof(p), "%s/%s", dir, rel);
+	struct perfdb_lock l;
+	int rc = perfdb_lock_acquire(&l, p, 0.05, err);
+	perfdb_lock_release(&l);
+	return rc;
+}
+
+/* The scope: a directory excludes everything under it and above it, not its
+ * siblings; a link reaches the directory it names. */
+static void test_lock_scope(void **state)
+{
+	(void)state;
+	mk("root/dev/vllm_ascend/v1");
+	mk("root/dev/vllm_ascend/v2");
+	char p[160], l[160];
+	snprintf(l, sizeof(l), "%s/alias", dir);
+	assert_int_equal(symlink("root/dev/vllm_ascend/v1", l), 0);
+	struct perfdb_err err;
+	struct perfdb_lock a;
+
+	snprintf(p, sizeof(p), "%s/root", dir);
+	assert_int_equal(perfdb_lock_acquire(&a, p, 1.0, &err), 0);
+	assert_int_equal(try_lock("root/dev/vllm_ascend/v1", &err), -PERFDB_ELOCKED);
+	/* the message names the database asked for and the holder */
+	assert_non_null(strstr(err.msg, "root/dev/vllm_ascend/v1' is locked by another perfdb process (pid"));
+	assert_int_equal(try_lock("root", &err), -PERFDB_ELOCKED);
+	assert_int_equal(try_lock("alias", &err), -PERFDB_ELOCKED);
+	assert_int_equal(try_lock(".", &err), -PERFDB_ELOCKED);
+	perfdb_lock_release(&a);
+
+	snprintf(p, sizeof(p), "%s/root/dev/vllm_ascend/v1", dir);
+	assert_int_equal(perfdb_lock_acquire(&a, p, 1.0, &err), 0);
+	assert_int_equal(try_lock("root", &err), -PERFDB_ELOCKED);
+	assert_int_equal(try_lock("root/dev", &err), -PERFDB_ELOCKED);
+	assert_int_equal(try_lock("alias", &err), -PERFDB_ELOCKED);
+	assert_int_equal(try_lock("root/dev/vllm_ascend/v2", &err), 0);   /* a sibling */
+	perfdb_lock_release(&a);
+	assert_int_equal(try_lock("root", &err), 0);
+
+	/* a file is not a database directory */
+	snprintf(p, sizeof(p), "%s/root/f", dir);
+	assert_int_equal(perfdb_file_write_atomic(p, "x", 1, &err), 0);
+	assert_int_equal(try_lock("root/f", &err), -PERFDB_ENOENT);
+}
+
+/* Nothing is left behind: the directory holds what it held; the pid file of
+ * earlier versions goes, a user's file of that name stays. */
+static void test_lock_leaves_nothing(void **state)
+{
+	(void)state;
+	mk("db");
+	char p[160], f[200];
+	snprintf(p, sizeof(p), "%s/db", dir);
+	struct perfdb_err err;
+	struct perfdb_lock a;
+	assert_int_equal(perfdb_lock_acquire(&a, p, 1.0, &err), 0);
+	perfdb_lock_release(&a);
+	assert_int_equal(count_entries(p, ""), 2);   /* "." and ".." */
+
+	snprintf(f, sizeof(f), "%s/.perfdb.lock", p);
+	assert_int_equal(perfdb_file_write_atomic(f, "pid 12345\n", 10, &err), 0);
+	assert_int_equal(perfdb_lock_acquire(&a, p, 1.0, &err), 0);
+	perfdb_lock_release(&a);
+	assert_int_equal(count_entries(p, ""), 2);   /* "." and ".." */
+
+	assert_int_equal(perfdb_file_write_atomic(f, "my notes\n", 9, &err), 0);
+	assert_int_equal(perfdb_lock_acquire(&a, p, 1.0, &err), 0);
+	perfdb_lock_release(&a);
+	assert_int_equal(count_entries(p, ".perfdb.lock"), 1);
 }
 
 int main(void)
@@ -166,6 +267,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_mkdir_p, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lock, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lock_timeout_env, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lock_scope, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lock_leaves_nothing, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

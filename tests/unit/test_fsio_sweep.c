@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "perfdb/fsio.h"
+#include "perfdb/lock.h"
 
 static char dir[64];
 
@@ -81,7 +82,7 @@ static void test_sweep(void **state)
 	assert_true(exists("Add.csv"));
 	for (int i = 0; i < 4; i++)
 		assert_true(exists(odd[i]));
-	assert_true(exists(".perfdb.lock"));
+	assert_false(exists(".perfdb.lock"));   /* the lock leaves no file */
 	perfdb_lock_release(&lk);
 
 	char cmd[128];

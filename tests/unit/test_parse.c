@@ -36,6 +36,11 @@ static void test_helpers(void **state)
 	assert_string_equal(sb.buf, "UNKNOWN_TYPE");
 	assert_int_equal(perfdb_parse_sanitize_name("a\tb<c>", &sb), 0);
 	assert_string_equal(sb.buf, "a_b_c_");
+	/* no hidden tables: a leading '.' (after trimming) becomes '_', others stay */
+	assert_int_equal(perfdb_parse_sanitize_name(" .hidden.x", &sb), 0);
+	assert_string_equal(sb.buf, "_hidden.x");
+	assert_int_equal(perfdb_parse_sanitize_name("..", &sb), 0);
+	assert_string_equal(sb.buf, "_.");
 	/* long names: 183-byte prefix, '~', 16 hex digits */
 	char longname[600];
 	memset(longname, 'k', sizeof(longname) - 1);
