@@ -21,6 +21,15 @@
 int perfdb_file_write_atomic(const char *path, const void *data, size_t len,
 			     struct perfdb_err *err);
 
+/*
+ * Open path for reading, only if it is a regular file: a FIFO, a device or
+ * a directory where a table or an input should be is refused at once
+ * ("'<path>' is not a regular file") instead of blocking.  Returns the
+ * descriptor (blocking, close-on-exec), or -PERFDB_EIO ("cannot open
+ * '<path>': <reason>", or not a regular file).
+ */
+int perfdb_open_regular(const char *path, struct perfdb_err *err);
+
 /* Read a whole file into out (appended).  -PERFDB_ENOENT if missing. */
 int perfdb_file_read_all(const char *path, struct perfdb_strbuf *out,
 			 struct perfdb_err *err);

@@ -10,6 +10,7 @@
 
 #include "backend/backend.h"
 #include "builtin.h"
+#include "env_check.h"
 #include "perfdb_build.h"
 
 static const struct cmd commands[] = {
@@ -126,5 +127,11 @@ int main(int argc, char **argv)
 	const struct cmd *c = find_cmd(a);
 	if (!c)
 		return unknown_cmd(a);
+	struct perfdb_err err;
+	perfdb_err_clear(&err);
+	if (perfdb_env_check(&err) < 0) {
+		fprintf(stderr, "perfdb %s: error: %s\n", c->name, err.msg);
+		return 2;
+	}
 	return c->fn(argc - 1, argv + 1);
 }

@@ -13,6 +13,7 @@
  * a time with SSE2 compares and walks the resulting bit mask, so the cost is
  * per field, not per byte (bench/csv.sh measures it).
  */
+#include "perfdb/fsio.h"
 #include "perfdb/csv.h"
 
 #include <errno.h>
@@ -174,9 +175,9 @@ int perfdb_csv_open_fd(struct perfdb_csv_reader **out, const char *name,
 int perfdb_csv_open(struct perfdb_csv_reader **out, const char *path,
 		    unsigned flags, struct perfdb_err *err)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = perfdb_open_regular(path, err);
 	if (fd < 0)
-		return perfdb_err_errno(err, errno, "cannot open '%s'", path);
+		return fd;
 #ifdef POSIX_FADV_SEQUENTIAL
 	(void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 #endif

@@ -304,9 +304,10 @@ char *perfdb_data_path(const char *name)
 {
 	char buf[PATH_MAX + 64];
 	const char *env = getenv("PERFDB_DATA_DIR");
-	if (env && *env) {
+	if (env && *env) {   /* searched first; what it lacks comes from the install */
 		snprintf(buf, sizeof(buf), "%s/%s", env, name);
-		return access(buf, R_OK) == 0 ? strdup(buf) : NULL;
+		if (access(buf, R_OK) == 0)
+			return strdup(buf);
 	}
 	char exe[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);

@@ -143,16 +143,32 @@ out:
 	return rc;
 }
 
+int perfdb_open_regular(const char *path, struct perfdb_err *err)
+{
+	/* O_NONBLOCK: opening a FIFO without a writer must not wait */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return perfdb_err_errno(err, errno, "cannot open '%s'", path);
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return perfdb_err_set(err, PERFDB_EIO, "cannot read '%s': not a regular file", path);
+	}
+	int fl = fcntl(fd, F_GETFL);
+	if (fl >= 0)
+		(void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	return fd;
+}
+
 int perfdb_file_read_all(const char *path, struct perfdb_strbuf *out,
 			 struct perfdb_err *err)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		int e = errno;
-		if (e == ENOENT)
-			return perfdb_err_set(err, PERFDB_ENOENT, "file not found: '%s'", path);
-		return perfdb_err_errno(err, e, "cannot open '%s'", path);
-	}
+	struct stat st;
+	if (lstat(path, &st) < 0 && errno == ENOENT)
+		return perfdb_err_set(err, PERFDB_ENOENT, "file not found: '%s'", path);
+	int fd = perfdb_open_regular(path, err);
+	if (fd < 0)
+		return fd;
 	for (;;) {
 		if (perfdb_strbuf_grow(out, 65536) < 0) {
 			close(fd);

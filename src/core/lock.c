@@ -293,7 +293,7 @@ int perfdb_lock_acquire(struct perfdb_lock *lk, const char *dir,
 				ssize_t al = readlink(lp, anc, sizeof(anc) - 1);
 				if (al > 0) {
 					anc[al] = '\0';
-					snprintf(where, sizeof(where), ", writing '%s'", anc);
+					snprintf(where, sizeof(where), ", holding '%s'", anc);
 				}
 			}
 			rc = perfdb_err_set(err, PERFDB_ELOCKED,

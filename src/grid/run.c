@@ -116,8 +116,10 @@ static int walk(const char *dir, struct list *out, int depth, struct perfdb_err 
 	for (size_t i = 0; rc == 0 && i < names.n; i++) {
 		char path[4096];
 		snprintf(path, sizeof(path), "%s/%s", dir, names.v[i]);
+		/* lstat: a link is not followed, so the walk stays inside the
+		 * database and cannot loop; links, FIFOs and devices are no tables */
 		struct stat st;
-		if (stat(path, &st) < 0)
+		if (lstat(path, &st) < 0)
 			continue;
 		if (S_ISDIR(st.st_mode))
 			rc = walk(path, out, depth + 1, err);
@@ -267,28 +269,31 @@ int perfdb_grid_run(const struct perfdb_grid_opts *o, struct perfdb_grid_result 
 	if (!perfdb_is_dir(o->db_dir))
 		return perfdb_err_set(err, PERFDB_ENOENT, "Data directory does not exist: %s",
 				      o->db_dir);
-	struct list csvs = { 0 };
-	int rc = walk(o->db_dir, &csvs, 0, err);
-	if (rc < 0) {
-		list_release(&csvs);
+	/* the lock before the listing: a table another writer creates while we
+	 * wait is then seen, not missed (a dry run writes nothing, locks nothing) */
+	struct perfdb_lock lock = PERFDB_LOCK_INIT;
+	int rc = o->dry_run ? 0 : perfdb_lock_acquire(&lock, o->db_dir, o->lock_timeout, err);
+	if (rc < 0)
 		return rc;
+	struct list csvs = { 0 };
+	rc = walk(o->db_dir, &csvs, 0, err);
+	if (rc == 0 && csvs.n == 0)
+		rc = perfdb_err_set(err, PERFDB_ENOENT, "No CSV files found under: %s", o->db_dir);
+	struct image *imgs = NULL;
+	if (rc == 0) {
+		res->files = calloc(csvs.n, sizeof(*res->files));
+		imgs = calloc(csvs.n, sizeof(*imgs));
+		if (!res->files || !imgs)
+			rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 	}
-	if (csvs.n == 0) {
-		list_release(&csvs);
-		return perfdb_err_set(err, PERFDB_ENOENT, "No CSV files found under: %s", o->db_dir);
-	}
-	res->files = calloc(csvs.n, sizeof(*res->files));
-	struct image *imgs = calloc(csvs.n, sizeof(*imgs));
-	if (!res->files || !imgs) {
+	if (rc < 0) {
 		free(imgs);
 		list_release(&csvs);
-		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+		perfdb_lock_release(&lock);
+		return rc;
 	}
-	struct perfdb_lock lock = PERFDB_LOCK_INIT;
 	int64_t(*pairs)[2] = NULL;
 	size_t npairs = 0, nimg = 0;
-	if (!o->dry_run)
-		rc = perfdb_lock_acquire(&lock, o->db_dir, o->lock_timeout, err);
 	if (rc == 0 && o->start)
 		o->start(o->ctx);
 	if (rc == 0 && o->models_given)

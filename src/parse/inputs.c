@@ -42,9 +42,9 @@ static int header_has(const struct perfdb_csv_row *h, const char *name)
 int perfdb_parse_classify(const char *path, enum perfdb_input_kind *kind,
 			  struct perfdb_err *err)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = perfdb_open_regular(path, err);
 	if (fd < 0)
-		return perfdb_err_errno(err, errno, "cannot open '%s'", path);
+		return fd;
 	char head[4096];
 	ssize_t n = read(fd, head, sizeof(head));
 	close(fd);

@@ -17,6 +17,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -441,10 +442,9 @@ static int merge_table(const struct perfdb_wb_opts *o, const struct target *tg,
 	const char *stem = tg->stem;
 	const char *csv_name = strrchr(tg->path, '/') ? strrchr(tg->path, '/') + 1 : tg->path;
 	int family = perfdb_sig_is_matmul_family(stem);
-	FILE *probe = fopen(tg->path, "r");
-	*is_new = probe == NULL;
-	if (probe)
-		fclose(probe);
+	/* lstat, not open: a FIFO named like the table must not block us */
+	struct stat st;
+	*is_new = lstat(tg->path, &st) != 0;
 	if (*is_new) {
 		int with_ep = 0;
 		for (size_t i = 0; i < m->n; i++)

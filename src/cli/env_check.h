@@ -1,0 +1,10 @@
+/* The PERFDB_* environment variables' values, checked before a command runs. */
+#ifndef PERFDB_CLI_ENV_CHECK_H
+#define PERFDB_CLI_ENV_CHECK_H
+
+#include "perfdb/err.h"
+
+/* 0, or -PERFDB_EINVAL with "<VARIABLE>: ..." for the first bad value. */
+int perfdb_env_check(struct perfdb_err *err);
+
+#endif
