@@ -46,8 +46,15 @@ int perfdb_is_dir(const char *path);
  * "." and "..".  visit(ctx, path, name, is_dir) returns <0 to stop with that
  * code, 1 to descend into a directory, 0 otherwise.  A directory that cannot
  * be listed is an error only for the top one.
+ *
+ * PERFDB_WALK_NO_LINKS (database walks): symbolic links are not reported
+ * and not followed, so the walk stays inside the database.  Without it
+ * (profiler inputs) a link is followed, but never into a directory already
+ * on the current path, so a loop (`d/loop -> .`) is walked once.  Depth is
+ * capped at 64 levels either way.
  */
-int perfdb_dir_walk(const char *dir,
+#define PERFDB_WALK_NO_LINKS 1u
+int perfdb_dir_walk(const char *dir, unsigned flags,
 		    int (*visit)(void *ctx, const char *path, const char *name, int is_dir),
 		    void *ctx, struct perfdb_err *err);
 

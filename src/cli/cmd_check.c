@@ -84,7 +84,7 @@ static int visit_csv(void *ctx, const char *path, const char *name, int is_dir)
 static int collect(const char *dir, struct files *out)
 {
 	struct perfdb_err err;
-	return perfdb_dir_walk(dir, visit_csv, out, &err);
+	return perfdb_dir_walk(dir, PERFDB_WALK_NO_LINKS, visit_csv, out, &err);
 }
 
 struct report {

@@ -95,7 +95,11 @@ static int find_cann_version(const char *dir, int depth, char *out, size_t cap)
 {
 	char path[PATH_MAX];
 	snprintf(path, sizeof(path), "%s/version.info", dir);
-	FILE *f = fopen(path, "r");
+	struct perfdb_err ignored;
+	int fd = perfdb_open_regular(path, &ignored);
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+	if (!f && fd >= 0)
+		close(fd);
 	if (f) {
 		char line[512];
 		int found = 0;

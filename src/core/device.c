@@ -249,7 +249,15 @@ int perfdb_device_registry_load_file(struct perfdb_device_registry *r,
 				     const char *path, struct perfdb_err *err)
 {
 	json_error_t je;
-	json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+	/* read through perfdb_open_regular: a FIFO given as the file is refused */
+	struct perfdb_strbuf sb = PERFDB_STRBUF_INIT;
+	int rrc = perfdb_file_read_all(path, &sb, err);
+	if (rrc < 0) {
+		perfdb_strbuf_release(&sb);
+		return rrc;
+	}
+	json_t *root = json_loadb(sb.buf ? sb.buf : "", sb.len, JSON_REJECT_DUPLICATES, &je);
+	perfdb_strbuf_release(&sb);
 	if (!root) {
 		if (je.line <= 0)
 			return perfdb_err_set(err, PERFDB_EIO, "%s: %s", path, je.text);

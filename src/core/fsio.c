@@ -230,10 +230,23 @@ int perfdb_mkdir_p(const char *path, struct perfdb_err *err)
 	return 0;
 }
 
-static int walk(const char *dir, int top,
+struct walk_frame {
+	dev_t dev;
+	ino_t ino;
+	const struct walk_frame *up;
+};
+
+static int walk(const char *dir, int top, unsigned flags, const struct walk_frame *up, int depth,
 		int (*visit)(void *, const char *, const char *, int), void *ctx,
 		struct perfdb_err *err)
 {
+	struct stat ds;
+	if (depth > 64 || stat(dir, &ds) < 0)
+		return 0;
+	for (const struct walk_frame *f = up; f; f = f->up)
+		if (f->dev == ds.st_dev && f->ino == ds.st_ino)
+			return 0;   /* a loop: this directory is being walked already */
+	struct walk_frame here = { ds.st_dev, ds.st_ino, up };
 	struct dirent **names;
 	int n = scandir(dir, &names, NULL, alphasort);
 	if (n < 0)
@@ -248,10 +261,17 @@ static int walk(const char *dir, int top,
 				rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 			} else {
 				sprintf(p, "%s/%s", dir, nm);
+				struct stat ls;
+				int link = lstat(p, &ls) == 0 && S_ISLNK(ls.st_mode);
+				if (link && (flags & PERFDB_WALK_NO_LINKS)) {
+					free(p);
+					free(names[i]);
+					continue;
+				}
 				int is_dir = perfdb_is_dir(p);
 				rc = visit(ctx, p, nm, is_dir);
 				if (rc == 1 && is_dir)
-					rc = walk(p, 0, visit, ctx, err);
+					rc = walk(p, 0, flags, &here, depth + 1, visit, ctx, err);
 				free(p);
 			}
 		}
@@ -261,9 +281,9 @@ static int walk(const char *dir, int top,
 	return rc < 0 ? rc : 0;
 }
 
-int perfdb_dir_walk(const char *dir,
+int perfdb_dir_walk(const char *dir, unsigned flags,
 		    int (*visit)(void *ctx, const char *path, const char *name, int is_dir),
 		    void *ctx, struct perfdb_err *err)
 {
-	return walk(dir, 1, visit, ctx, err);
+	return walk(dir, 1, flags, NULL, 0, visit, ctx, err);
 }

@@ -312,7 +312,7 @@ int perfdb_lock_acquire(struct perfdb_lock *lk, const char *dir,
 	}
 	remove_legacy(lk->fd);
 	struct perfdb_err ignored;
-	(void)perfdb_dir_walk(lk->path, sweep_visit, NULL, &ignored);
+	(void)perfdb_dir_walk(lk->path, PERFDB_WALK_NO_LINKS, sweep_visit, NULL, &ignored);
 	return 0;
 }
 

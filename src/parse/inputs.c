@@ -159,7 +159,7 @@ int perfdb_parse_find_inputs(const char *path, struct perfdb_inputs *out,
 	struct perfdb_inputs summaries;
 	perfdb_inputs_init(&summaries);
 	struct walk_ctx w = { out, &summaries, err };
-	int rc = perfdb_dir_walk(path, visit, &w, err);
+	int rc = perfdb_dir_walk(path, 0, visit, &w, err);
 	if (rc == 0) {
 		size_t kd = 0;
 		for (size_t i = 0; i < out->n; i++)

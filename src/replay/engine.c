@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "perfdb/fsio.h"
 #include "perfdb/dtype.h"
 #include "perfdb/shape.h"
 #include "perfdb/signature.h"
@@ -716,9 +717,14 @@ static char *jstring(const char *p)
 /* Read the journal (a missing file is empty; a torn last line is ignored). */
 static int journal_load(const char *path, struct journal *j)
 {
-	FILE *f = fopen(path, "r");
-	if (!f)
+	struct perfdb_err ignored;
+	int fd = perfdb_open_regular(path, &ignored);   /* a FIFO is no journal */
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
 		return 0;
+	}
 	char *line = NULL;
 	size_t cap = 0;
 	int rc = 0;

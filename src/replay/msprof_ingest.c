@@ -68,7 +68,7 @@ static int summaries_of(const char *prof, struct found *f)
 	(*f->nprof)++;
 	if (!perfdb_is_dir(dir))
 		return 0;
-	return perfdb_dir_walk(dir, visit_summary, f, f->err);
+	return perfdb_dir_walk(dir, 0, visit_summary, f, f->err);
 }
 
 /* every PROF_* directory below the root, and what is below those */
@@ -98,7 +98,7 @@ int perfdb_msprof_find(const char *root, char ***files, size_t *nfiles, size_t *
 	base = base ? base + 1 : root;
 	if (starts_with(base, "PROF_"))
 		PERFDB_TRY(summaries_of(root, &f));
-	return perfdb_dir_walk(root, visit_prof, &f, err);
+	return perfdb_dir_walk(root, 0, visit_prof, &f, err);
 }
 
 /* ---- aggregation ------------------------------------------------------ */

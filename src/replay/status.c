@@ -48,7 +48,11 @@ int perfdb_status_read(const char *path, struct perfdb_status *s)
 {
 	memset(s, 0, sizeof(*s));
 	json_error_t je;
-	json_t *root = json_load_file(path, 0, &je);
+	struct perfdb_strbuf sb = PERFDB_STRBUF_INIT;
+	struct perfdb_err ignored;
+	json_t *root = perfdb_file_read_all(path, &sb, &ignored) == 0
+		       ? json_loadb(sb.buf ? sb.buf : "", sb.len, 0, &je) : NULL;
+	perfdb_strbuf_release(&sb);
 	if (!root)
 		return 0;
 	int ok = json_is_object(root) &&

@@ -149,7 +149,7 @@ int perfdb_replay_table_path(const char *dbdir, const char *op, int search_subdi
 		snprintf(file, sizeof(file), "%s.csv", op);
 		struct named x = { file, op, &t, &n };
 		struct perfdb_err ignore;
-		int rc = perfdb_dir_walk(dbdir, visit_named, &x, &ignore);
+		int rc = perfdb_dir_walk(dbdir, PERFDB_WALK_NO_LINKS, visit_named, &x, &ignore);
 		if (rc == 0 && n > 0)
 			perfdb_strbuf_addstr(out, t[0].path);
 		for (size_t i = 0; i < n; i++) {
@@ -185,7 +185,7 @@ static int find_targets(const struct perfdb_wb_opts *o, const struct perfdb_meas
 			struct perfdb_err ignore;
 			/* a database that does not exist yet simply holds no table */
 			if (perfdb_is_dir(o->dbdir))
-				rc = perfdb_dir_walk(o->dbdir, visit_named, &x, &ignore);
+				rc = perfdb_dir_walk(o->dbdir, PERFDB_WALK_NO_LINKS, visit_named, &x, &ignore);
 		}
 	} else {
 		struct dirent **names;
@@ -198,7 +198,11 @@ static int find_targets(const struct perfdb_wb_opts *o, const struct perfdb_meas
 				snprintf(stem, sizeof(stem), "%.*s", (int)(len - 4), nm);
 				char p[4096];
 				snprintf(p, sizeof(p), "%s/%s", o->dbdir, nm);
-				if (perfdb_replay_op_known(stem) && !perfdb_is_dir(p))
+				/* not a link to a table elsewhere; a FIFO or device is
+				 * kept, for the load to refuse it by name */
+				struct stat ls;
+				if (perfdb_replay_op_known(stem) && lstat(p, &ls) == 0 &&
+				    !S_ISDIR(ls.st_mode) && !S_ISLNK(ls.st_mode))
 					rc = add_target(t, n, stem, p);
 			}
 			free(names[i]);

@@ -147,7 +147,19 @@ t=$(ls "$F" | head -1); rm "$F/$t"; mkfifo "$F/$t"
 timeout 20 "$P" parse -q --profiling-path "$WORK/prof" --database-path "$F" >/dev/null 2>"$WORK/e"; rc=$?
 [ $rc -eq 1 ] || fail "parse into a database with a FIFO table: exit $rc (124 = hung)"
 grep -q "'$F/$t': not a regular file" "$WORK/e" || fail "FIFO message: $(cat "$WORK/e")"
-timeout 20 "$P" check --database-path "$F" >/dev/null 2>"$WORK/e"; rc=$?
-[ $rc -ne 124 ] || fail "check hung on a FIFO table"
-echo "a FIFO table: parse exit 1 naming it, check did not hang"
+nohang() {  # LABEL CMD...: exits within 20 s, non-zero, naming the FIFO
+  local label=$1; shift
+  timeout 20 "$@" >"$WORK/e" 2>&1; local rc=$?
+  [ $rc -ne 124 ] || { fail "$label hung on a FIFO"; return; }
+  [ $rc -ne 0 ] || fail "$label accepted a FIFO"
+  grep -q "not a regular file" "$WORK/e" || fail "$label: $(cat "$WORK/e")"
+}
+nohang check "$P" check --database-path "$F"
+nohang report "$P" report --database-path "$F" --html "$WORK/f.html"
+[ -p "$F/Add.csv" ] || { rm -f "$F/Add.csv"; mkfifo "$F/Add.csv"; }
+nohang microbench env PERFDB_PROBE=0 "$P" microbench --backend cpu --force-device --database-path "$F" \
+  --ops Add --repeat-count 1 --row-budget 0.01
+mkdir -p "$WORK/model"; mkfifo "$WORK/model/config.json"
+nohang "grid --model-config" "$P" grid --database-path "$D" --model-config "$WORK/model/config.json" --rows 1
+echo "FIFOs where tables or a model config should be: parse, check, report, microbench, grid exit 1 naming them"
 finish
