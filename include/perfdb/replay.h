@@ -125,6 +125,24 @@ struct perfdb_wb_result {
 
 void perfdb_wb_result_release(struct perfdb_wb_result *r);
 
+/*
+ * The rows every table under a database held when a run read it, by
+ * signature.  A run that measures between reading and writing (microbench)
+ * takes this first, so that prune deletes only rows it saw and could not
+ * fill, never rows another writer added meanwhile (docs/reliability.md
+ * "One serial order").
+ */
+struct perfdb_wb_seen {
+	size_t n;
+	char **paths;                    /* canonical table paths (owned) */
+	struct perfdb_sig_index *ix;     /* their rows' signatures (owned) */
+};
+
+/* Snapshot every table under dbdir (a missing dbdir holds none; a table
+ * that cannot be read is left out: the writeback will name it). */
+int perfdb_wb_seen_take(const char *dbdir, struct perfdb_wb_seen *s, struct perfdb_err *err);
+void perfdb_wb_seen_release(struct perfdb_wb_seen *s);
+
 struct perfdb_wb_opts {
 	const char *dbdir;
 	const char *const *ops;          /* normalised --ops, or NULL */
@@ -132,6 +150,9 @@ struct perfdb_wb_opts {
 	int missing_only;                /* --update-mode missing-only */
 	int prune;                       /* --prune-empty-duration-rows */
 	double lock_timeout;             /* < 0: default */
+	/* with prune: only rows in this snapshot, or appended by this
+	 * writeback, may be deleted; NULL: every row (read under the lock) */
+	const struct perfdb_wb_seen *seen;
 };
 
 /*

@@ -484,6 +484,7 @@ static int run_native_ranked(struct perfdb_db_opts *o, struct perfdb_device_regi
 			       : perfdb_device_detect_host_cpu(reg, &host, &err)) < 0)
 		return say ? cli_error("microbench", &err) : 1;
 	struct perfdb_strbuf dir = PERFDB_STRBUF_INIT, env = PERFDB_STRBUF_INIT;
+	struct perfdb_wb_seen seen = { 0 };
 	int rc = 0;
 	char *kpath = NULL;   /* the backend's own report (cuda: per-kernel durations) */
 	const struct perfdb_device *dev;
@@ -567,6 +568,11 @@ static int run_native_ranked(struct perfdb_db_opts *o, struct perfdb_device_regi
 		.exit_after = hook && *hook ? (size_t)strtoul(hook, NULL, 10) : 0,
 		.crash_op = crash && *crash ? crash : NULL,
 	};
+	/* prune decides from what the run saw: the rows read before measuring */
+	if (no->prune && rank == 0 && perfdb_wb_seen_take(dir.buf, &seen, &err) < 0) {
+		rc = cli_error("microbench", &err);
+		goto out;
+	}
 	struct perfdb_engine_result res;
 	rc = perfdb_engine_run(&eo, &res, &err);
 	if (rank == 0)
@@ -624,7 +630,8 @@ static int run_native_ranked(struct perfdb_db_opts *o, struct perfdb_device_regi
 			fprintf(stderr, "[STOP] --fail-fast: stopped at the first failure\n");
 		struct ingest_opts io = { .cmd = "microbench", .dbdir = dir.buf, .ops = no->ops,
 					  .missing_only = no->mode[0] == 'm', .prune = no->prune,
-					  .json = no->json, .ep = no->ep, .status = &st, .ts = ts };
+					  .json = no->json, .ep = no->ep, .status = &st, .ts = ts,
+					  .seen = no->prune ? &seen : NULL };
 		rc = replay_finish(&io, &res.measures);
 		if (rc == 0 && !no->json)
 			printf("[STATUS] %s\n", stp);
@@ -639,6 +646,7 @@ static int run_native_ranked(struct perfdb_db_opts *o, struct perfdb_device_regi
 	perfdb_engine_result_release(&res);
 	free(kpath);
 out:
+	perfdb_wb_seen_release(&seen);
 	perfdb_strbuf_release(&dir);
 	perfdb_strbuf_release(&env);
 	return rc;
@@ -757,6 +765,7 @@ int cmd_microbench(int argc, char **argv)
 	struct perfdb_strbuf dir = PERFDB_STRBUF_INIT, ops_csv = PERFDB_STRBUF_INIT,
 			     ops_sp = PERFDB_STRBUF_INIT, full = PERFDB_STRBUF_INIT;
 	char root[4200] = "", status_path[4300] = "";
+	struct perfdb_wb_seen seen = { 0 };
 	char **files = NULL;
 	size_t nfiles = 0, nprof = 0;
 	int succeeded = 0;
@@ -823,6 +832,11 @@ int cmd_microbench(int argc, char **argv)
 		goto out;
 	/* step 6 */
 	if (perfdb_mkdir_p(dir.buf, &err) < 0) {
+		rc = cli_error("microbench", &err);
+		goto out;
+	}
+	/* prune decides from what the run saw: the rows read before measuring */
+	if (prune && perfdb_wb_seen_take(dir.buf, &seen, &err) < 0) {
 		rc = cli_error("microbench", &err);
 		goto out;
 	}
@@ -916,12 +930,14 @@ int cmd_microbench(int argc, char **argv)
 	int have_status = perfdb_status_read(status_path, &status);
 	struct ingest_opts io = { .cmd = "microbench", .dbdir = dir.buf, .ops = &ops,
 				  .missing_only = mode[0] == 'm', .prune = prune, .json = json,
-				  .ep = ep, .status = have_status ? &status : NULL };
+				  .ep = ep, .status = have_status ? &status : NULL,
+				  .seen = prune ? &seen : NULL };
 	rc = replay_ingest(&io, files, nfiles);
 	if (have_status)
 		perfdb_status_release(&status);
 	succeeded = rc == 0;
 out:
+	perfdb_wb_seen_release(&seen);
 	/* step 9 */
 	if (root[0]) {
 		if (succeeded) {

@@ -107,6 +107,7 @@ int replay_finish(const struct ingest_opts *o, struct perfdb_measures *mm)
 	struct perfdb_wb_opts wo = {
 		.dbdir = o->dbdir, .ops = o->ops->n ? o->ops->v : NULL, .nops = o->ops->n,
 		.missing_only = o->missing_only, .prune = o->prune, .lock_timeout = -1,
+		.seen = o->seen,
 	};
 	struct perfdb_wb_result res;
 	int rc = perfdb_writeback(&wo, &m, &res, &err);

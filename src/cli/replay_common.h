@@ -27,6 +27,7 @@ struct ingest_opts {
 	long ep;
 	const struct perfdb_status *status; /* NULL: none */
 	const char *ts;              /* the run's report timestamp; NULL: taken when the report is written */
+	const struct perfdb_wb_seen *seen; /* prune: the rows the run read (NULL: read under the lock) */
 };
 
 /*

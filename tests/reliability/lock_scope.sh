@@ -17,6 +17,8 @@
 #     attack) leaves victim untouched, a dangling one creates nothing, and a
 #     linked directory or table inside the database is not walked into.
 #  5. A FIFO where a table should be is an error, not a hang.
+#  6. microbench --prune-empty-duration-rows never deletes the rows that a
+#     grid added while it measured (they are not rows it saw and failed).
 #   usage: lock_scope.sh PERFDB GEN_PROFILE
 . "$(dirname "$0")/lib.sh"
 P=$PERFDB
@@ -162,4 +164,27 @@ nohang microbench env PERFDB_PROBE=0 "$P" microbench --backend cpu --force-devic
 mkdir -p "$WORK/model"; mkfifo "$WORK/model/config.json"
 nohang "grid --model-config" "$P" grid --database-path "$D" --model-config "$WORK/model/config.json" --rows 1
 echo "FIFOs where tables or a model config should be: parse, check, report, microbench, grid exit 1 naming them"
+# ---- 6. prune keeps what others added meanwhile ----
+M="$WORK/prune"; mkdir -p "$M"
+python3 "$ORACLE" make-db "$WORK/m0" >/dev/null; cp "$WORK/m0/Add.csv" "$M/"
+grid_add() {  # DB SEED ROWS
+  "$P" grid -q --database-path "$1" --target-models Qwen/Qwen3-32B --seed "$2" --rows "$3" \
+    >/dev/null 2>>"$WORK/err"; }
+grid_add "$M" 2 4 || fail "grid: $(cat "$WORK/err")"   # 5 rows, 40 repeats: seconds
+base=$(wc -l < "$M/Add.csv")
+cp -a "$M" "$WORK/m_grid"
+grid_add "$WORK/m_grid" 7 30 || fail "grid: $(cat "$WORK/err")"
+added=$(( $(wc -l < "$WORK/m_grid/Add.csv") - base ))
+[ "$added" -gt 0 ] || fail "grid added no rows: the check would be blind"
+PERFDB_PROBE=0 "$P" microbench --backend cpu --force-device --database-path "$M" --ops Add \
+  --repeat-count 40 --row-budget 3 --prune-empty-duration-rows >/dev/null 2>"$WORK/mb.err" & mb=$!
+sleep 1.5   # microbench has read the table and is measuring
+kill -0 $mb 2>/dev/null || fail "microbench finished before grid ran: the check would be blind"
+grid_add "$M" 7 30 || fail "grid during microbench: $(cat "$WORK/err")"
+wait $mb || fail "microbench: $(cat "$WORK/mb.err")"
+lines=$(wc -l < "$M/Add.csv")
+# the measured rows and every row grid added (serially: microbench, then grid)
+[ "$lines" -eq $((base + added)) ] ||
+  fail "prune during a concurrent grid: $lines lines, want $((base + added)) (grid's rows were deleted)"
+echo "prune || grid: the $added rows grid added while microbench measured were kept"
 finish
