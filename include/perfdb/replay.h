@@ -180,6 +180,13 @@ int perfdb_writeback(const struct perfdb_wb_opts *o, const struct perfdb_measure
 /* ---- report (§3) ----------------------------------------------------- */
 
 /*
+ * Before the first table is replaced: <dbdir>/reports exists (created) as
+ * a real directory, not a link out of the database, and can be written.
+ * Returns 0 or -PERFDB_EIO naming the path.
+ */
+int perfdb_report_dir_prepare(const char *dbdir, struct perfdb_err *err);
+
+/*
  * Render the markdown report (the text the reference prints) into md, and
  * write <dbdir>/reports/profile_update_report_<ts>.md (md + "Full hotspot
  * CSV: …") and duration_gap_hotspots_full_<ts>.csv.  ts is the run's

@@ -292,6 +292,12 @@ static void on_start(void *vctx)
 		print_header(c->hd);
 }
 
+static const char *grid_replaced(const void *ctx, size_t i)
+{
+	const struct perfdb_grid_result *r = ctx;
+	return r->files[i].written ? r->files[i].path : NULL;
+}
+
 int cmd_grid(int argc, char **argv)
 {
 	struct perfdb_db_opts o = { 0 };
@@ -460,9 +466,7 @@ int cmd_grid(int argc, char **argv)
 			rc = opt_usage_error(&cmd_grid_help, "argument --target-models: %s", err.msg);
 		} else {
 			rc = cli_error("grid", &err);
-			if (res.written)
-				fprintf(stderr, "perfdb grid: %zu table(s) had been replaced before the "
-					"error\n", res.written);
+			cli_replaced("grid", grid_replaced, &res, res.nfiles);
 		}
 	} else {
 		if (json)

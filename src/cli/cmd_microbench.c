@@ -530,7 +530,7 @@ static int run_native_ranked(struct perfdb_db_opts *o, struct perfdb_device_regi
 	}
 	char rep[4200];
 	snprintf(rep, sizeof(rep), "%s/reports", dir.buf);
-	if (perfdb_mkdir_p(rep, &err) < 0) {
+	if (perfdb_report_dir_prepare(dir.buf, &err) < 0) {
 		rc = say ? cli_error("microbench", &err) : 1;
 		goto out;
 	}

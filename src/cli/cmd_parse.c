@@ -151,6 +151,12 @@ static void print_json(const struct perfdb_parse_result *res, const char *outdir
 	json_decref(j);
 }
 
+static const char *parse_replaced(const void *ctx, size_t i)
+{
+	const struct perfdb_parse_result *r = ctx;
+	return r->tables[i].written ? r->tables[i].path : NULL;
+}
+
 int cmd_parse(int argc, char **argv)
 {
 	struct perfdb_db_opts o = { 0 };
@@ -216,6 +222,7 @@ int cmd_parse(int argc, char **argv)
 	}
 	if (rc < 0) {
 		rc = cli_error("parse", &err);
+		cli_replaced("parse", parse_replaced, &res, res.ntables);
 	} else {
 		if (json) {
 			print_json(&res, outdir.buf, path);

@@ -24,6 +24,26 @@ int cli_error(const char *cmd, const struct perfdb_err *err)
 	return 1;
 }
 
+void cli_replaced(const char *cmd, const char *(*path)(const void *ctx, size_t i),
+		  const void *ctx, size_t n)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		k += path(ctx, i) != NULL;
+	if (!k)
+		return;
+	fprintf(stderr, "perfdb %s: %zu table(s) had been replaced before the error:", cmd, k);
+	size_t shown = 0;
+	for (size_t i = 0; i < n && shown < 20; i++) {
+		const char *p = path(ctx, i);
+		if (p)
+			fprintf(stderr, "%s %s", shown++ ? "," : "", p);
+	}
+	if (k > shown)
+		fprintf(stderr, " and %zu more", k - shown);
+	fputc('\n', stderr);
+}
+
 static void print_choices(FILE *f, const char *const *c)
 {
 	fputc('{', f);

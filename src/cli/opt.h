@@ -91,4 +91,13 @@ int opt_usage_error(const struct cmd_help *h, const char *fmt, ...)
 /* Report a runtime error ("perfdb <cmd>: error: msg") to stderr; returns 1. */
 int cli_error(const char *cmd, const struct perfdb_err *err);
 
+/*
+ * After a failed run: "perfdb <cmd>: N table(s) had been replaced before
+ * the error: a.csv, b.csv, ..." (the first 20 named), so that no partial
+ * success goes unsaid.  path(ctx, i) gives the i-th of n tables or NULL
+ * when that one was not replaced.  Prints nothing when none was.
+ */
+void cli_replaced(const char *cmd, const char *(*path)(const void *ctx, size_t i),
+		  const void *ctx, size_t n);
+
 #endif

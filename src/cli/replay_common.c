@@ -98,6 +98,12 @@ int replay_ingest(const struct ingest_opts *o, char *const *files, size_t nfiles
 	return replay_finish(o, &m);
 }
 
+static const char *wb_replaced(const void *ctx, size_t i)
+{
+	const struct perfdb_wb_result *r = ctx;
+	return r->files[i].written ? r->files[i].path : NULL;
+}
+
 int replay_finish(const struct ingest_opts *o, struct perfdb_measures *mm)
 {
 	struct perfdb_err err;
@@ -110,11 +116,18 @@ int replay_finish(const struct ingest_opts *o, struct perfdb_measures *mm)
 		.seen = o->seen,
 	};
 	struct perfdb_wb_result res;
-	int rc = perfdb_writeback(&wo, &m, &res, &err);
+	/* what can fail after the tables is checked before them */
+	int rc = perfdb_report_dir_prepare(o->dbdir, &err);
+	if (rc == 0)
+		rc = perfdb_writeback(&wo, &m, &res, &err);
+	else
+		memset(&res, 0, sizeof(res));
 	perfdb_measures_release(&m);
 	if (rc < 0) {
+		rc = cli_error(o->cmd, &err);
+		cli_replaced(o->cmd, wb_replaced, &res, res.nfiles);
 		perfdb_wb_result_release(&res);
-		return cli_error(o->cmd, &err);
+		return rc;
 	}
 	for (size_t i = 0; i < res.nwarnings; i++)
 		printf("%s\n", res.warnings[i]);
@@ -123,6 +136,7 @@ int replay_finish(const struct ingest_opts *o, struct perfdb_measures *mm)
 	rc = perfdb_report_write(o->dbdir, &res, o->status, o->ts, &md, &mdp, &csvp, &err);
 	if (rc < 0) {
 		rc = cli_error(o->cmd, &err);
+		cli_replaced(o->cmd, wb_replaced, &res, res.nfiles);
 	} else if (o->json) {
 		print_json(&res, mdp, csvp);
 		rc = 0;

@@ -9,7 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "perfdb/csv.h"
 #include "perfdb/fsio.h"
@@ -321,6 +324,21 @@ void perfdb_report_timestamp(char *ts, size_t cap)
 	struct tm tm;
 	localtime_r(&now, &tm);
 	strftime(ts, cap, "%Y%m%d_%H%M%S", &tm);
+}
+
+int perfdb_report_dir_prepare(const char *dbdir, struct perfdb_err *err)
+{
+	struct perfdb_strbuf dir = PERFDB_STRBUF_INIT;
+	perfdb_strbuf_addf(&dir, "%s/reports", dbdir);
+	int rc = perfdb_mkdir_p(dir.buf, err);
+	struct stat st;
+	if (rc == 0 && (lstat(dir.buf, &st) < 0 || !S_ISDIR(st.st_mode)))
+		rc = perfdb_err_set(err, PERFDB_EIO, "cannot write reports: '%s' is not a directory",
+				    dir.buf);
+	if (rc == 0 && access(dir.buf, W_OK | X_OK) < 0)
+		rc = perfdb_err_errno(err, errno, "cannot write reports in '%s'", dir.buf);
+	perfdb_strbuf_release(&dir);
+	return rc;
 }
 
 int perfdb_report_write(const char *dbdir, const struct perfdb_wb_result *r,
