@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -147,10 +148,14 @@ static int run_msprof(const char *outdir, const char *cmd, const char *ops_csv,
 	int pipefd[2];
 	if (pipe(pipefd) < 0)
 		return -1;
+	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
+		/* msprof ends with perfdb (SIGTERM: it may still save its data) */
+		if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent)
+			_exit(127);
 		close(pipefd[0]);
 		char ep[32];
 		snprintf(ep, sizeof(ep), "%ld", e->ep);

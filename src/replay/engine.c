@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1001,10 +1002,16 @@ static int run_table_child(struct run_ctx *x, const char *op, const struct perfd
 	size_t ord0 = x->ordinal;
 	double limit = o->op_timeout_s > 0 ? o->op_timeout_s : o->timeout_s * (double)t->nrows + 30.0;
 	fflush(NULL);
+	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid < 0)
 		return perfdb_err_errno(err, errno, "cannot fork the process for %s", op);
 	if (pid == 0) {
+		/* the operator dies with its watchdog: a killed perfdb leaves no
+		 * child measuring on, unwatched (and a parent gone before the
+		 * prctl took effect is caught by getppid) */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+			_exit(1);
 		if (o->crash_op && strcmp(o->crash_op, op) == 0) {
 			struct rlimit nocore = { 0, 0 };
 			setrlimit(RLIMIT_CORE, &nocore);
