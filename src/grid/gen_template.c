@@ -129,22 +129,31 @@ static size_t var_index(const struct grid_pattern *p, const char *name)
 	return (size_t)-1;
 }
 
-int grid_gen_template(const struct grid_gen_ctx *g, grid_emit_fn emit, void *arg,
-		      struct perfdb_err *err)
+/*
+ * A template pattern ready to run: its axes in product order (the last one
+ * fastest), then the model pairs innermost.  Combination i of the product
+ * is decoded digit by digit, so a sample can be drawn without walking the
+ * product (docs/grid.md "Bounded work").
+ */
+struct grid_tmpl {
+	struct tctx t;
+	const struct grid_axis *axes[128];
+	size_t idx[128], nax;
+	bool pairs;
+	size_t vn, vk;
+};
+
+int grid_tmpl_open(const struct grid_gen_ctx *g, struct grid_tmpl **out, struct perfdb_err *err)
 {
 	const struct grid_pattern *p = g->p;
-	struct tctx *t = calloc(1, sizeof(*t));
-	if (!t)
+	if (p->nvars > 128 || p->niters + p->nfallback > 128)
+		return perfdb_err_set(err, PERFDB_EINVAL, "pattern '%s': too many variables", p->name);
+	struct grid_tmpl *m = calloc(1, sizeof(*m));
+	if (!m)
 		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
-	if (p->nvars > sizeof(t->vals) / sizeof(t->vals[0])) {
-		free(t);
-		return perfdb_err_set(err, PERFDB_EINVAL, "pattern '%s': too many variables",
-				      p->name);
-	}
+	struct tctx *t = &m->t;
 	t->g = g;
 	t->p = p;
-	t->emit = emit;
-	t->arg = arg;
 	t->err = err;
 	t->cand.nin = p->ninputs;
 	t->cand.nout = p->noutputs;
@@ -155,52 +164,116 @@ int grid_gen_template(const struct grid_gen_ctx *g, grid_emit_fn emit, void *arg
 	}
 	for (size_t i = 0; i < p->nconsts; i++)
 		t->vals[var_index(p, p->const_names[i])] = p->const_vals[i];
-
-	bool pairs = p->model_nk_pairs && g->models_given;
-	const struct grid_axis *axes[128];
-	size_t idx[128], nax = 0;
+	m->pairs = p->model_nk_pairs && g->models_given;
 	for (size_t i = 0; i < p->niters; i++) {
-		if (pairs && (strcmp(p->iters[i].name, "N") == 0 || strcmp(p->iters[i].name, "K") == 0))
+		if (m->pairs &&
+		    (strcmp(p->iters[i].name, "N") == 0 || strcmp(p->iters[i].name, "K") == 0))
 			continue;
-		axes[nax] = &p->iters[i];
-		idx[nax++] = var_index(p, p->iters[i].name);
+		m->axes[m->nax] = &p->iters[i];
+		m->idx[m->nax++] = var_index(p, p->iters[i].name);
 	}
-	if (p->model_nk_pairs && !pairs)
+	if (p->model_nk_pairs && !m->pairs)
 		for (size_t i = 0; i < p->nfallback; i++) {
-			axes[nax] = &p->fallback[i];
-			idx[nax++] = var_index(p, p->fallback[i].name);
+			m->axes[m->nax] = &p->fallback[i];
+			m->idx[m->nax++] = var_index(p, p->fallback[i].name);
 		}
-	size_t vn = var_index(p, "N"), vk = var_index(p, "K");
+	m->vn = var_index(p, "N");
+	m->vk = var_index(p, "K");
+	*out = m;
+	return 0;
+}
+
+void grid_tmpl_free(struct grid_tmpl *m)
+{
+	free(m);
+}
+
+uint64_t grid_tmpl_combinations(const struct grid_tmpl *m, bool *overflow)
+{
+	uint64_t n = m->pairs ? (uint64_t)m->t.g->npairs : 1;
+	*overflow = false;
+	for (size_t a = 0; a < m->nax; a++) {
+		uint64_t k = (uint64_t)m->axes[a]->n;
+		if (k && n > UINT64_MAX / k) {
+			*overflow = true;
+			return UINT64_MAX;
+		}
+		n *= k;
+	}
+	return n;
+}
+
+int grid_tmpl_at(struct grid_tmpl *m, uint64_t i, grid_emit_fn emit, void *arg,
+		 struct perfdb_err *err)
+{
+	struct tctx *t = &m->t;
+	t->err = err;
+	if (m->pairs) {
+		uint64_t k = i % m->t.g->npairs;
+		i /= m->t.g->npairs;
+		t->vals[m->vn] = m->t.g->pairs[k][0];
+		t->vals[m->vk] = m->t.g->pairs[k][1];
+	}
+	for (size_t a = m->nax; a-- > 0;) {
+		uint64_t n = (uint64_t)m->axes[a]->n;
+		t->vals[m->idx[a]] = m->axes[a]->v[i % n];
+		i /= n;
+	}
+	if (!emit) {   /* only the constraints: 1 = the combination is a candidate */
+		const struct grid_pattern *p = t->p;
+		for (size_t c = 0; c < p->nconstraints; c++) {
+			int64_t ok;
+			const char *why;
+			if (grid_expr_eval(p->constraints[c], t->vals, &ok, &why) < 0)
+				return eval_fail(t, p->constraints[c], why);
+			if (!ok)
+				return 0;
+		}
+		return 1;
+	}
+	t->emit = emit;
+	t->arg = arg;
+	return one(t);
+}
+
+int grid_gen_template(const struct grid_gen_ctx *g, grid_emit_fn emit, void *arg,
+		      struct perfdb_err *err)
+{
+	struct grid_tmpl *m;
+	PERFDB_TRY(grid_tmpl_open(g, &m, err));
+	struct tctx *t = &m->t;
+	t->emit = emit;
+	t->arg = arg;
 	size_t pos[128] = { 0 };
 	int rc = 0;
 	bool empty = false;
-	for (size_t a = 0; a < nax; a++)
-		empty |= axes[a]->n == 0;
+	for (size_t a = 0; a < m->nax; a++)
+		empty |= m->axes[a]->n == 0;
 	while (!empty && rc == 0) {
-		for (size_t a = 0; a < nax; a++)
-			t->vals[idx[a]] = axes[a]->v[pos[a]];
-		if (pairs) {
+		for (size_t a = 0; a < m->nax; a++)
+			t->vals[m->idx[a]] = m->axes[a]->v[pos[a]];
+		if (m->pairs) {
 			for (size_t k = 0; k < g->npairs && rc == 0; k++) {
-				t->vals[vn] = g->pairs[k][0];
-				t->vals[vk] = g->pairs[k][1];
+				t->vals[m->vn] = g->pairs[k][0];
+				t->vals[m->vk] = g->pairs[k][1];
 				rc = one(t);
 			}
 		} else {
 			rc = one(t);
 		}
 		/* odometer, last axis fastest */
-		size_t a = nax;
+		size_t a = m->nax;
 		while (a > 0) {
 			a--;
-			if (++pos[a] < axes[a]->n)
+			if (++pos[a] < m->axes[a]->n)
 				break;
 			pos[a] = 0;
 			if (a == 0)
 				empty = true;
 		}
-		if (nax == 0)
+		if (m->nax == 0)
 			empty = true;
 	}
-	free(t);
+	grid_tmpl_free(m);
 	return rc;
 }

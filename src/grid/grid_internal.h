@@ -221,6 +221,20 @@ struct grid_gen_ctx {
 
 int grid_generate(const struct grid_gen_ctx *g, grid_emit_fn emit, void *arg,
 		  struct perfdb_err *err);
+/*
+ * The template engine by combination index (gen_template.c), for sampling
+ * a product too large to walk: combinations() is the product of the axes
+ * (times the model pairs), before constraints; at(i) runs combination i,
+ * emitting it if it passes the constraints, or with emit NULL returns 1
+ * when it passes and 0 when not.
+ */
+struct grid_tmpl;
+int grid_tmpl_open(const struct grid_gen_ctx *g, struct grid_tmpl **out, struct perfdb_err *err);
+uint64_t grid_tmpl_combinations(const struct grid_tmpl *m, bool *overflow);
+int grid_tmpl_at(struct grid_tmpl *m, uint64_t i, grid_emit_fn emit, void *arg,
+		 struct perfdb_err *err);
+void grid_tmpl_free(struct grid_tmpl *m);
+
 int grid_gen_template(const struct grid_gen_ctx *g, grid_emit_fn emit, void *arg,
 		      struct perfdb_err *err);
 int grid_gen_grouped_matmul(const struct grid_gen_ctx *g, grid_emit_fn emit, void *arg,

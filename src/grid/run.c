@@ -17,6 +17,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,6 +160,125 @@ static int emit_build(void *arg, const struct grid_cand *c, struct perfdb_err *e
 	return grid_file_add(b->f, c, err);
 }
 
+/* Combinations of one template pattern walked in full; above this, --rows N
+ * draws its candidates by combination index (docs/grid.md "Bounded work"). */
+#define GRID_ENUM_CAP 10000000u
+/* At most this many rows are drawn from such a product. */
+#define GRID_SAMPLE_ROWS_CAP 1000000u
+
+/* The set of combination indices drawn so far (open addressing, grows). */
+struct drawn {
+	uint64_t *v;   /* 0 = free; index i stored as i + 1 */
+	size_t cap, n;
+};
+
+/* 1 if i was new (and is now in), 0 if drawn before, <0 out of memory */
+static int drawn_add(struct drawn *d, uint64_t i)
+{
+	if (2 * (d->n + 1) > d->cap) {
+		size_t nc = d->cap ? 2 * d->cap : 1024;
+		uint64_t *nv = calloc(nc, sizeof(*nv));
+		if (!nv)
+			return -PERFDB_ENOMEM;
+		for (size_t k = 0; k < d->cap; k++) {
+			if (!d->v[k])
+				continue;
+			size_t h = (size_t)((d->v[k] * 0x9E3779B97F4A7C15ull) >> 17) & (nc - 1);
+			while (nv[h])
+				h = (h + 1) & (nc - 1);
+			nv[h] = d->v[k];
+		}
+		free(d->v);
+		d->v = nv;
+		d->cap = nc;
+	}
+	uint64_t key = i + 1;
+	size_t h = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 17) & (d->cap - 1);
+	while (d->v[h]) {
+		if (d->v[h] == key)
+			return 0;
+		h = (h + 1) & (d->cap - 1);
+	}
+	d->v[h] = key;
+	d->n++;
+	return 1;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * A template product above GRID_ENUM_CAP is never walked: --rows N draws
+ * combination indices uniformly without replacement (the PRNG of
+ * docs/grid.md; without it, indices 0, 1, 2, ...), keeps those that pass
+ * the constraints until N are found, and builds them in generation order;
+ * that is a uniform sample of the candidates, as the small path's.  The
+ * draws are bounded (4,000,000 + 4 N); --rows 0 on such a product is
+ * refused.  *done = 1 when the table was handled here.
+ */
+static int sample_big(const struct perfdb_grid_opts *o, const struct grid_gen_ctx *g,
+		      struct grid_rng *rng, struct perfdb_grid_file *rf, struct build *b,
+		      int *done, struct perfdb_err *err)
+{
+	*done = 0;
+	if (g->p->kind != GRID_KIND_TEMPLATE)
+		return 0;
+	struct grid_tmpl *m;
+	PERFDB_TRY(grid_tmpl_open(g, &m, err));
+	bool ovf;
+	uint64_t P = grid_tmpl_combinations(m, &ovf);
+	if (!ovf && P <= GRID_ENUM_CAP) {
+		grid_tmpl_free(m);
+		return 0;
+	}
+	*done = 1;
+	rf->candidates = P;   /* combinations, before the constraints */
+	if (o->rows == 0 || o->rows > GRID_SAMPLE_ROWS_CAP) {
+		grid_tmpl_free(m);
+		return perfdb_err_at(err, PERFDB_EINVAL, g->cfg->path, g->p->line, 0,
+			"pattern '%s' (%s): %s%" PRIu64 " combinations of its iterators, more than "
+			"the %u that are enumerated; sample them with --rows N (at most %u)",
+			g->p->name, rf->kernel, ovf ? "over " : "", P, GRID_ENUM_CAP,
+			GRID_SAMPLE_ROWS_CAP);
+	}
+	size_t want = (size_t)o->rows, max_draws = 4000000 + 4 * want, ngot = 0, draws = 0;
+	uint64_t *got = malloc(want * sizeof(*got));
+	struct drawn d = { 0 };
+	int rc = got ? 0 : perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	while (rc == 0 && ngot < want && draws < max_draws && draws < P) {
+		uint64_t i = draws++;
+		if (o->use_rng) {
+			i = grid_rng_below(rng, P);
+			int fresh = drawn_add(&d, i);
+			if (fresh < 0)
+				rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+			if (fresh <= 0)
+				continue;
+		}
+		int pass = grid_tmpl_at(m, i, NULL, NULL, err);
+		if (pass < 0)
+			rc = pass;
+		else if (pass)
+			got[ngot++] = i;
+	}
+	if (rc == 0 && ngot < want)
+		rc = perfdb_err_at(err, PERFDB_EINVAL, g->cfg->path, g->p->line, 0,
+			"pattern '%s' (%s): %zu of %zu candidates found in %zu draws among %" PRIu64
+			" combinations: its constraints pass too few to sample; narrow its iterators",
+			g->p->name, rf->kernel, ngot, want, draws, P);
+	if (rc == 0)
+		qsort(got, ngot, sizeof(*got), cmp_u64);
+	for (size_t k = 0; rc == 0 && k < ngot; k++)
+		rc = grid_tmpl_at(m, got[k], emit_build, b, err);
+	free(d.v);
+	free(got);
+	grid_tmpl_free(m);
+	return rc;
+}
+
 static char *stem_of(const char *path)
 {
 	const char *base = strrchr(path, '/');
@@ -197,6 +317,12 @@ static int one_table(const struct perfdb_grid_opts *o, const struct grid_gen_ctx
 	if (rc < 0)
 		goto out;
 	struct build b = { .f = f };
+	int sampled = 0;
+	rc = sample_big(o, g, rng, rf, &b, &sampled, err);
+	if (rc < 0)
+		goto out;
+	if (sampled)
+		goto built;
 	if (o->rows > 0) {
 		rc = grid_generate(g, emit_count, &b, err);
 		if (rc < 0)
@@ -219,9 +345,10 @@ static int one_table(const struct perfdb_grid_opts *o, const struct grid_gen_ctx
 	rc = grid_generate(g, emit_build, &b, err);
 	if (rc < 0)
 		goto out;
-	const struct grid_file_stats *st = grid_file_stats(f);
 	if (o->rows == 0)
 		rf->candidates = b.index;
+built:;
+	const struct grid_file_stats *st = grid_file_stats(f);
 	rf->sampled = st->considered;
 	rf->hbm_filtered = st->hbm_filtered;
 	rf->duplicates = st->duplicates;
