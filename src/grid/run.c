@@ -216,7 +216,7 @@ static int cmp_u64(const void *a, const void *b)
  * docs/grid.md; without it, indices 0, 1, 2, ...), keeps those that pass
  * the constraints until N are found, and builds them in generation order;
  * that is a uniform sample of the candidates, as the small path's.  The
- * draws are bounded (4,000,000 + 4 N); --rows 0 on such a product is
+ * draws are bounded (1,000,000 + 4 N); --rows 0 on such a product is
  * refused.  *done = 1 when the table was handled here.
  */
 static int sample_big(const struct perfdb_grid_opts *o, const struct grid_gen_ctx *g,
@@ -244,7 +244,7 @@ static int sample_big(const struct perfdb_grid_opts *o, const struct grid_gen_ct
 			g->p->name, rf->kernel, ovf ? "over " : "", P, GRID_ENUM_CAP,
 			GRID_SAMPLE_ROWS_CAP);
 	}
-	size_t want = (size_t)o->rows, max_draws = 4000000 + 4 * want, ngot = 0, draws = 0;
+	size_t want = (size_t)o->rows, max_draws = 1000000 + 4 * want, ngot = 0, draws = 0;
 	uint64_t *got = malloc(want * sizeof(*got));
 	struct drawn d = { 0 };
 	int rc = got ? 0 : perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
