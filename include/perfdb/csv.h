@@ -35,6 +35,12 @@ struct perfdb_csv_field {
 	size_t len;
 };
 
+/*
+ * Index of the first field (smallest index) whose non-empty text equals an
+ * earlier field's, or n when no name repeats.  O(n log n).
+ */
+size_t perfdb_csv_first_duplicate(const struct perfdb_csv_field *f, size_t n);
+
 struct perfdb_csv_row {
 	struct perfdb_csv_field *f;
 	size_t n;        /* fields in this record */

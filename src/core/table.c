@@ -136,6 +136,7 @@ static int load_reader(struct perfdb_table *t, struct perfdb_csv_reader *r,
 	char **cols = arena_alloc(t, row.n * sizeof(char *));
 	if (!cols)
 		return oom(t, err);
+	size_t dup = perfdb_csv_first_duplicate(row.f, row.n);
 	for (size_t i = 0; i < row.n; i++) {
 		if (row.f[i].len == 0)
 			return perfdb_err_at(err, PERFDB_ESCHEMA, t->name, row.line,
@@ -144,11 +145,10 @@ static int load_reader(struct perfdb_table *t, struct perfdb_csv_reader *r,
 		cols[i] = arena_strndup(t, row.f[i].p, row.f[i].len);
 		if (!cols[i])
 			return oom(t, err);
-		for (size_t j = 0; j < i; j++)
-			if (strcmp(cols[i], cols[j]) == 0)
-				return perfdb_err_at(err, PERFDB_ESCHEMA, t->name, row.line,
-					perfdb_csv_field_col(r, &row, i),
-					"duplicate column '%s' in header", cols[i]);
+		if (i == dup)
+			return perfdb_err_at(err, PERFDB_ESCHEMA, t->name, row.line,
+				perfdb_csv_field_col(r, &row, i),
+				"duplicate column '%s' in header", cols[i]);
 	}
 	t->cols = cols;
 	t->ncols = row.n;

@@ -33,6 +33,42 @@ static int yaml_fail(const char *name, const yaml_parser_t *p, struct perfdb_err
 			     p->problem_mark.column + 1, "YAML syntax error: %s", what);
 }
 
+/*
+ * Nesting is capped before the document is built: libyaml's loader takes
+ * seconds on tens of thousands of levels, and no configuration needs more
+ * than a handful.  One pass over the events stops at the first level past
+ * the cap, so a deep document costs microseconds to refuse.
+ */
+#define YAML_MAX_DEPTH 64
+
+static int check_depth(const char *name, const char *data, size_t len, struct perfdb_err *err)
+{
+	yaml_parser_t p;
+	if (!yaml_parser_initialize(&p))
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	yaml_parser_set_input_string(&p, (const unsigned char *)data, len);
+	int depth = 0, rc = 0, done = 0;
+	while (!done && rc == 0) {
+		yaml_event_t ev;
+		if (!yaml_parser_parse(&p, &ev)) {
+			rc = yaml_fail(name, &p, err);
+			break;
+		}
+		if (ev.type == YAML_SEQUENCE_START_EVENT || ev.type == YAML_MAPPING_START_EVENT) {
+			if (++depth > YAML_MAX_DEPTH)
+				rc = perfdb_err_at(err, PERFDB_EPARSE, name, ev.start_mark.line + 1,
+						   ev.start_mark.column + 1,
+						   "YAML nested more than %d levels deep", YAML_MAX_DEPTH);
+		} else if (ev.type == YAML_SEQUENCE_END_EVENT || ev.type == YAML_MAPPING_END_EVENT) {
+			depth--;
+		}
+		done = ev.type == YAML_STREAM_END_EVENT;
+		yaml_event_delete(&ev);
+	}
+	yaml_parser_delete(&p);
+	return rc;
+}
+
 int grid_ydoc_load(struct grid_ydoc *d, const char *name, const char *data, size_t len,
 		   struct perfdb_err *err)
 {
@@ -46,6 +82,7 @@ int grid_ydoc_load(struct grid_ydoc *d, const char *name, const char *data, size
 	d->impl = im;
 	if (memchr(data, '\0', len))
 		return perfdb_err_at(err, PERFDB_EPARSE, name, 0, 0, "NUL byte in YAML text");
+	PERFDB_TRY(check_depth(name, data, len, err));
 	yaml_parser_t p;
 	yaml_document_t doc;
 	if (!yaml_parser_initialize(&p))

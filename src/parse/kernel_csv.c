@@ -71,17 +71,15 @@ static int read_rows(struct perfdb_csv_reader *r, const char *path, enum perfdb_
 		return rc;
 	}
 	/* a repeated column name would make "which cell?" a guess: refuse it */
-	for (size_t i = 0; i < row.n; i++)
-		for (size_t j = 0; j < i; j++)
-			if (row.f[i].len == row.f[j].len && row.f[i].len &&
-			    memcmp(row.f[i].p, row.f[j].p, row.f[i].len) == 0) {
-				int rc2 = perfdb_err_at(err, PERFDB_ESCHEMA, path, row.line,
-							perfdb_csv_field_col(r, &row, i),
-							"duplicate column '%.*s' in header",
-							(int)row.f[i].len, row.f[i].p);
-				perfdb_csv_close(r);
-				return rc2;
-			}
+	size_t dup = perfdb_csv_first_duplicate(row.f, row.n);
+	if (dup < row.n) {
+		int rc2 = perfdb_err_at(err, PERFDB_ESCHEMA, path, row.line,
+					perfdb_csv_field_col(r, &row, dup),
+					"duplicate column '%.*s' in header",
+					(int)row.f[dup].len, row.f[dup].p);
+		perfdb_csv_close(r);
+		return rc2;
+	}
 	long idx[NCOLS];
 	const char *missing_req[4];
 	size_t nmiss = 0;

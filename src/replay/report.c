@@ -330,7 +330,9 @@ int perfdb_report_dir_prepare(const char *dbdir, struct perfdb_err *err)
 {
 	struct perfdb_strbuf dir = PERFDB_STRBUF_INIT;
 	perfdb_strbuf_addf(&dir, "%s/reports", dbdir);
-	int rc = perfdb_mkdir_p(dir.buf, err);
+	int rc = perfdb_mkdir_p(dbdir, err);   /* a failure names the database first */
+	if (rc == 0)
+		rc = perfdb_mkdir_p(dir.buf, err);
 	struct stat st;
 	if (rc == 0 && (lstat(dir.buf, &st) < 0 || !S_ISDIR(st.st_mode)))
 		rc = perfdb_err_set(err, PERFDB_EIO, "cannot write reports: '%s' is not a directory",

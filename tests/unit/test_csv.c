@@ -239,10 +239,28 @@ static void test_roundtrip(void **state)
 	perfdb_strbuf_release(&sb);
 }
 
+/* the first repeated header name, by position; empty names never count */
+static void test_first_duplicate(void **state)
+{
+	(void)state;
+	struct perfdb_csv_field f[6] = {
+		{ "a", 1 }, { "b", 1 }, { "", 0 }, { "b", 1 }, { "", 0 }, { "a", 1 },
+	};
+	assert_int_equal(perfdb_csv_first_duplicate(f, 6), 3);   /* b at 3 comes before a at 5 */
+	assert_int_equal(perfdb_csv_first_duplicate(f, 3), 3);   /* none among a, b, "" */
+	struct perfdb_csv_field g[3] = { { "ab", 2 }, { "a", 1 }, { "abc", 2 } };
+	assert_int_equal(perfdb_csv_first_duplicate(g, 3), 2);   /* "ab" again (length 2) */
+	assert_int_equal(perfdb_csv_first_duplicate(g, 0), 0);
+	/* three of one name: the second is the repeat */
+	struct perfdb_csv_field h[4] = { { "x", 1 }, { "y", 1 }, { "x", 1 }, { "x", 1 } };
+	assert_int_equal(perfdb_csv_first_duplicate(h, 4), 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_basic_line_endings),
+		cmocka_unit_test(test_first_duplicate),
 		cmocka_unit_test(test_bom_and_blank_lines),
 		cmocka_unit_test(test_quoting),
 		cmocka_unit_test(test_lenient_quotes),

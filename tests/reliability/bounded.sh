@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Bounded work from small inputs (docs/reliability.md guarantee 12).  Each
+# case once took seconds to minutes; each must now end well inside the
+# timeout (a hang guard, not a speed measurement) with the right result:
+#  1. a kernel_details header of 200,000 columns (the duplicate check was
+#     quadratic: 28 s), parsed; and a database table that wide, checked;
+#  2. a duplicate among those columns is still found, at its position;
+#  3. YAML nested 200,000 levels (flow) and 3,000 levels (block) as the
+#     database's op_mapping.yaml and as --grid-config: refused at level 65
+#     with file:line:col (13 s and more than 60 s before).
+#   usage: bounded.sh PERFDB GEN_PROFILE
+. "$(dirname "$0")/lib.sh"
+P=$PERFDB
+T=30
+python3 - "$WORK" <<'PY'
+import sys
+w = sys.argv[1]
+cols = ["Type", "Input Shapes", "Output Shapes", "Duration(us)"] + ["c%d" % i for i in range(200000)]
+cells = ["Add", '"1,2"', '"1,2"', "1.0"] + ["x"] * 200000
+open(w + "/wide.csv", "w").write(",".join(cols) + "\r\n" + ",".join(cells) + "\r\n")
+dup = cols[:150000] + ["c7"] + cols[150001:]
+open(w + "/dup.csv", "w").write(",".join(dup) + "\r\n" + ",".join(cells) + "\r\n")
+open(w + "/flow.yaml", "w").write("a: " + "[" * 200000 + "]" * 200000 + "\n")
+open(w + "/block.yaml", "w").write("".join(" " * i + "k%d:\n" % i for i in range(3000)))
+PY
+mkdir -p "$WORK/in"; cp "$WORK/wide.csv" "$WORK/in/kernel_details.csv"
+timeout $T "$P" parse -q --profiling-path "$WORK/in/kernel_details.csv" --database-path "$WORK/db" \
+  >/dev/null 2>"$WORK/e"; rc=$?
+[ $rc -eq 0 ] || fail "parse of a 200,000-column header: exit $rc $(head -c 300 "$WORK/e")"
+mkdir -p "$WORK/wdb"; cp "$WORK/wide.csv" "$WORK/wdb/Add.csv"
+timeout $T "$P" check --database-path "$WORK/wdb" >"$WORK/o" 2>&1; rc=$?
+[ $rc -ne 124 ] || fail "check of a 200,000-column table hung"
+grep -q "200004 columns" "$WORK/o" || fail "check of the wide table: $(head -c 300 "$WORK/o")"
+echo "a 200,000-column header: parsed and checked within ${T} s"
+
+cp "$WORK/dup.csv" "$WORK/in/kernel_details.csv"
+timeout $T "$P" parse -q --profiling-path "$WORK/in/kernel_details.csv" --database-path "$WORK/db2" \
+  >/dev/null 2>"$WORK/e"; rc=$?
+[ $rc -eq 1 ] || fail "a duplicate column among 200,000: exit $rc"
+# column = 1 + the bytes before field 150,000 (4 fixed names, 149,996 "cN," names)
+col=$(python3 -c "print(1 + len(','.join(['Type','Input Shapes','Output Shapes','Duration(us)'] + ['c%d' % i for i in range(149996)])) + 1)")
+grep -q "kernel_details.csv:1:$col: duplicate column 'c7' in header" "$WORK/e" ||
+  fail "duplicate column message: $(cat "$WORK/e") (want column $col)"
+echo "a repeated name among 200,000 columns: found at 1:$col"
+
+D="$WORK/ydb"; mkdir -p "$D"
+printf 'OP State,Input Shapes,Input Data Types,Output Shapes,Duration(us)\r\ndynamic,"""3,7""",DT_BF16,"""3,7""",1\r\n' > "$D/Add.csv"
+for y in flow block; do
+  cp "$WORK/$y.yaml" "$D/op_mapping.yaml"
+  timeout $T "$P" grid --database-path "$D" --rows 1 --seed 1 --dry-run >/dev/null 2>"$WORK/e"; rc=$?
+  [ $rc -eq 1 ] || fail "$y-nested op_mapping.yaml: exit $rc"
+  grep -q "op_mapping.yaml:[0-9]*:[0-9]*: YAML nested more than 64 levels deep" "$WORK/e" ||
+    fail "$y-nested op_mapping.yaml: $(cat "$WORK/e")"
+  rm "$D/op_mapping.yaml"
+  timeout $T "$P" grid --database-path "$D" --grid-config "$WORK/$y.yaml" --rows 1 --seed 1 --dry-run \
+    >/dev/null 2>"$WORK/e"; rc=$?
+  [ $rc -eq 1 ] || fail "$y-nested --grid-config: exit $rc"
+  grep -q "$y.yaml:[0-9]*:[0-9]*: YAML nested more than 64 levels deep" "$WORK/e" ||
+    fail "$y-nested --grid-config: $(cat "$WORK/e")"
+done
+grep -q "block.yaml:65:65:" "$WORK/e" || fail "the block case is refused at level 65 (line 65, col 65): $(cat "$WORK/e")"
+echo "YAML nested 200,000 (flow) and 3,000 (block) levels: refused at level 65"
+finish
