@@ -770,6 +770,12 @@ static int journal_load(const char *path, struct journal *j)
 		e->probe = (v = jfield(line, "probe_gbs")) ? strtod(v, NULL) : 0;   /* absent before 2026-11-30 */
 		e->retries = (v = jfield(line, "retries")) ? (int)strtol(v, NULL, 10) : 0;
 		e->reason = jstring(jfield(line, "reason"));
+		/* a journal edited or damaged to hold 1e999, nan or a negative time
+		 * is not a measurement: the row is measured again, never written as inf */
+		double st4[] = { e->mean, e->median, e->min, e->std };
+		for (size_t q = 0; q < 4; q++)
+			if (!isfinite(st4[q]) || st4[q] < 0)
+				e->ok = 0;
 		free(table);
 		free(sig);
 		free(st);
