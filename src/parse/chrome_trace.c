@@ -517,8 +517,12 @@ int perfdb_chrome_trace_read_mem(const char *name, const void *data, size_t len,
 	json_error_t je;
 	json_t *root = json_loadb(data, len, JSON_DECODE_ANY, &je);
 	if (!root) {
-		if (json_error_code(&je) == json_error_out_of_memory)
-			return perfdb_err_set(err, PERFDB_ENOMEM, "%s: out of memory", name);
+		/* jansson reports some allocation failures with no code and no text */
+		if (json_error_code(&je) == json_error_out_of_memory || !je.text[0])
+			return perfdb_err_set(err, PERFDB_ENOMEM,
+					      "%s: out of memory loading the trace (%zu bytes): "
+					      "traces are loaded whole; raise the memory limit",
+					      name, len);
 		return perfdb_err_at(err, PERFDB_EPARSE, name, je.line > 0 ? (size_t)je.line : 0,
 				     je.column > 0 ? (size_t)je.column : 0, "invalid JSON: %s",
 				     je.text);

@@ -476,6 +476,10 @@ int perfdb_trace_to_csv_mem(const char *name, const void *data, size_t len,
 	 * JSON_ALLOW_NUL: Python's json accepts "\u0000" in strings. */
 	json_error_t je;
 	json_t *root = json_loadb(data, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
+	if (!root && (json_error_code(&je) == json_error_out_of_memory || !je.text[0]))
+		return perfdb_err_set(err, PERFDB_ENOMEM,
+				      "%s: out of memory loading the trace (%zu bytes): "
+				      "traces are loaded whole; raise the memory limit", name, len);
 	if (!root) {
 		char text[JSON_ERROR_TEXT_LENGTH * 4 + 1];
 		clean_text(je.text, text, sizeof(text));

@@ -7,7 +7,9 @@
 #  2. a duplicate among those columns is still found, at its position;
 #  3. YAML nested 200,000 levels (flow) and 3,000 levels (block) as the
 #     database's op_mapping.yaml and as --grid-config: refused at level 65
-#     with file:line:col (13 s and more than 60 s before).
+#     with file:line:col (13 s and more than 60 s before);
+#  4. a large valid trace under a memory limit: "out of memory loading the
+#     trace (N bytes)", not "invalid JSON: " with no reason.
 #   usage: bounded.sh PERFDB GEN_PROFILE
 . "$(dirname "$0")/lib.sh"
 P=$PERFDB
@@ -60,4 +62,37 @@ for y in flow block; do
 done
 grep -q "block.yaml:65:65:" "$WORK/e" || fail "the block case is refused at level 65 (line 65, col 65): $(cat "$WORK/e")"
 echo "YAML nested 200,000 (flow) and 3,000 (block) levels: refused at level 65"
+# ---- 4. a valid trace larger than the memory allows ----
+python3 - "$WORK/big.pt.trace.json" <<'PY'
+import json, sys
+ev = [{"ph": "X", "cat": "kernel", "name": "k%d" % (i % 50), "ts": i, "dur": 1.5, "pid": 0,
+       "tid": 7, "args": {"External id": i}} for i in range(300000)]
+json.dump({"traceEvents": ev}, open(sys.argv[1], "w"))
+PY
+size=$(stat -c %s "$WORK/big.pt.trace.json")
+# the smallest address-space limit (100 MB steps) at which perfdb starts at all
+# (below it, the libraries it links fail to map or hang: hence the timeout)
+base=0
+starts() { (ulimit -v "$1"; timeout 10 "$P" devices >/dev/null 2>&1); }
+# an ASan build reserves terabytes of shadow memory: no limit suits it
+starts 8192000 && for kb in $(seq 102400 102400 8192000); do
+  if starts $kb; then base=$kb; break; fi
+done
+if [ $base -eq 0 ] || ! starts $((base + 20480)); then
+  echo "no address-space limit lets perfdb start here: the memory-limit case is skipped"
+else
+  lim=$((base + 20480))   # 20 MB more than starting takes: not the trace's ~10x
+  for cmd in parse trace-to-csv; do
+    if [ $cmd = parse ]; then
+      args=(parse -q --profiling-path "$WORK/big.pt.trace.json" --database-path "$WORK/bigdb")
+    else
+      args=(trace-to-csv --trace "$WORK/big.pt.trace.json" --output "$WORK/big.csv")
+    fi
+    (ulimit -v $lim; timeout $T "$P" "${args[@]}" >/dev/null 2>"$WORK/e"); rc=$?
+    [ $rc -eq 1 ] || fail "$cmd of a trace under a memory limit: exit $rc (the limit may be too loose)"
+    grep -q "big.pt.trace.json: out of memory loading the trace ($size bytes)" "$WORK/e" ||
+      fail "$cmd under a memory limit: $(cat "$WORK/e")"
+  done
+  echo "a ${size}-byte trace under a $((lim / 1024)) MB address-space limit: out of memory, said so"
+fi
 finish
