@@ -270,6 +270,8 @@ size_t perfdb_comm_flag_nonmonotonic(struct perfdb_comm_case *c, size_t n, doubl
 
 /* ---- running (src/comm/run.c; needs MPI) ------------------------------ */
 
+struct perfdb_nccl_i;   /* src/comm/comm_nccl.h */
+
 struct perfdb_comm_opts {
 	const enum perfdb_comm_op *ops;
 	size_t nops;
@@ -292,7 +294,8 @@ struct perfdb_comm_opts {
 	double contention;           /* other_cpu threshold, in CPUs (default 0.25) */
 	double mono_tolerance;       /* non-monotonic tolerance (default 0.10) */
 	bool malloc_tune;            /* fix glibc's mmap/trim thresholds before MPI starts */
-	bool nccl;                   /* --backend nccl (CUDA builds): NCCL on device buffers */
+	bool nccl;                   /* --backend nccl: NCCL on device buffers */
+	const struct perfdb_nccl_i *nccl_i; /* with nccl: the cuda module's transport */
 	const char *command_line;    /* recorded in the report */
 };
 

@@ -175,16 +175,20 @@ struct perfdb_backend_i {
 };
 
 /*
- * The registry: every compiled-in backend, CPU last (cuda when built).  Returns the backend
- * named name, or NULL.
+ * The registry (registry.c): the compiled-in backends (perfdb_backends[],
+ * the CPU), then those of modules (cuda), loaded on first use.  0 and *out,
+ * or an error saying why ("backend 'x' is not built in", the module's
+ * load error).  perfdb_backend_find is the same without the reason.
  */
+int perfdb_backend_get(const char *name, const struct perfdb_backend_i **out,
+		       struct perfdb_err *err);
 const struct perfdb_backend_i *perfdb_backend_find(const char *name);
 extern const struct perfdb_backend_i *const perfdb_backends[];
 
 /* The CPU backend (src/backend/cpu/). */
 extern const struct perfdb_backend_i perfdb_backend_cpu;
 #ifdef PERFDB_HAVE_CUDA
-/* The CUDA backend (src/backend/cuda/, docs/cuda.md). */
+/* The CUDA backend (src/backend/cuda/, docs/cuda.md), in the cuda module. */
 extern const struct perfdb_backend_i perfdb_backend_cuda;
 #endif
 

@@ -23,6 +23,7 @@
 #include <mpi.h>
 
 #include "builtin.h"
+#include "backend/module.h"
 #include "comm/comm_nccl.h"
 #include "perfdb/comm.h"
 
@@ -111,13 +112,11 @@ static void on_begin(void *ctx, const struct perfdb_comm_report *r, size_t ncase
 	perfdb_comm_grid_repr(&o->grid, grid, sizeof(grid));
 	printf("# perfdb comm %s: backend %s, %d rank(s) on %d host(s) (%s)\n", x->perfdb_version,
 	       o->nccl ? "nccl" : "mpi", x->world_size, x->nhosts, x->hosts);
-#ifdef PERFDB_HAVE_CUDA
 	if (o->nccl) {
 		char d[256];
-		perfdb_nccl_describe(d, sizeof(d));
+		o->nccl_i->describe(d, sizeof(d));
 		printf("# %s, one rank per GPU; time = CUDA events around each call\n", d);
 	}
-#endif
 	printf("# %s, MPI %s; %s\n", x->mpi_library, x->mpi_standard, x->cpu_model);
 	printf("# dtype %s (%s), grid %s, warm-up <= %ld, iterations %ld..%ld within %g s per size\n",
 	       perfdb_comm_dtype(o->dtype)->name, perfdb_comm_dtype(o->dtype)->label, grid,
@@ -323,13 +322,10 @@ static int parse(int argc, char **argv, struct cli *c, struct perfdb_comm_opts *
 	if (rc)
 		return rc == 1 ? -1 : 2;
 
-#ifdef PERFDB_HAVE_CUDA
 	o->nccl = strcmp(c->backend, "nccl") == 0;
-#else
-	if (strcmp(c->backend, "nccl") == 0)
+	if (o->nccl && !perfdb_module_built("cuda") && !getenv("PERFDB_MODULE_DIR"))
 		return opt_usage_error(h, "argument --backend: 'nccl' needs a perfdb built with the "
 					  "CUDA backend (NCCL); this build has only 'mpi'");
-#endif
 	size_t nops = c->ops.n ? c->ops.n : PERFDB_COMM_NOPS;
 	for (size_t i = 0; i < nops; i++)
 		ops[i] = (enum perfdb_comm_op)(c->ops.n ? perfdb_comm_op_from_name(c->ops.v[i]) : (int)i);
@@ -480,29 +476,37 @@ int cmd_comm(int argc, char **argv)
 		.warn = on_warn, .begin = on_begin, .batch = on_batch,
 		.case_start = on_case_start, .case_done = on_case_done, .ctx = &ui,
 	};
-#ifdef PERFDB_HAVE_CUDA
 	if (o.nccl) {
-		/* every rank needs its GPU: all stop when one has none */
-		int bad = perfdb_nccl_init(&err) < 0, any = bad;
+		/* every rank needs the module and its GPU: all stop when one has none */
+		const struct perfdb_module *m = NULL;
+		int bad = perfdb_module_load("cuda", &m, &err) < 0;
+		if (!bad && !(o.nccl_i = m->nccl))
+			bad = perfdb_err_set(&err, PERFDB_EINVAL, "the cuda module has no NCCL transport") < 0;
+		if (bad) {
+			char why[PERFDB_ERR_MSG_MAX];
+			snprintf(why, sizeof(why), "%s", err.msg);
+			perfdb_err_set(&err, err.code, "--backend nccl: %s", why);
+		} else {
+			bad = o.nccl_i->init(&err) < 0;
+		}
+		int any = bad;
 		MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
 		if (any) {
 			if (bad && (w.rank == 0 || w.size > 1))
 				status = cli_error("comm", &err);
 			status = 1;
-			perfdb_nccl_release();
+			if (o.nccl_i)
+				o.nccl_i->release();
 			perfdb_comm_mpi_finalize();
 			goto out;
 		}
 	}
-#endif
 	struct perfdb_comm_report rep;
 	perfdb_comm_report_init(&rep);
 	bool fatal = false;
 	rc = perfdb_comm_run(&o, &ev, &rep, &fatal, &err);
-#ifdef PERFDB_HAVE_CUDA
 	if (o.nccl)
-		perfdb_nccl_release();
-#endif
+		o.nccl_i->release();
 	if (w.rank == 0)
 		clear_progress(&ui);
 	if (fatal) {

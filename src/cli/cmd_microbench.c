@@ -476,14 +476,15 @@ static int run_native_ranked(struct perfdb_db_opts *o, struct perfdb_device_regi
 			"--row-timeout > 0\n");
 		return 2;
 	}
-	const struct perfdb_backend_i *be = perfdb_backend_find(no->backend);
-	if (!be) {
-		if (say)
-			fprintf(say, "perfdb microbench: error: backend '%s' is not built in\n", no->backend);
-		return 2;
-	}
+	const struct perfdb_backend_i *be;
 	struct perfdb_err err;
 	perfdb_err_clear(&err);
+	if (perfdb_backend_get(no->backend, &be, &err) < 0) {
+		/* not built: a usage error; a module that does not load: a runtime one */
+		if (say)
+			fprintf(say, "perfdb microbench: error: %s\n", err.msg);
+		return err.code == PERFDB_ENOENT && strstr(err.msg, "built") ? 2 : 1;
+	}
 	const char *host = NULL;
 	if ((be->detect_device ? be->detect_device(reg, &host, &err)
 			       : perfdb_device_detect_host_cpu(reg, &host, &err)) < 0)

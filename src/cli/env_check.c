@@ -61,12 +61,21 @@ static int check_data_dir(const char *v, struct perfdb_err *err)
 	return perfdb_err_set(err, PERFDB_EINVAL, "PERFDB_DATA_DIR: not a directory: '%s'", v);
 }
 
+static int check_module_dir(const char *v, struct perfdb_err *err)
+{
+	struct stat st;
+	if (*v && stat(v, &st) == 0 && S_ISDIR(st.st_mode))
+		return 0;
+	return perfdb_err_set(err, PERFDB_EINVAL, "PERFDB_MODULE_DIR: not a directory: '%s'", v);
+}
+
 static const struct {
 	const char *name;
 	int (*check)(const char *value, struct perfdb_err *err);
 } vars[] = {
 	{ "PERFDB_DATA_DIR", check_data_dir },
 	{ "PERFDB_LOCK_TIMEOUT", check_lock_timeout },
+	{ "PERFDB_MODULE_DIR", check_module_dir },
 	{ "PERFDB_PROBE", check_probe },
 	{ "PERFDB_TIMESTAMP", check_timestamp },
 	{ "PERFDB_TRACE_OPTIONS", check_trace },

@@ -6,9 +6,12 @@
 #include <mpi.h>
 #include <yaml.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "backend/backend.h"
+#include "backend/module.h"
 #include "builtin.h"
 #include "env_check.h"
 #include "perfdb_build.h"
@@ -48,9 +51,16 @@ static void print_version(void)
 	printf("backends: msprof");
 	for (size_t i = 0; perfdb_backends[i]; i++)
 		printf(", %s", perfdb_backends[i]->name);
-#ifdef PERFDB_HAVE_CUDA
-	printf(", nccl (perfdb comm)");
-#endif
+	/* modules are named, not loaded: --version stays as quick as any command */
+	if (perfdb_module_built("cuda")) {
+		char path[4200];
+		struct perfdb_err e;
+		int there = perfdb_module_path("cuda", path, sizeof(path), &e) == 0 && access(path, R_OK) == 0;
+		char *real = there ? realpath(path, NULL) : NULL;
+		printf(", cuda and nccl (perfdb comm) in module %s%s", real ? real : path,
+		       there ? ", loaded on use" : ": not installed");
+		free(real);
+	}
 	printf("\n");
 	char mpi[MPI_MAX_LIBRARY_VERSION_STRING];
 	int len = 0;

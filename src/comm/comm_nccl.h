@@ -3,8 +3,7 @@
  * device buffers through NCCL, one rank per GPU (the local MPI rank's GPU),
  * each call timed with CUDA events.  The harness (harness.c) keeps its
  * method (check, warm-up, budget, slowest rank's sample); only where the
- * buffers live and what runs the call change.  Built with the CUDA backend
- * only (PERFDB_HAVE_CUDA).
+ * buffers live and what runs the call change.
  *
  * One NCCL communicator per MPI group, created on first use
  * (ncclGetUniqueId on the group's rank 0, MPI_Bcast, ncclCommInitRank) and
@@ -20,25 +19,30 @@
 #include "perfdb/comm.h"
 #include "perfdb/err.h"
 
-/* The device (fails with "no CUDA device found (...)" without one). */
-int perfdb_nccl_init(struct perfdb_err *err);
+/*
+ * The NCCL transport, as the cuda module provides it (src/backend/module.h;
+ * implemented in src/backend/cuda/nccl.c).  The harness calls it through
+ * this table only, so the base library links no CUDA.
+ */
+struct perfdb_nccl_i {
+	/* The device (fails with "no CUDA device found (...)" without one). */
+	int (*init)(struct perfdb_err *err);
+	/* The group's communicator and device buffers for send_bytes / recv_bytes (0 send: in place). */
+	int (*begin)(MPI_Comm comm, size_t send_bytes, size_t recv_bytes, struct perfdb_err *err);
+	/* Host data to the device buffers (send may be NULL), and the receive buffer back. */
+	int (*upload)(const void *send, size_t send_bytes, const void *recv, size_t recv_bytes,
+		      struct perfdb_err *err);
+	int (*download)(void *recv, size_t recv_bytes, struct perfdb_err *err);
+	/* One collective (count as perfdb_comm_layout's) on the device buffers; *seconds: its device time. */
+	int (*call)(enum perfdb_comm_op op, enum perfdb_comm_dtype dt, size_t count, double *seconds,
+		    struct perfdb_err *err);
+	/* Communicators, buffers and the stream. */
+	void (*release)(void);
+	/* "nccl=2.x.y" and the GPU, for the environment record. */
+	void (*describe)(char *out, size_t cap);
+};
 
-/* The group's communicator and device buffers for send_bytes / recv_bytes (0 send: in place). */
-int perfdb_nccl_begin(MPI_Comm comm, size_t send_bytes, size_t recv_bytes, struct perfdb_err *err);
-
-/* Host data to the device buffers (send may be NULL), and the receive buffer back. */
-int perfdb_nccl_upload(const void *send, size_t send_bytes, const void *recv, size_t recv_bytes,
-		       struct perfdb_err *err);
-int perfdb_nccl_download(void *recv, size_t recv_bytes, struct perfdb_err *err);
-
-/* One collective (count as perfdb_comm_layout's) on the device buffers; *seconds: its device time. */
-int perfdb_nccl_call(enum perfdb_comm_op op, enum perfdb_comm_dtype dt, size_t count, double *seconds,
-		     struct perfdb_err *err);
-
-/* Communicators, buffers and the stream. */
-void perfdb_nccl_release(void);
-
-/* "nccl=2.x.y" and the GPU, for the environment record. */
-void perfdb_nccl_describe(char *out, size_t cap);
+/* The table itself, defined in the cuda module (src/backend/cuda/nccl.c). */
+extern const struct perfdb_nccl_i perfdb_nccl_transport;
 
 #endif

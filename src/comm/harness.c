@@ -152,47 +152,11 @@ static void *alloc_buf(size_t bytes)
 	return p;
 }
 
-/*
- * --backend nccl (comm_nccl.h) when built with CUDA; without it the harness
- * never sets hc->nccl (the command refuses the backend first).
- */
-#ifdef PERFDB_HAVE_CUDA
-#define nccl_begin perfdb_nccl_begin
-#define nccl_upload perfdb_nccl_upload
-#define nccl_download perfdb_nccl_download
-#define nccl_call perfdb_nccl_call
-#else
-static int nccl_unbuilt(struct perfdb_err *err)
-{
-	return perfdb_err_set(err, PERFDB_EINVAL, "this perfdb has no NCCL backend");
-}
-
-static int nccl_begin(MPI_Comm comm, size_t send_bytes, size_t recv_bytes, struct perfdb_err *err)
-{
-	(void)comm, (void)send_bytes, (void)recv_bytes;
-	return nccl_unbuilt(err);
-}
-
-static int nccl_upload(const void *send, size_t send_bytes, const void *recv, size_t recv_bytes,
-		       struct perfdb_err *err)
-{
-	(void)send, (void)send_bytes, (void)recv, (void)recv_bytes;
-	return nccl_unbuilt(err);
-}
-
-static int nccl_download(void *recv, size_t recv_bytes, struct perfdb_err *err)
-{
-	(void)recv, (void)recv_bytes;
-	return nccl_unbuilt(err);
-}
-
-static int nccl_call(enum perfdb_comm_op op, enum perfdb_comm_dtype dt, size_t count, double *seconds,
-		     struct perfdb_err *err)
-{
-	(void)op, (void)dt, (void)count, (void)seconds;
-	return nccl_unbuilt(err);
-}
-#endif
+/* --backend nccl: the cuda module's transport (comm_nccl.h), hc->nccl */
+#define nccl_begin hc->nccl->begin
+#define nccl_upload hc->nccl->upload
+#define nccl_download hc->nccl->download
+#define nccl_call hc->nccl->call
 
 /*
  * One call: MPI's (an MPI error code), or NCCL's with its device time in

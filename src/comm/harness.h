@@ -28,6 +28,7 @@
 #include <stdbool.h>
 
 #include "coll.h"
+#include "comm_nccl.h"
 
 struct perfdb_harness_cfg {
 	long warmup;         /* at most this many warm-up iterations */
@@ -41,7 +42,9 @@ struct perfdb_harness_case {
 	enum perfdb_comm_dtype dtype;
 	long long message_bytes;
 	MPI_Comm comm;       /* the group; called by its members only */
-	bool nccl;           /* --backend nccl: device buffers, NCCL calls timed by CUDA events (comm_nccl.h) */
+	/* --backend nccl: device buffers, NCCL calls timed by CUDA events
+	 * (comm_nccl.h; the cuda module's transport); NULL: MPI */
+	const struct perfdb_nccl_i *nccl;
 };
 
 struct perfdb_harness_result {

@@ -411,7 +411,7 @@ int perfdb_comm_run(const struct perfdb_comm_opts *o, const struct perfdb_comm_e
 					const struct perfdb_harness_case hc = {
 						.coll = coll, .dtype = o->dtype,
 						.message_bytes = c.message_bytes, .comm = comm,
-						.nccl = o->nccl,
+						.nccl = o->nccl ? o->nccl_i : NULL,
 					};
 					rc = perfdb_harness_measure(&cfg, &hc, &res, err);
 					if (rc < 0)

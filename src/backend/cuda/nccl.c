@@ -1,9 +1,9 @@
 /*
  * perfdb comm --backend nccl: NCCL collectives on device buffers, timed
- * with CUDA events (nccl.h).  Compiled with the CUDA backend only.
+ * with CUDA events (nccl.h).  Part of the cuda module; the harness reaches
+ * it through perfdb_nccl_transport (src/comm/comm_nccl.h).
  */
-#ifdef PERFDB_HAVE_CUDA
-#include "comm_nccl.h"
+#include "comm/comm_nccl.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,7 +52,7 @@ static int nccl_fail(ncclResult_t r, const char *what, struct perfdb_err *err)
 			return nccl_fail(r_, #call, (err));             \
 	} while (0)
 
-int perfdb_nccl_init(struct perfdb_err *err)
+static int tr_init(struct perfdb_err *err)
 {
 	if (nc.ready)
 		return 0;
@@ -124,9 +124,9 @@ static int grow(void **p, size_t *cap, size_t need, struct perfdb_err *err)
 	return 0;
 }
 
-int perfdb_nccl_begin(MPI_Comm comm, size_t send_bytes, size_t recv_bytes, struct perfdb_err *err)
+static int tr_begin(MPI_Comm comm, size_t send_bytes, size_t recv_bytes, struct perfdb_err *err)
 {
-	PERFDB_TRY(perfdb_nccl_init(err));
+	PERFDB_TRY(tr_init(err));
 	PERFDB_TRY(group_of(comm, err));
 	nc.in_place = send_bytes == 0;
 	if (send_bytes)
@@ -134,7 +134,7 @@ int perfdb_nccl_begin(MPI_Comm comm, size_t send_bytes, size_t recv_bytes, struc
 	return grow(&nc.recv, &nc.recv_cap, recv_bytes ? recv_bytes : 64, err);
 }
 
-int perfdb_nccl_upload(const void *send, size_t send_bytes, const void *recv, size_t recv_bytes,
+static int tr_upload(const void *send, size_t send_bytes, const void *recv, size_t recv_bytes,
 		       struct perfdb_err *err)
 {
 	if (send && send_bytes)
@@ -144,7 +144,7 @@ int perfdb_nccl_upload(const void *send, size_t send_bytes, const void *recv, si
 	return 0;
 }
 
-int perfdb_nccl_download(void *recv, size_t recv_bytes, struct perfdb_err *err)
+static int tr_download(void *recv, size_t recv_bytes, struct perfdb_err *err)
 {
 	if (recv_bytes)
 		CUDA_TRY(err, cudaMemcpy(recv, nc.recv, recv_bytes, cudaMemcpyDeviceToHost));
@@ -202,7 +202,7 @@ static int enqueue(enum perfdb_comm_op op, ncclDataType_t t, size_t count, size_
 	return 0;
 }
 
-int perfdb_nccl_call(enum perfdb_comm_op op, enum perfdb_comm_dtype dt, size_t count, double *seconds,
+static int tr_call(enum perfdb_comm_op op, enum perfdb_comm_dtype dt, size_t count, double *seconds,
 		     struct perfdb_err *err)
 {
 	size_t esz = perfdb_comm_dtype(dt)->size;
@@ -216,7 +216,7 @@ int perfdb_nccl_call(enum perfdb_comm_op op, enum perfdb_comm_dtype dt, size_t c
 	return 0;
 }
 
-void perfdb_nccl_release(void)
+static void tr_release(void)
 {
 	for (int i = 0; i < nc.ng; i++)
 		ncclCommDestroy(nc.g[i].nccl);
@@ -230,7 +230,7 @@ void perfdb_nccl_release(void)
 	memset(&nc, 0, sizeof(nc));
 }
 
-void perfdb_nccl_describe(char *out, size_t cap)
+static void tr_describe(char *out, size_t cap)
 {
 	int v = 0;
 	ncclGetVersion(&v);
@@ -240,7 +240,13 @@ void perfdb_nccl_describe(char *out, size_t cap)
 		cudaGetDeviceProperties(&p, nc.dev);
 	snprintf(out, cap, "nccl %d.%d.%d on %s", v / 10000, (v / 100) % 100, v % 100, nc.ready ? p.name : "?");
 }
-#else
-/* Without CUDA there is no nccl backend: ISO C wants a non-empty file. */
-typedef int perfdb_nccl_not_built;
-#endif
+
+const struct perfdb_nccl_i perfdb_nccl_transport = {
+	.init = tr_init,
+	.begin = tr_begin,
+	.upload = tr_upload,
+	.download = tr_download,
+	.call = tr_call,
+	.release = tr_release,
+	.describe = tr_describe,
+};
