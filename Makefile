@@ -57,6 +57,7 @@ bench: build
 	bash bench/parse.sh $(BUILD)
 	bash bench/grid.sh $(BUILD)
 	bash bench/comm.sh $(BUILD)
+	bash bench/startup.sh $(BUILD)
 
 fuzz: deps
 	CC=clang cmake -S . -B $(FUZZ) -DPERFDB_FUZZ=ON -DPERFDB_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo

@@ -25,5 +25,18 @@ done
 out=$(env -u PERFDB_DATA_DIR -u PERFDB_DEVICES "$PREFIX/bin/perfdb" devices --json 2>&1) ||
   { echo "installed perfdb devices failed: $out"; fail=1; }
 case $out in *"\"source\": \"$PREFIX/bin/../share/perfdb/devices.json\""*) ;; *) echo "devices not read from PREFIX"; fail=1;; esac
+# the cuda module, where built: installed beside the binary's lib/, found and
+# loaded by the installed binary (no GPU here: the module answers itself)
+if "$PREFIX/bin/perfdb" --version | grep -q "cuda and nccl"; then
+  mod=$(find "$PREFIX" -name libperfdb-cuda.so | head -1)
+  [ -n "$mod" ] || { echo "missing: the cuda module"; fail=1; }
+  "$PREFIX/bin/perfdb" --version | grep -q "module $(realpath "$mod" 2>/dev/null), loaded on use" ||
+    { echo "installed --version does not name the installed module: $("$PREFIX/bin/perfdb" --version | sed -n 2p)"; fail=1; }
+  mkdir -p "$PREFIX/work"
+  out=$(cd "$PREFIX/work" && CUDA_VISIBLE_DEVICES= env -u PERFDB_MODULE_DIR "$PREFIX/bin/perfdb" microbench \
+        --backend cuda --force-device --database-path db 2>&1)
+  case $out in *"--backend cuda: no CUDA device found"*) ;;
+    *) echo "the installed binary did not load the installed module: $out"; fail=1;; esac
+fi
 [ $fail -eq 0 ] && echo "ok: installed under $PREFIX"
 exit $fail
