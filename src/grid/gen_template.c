@@ -104,8 +104,8 @@ static int eval_shapes(struct tctx *t, const struct grid_shape_expr *se, size_t 
 	return 0;
 }
 
-/* One combination of values: constraints, then the row. */
-static int one(struct tctx *t)
+/* 1 when the current values pass every constraint, 0 when not, <0 on error. */
+static int passes(struct tctx *t)
 {
 	const struct grid_pattern *p = t->p;
 	for (size_t i = 0; i < p->nconstraints; i++) {
@@ -116,6 +116,16 @@ static int one(struct tctx *t)
 		if (!ok)
 			return 0;
 	}
+	return 1;
+}
+
+/* One combination of values: constraints, then the row. */
+static int one(struct tctx *t)
+{
+	const struct grid_pattern *p = t->p;
+	int ok = passes(t);
+	if (ok <= 0)
+		return ok;
 	PERFDB_TRY(eval_shapes(t, p->inputs, p->ninputs, t->cand.in));
 	PERFDB_TRY(eval_shapes(t, p->outputs, p->noutputs, t->cand.out));
 	return t->emit(t->arg, &t->cand, t->err);
@@ -219,18 +229,8 @@ int grid_tmpl_at(struct grid_tmpl *m, uint64_t i, grid_emit_fn emit, void *arg,
 		t->vals[m->idx[a]] = m->axes[a]->v[i % n];
 		i /= n;
 	}
-	if (!emit) {   /* only the constraints: 1 = the combination is a candidate */
-		const struct grid_pattern *p = t->p;
-		for (size_t c = 0; c < p->nconstraints; c++) {
-			int64_t ok;
-			const char *why;
-			if (grid_expr_eval(p->constraints[c], t->vals, &ok, &why) < 0)
-				return eval_fail(t, p->constraints[c], why);
-			if (!ok)
-				return 0;
-		}
-		return 1;
-	}
+	if (!emit)   /* only the constraints: 1 = the combination is a candidate */
+		return passes(t);
 	t->emit = emit;
 	t->arg = arg;
 	return one(t);
