@@ -12,7 +12,7 @@
  * with the N rows split across the ranks (the first N % R ranks get one more),
  * and with --operator-details an operator_details.csv beside it holding one
  * row per FusedInferAttentionScore kernel row, in the same order (the parser
- * pairs them by position within a directory; spec/parse.md §5).  A path that
+ * pairs them by position within a directory; docs/spec/parse.md §5).  A path that
  * ends in ".csv" writes one kernel_details file (one rank) to that path.
  *
  * What the rows look like: decode and prefill steps of a DeepSeek-V3-style

@@ -1,5 +1,5 @@
 /*
- * PyTorch profiler Chrome traces -> kernel rows (spec/parse.md Decision 6:
+ * PyTorch profiler Chrome traces -> kernel rows (docs/spec/parse.md Decision 6:
  * "the PyTorch profiler trace (ph:"X" kernel / cpu_op events with
  * Input Dims / Input type args) turned into per-kernel tables for CPU or
  * GPU devices").
@@ -47,7 +47,7 @@
  *   OP State, outputs and counters are empty: the trace records no outputs.
  *
  * Input cells, one slot per entry of "Input Dims" (database convention,
- * spec/parse.md §2, DESIGN.md "Shape cells keep the profiler's literal
+ * docs/spec/parse.md §2, docs/design.md "Shape cells keep the profiler's literal
  * quotes"):
  *   Input Shapes  [[4,8],[8,16],[]] -> `"4,8;8,16;"` (literal quotes); no
  *                 inputs -> empty cell.  A tensor-list input (torch >= 2.x

@@ -1,5 +1,5 @@
 /*
- * The comm stage (spec/comm.md and its Decisions): collective
+ * The comm stage (docs/spec/comm.md and its Decisions): collective
  * microbenchmarks over MPI (`perfdb comm`), the sweeps of run_comm_bench.sh
  * (`perfdb comm-suite`) and the alpha-beta check of the tables
  * (`perfdb validate`).
@@ -27,7 +27,7 @@
 #include "perfdb/stats.h"
 #include "perfdb/strbuf.h"
 
-/* ---- collectives (spec/comm.md §1) ------------------------------------ */
+/* ---- collectives (docs/spec/comm.md §1) ------------------------------------ */
 
 enum perfdb_comm_op {
 	PERFDB_COMM_ALL_REDUCE,
@@ -61,7 +61,7 @@ void perfdb_comm_layout_of(enum perfdb_comm_op op, size_t elems, long n,
 /* Bytes nccl-tests counts for algbw: the larger buffer of one rank. */
 double perfdb_comm_bus_bytes(enum perfdb_comm_op op, size_t elems, long n, size_t elem_size);
 
-/* ---- dtypes (spec/comm.md §1) ----------------------------------------- */
+/* ---- dtypes (docs/spec/comm.md §1) ----------------------------------------- */
 
 enum perfdb_comm_dtype {
 	PERFDB_COMM_BF16,
@@ -94,7 +94,7 @@ void perfdb_fp16_sum(const uint16_t *in, uint16_t *inout, size_t n);
 #define PERFDB_COMM_DEFAULT_NBYTES 20
 extern const long long perfdb_comm_default_bytes[PERFDB_COMM_DEFAULT_NBYTES];
 
-/* ---- topology (spec/comm.md §2) --------------------------------------- */
+/* ---- topology (docs/spec/comm.md §2) --------------------------------------- */
 
 #define PERFDB_COMM_MAX_DIMS 8
 
@@ -393,7 +393,7 @@ int perfdb_comm_share_status(int status);
 int perfdb_comm_run(const struct perfdb_comm_opts *o, const struct perfdb_comm_events *ev,
 		    struct perfdb_comm_report *out, bool *fatal, struct perfdb_err *err);
 
-/* ---- validate (spec/comm.md §5, Decision 6) --------------------------- */
+/* ---- validate (docs/spec/comm.md §5, Decision 6) --------------------------- */
 
 enum perfdb_comm_status { PERFDB_COMM_PASS, PERFDB_COMM_WARN, PERFDB_COMM_FAIL };
 
@@ -459,7 +459,7 @@ int perfdb_comm_validate_dir(const char *dir, const struct perfdb_device *device
 /* Python int() of a cell: trimmed, optional sign, digits with single '_'. */
 int perfdb_comm_parse_pyint(const char *s, long long *out);
 
-/* ---- comm-suite (spec/comm.md §4, Decision 5) ------------------------- */
+/* ---- comm-suite (docs/spec/comm.md §4, Decision 5) ------------------------- */
 
 struct perfdb_comm_suite_opts {
 	const char *output_dir;      /* NULL: the reference's default for the mode */

@@ -1,7 +1,7 @@
 /*
  * Streaming CSV reader and byte-exact writer.
  *
- * Reader dialect: RFC 4180 plus what profilers write (spec/parse.md §1):
+ * Reader dialect: RFC 4180 plus what profilers write (docs/spec/parse.md §1):
  *   - optional UTF-8 BOM at the start (dropped);
  *   - records end with LF, CRLF or a lone CR; a blank line is no record;
  *   - fields separated by ',', quoted with '"', '""' inside quotes is one
@@ -18,7 +18,7 @@
  * the next call to perfdb_csv_next.  Memory is bounded by the longest
  * record, not the file.
  *
- * Writer: the database format (DESIGN.md): UTF-8 without BOM, CRLF, a field
+ * Writer: the database format (docs/design.md): UTF-8 without BOM, CRLF, a field
  * is quoted only if it holds ',', '"', CR or LF, and inner '"' are doubled.
  */
 #ifndef PERFDB_CSV_H

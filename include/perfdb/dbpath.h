@@ -1,6 +1,6 @@
 /*
  * Database locations: the option group shared by every stage
- * (spec/parse.md §4 "Database path" and Decision 9).
+ * (docs/spec/parse.md §4 "Database path" and Decision 9).
  *
  *   --database-path P   used verbatim; device and version flags ignored
  *   otherwise           <root>/<device>/vllm_ascend/vllm<V>_torch<T>_cann<C>

@@ -94,7 +94,7 @@ int perfdb_device_registry_add(struct perfdb_device_registry *r, const struct pe
 
 /*
  * Topology tier of the group of ranks [0..n-1] on the device's grid
- * (spec/comm.md §2): index of the outermost dimension where the ranks'
+ * (docs/spec/comm.md §2): index of the outermost dimension where the ranks'
  * coordinates differ; all identical -> ndim-1.  Returns -1 without a grid.
  */
 int perfdb_device_tier_of_group(const struct perfdb_device *d, long n);

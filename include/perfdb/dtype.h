@@ -2,7 +2,7 @@
  * Data types and tensor formats as the Ascend profilers spell them.
  *
  * Profilers write `DT_BF16`, `DT_FLOAT16`, `FLOAT16`, `BFLOAT16`, `FLOAT`...;
- * perfdb treats them as one dtype (spec/replay.md Decision 5).  The canonical
+ * perfdb treats them as one dtype (docs/spec/replay.md Decision 5).  The canonical
  * spelling is the `DT_*` form used by the database CSVs.  Unknown spellings
  * are kept verbatim by perfdb_dtype_canonical (opaque, e.g. Triton ids).
  */

@@ -1,6 +1,6 @@
 /*
  * FusedInferAttentionScore runtime metadata from operator_details.csv
- * (spec/parse.md §5, Decision 8).
+ * (docs/spec/parse.md §5, Decision 8).
  *
  * While kernel files stream through the aggregator, a per-file collector
  * notes each FIA kernel row's (Input Shapes, Output Shapes) and its position;

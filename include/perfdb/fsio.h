@@ -1,6 +1,6 @@
 /*
  * Crash-safe file replacement, whole-file reads and directory walks
- * (DESIGN.md: "A file is always replaced atomically ... A crash at any
+ * (docs/design.md: "A file is always replaced atomically ... A crash at any
  * instant leaves every table either old or new.")  The database lock is
  * perfdb/lock.h.
  */

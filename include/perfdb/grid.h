@@ -1,5 +1,5 @@
 /*
- * The grid stage: theory shape rows from model configs (spec/grid.md and
+ * The grid stage: theory shape rows from model configs (docs/spec/grid.md and
  * its Decisions; replaces generate_shape_grid.py, grid_generator/ and
  * memory_estimator.py).  docs/grid.md describes the behaviour and the data
  * files.

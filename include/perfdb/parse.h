@@ -1,5 +1,5 @@
 /*
- * The parse stage (spec/parse.md and its Decisions): profiler output in,
+ * The parse stage (docs/spec/parse.md and its Decisions): profiler output in,
  * per-kernel database tables out.
  *
  * Every input reader (kernel_details / op_summary CSV, PyTorch Chrome
@@ -17,7 +17,7 @@
 #include "perfdb/shape.h"
 #include "perfdb/strbuf.h"
 
-/* The 25 profiler counters, in output order (spec/parse.md §1). */
+/* The 25 profiler counters, in output order (docs/spec/parse.md §1). */
 #define PERFDB_NCOUNTERS 25
 extern const char *const perfdb_counter_names[PERFDB_NCOUNTERS];
 
@@ -44,7 +44,7 @@ struct perfdb_row_sink {
 };
 
 
-/* ---- inputs (spec/parse.md §1, Decision 6) ---------------------------- */
+/* ---- inputs (docs/spec/parse.md §1, Decision 6) ---------------------------- */
 
 enum perfdb_input_kind {
 	PERFDB_INPUT_KERNEL_DETAILS,  /* torch_npu / MindSpore kernel_details*.csv */
@@ -113,7 +113,7 @@ int perfdb_parse_read_csv_mem(const char *name, const void *data, size_t len,
 			      enum perfdb_input_kind kind, const struct perfdb_row_sink *sink,
 			      struct perfdb_csv_input_stats *st, struct perfdb_err *err);
 
-/* ---- aggregation (spec/parse.md §3, Decisions 2-5, 7) --------------- */
+/* ---- aggregation (docs/spec/parse.md §3, Decisions 2-5, 7) --------------- */
 
 struct perfdb_agg;
 
@@ -135,7 +135,7 @@ struct perfdb_agg_group {
 
 struct perfdb_agg_totals {
 	size_t rows;               /* rows offered */
-	size_t dropped_na;         /* N/A shapes (spec/parse.md §2) */
+	size_t dropped_na;         /* N/A shapes (docs/spec/parse.md §2) */
 	size_t empty_type;         /* rows with an empty Type: never written */
 	size_t invalid_durations;  /* not samples (Decision 2) */
 	size_t invalid_counters;   /* counter cells present but not numbers */
@@ -158,11 +158,11 @@ size_t perfdb_agg_ngroups(const struct perfdb_agg *a);
 const struct perfdb_agg_group *perfdb_agg_group(const struct perfdb_agg *a, size_t i);
 const struct perfdb_agg_totals *perfdb_agg_totals(const struct perfdb_agg *a);
 
-/* Type renames of the reference (spec/parse.md §2). */
+/* Type renames of the reference (docs/spec/parse.md §2). */
 const char *perfdb_parse_normalize_type(const char *type, size_t len, size_t *out_len);
 
 /*
- * `<>:"/\|?*` and 0x00-0x1F become '_' (spec/parse.md §4), and so does a
+ * `<>:"/\|?*` and 0x00-0x1F become '_' (docs/spec/parse.md §4), and so does a
  * leading '.' (no hidden tables; docs/parse.md), an empty name UNKNOWN_TYPE; a name longer than PERFDB_PARSE_NAME_MAX bytes keeps its
  * first bytes and ends with `~` and 16 hex digits of a hash of the whole
  * name, so every name fits a file system.  out is reset first.
@@ -177,7 +177,7 @@ int perfdb_parse_is_na(struct perfdb_span cell);
 
 #define PERFDB_PARSE_COUNT_COLUMN "Profiling Count"
 
-/* The reference's 36 output columns (spec/parse.md §4), in order. */
+/* The reference's 36 output columns (docs/spec/parse.md §4), in order. */
 #define PERFDB_PARSE_NBASE 36
 extern const char *const perfdb_parse_columns[PERFDB_PARSE_NBASE];
 

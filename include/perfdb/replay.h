@@ -1,6 +1,6 @@
 /*
  * Replay results into the database: measurements, writeback, reports and
- * the run status (spec/replay.md §1a, §2, §3 and Decisions 2-6).
+ * the run status (docs/spec/replay.md §1a, §2, §3 and Decisions 2-6).
  *
  * A measurement is one aggregated (operator, signature) result in the
  * shape writeback needs: the descriptive cells of its representative row,
@@ -18,7 +18,7 @@
 #include "perfdb/parse.h"
 #include "perfdb/strbuf.h"
 
-/* Column names (spec/replay.md §2, Decision 2). */
+/* Column names (docs/spec/replay.md §2, Decision 2). */
 #define PERFDB_COL_MB_DUR "Average Duration(us)"
 #define PERFDB_COL_MB_LEGACY "MicroBench Duration(us)"
 #define PERFDB_COL_MB_MIN "MicroBench Min Duration(us)"

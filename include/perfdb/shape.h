@@ -1,5 +1,5 @@
 /*
- * Shape cells, slots and dims (spec/parse.md §2, spec/replay.md §4).
+ * Shape cells, slots and dims (docs/spec/parse.md §2, docs/spec/replay.md §4).
  *
  * A shape cell such as `"4,8;8,16"` (literal quotes included, as Ascend
  * profilers write it) holds tensor slots separated by ';' and dims by ','.
@@ -71,7 +71,7 @@ int64_t perfdb_shape_numel(const int64_t *dims, size_t ndims);
 
 /*
  * FRACTAL_NZ storage shape to the logical 2-D shape used to build the
- * tensor (spec/replay.md §4): (a,b,c,d) -> (b*c, a*d), e.g. (2,3,4,5) ->
+ * tensor (docs/spec/replay.md §4): (a,b,c,d) -> (b*c, a*d), e.g. (2,3,4,5) ->
  * (12,10).  Other ranks are returned unchanged.  Returns 0 or
  * -PERFDB_EINVAL on overflow.
  */

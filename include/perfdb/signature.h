@@ -1,6 +1,6 @@
 /*
  * Row signatures: the identity used to match a measurement to a database
- * row (spec/replay.md §1b, reference signature_utils.get_sig, plus
+ * row (docs/spec/replay.md §1b, reference signature_utils.get_sig, plus
  * Decision 5: dtype spellings are normalised).
  *
  * The signature string is the five fields (in shapes, in dtypes, in
@@ -25,7 +25,7 @@ struct perfdb_sig_row {
 	const char *ep_size;
 };
 
-/* MatMulV2, MatMulV3 and MatMulCommon alias each other (spec/replay.md §1b). */
+/* MatMulV2, MatMulV3 and MatMulCommon alias each other (docs/spec/replay.md §1b). */
 bool perfdb_sig_is_matmul_family(const char *op);
 
 /*

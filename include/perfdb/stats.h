@@ -1,5 +1,5 @@
 /*
- * Sample statistics for durations (spec/parse.md §3, spec/replay.md
+ * Sample statistics for durations (docs/spec/parse.md §3, docs/spec/replay.md
  * Decision 2).  Population std, computed in two passes around the mean so
  * there is no sum-of-squares cancellation; the mean is a compensated
  * (Neumaier) sum so large n keep full precision.

@@ -1,5 +1,5 @@
 /*
- * A database table: one `<Kernel>.csv` held in memory (DESIGN.md, "The
+ * A database table: one `<Kernel>.csv` held in memory (docs/design.md, "The
  * database contract").
  *
  * Cells are NUL-terminated strings kept verbatim (a shape cell stays

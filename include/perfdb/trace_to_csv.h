@@ -1,5 +1,5 @@
 /*
- * TensorCast Chrome trace -> per-op CSV (spec/parse.md §1 "trace_to_csv
+ * TensorCast Chrome trace -> per-op CSV (docs/spec/parse.md §1 "trace_to_csv
  * input", §7 "trace_to_csv output"; the reference is trace_to_csv.py).
  *
  * Input: a JSON object {"traceEvents": [...]}, loaded whole.  Each event

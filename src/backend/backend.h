@@ -1,5 +1,5 @@
 /*
- * The replay backend interface (STYLE.md rule 3, spec/replay.md §4 and
+ * The replay backend interface (docs/style.md rule 3, docs/spec/replay.md §4 and
  * Decision 1), after ggml's backend interface: a backend is a table of
  * function pointers, its operators are one table of struct perfdb_op_impl.
  *
@@ -77,7 +77,7 @@ static inline const char *perfdb_case_cell(const struct perfdb_op_case *c, const
 }
 
 /*
- * GroupedMatmul's group list (spec/replay.md §4: the tokens split evenly
+ * GroupedMatmul's group list (docs/spec/replay.md §4: the tokens split evenly
  * over the E groups, cumulative): the end of group g's rows when t tokens
  * are split, the remainder going to the first groups.  Every backend splits
  * the same way, so a row's groups do not depend on the backend.

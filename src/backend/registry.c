@@ -1,5 +1,5 @@
 /*
- * The backend registry (STYLE.md rule 3): the compiled-in CPU backend, and
+ * The backend registry (docs/style.md rule 3): the compiled-in CPU backend, and
  * the backends of loadable modules (src/backend/module.h), found by name on
  * first use.  The msprof backend is not here: it replays through an
  * external command (src/cli/cmd_microbench.c) and has no operator table.

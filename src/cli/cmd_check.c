@@ -4,7 +4,7 @@
  * Per table: the CSV must read cleanly (quoting, UTF-8, field counts,
  * unique header names) — otherwise an error; then, as warnings, shape cells
  * that do not parse, duration cells that are not numbers or are negative,
- * NaN or infinite, and rows sharing one signature (spec/replay.md §1b: only
+ * NaN or infinite, and rows sharing one signature (docs/spec/replay.md §1b: only
  * the first of them is ever matched by writeback).
  */
 #include <jansson.h>

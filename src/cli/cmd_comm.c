@@ -1,5 +1,5 @@
 /*
- * perfdb comm: collective microbenchmarks over MPI (spec/comm.md §1-§3 and
+ * perfdb comm: collective microbenchmarks over MPI (docs/spec/comm.md §1-§3 and
  * Decisions 1-4; replaces comm_bench/generate_comm_microbench.py).
  *
  *   mpirun -np N perfdb comm [--ops …] [--num-devices …] [--database-path DIR]

@@ -1,6 +1,6 @@
 /*
  * perfdb comm-suite: the collection sweeps of run_comm_bench.sh as three
- * MPI launches of `perfdb comm` (spec/comm.md §4, Decision 5; the plan is
+ * MPI launches of `perfdb comm` (docs/spec/comm.md §4, Decision 5; the plan is
  * src/comm/suite.c).  A failed launch is reported and the suite goes on;
  * the exit status says whether every launch succeeded.
  */

@@ -1,5 +1,5 @@
 /*
- * perfdb grid: theory shape rows from model configs (spec/grid.md;
+ * perfdb grid: theory shape rows from model configs (docs/spec/grid.md;
  * replaces generate_shape_grid.py).  docs/grid.md describes the behaviour.
  */
 #include <errno.h>

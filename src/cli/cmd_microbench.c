@@ -1,6 +1,6 @@
 /*
  * perfdb microbench --backend msprof: replay under msprof on an Ascend NPU
- * and write the measurements back (spec/replay.md §1 steps 1-9, §1a, §2, §3;
+ * and write the measurements back (docs/spec/replay.md §1 steps 1-9, §1a, §2, §3;
  * replaces start_microbench.py).
  *
  * perfdb runs `msprof --output=<db>/msprof_run_XXXXXX sh -c "<replay
@@ -72,7 +72,7 @@ const struct cmd_help cmd_microbench_help = {
 		"environment (PERFDB_OPS, PERFDB_DATABASE, PERFDB_STATUS_FILE, ...).",
 };
 
-/* Ops that need the vLLM-Ascend custom OPP (spec/replay.md §1 step 5). */
+/* Ops that need the vLLM-Ascend custom OPP (docs/spec/replay.md §1 step 5). */
 static const char *const custom_opp_ops[] = {
 	"AddRmsNormBias", "DispatchFFNCombine", "KvRmsNormRopeCache", "RINGMLAPrefillBF16Kernel",
 	"split_qkv_rmsnorm_rope_kernel",
@@ -228,7 +228,7 @@ static int all_usable(const char *dbdir, const struct opt_list *ops)
 	return found && usable;
 }
 
-/* ---- native backends (--backend cpu): spec/replay.md §4, Decisions 2, 3, 8 ---- */
+/* ---- native backends (--backend cpu): docs/spec/replay.md §4, Decisions 2, 3, 8 ---- */
 
 struct native_opts {
 	const char *backend, *mode;

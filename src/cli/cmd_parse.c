@@ -1,6 +1,6 @@
 /*
  * perfdb parse: profiler output into per-kernel database tables
- * (spec/parse.md; replaces parsers/parse_kernel_details.py).
+ * (docs/spec/parse.md; replaces parsers/parse_kernel_details.py).
  */
 #include <jansson.h>
 #include <stdio.h>
@@ -44,7 +44,7 @@ struct ctx {
  * PyTorch traces describe the machine they were recorded on, not an Ascend
  * stack: their tables go to <root>/<device>/torch/torch<T>/, the device
  * being the trace's GPU (deviceProperties name) or, for a CPU-only trace,
- * this host's CPU (DESIGN.md: native backends get a documented analogue).
+ * this host's CPU (docs/design.md: native backends get a documented analogue).
  */
 static int trace_outdir(void *vctx, const struct perfdb_parse_result *res,
 			struct perfdb_strbuf *out, struct perfdb_err *err)

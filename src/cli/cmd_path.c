@@ -1,6 +1,6 @@
 /*
  * perfdb path: print the database directory the other commands would use,
- * resolved from the shared database flags (spec/parse.md §4, Decision 9).
+ * resolved from the shared database flags (docs/spec/parse.md §4, Decision 9).
  */
 #include <jansson.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /*
  * perfdb trace-to-csv: a TensorCast Chrome trace to a per-op CSV, the
- * reference trace_to_csv.py (spec/parse.md §1 "trace_to_csv input", §7).
+ * reference trace_to_csv.py (docs/spec/parse.md §1 "trace_to_csv input", §7).
  * The conversion is src/parse/trace_to_csv.c; this file is flags and output.
  */
 #include <errno.h>

@@ -1,6 +1,6 @@
 /*
  * perfdb validate: the collective tables against an alpha-beta model
- * (spec/comm.md §5, Decision 6; replaces
+ * (docs/spec/comm.md §5, Decision 6; replaces
  * comm_bench/validate_comm_alignment.py, whose output this prints line for
  * line, with the device's name added to the header).
  */

@@ -1,6 +1,6 @@
 /*
  * perfdb writeback: aggregate msprof output that already exists and write
- * it back into the database (spec/replay.md §1 step 8, §1a, §2, §3) — the
+ * it back into the database (docs/spec/replay.md §1 step 8, §1a, §2, §3) — the
  * data half of start_microbench.py, for op_summary files produced
  * anywhere.
  */

@@ -1,6 +1,6 @@
 /*
  * The database-location option group shared by every stage command
- * (DESIGN.md flags; spec/parse.md §4 and Decision 9).  Add DB_OPTIONS(o)
+ * (docs/design.md flags; docs/spec/parse.md §4 and Decision 9).  Add DB_OPTIONS(o)
  * to a command's option table, then call db_opts_finish after parsing.
  */
 #ifndef PERFDB_CLI_DBOPTS_H

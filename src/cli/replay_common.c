@@ -47,7 +47,7 @@ static int selected(const struct opt_list *ops, const char *op)
 	for (size_t i = 0; i < ops->n; i++) {
 		if (strcmp(ops->v[i], op) == 0)
 			return 1;
-		/* the matmul family aliases each other (spec/replay.md §1b) */
+		/* the matmul family aliases each other (docs/spec/replay.md §1b) */
 		if (perfdb_sig_is_matmul_family(ops->v[i]) && perfdb_sig_is_matmul_family(op))
 			return 1;
 	}

@@ -1,6 +1,6 @@
 /*
  * Shared by `perfdb writeback` and `perfdb microbench`: --ops handling,
- * aggregation + writeback + report of msprof output (spec/replay.md §1
+ * aggregation + writeback + report of msprof output (docs/spec/replay.md §1
  * steps 8-9, §2, §3).
  */
 #ifndef PERFDB_CLI_REPLAY_COMMON_H

@@ -1,6 +1,6 @@
 /*
  * The collective interface (the nccl-tests `struct testColl` idea,
- * STYLE.md rule 8): each collective is one small coll_<name>.c that fills a
+ * docs/style.md rule 8): each collective is one small coll_<name>.c that fills a
  * struct perfdb_coll — names, what message_bytes means, the buffer layout,
  * the bus-bandwidth factor, the MPI call and its check data.  The harness
  * (harness.c) owns everything else: warm-up, timing, the check, contention.

@@ -1,5 +1,5 @@
 /*
- * all_gather (spec/comm.md §1): every rank's E elements gathered into n*E
+ * all_gather (docs/spec/comm.md §1): every rank's E elements gathered into n*E
  * on every rank; message_bytes = the per-rank input.  Kernel type
  * hcom_allGather_.  busbw factor (n-1)/n of the gathered size (nccl-tests).
  */

@@ -1,5 +1,5 @@
 /*
- * all_reduce (spec/comm.md §1): one in-place buffer of E elements summed
+ * all_reduce (docs/spec/comm.md §1): one in-place buffer of E elements summed
  * over the group; message_bytes = the buffer's size.  Kernel type
  * hcom_allReduce_.  busbw factor 2(n-1)/n (nccl-tests).
  */

@@ -1,5 +1,5 @@
 /*
- * all_to_all (spec/comm.md §1): every rank sends max(1, E/n) elements to
+ * all_to_all (docs/spec/comm.md §1): every rank sends max(1, E/n) elements to
  * each peer, as the reference's list API; message_bytes ~ the per-rank send
  * buffer (exact when E is a multiple of n).  Kernel type hcom_alltoallv_.
  * busbw factor (n-1)/n of the send buffer (nccl-tests).

@@ -1,5 +1,5 @@
 /*
- * reduce_scatter (spec/comm.md §1): n*E elements summed over the group,
+ * reduce_scatter (docs/spec/comm.md §1): n*E elements summed over the group,
  * rank r keeping block r of E; message_bytes = the per-rank output.
  * Kernel type hcom_reduceScatter_.  busbw factor (n-1)/n of the input size
  * (nccl-tests).

@@ -1,5 +1,5 @@
 /*
- * The registry of collectives and dtypes (spec/comm.md §1): the public
+ * The registry of collectives and dtypes (docs/spec/comm.md §1): the public
  * accessors of include/perfdb/comm.h read the struct perfdb_coll of each
  * coll_<name>.c, so a collective's facts live in exactly one file.
  */

@@ -1,5 +1,5 @@
 /*
- * bf16 and fp16 storage for the reductions of perfdb comm (spec/comm.md §1
+ * bf16 and fp16 storage for the reductions of perfdb comm (docs/spec/comm.md §1
  * dtypes).  MPI has no 16-bit float types, so the harness sends them as
  * MPI_UINT16_T and sums them with a user-defined MPI_Op built on
  * perfdb_bf16_sum / perfdb_fp16_sum: each pair is widened to float, added,

@@ -1,7 +1,7 @@
 /*
  * The measuring harness of perfdb comm: warm-up, timing, the correctness
  * check, the time budget, the contention probe and the environment record
- * (method in harness.h; spec/comm.md Decision 2; docs/comm.md defines every
+ * (method in harness.h; docs/spec/comm.md Decision 2; docs/comm.md defines every
  * number).
  */
 #include "harness.h"

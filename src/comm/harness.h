@@ -1,5 +1,5 @@
 /*
- * The measuring harness of perfdb comm (spec/comm.md Decision 2, STYLE.md
+ * The measuring harness of perfdb comm (docs/spec/comm.md Decision 2, docs/style.md
  * rule 8, nccl-tests' common.cu): it owns warm-up, timing, the correctness
  * check, the time budget, the CPU-contention probe and the environment
  * record.  Collectives only describe themselves (coll.h); reporting is

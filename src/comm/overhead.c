@@ -1,5 +1,5 @@
 /*
- * Measured dispatch overheads (spec/comm.md Decision 4).  The reference
+ * Measured dispatch overheads (docs/spec/comm.md Decision 4).  The reference
  * adds a hard-coded table (vLLM 0.18 / CANN 8.5) to every row it writes;
  * perfdb adds nothing unless --overhead-table names a CSV:
  *

@@ -1,9 +1,9 @@
 /*
- * Reporting for perfdb comm, kept apart from measuring (STYLE.md rule 8):
+ * Reporting for perfdb comm, kept apart from measuring (docs/style.md rule 8):
  * the numbers of a row, its cells, appending rows to the collective tables,
  * non-monotonic flags and the JSON report of a run.
  *
- * Table format (spec/comm.md §1 and Decision 3): the reference's columns
+ * Table format (docs/spec/comm.md §1 and Decision 3): the reference's columns
  *   message_bytes,num_devices,dtype,topology_tier,Duration(us),bandwidth_gbps
  * then ours
  *   busbw_gbps,Min Duration(us),Max Duration(us),Std Duration(us),Samples,Backend

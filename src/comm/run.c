@@ -1,5 +1,5 @@
 /*
- * perfdb comm's driver (spec/comm.md §1-§3 and Decisions 1-4): MPI start,
+ * perfdb comm's driver (docs/spec/comm.md §1-§3 and Decisions 1-4): MPI start,
  * the plan, one communicator per group size carved with MPI_Comm_split,
  * the case loop around the harness, and rank 0's writing of rows and
  * reports.

@@ -1,5 +1,5 @@
 /*
- * perfdb comm-suite (spec/comm.md §4, Decision 5): the sweeps of
+ * perfdb comm-suite (docs/spec/comm.md §4, Decision 5): the sweeps of
  * run_comm_bench.sh as a few MPI launches.
  *
  * The reference runs 12 torchrun sessions on one node (device counts

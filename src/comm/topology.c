@@ -1,5 +1,5 @@
 /*
- * Topology tiers and groups (spec/comm.md §2): rank -> mixed-radix
+ * Topology tiers and groups (docs/spec/comm.md §2): rank -> mixed-radix
  * coordinates on the comm grid, the tier of a group, the group of n ranks
  * at a tier, and the run plan (op -> num_devices -> tier) with the
  * reference's skip warnings.

@@ -1,5 +1,5 @@
 /*
- * perfdb validate (spec/comm.md §5, Decision 6): each measured latency of
+ * perfdb validate (docs/spec/comm.md §5, Decision 6): each measured latency of
  * the four collective tables against an alpha-beta prediction on the
  * device's links.
  *

@@ -1,5 +1,5 @@
 /*
- * Streaming CSV tokenizer (include/perfdb/csv.h; dialect in spec/parse.md §1).
+ * Streaming CSV tokenizer (include/perfdb/csv.h; dialect in docs/spec/parse.md §1).
  *
  * Buffer layout: buf[0..len) holds unread input starting at a record
  * boundary; buf has PAD zero bytes past len so the 64-byte block scans never

@@ -1,5 +1,5 @@
 /*
- * CSV writer for the database dialect (DESIGN.md "The database contract"):
+ * CSV writer for the database dialect (docs/design.md "The database contract"):
  * UTF-8 without BOM, CRLF record ends, a field quoted only when it holds
  * ',', '"', CR or LF, inner '"' doubled.  This is exactly what Python's
  * csv.writer(lineterminator="\r\n") produces with QUOTE_MINIMAL, so the

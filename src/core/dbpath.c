@@ -1,5 +1,5 @@
 /*
- * Database directory resolution (include/perfdb/dbpath.h; spec/parse.md §4
+ * Database directory resolution (include/perfdb/dbpath.h; docs/spec/parse.md §4
  * "Database path", Decision 9).  No version is guessed from Python
  * packages: versions come from flags, or CANN from version.info.
  */

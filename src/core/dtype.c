@@ -1,7 +1,7 @@
 /*
  * Dtype and format spellings: see include/perfdb/dtype.h.
  *
- * Follows spec/replay.md Decision 5 (signatures normalise dtype spelling)
+ * Follows docs/spec/replay.md Decision 5 (signatures normalise dtype spelling)
  * and §4 (the replay dtype map).  The spelling table is a superset of the
  * reference signature_utils._DTYPE_CANONICAL map:
  *   BF16, BFLOAT16, DT_BFLOAT16 -> DT_BF16;  FP16, FLOAT16, HALF -> DT_FLOAT16;

@@ -1,9 +1,9 @@
 /*
  * Shape cells, slots and dims: see include/perfdb/shape.h.
  *
- * Follows spec/parse.md §2 (cell syntax: ';' separates slots, ',' separates
+ * Follows docs/spec/parse.md §2 (cell syntax: ';' separates slots, ',' separates
  * dims, empty slots kept), §6 (fia_common acceptance cases) and
- * spec/replay.md §1b (slot cleaning of signature_utils) and §4 (FRACTAL_NZ
+ * docs/spec/replay.md §1b (slot cleaning of signature_utils) and §4 (FRACTAL_NZ
  * to the logical 2-D shape).
  *
  * The cleaning steps mirror the Python reference exactly, because two rows
@@ -165,7 +165,7 @@ static struct perfdb_span clean_slot(struct perfdb_span slot)
 static bool cleaned_is_null(struct perfdb_span s)
 {
 	/* `N/A` in any case because the parser's N/A filter is case-blind
-	 * (spec/parse.md §2); the other spellings are exact, as in get_sig. */
+	 * (docs/spec/parse.md §2); the other spellings are exact, as in get_sig. */
 	return s.len == 0 || span_eq(s, "()") || span_eq_nocase(s, "N/A") ||
 	       span_eq(s, "NA") || span_eq(s, "NULL") || span_eq(s, "None") ||
 	       span_eq(s, "none");

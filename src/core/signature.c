@@ -1,7 +1,7 @@
 /*
  * Row signatures: see include/perfdb/signature.h.
  *
- * Follows spec/replay.md §1b (reference signature_utils.get_sig at
+ * Follows docs/spec/replay.md §1b (reference signature_utils.get_sig at
  * 84fec85) with Decision 5: every dtype field is canonicalised with
  * perfdb_dtype_canonical, so `FLOAT16` and `DT_FLOAT16` give one signature.
  *

@@ -1,8 +1,8 @@
 /*
  * Sample statistics and number formatting: see include/perfdb/stats.h.
  *
- * Follows spec/parse.md §3 (mean, median, population std; Python float()
- * parsing; `nan` output) and §4 (`%.6f`), and spec/replay.md Decision 2.
+ * Follows docs/spec/parse.md §3 (mean, median, population std; Python float()
+ * parsing; `nan` output) and §4 (`%.6f`), and docs/spec/replay.md Decision 2.
  * Where the reference computes std as sqrt(Σx²/n − mean²) (parse.md open
  * question 7), we use two passes around a compensated mean: durations of
  * ~1e9 ns with sub-ns spread would otherwise lose every significant digit.

@@ -1,5 +1,5 @@
 /*
- * The grid configuration (data/grid.yaml; spec/grid.md §2-§3): axis grids,
+ * The grid configuration (data/grid.yaml; docs/spec/grid.md §2-§3): axis grids,
  * built-in models, legacy model names, patterns (template or generator
  * function with its parameters) and kernel assignments.  docs/grid.md
  * documents the format; the file itself carries a commented example of

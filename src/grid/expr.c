@@ -1,5 +1,5 @@
 /*
- * Dimension expressions of the grid configuration (spec/grid.md §3
+ * Dimension expressions of the grid configuration (docs/spec/grid.md §3
  * "Template engine", reference grid_generator/evaluator.py).
  *
  * The reference hands each expression to Python's eval() with only max,

@@ -1,5 +1,5 @@
 /*
- * FusedInferAttentionScore rows (spec/grid.md §3 "fused_attention",
+ * FusedInferAttentionScore rows (docs/spec/grid.md §3 "fused_attention",
  * reference generators/fused_attention.py): prefill and decode scenes per
  * model, 31 input slots, and the 15 `Runtime …` columns that replay needs.
  *

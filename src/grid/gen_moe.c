@@ -1,5 +1,5 @@
 /*
- * MoE generator functions (spec/grid.md §3 "Generator functions",
+ * MoE generator functions (docs/spec/grid.md §3 "Generator functions",
  * reference generators/moe.py): GroupedMatmul and DispatchFFNCombine.
  *
  * grouped_matmul: per MoE model, ep, tp and token count t, with

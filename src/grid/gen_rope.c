@@ -1,5 +1,5 @@
 /*
- * split_qkv_rmsnorm_rope_kernel rows (spec/grid.md §3, reference
+ * split_qkv_rmsnorm_rope_kernel rows (docs/spec/grid.md §3, reference
  * generators/rope.py): the vLLM-Ascend fused QKV + RMSNorm + RoPE kernel.
  *
  * For every dense (non-MLA) model and tp: skipped when heads % tp != 0;

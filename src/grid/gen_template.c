@@ -1,5 +1,5 @@
 /*
- * The template engine (spec/grid.md §3 "Template engine", reference
+ * The template engine (docs/spec/grid.md §3 "Template engine", reference
  * theory_router.generate_from_template) and the generator dispatch.
  *
  * The Cartesian product of the iterators runs in configuration order, the

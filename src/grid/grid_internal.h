@@ -1,5 +1,5 @@
 /*
- * Internals of the grid stage (spec/grid.md), shared by the files of src/grid/ and
+ * Internals of the grid stage (docs/spec/grid.md), shared by the files of src/grid/ and
  * the unit tests.  The public surface is include/perfdb/grid.h.
  *
  * Flow: a generator (template engine or one of the generator functions)

@@ -1,5 +1,5 @@
 /*
- * Models for the grid stage (spec/grid.md §2, Decision 6): the built-in
+ * Models for the grid stage (docs/spec/grid.md §2, Decision 6): the built-in
  * table of the grid configuration, local HuggingFace config.json files
  * (jansson; the reference's field fallbacks, no network), id resolution
  * and the GEMM (N,K) pairs.

@@ -1,5 +1,5 @@
 /*
- * op_mapping.yaml routing metadata (spec/grid.md §1, reference
+ * op_mapping.yaml routing metadata (docs/spec/grid.md §1, reference
  * grid_generator/config.load_op_mapping_metadata).
  *
  * Format (TensorCast's file, only these fields are read):

@@ -1,5 +1,5 @@
 /*
- * The PRNG of `perfdb grid --rows` (spec/grid.md §4, Decision 2): the
+ * The PRNG of `perfdb grid --rows` (docs/spec/grid.md §4, Decision 2): the
  * same rows for the same seed on every platform, not CPython's random.
  *
  *   seeding   the 64-bit seed goes through SplitMix64 four times to fill the

@@ -1,5 +1,5 @@
 /*
- * From candidates to database rows (spec/grid.md §1 "Row build", §3
+ * From candidates to database rows (docs/spec/grid.md §1 "Row build", §3
  * "Post-processing", §5 HBM estimator, Decisions 4, 5 and 8).
  *
  * Per table, once: columns a generator sets that the header lacks are

@@ -1,6 +1,6 @@
 /*
  * The grid stage end to end (include/perfdb/grid.h perfdb_grid_run;
- * spec/grid.md §1, §4, §7 and Decisions 1, 2, 7, 8).
+ * docs/spec/grid.md §1, §4, §7 and Decisions 1, 2, 7, 8).
  *
  * Two phases.  Phase 1, under the database lock: every routed table is
  * read, its new rows built and its new file image kept in memory; any

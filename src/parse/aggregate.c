@@ -1,5 +1,5 @@
 /*
- * Streaming hash aggregation of kernel rows (spec/parse.md §2-§3 with
+ * Streaming hash aggregation of kernel rows (docs/spec/parse.md §2-§3 with
  * Decisions 2, 4 and 7).
  *
  * Key: (Type, Input Shapes, Input Data Types, Input Formats, Output Shapes),
@@ -314,7 +314,7 @@ static int is_na_word(struct perfdb_span v)
 	return v.len == 3 && (v.p[0] | 0x20) == 'n' && v.p[1] == '/' && (v.p[2] | 0x20) == 'a';
 }
 
-/* Bytes a file name cannot hold (spec/parse.md §4): `<>:"/\|?*` and 0x00-0x1F. */
+/* Bytes a file name cannot hold (docs/spec/parse.md §4): `<>:"/\|?*` and 0x00-0x1F. */
 static const unsigned char bad_name_byte[256] = {
 	[0x00] = 1, [0x01] = 1, [0x02] = 1, [0x03] = 1, [0x04] = 1, [0x05] = 1, [0x06] = 1,
 	[0x07] = 1, [0x08] = 1, [0x09] = 1, [0x0a] = 1, [0x0b] = 1, [0x0c] = 1, [0x0d] = 1,

@@ -1,7 +1,7 @@
 /*
  * PyTorch profiler Chrome-trace reader: see include/perfdb/chrome_trace.h
  * for the input format, the rows and the cell conventions.  Follows
- * spec/parse.md Decision 6 (Chrome-trace inputs) and §2 (shape cells keep
+ * docs/spec/parse.md Decision 6 (Chrome-trace inputs) and §2 (shape cells keep
  * literal quotes and empty slots).
  *
  * Two passes over the loaded event array.  Pass 1 classifies each event

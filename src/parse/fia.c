@@ -1,5 +1,5 @@
 /*
- * FIA runtime metadata (include/perfdb/fia.h; spec/parse.md §5).
+ * FIA runtime metadata (include/perfdb/fia.h; docs/spec/parse.md §5).
  *
  * Values written per key: source_profile = the kernel file's parent
  * directory name; actual_seq_lengths_shape, actual_seq_lengths_kv_shape and

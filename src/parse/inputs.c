@@ -1,5 +1,5 @@
 /*
- * Finding and recognising profiler files (spec/parse.md §1 "Inputs",
+ * Finding and recognising profiler files (docs/spec/parse.md §1 "Inputs",
  * Decision 6: the kind of a file comes from its header, not its name).
  */
 #include <errno.h>

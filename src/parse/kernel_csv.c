@@ -1,6 +1,6 @@
 /*
  * Reading kernel_details and op_summary tables into kernel rows
- * (spec/parse.md §1 "Required kernel_details columns", Decisions 3 and 6).
+ * (docs/spec/parse.md §1 "Required kernel_details columns", Decisions 3 and 6).
  *
  * Cells are trimmed as the reference trims them (Ascend pads some with a
  * tab).  Only the columns the aggregator uses are looked up, once, from the

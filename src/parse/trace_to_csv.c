@@ -1,6 +1,6 @@
 /*
  * TensorCast Chrome trace -> per-op CSV, byte-compatible with the reference
- * trace_to_csv.py (spec/parse.md §1 "trace_to_csv input", §7 "trace_to_csv
+ * trace_to_csv.py (docs/spec/parse.md §1 "trace_to_csv input", §7 "trace_to_csv
  * output"; contract in include/perfdb/trace_to_csv.h).
  *
  * Input format (the TensorCast simulator's trace):

@@ -1,5 +1,5 @@
 /*
- * Merging aggregated kernel keys into database tables (spec/parse.md §4,
+ * Merging aggregated kernel keys into database tables (docs/spec/parse.md §4,
  * Decision 1 "merge, never overwrite", Decision 5 "Profiling Count").
  *
  * Row identity inside a table is the aggregation key without the type:

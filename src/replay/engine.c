@@ -1,6 +1,6 @@
 /*
  * The replay engine: rows -> tensors -> timed runs -> measurements.  See
- * engine.h for the method and spec/replay.md §4 and Decisions 2, 3, 6 for
+ * engine.h for the method and docs/spec/replay.md §4 and Decisions 2, 3, 6 for
  * the rules followed.
  */
 #include <errno.h>
@@ -876,7 +876,7 @@ static int run_table(struct run_ctx *x, const char *op, const struct perfdb_tabl
 	const struct perfdb_engine_opts *o = x->o;
 	struct perfdb_engine_result *res = x->res;
 	const struct perfdb_backend_i *be = o->backend;
-	int sup = be->supports_op(op);   /* asked first (STYLE.md rule 3) */
+	int sup = be->supports_op(op);   /* asked first (docs/style.md rule 3) */
 	const struct perfdb_op_impl *impl = sup ? be->find_op(op) : NULL;
 	long cmb = perfdb_table_col(t, PERFDB_COL_MB_DUR), cprof = perfdb_table_col(t, PERFDB_COL_PROF_AVG);
 	struct perfdb_strbuf sig = PERFDB_STRBUF_INIT, key = PERFDB_STRBUF_INIT;

@@ -1,6 +1,6 @@
 /*
- * The replay engine (spec/replay.md §4 "Parsing", "Building a tensor",
- * Decisions 2, 3, 6; STYLE.md rule 8): database rows -> tensors -> timed
+ * The replay engine (docs/spec/replay.md §4 "Parsing", "Building a tensor",
+ * Decisions 2, 3, 6; docs/style.md rule 8): database rows -> tensors -> timed
  * runs on a native backend -> measurements for writeback.
  *
  * The engine owns the method: tensors are built from the row's shape,

@@ -1,5 +1,5 @@
 /*
- * msprof output into measurements (spec/replay.md §1 step 8, §1a,
+ * msprof output into measurements (docs/spec/replay.md §1 step 8, §1a,
  * Decisions 2 and 5).
  *
  * Layout read: <root>/…/PROF_<id>/mindstudio_profiler_output/op_summary_<ts>.csv.

@@ -7,7 +7,7 @@
 /*
  * Stems of the reference's tools/perf_data_collection/op_replay/<Op>_run.py:
  * the tables the reference's writeback visits when no --ops is given, and
- * the coverage target of the native backends (spec/replay.md Decision 1).
+ * the coverage target of the native backends (docs/spec/replay.md Decision 1).
  */
 const char *const perfdb_replay_ops[] = {
 	"Add", "AddRmsNormBias", "ArgMaxV2", "AscendQuantV2", "BatchMatMulV2", "Cast",

@@ -1,5 +1,5 @@
 /*
- * The profile update report (spec/replay.md §3), byte-compatible with the
+ * The profile update report (docs/spec/replay.md §3), byte-compatible with the
  * reference's print_report: the markdown text (also printed), the report
  * file <db>/reports/profile_update_report_<ts>.md, and the full hotspot
  * table duration_gap_hotspots_full_<ts>.csv.

@@ -1,5 +1,5 @@
 /*
- * The run status file (spec/replay.md §4 "run_all_op_status.json",
+ * The run status file (docs/spec/replay.md §4 "run_all_op_status.json",
  * Decision 4): {"success":[op],"failed":[{"op":op,"reason":…}],"skipped":[op]},
  * indent 2.  A missing or malformed file reads as "no status", as in the
  * reference.

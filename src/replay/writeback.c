@@ -1,5 +1,5 @@
 /*
- * Writeback of measurements into database tables (spec/replay.md §2, with
+ * Writeback of measurements into database tables (docs/spec/replay.md §2, with
  * Decisions 2-6).
  *
  * Files: with --ops, every `<op>.csv` below the database (keyed by stem,

@@ -1,8 +1,8 @@
 /*
  * The numbers of the database report (include/perfdb/dbreport.h,
  * docs/report.md): per kernel table, coverage counts, duration pairs with
- * hotspots (the 0.8x-1.2x band of spec/replay.md §3) and roofline points
- * from shapes and dtypes; per hcom_*.csv table (spec/comm.md §1), latency
+ * hotspots (the 0.8x-1.2x band of docs/spec/replay.md §3) and roofline points
+ * from shapes and dtypes; per hcom_*.csv table (docs/spec/comm.md §1), latency
  * and busbw against message size.
  */
 #include <dirent.h>

@@ -1,6 +1,6 @@
 /*
  * Fuzz target: TensorCast trace -> CSV and the Python rendering helpers
- * (src/parse/trace_to_csv.c; spec/parse.md §1 "trace_to_csv input", §7).
+ * (src/parse/trace_to_csv.c; docs/spec/parse.md §1 "trace_to_csv input", §7).
  *
  * The input is converted as a trace file would be.  Invariants checked: a
  * failure is a parse (or memory) error with a one-line message and leaves

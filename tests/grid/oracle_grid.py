@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Independent oracle for `perfdb grid --rows 0` (spec/grid.md).
+"""Independent oracle for `perfdb grid --rows 0` (docs/spec/grid.md).
 
 Written from the spec text alone (grids, patterns, models, generator rules,
 row build, sort), not from perfdb's sources or data/grid.yaml.  Given a

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # mpirun -np 2: all four collectives on groups of 2 and 1 ranks, results
-# checked, tables well formed, rows appended by a second run (spec/comm.md
+# checked, tables well formed, rows appended by a second run (docs/spec/comm.md
 # §1, Decisions 2-3), `perfdb check` and `perfdb validate` read them.
 . "$(dirname "$0")/lib.sh"
 # 1000 bytes: not a power of two (all_to_all: 250 elements per peer)

@@ -1,7 +1,7 @@
 """Checks for the MPI integration tests: tables and reports written by perfdb comm.
 
   tables.py table FILE ROWS [key=value ...]   FILE is a well-formed collective table
-                                              (spec/comm.md §1, Decision 3) with ROWS
+                                              (docs/spec/comm.md §1, Decision 3) with ROWS
                                               rows; key=value: every row has that cell
   tables.py report JSON [key=value ...]       a `perfdb comm --json` report whose cases
                                               all passed the check; key=value as above

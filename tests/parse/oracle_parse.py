@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Independent oracle for `perfdb parse` into an empty database.
 
-Written from spec/parse.md (§1-§5) and perfdb's Decisions 1-5 and 8, in the
+Written from docs/spec/parse.md (§1-§5) and perfdb's Decisions 1-5 and 8, in the
 style of the reference parser (Python csv, statistics), sharing no code with
 perfdb. It is the "second method" for the parse golden tests: expected tables
 under tests/cli/parse/*/expected_files/ are produced by it, and

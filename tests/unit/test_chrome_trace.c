@@ -1,6 +1,6 @@
 /*
  * Unit tests for src/parse/chrome_trace.c: PyTorch profiler Chrome traces
- * to kernel rows (spec/parse.md Decision 6; cell conventions of §2 and
+ * to kernel rows (docs/spec/parse.md Decision 6; cell conventions of §2 and
  * include/perfdb/chrome_trace.h).
  *
  * Fixtures (tests/data/torch_trace/, found through $PERFDB_TEST_DATA):

@@ -3,7 +3,7 @@
  * collective and dtype tables, topology tiers and groups, the run plan,
  * rows and their rounding, tables, overhead tables, the alpha-beta
  * predictions of validate, the suite's command lines and bf16/fp16.
- * Each test names the spec/comm.md section it checks (§6 lists the
+ * Each test names the docs/spec/comm.md section it checks (§6 lists the
  * reference's scenarios).  Expected numbers were worked out by hand or with
  * Python (a second implementation of the formulas), never copied from
  * perfdb's output.

@@ -1,6 +1,6 @@
 /*
  * CPU backend ops against naive references on small shapes (docs/ops.md),
- * and the engine's row -> tensor rules (spec/replay.md §4 "Parsing",
+ * and the engine's row -> tensor rules (docs/spec/replay.md §4 "Parsing",
  * "Building a tensor").  Expected values are computed here by plain loops
  * over the same random inputs, or derived by hand.
  */

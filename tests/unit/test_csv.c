@@ -1,6 +1,6 @@
 /*
  * Unit tests: CSV reader and writer (include/perfdb/csv.h; dialect of
- * spec/parse.md §1 "CSV reading" and §4 "Format"; DESIGN.md database
+ * docs/spec/parse.md §1 "CSV reading" and §4 "Format"; docs/design.md database
  * contract).  Expected values are worked out by hand from the dialect rules.
  */
 #include <stdarg.h>
@@ -89,10 +89,10 @@ static void test_bom_and_blank_lines(void **state)
 static void test_quoting(void **state)
 {
 	(void)state;
-	/* commas, doubled quotes and newlines inside quotes (spec/parse.md §1) */
+	/* commas, doubled quotes and newlines inside quotes (docs/spec/parse.md §1) */
 	expect_dump("\"a,b\",\"say \"\"hi\"\"\",\"two\r\nlines\"\r\nnext,row\r\n", 0,
 		    "1:a,b|say \"hi\"|two\r\nlines\n3:next|row\n");
-	/* the profilers' shape cells: literal quotes survive (spec/parse.md §2) */
+	/* the profilers' shape cells: literal quotes survive (docs/spec/parse.md §2) */
 	expect_dump("Input Shapes\r\n\"\"\"4,8;8,16\"\"\"\r\n", 0,
 		    "1:Input Shapes\n2:\"4,8;8,16\"\n");
 	/* a quoted empty field, and "" as a whole record */
@@ -204,7 +204,7 @@ static void test_writer(void **state)
 	struct perfdb_strbuf sb = PERFDB_STRBUF_INIT;
 	const char *row[] = { "MatMulV2", "\"4,8;8,16\"", "4,16", "", "12.500000" };
 	assert_int_equal(perfdb_csv_put_row(&sb, row, 5), 0);
-	/* spec/parse.md §4: literal-quoted shapes go to disk as """4,8;8,16""" */
+	/* docs/spec/parse.md §4: literal-quoted shapes go to disk as """4,8;8,16""" */
 	assert_string_equal(sb.buf, "MatMulV2,\"\"\"4,8;8,16\"\"\",\"4,16\",,12.500000\r\n");
 	perfdb_strbuf_reset(&sb);
 	const char *one[] = { "" };

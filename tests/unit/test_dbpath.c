@@ -1,6 +1,6 @@
 /*
  * Unit tests: database locations (include/perfdb/dbpath.h), following
- * spec/parse.md §4 "Database path" and §6 (accepted/rejected versions),
+ * docs/spec/parse.md §4 "Database path" and §6 (accepted/rejected versions),
  * and Decision 9 (root search, version.info).
  */
 #include <stdarg.h>

@@ -1,7 +1,7 @@
 /*
  * Unit tests: the device registry (include/perfdb/device.h, data/devices.json)
- * and topology tiers (spec/comm.md §2).  Expected numbers are the reference
- * device profiles (TensorCast tensor_cast/device.py) as spec/comm.md §5 uses
+ * and topology tiers (docs/spec/comm.md §2).  Expected numbers are the reference
+ * device profiles (TensorCast tensor_cast/device.py) as docs/spec/comm.md §5 uses
  * them for A3: tier 0 = (196e9 B/s, 5.5 us), 1 = (196e9, 0.5 us), 2 = (224e9, 0.2 us).
  */
 #include <stdarg.h>
@@ -65,7 +65,7 @@ static void test_tiers(void **state)
 	perfdb_device_registry_init(&r);
 	assert_int_equal(perfdb_device_registry_load(&r, &err), 0);
 	const struct perfdb_device *a3 = perfdb_device_find(&r, "ATLAS_800_A3_752T_128G_DIE");
-	/* spec/comm.md §2: for groups [0..n-1]: n=2 -> 2; n=4, 8, 16 -> 1; n>=32 -> 0 */
+	/* docs/spec/comm.md §2: for groups [0..n-1]: n=2 -> 2; n=4, 8, 16 -> 1; n>=32 -> 0 */
 	assert_int_equal(perfdb_device_tier_of_group(a3, 1), 2);
 	assert_int_equal(perfdb_device_tier_of_group(a3, 2), 2);
 	assert_int_equal(perfdb_device_tier_of_group(a3, 4), 1);

@@ -1,8 +1,8 @@
 /*
  * Unit tests for src/core/dtype.c: dtype and format spellings.
- * Spec: spec/replay.md Decision 5 (dtype spellings are one dtype; the
+ * Spec: docs/spec/replay.md Decision 5 (dtype spellings are one dtype; the
  * reference signature_utils._DTYPE_CANONICAL map), §4 (replay dtype map,
- * DT_DOUBLE), spec/parse.md §2 (dtypes/formats as profilers write them).
+ * DT_DOUBLE), docs/spec/parse.md §2 (dtypes/formats as profilers write them).
  */
 #include <setjmp.h>
 #include <stdarg.h>

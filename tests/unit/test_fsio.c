@@ -1,6 +1,6 @@
 /*
  * Unit tests: atomic replacement, mkdir -p and the database lock
- * (include/perfdb/fsio.h; DESIGN.md "A file is always replaced atomically
+ * (include/perfdb/fsio.h; docs/design.md "A file is always replaced atomically
  * ... writers of one database directory take a lock").
  */
 #include <stdarg.h>

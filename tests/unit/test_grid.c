@@ -1,5 +1,5 @@
 /*
- * Unit tests for src/grid/: the grid stage (spec/grid.md).  Each test names
+ * Unit tests for src/grid/: the grid stage (docs/spec/grid.md).  Each test names
  * the spec section or §7 test it covers.  Expected values are worked out by
  * hand from the spec (counts also match tests/grid/oracle_grid.py).
  */

@@ -1,6 +1,6 @@
 /*
  * Unit tests: GEMM (N,K) pairs of MLA models whose config has no q (or kv)
- * LoRA rank (found by fuzz_hf_config; docs/reliability.md).  spec/grid.md §2
+ * LoRA rank (found by fuzz_hf_config; docs/reliability.md).  docs/spec/grid.md §2
  * lists (q_lora,h), (heads·hd/tp, q_lora), (kv_lora+rope,h),
  * (heads·hd/tp, kv_lora); with q_lora_rank null (DeepSeek-V2-Lite) the
  * first two would have a zero dimension.  Such a model projects q from h

@@ -1,6 +1,6 @@
 /*
  * Unit tests: the parse stage helpers and FIA metadata, citing
- * spec/parse.md §6 (test_fia_parser_backfill.py) and §2-§5.
+ * docs/spec/parse.md §6 (test_fia_parser_backfill.py) and §2-§5.
  */
 #include <stdarg.h>
 #include <stddef.h>

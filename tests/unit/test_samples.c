@@ -1,6 +1,6 @@
 /*
  * Unit tests: exact medians in bounded memory (include/perfdb/samples.h).
- * The oracle is the definition (spec/parse.md §3: middle value, mean of the
+ * The oracle is the definition (docs/spec/parse.md §3: middle value, mean of the
  * two middle values when n is even) computed by sorting with qsort.
  */
 #include <stdarg.h>

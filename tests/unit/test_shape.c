@@ -1,7 +1,7 @@
 /*
  * Unit tests for src/core/shape.c: shape cells, slots and dims.
- * Spec: spec/parse.md §2 (cell syntax), §6 (fia_common acceptance cases),
- * spec/replay.md §4 (FRACTAL_NZ), §5 (NZ acceptance case).
+ * Spec: docs/spec/parse.md §2 (cell syntax), §6 (fia_common acceptance cases),
+ * docs/spec/replay.md §4 (FRACTAL_NZ), §5 (NZ acceptance case).
  */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,7 +1,7 @@
 /*
  * Unit tests for src/core/signature.c: row signatures.
- * Spec: spec/replay.md §1b (get_sig rules), §5 (get_sig acceptance cases),
- * Decision 5 (dtype spellings normalised); spec/parse.md §2 and §6
+ * Spec: docs/spec/replay.md §1b (get_sig rules), §5 (get_sig acceptance cases),
+ * Decision 5 (dtype spellings normalised); docs/spec/parse.md §2 and §6
  * (get_sig acceptance cases).
  *
  * Expected strings are the five fields (in shapes | in dtypes | in formats

@@ -1,9 +1,9 @@
 /*
  * Unit tests for src/core/stats.c: sample statistics, Python float()
  * parsing, `%.6f` and repr(round(v, 2)) formatting.
- * Spec: spec/parse.md §3 (mean, median, population std, float() parsing,
+ * Spec: docs/spec/parse.md §3 (mean, median, population std, float() parsing,
  * nan written as `nan`), §4 (`%.6f`), open question 7 (no Σx² cancellation);
- * spec/replay.md Decision 2 (statistics); spec/comm.md (round(v, 2) in the
+ * docs/spec/replay.md Decision 2 (statistics); docs/spec/comm.md (round(v, 2) in the
  * comm tables, per stats.h).
  */
 #include <setjmp.h>

@@ -1,6 +1,6 @@
 /*
  * Unit tests: strbuf invariants (include/perfdb/strbuf.h) and error records
- * (include/perfdb/err.h, STYLE.md rule 4: "file:line:col: what failed").
+ * (include/perfdb/err.h, docs/style.md rule 4: "file:line:col: what failed").
  */
 #include <stdarg.h>
 #include <stddef.h>

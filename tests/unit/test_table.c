@@ -1,7 +1,7 @@
 /*
  * Unit tests: database tables (include/perfdb/table.h) and the signature
- * index.  Expected results follow DESIGN.md ("Unknown columns are preserved
- * untouched, in place"; CRLF, minimal quoting) and spec/replay.md §2
+ * index.  Expected results follow docs/design.md ("Unknown columns are preserved
+ * untouched, in place"; CRLF, minimal quoting) and docs/spec/replay.md §2
  * ("Existing rows are indexed by signature (first row wins)").
  */
 #include <stdarg.h>

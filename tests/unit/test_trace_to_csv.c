@@ -1,6 +1,6 @@
 /*
  * Unit tests: trace-to-csv and its Python rendering helpers
- * (include/perfdb/trace_to_csv.h; spec/parse.md §1 "trace_to_csv input",
+ * (include/perfdb/trace_to_csv.h; docs/spec/parse.md §1 "trace_to_csv input",
  * §7 "trace_to_csv output").  Expected strings are Python's repr()/str() of
  * the value, worked out by hand from CPython's rules: float repr = shortest
  * round-trip digits, exponent form when the decimal point position is

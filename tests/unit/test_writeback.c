@@ -1,5 +1,5 @@
 /*
- * Unit tests: writeback and report helpers (spec/replay.md §2, §3, §5
+ * Unit tests: writeback and report helpers (docs/spec/replay.md §2, §3, §5
  * "update" and "md_table" scenarios; Decision 2 columns).
  */
 #include <stdarg.h>

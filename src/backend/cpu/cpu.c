@@ -1,5 +1,5 @@
 /*
- * The CPU backend (spec/replay.md Decision 1): GEMMs through oneDNN's C API
+ * The CPU backend (docs/spec/replay.md Decision 1): GEMMs through oneDNN's C API
  * (ops_matmul.c), element-wise, norm and index ops with our own
  * kernels (ops_eltwise.c, ops_norm.c, ops_index.c, ops_reduce.c).  Tensors keep their own
  * dtype (bf16, fp16, fp32, integers); the kernels compute in fp32.

@@ -1,7 +1,7 @@
 /*
  * Shared by the CPU backend's op files: element conversions for the float
  * dtypes stored in their own format (bf16, fp16, fp32), row scratch, and
- * the op tables of each family (one file per family, STYLE.md rule 3).
+ * the op tables of each family (one file per family, docs/style.md rule 3).
  */
 #ifndef PERFDB_CPU_INTERNAL_H
 #define PERFDB_CPU_INTERNAL_H

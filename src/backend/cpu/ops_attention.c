@@ -1,6 +1,6 @@
 /*
- * CPU backend, FusedInferAttentionScore (spec/replay.md §4 table; slot
- * layout spec/grid.md §3 and src/grid/gen_attention.c; docs/ops.md
+ * CPU backend, FusedInferAttentionScore (docs/spec/replay.md §4 table; slot
+ * layout docs/spec/grid.md §3 and src/grid/gen_attention.c; docs/ops.md
  * "Attention").  The row's shapes and `Runtime …` cells become an
  * attn_problem for the flash kernel (ops_attention_kernel.c); this file
  * only maps (batch, head, position) to rows of the stored tensors.

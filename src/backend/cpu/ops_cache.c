@@ -1,5 +1,5 @@
 /*
- * CPU backend, paged KV-cache writes (spec/replay.md §4; docs/ops.md "RoPE
+ * CPU backend, paged KV-cache writes (docs/spec/replay.md §4; docs/ops.md "RoPE
  * and KV cache"): ReshapeAndCacheNdKernel, KvRmsNormRopeCache.  The caches
  * are updated in place in their input slots, as on the NPU, where the
  * outputs alias them.  The recorded slot mapping holds random small ints:

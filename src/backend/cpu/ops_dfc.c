@@ -1,5 +1,5 @@
 /*
- * CPU backend, DispatchFFNCombine (spec/replay.md §4; docs/ops.md
+ * CPU backend, DispatchFFNCombine (docs/spec/replay.md §4; docs/ops.md
  * "DispatchFFNCombine"): the MoE layer of one expert-parallel group as one
  * collective op.  Under `mpirun -np EP` every rank holds E local experts of
  * the E*EP global ones and T tokens with k routed choices each:

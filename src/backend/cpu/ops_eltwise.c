@@ -1,5 +1,5 @@
 /*
- * CPU backend, element-wise ops (spec/replay.md §4; docs/ops.md): Add,
+ * CPU backend, element-wise ops (docs/spec/replay.md §4; docs/ops.md): Add,
  * SwiGlu, TensorMove, MaskedFill.  Float tensors (fp32, bf16, fp16) are
  * processed in blocks converted to fp32 on the stack, a loop shape the
  * compiler vectorises; results are stored back in the tensor's own dtype.

@@ -1,5 +1,5 @@
 /*
- * CPU backend, data-movement ops (spec/replay.md §4; docs/ops.md): GatherV2,
+ * CPU backend, data-movement ops (docs/spec/replay.md §4; docs/ops.md): GatherV2,
  * Index, Transpose, Slice, PadV3, ScatterNdUpdate.  They move elements of
  * any dtype as bytes.
  */

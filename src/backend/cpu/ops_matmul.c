@@ -1,5 +1,5 @@
 /*
- * CPU backend, MatMul family (spec/replay.md §4 table): MatMulV2, MatMulV3,
+ * CPU backend, MatMul family (docs/spec/replay.md §4 table): MatMulV2, MatMulV3,
  * MatMulCommon, BatchMatMulV2, TransposeBatchMatMul.
  *
  * Every case becomes one batched GEMM C[b] = A[b] · B[b] of logical shapes

@@ -1,5 +1,5 @@
 /*
- * CPU backend, the remaining simple ops of the seed's list (spec/replay.md
+ * CPU backend, the remaining simple ops of the seed's list (docs/spec/replay.md
  * §4; docs/ops.md "Other element-wise and conversion ops"): Cast,
  * CastAiCore, Fill, Mul, LayerNormV3, and the AiCore twins of Slice and
  * ScatterNdUpdate, which run ops_index.c's kernels.

@@ -1,7 +1,7 @@
 /*
  * CPU backend, vllm-ascend's fused MLA pre-processing kernel
  * mla_preprocess_0_mix_aic (aclnnMlaPreprocess, torch_npu.npu_mla_preprocess;
- * spec/replay.md §4; docs/ops.md "MLA pre-processing").  The DeepSeek-V3
+ * docs/spec/replay.md §4; docs/ops.md "MLA pre-processing").  The DeepSeek-V3
  * attention prologue of one decode step, per token:
  *
  *   x --RmsNorm(gamma0)+beta0, quantise--> int8 GEMM wdqkv, dequant --> y0 = [kv | k_rope | q]

@@ -1,5 +1,5 @@
 /*
- * CPU backend, MoE family (spec/replay.md §4; docs/ops.md "MoE and grouped
+ * CPU backend, MoE family (docs/spec/replay.md §4; docs/ops.md "MoE and grouped
  * matmul"): GroupedMatmul, GroupedMatmulSwigluQuant, MoeGatingTopK,
  * MoeTokenPermute, MoeTokenUnpermute.
  *

@@ -1,5 +1,5 @@
 /*
- * CPU backend, normalisation ops (spec/replay.md §4; docs/ops.md): RmsNorm,
+ * CPU backend, normalisation ops (docs/spec/replay.md §4; docs/ops.md): RmsNorm,
  * AddRmsNormBias, SoftmaxV2, all over the last dim, computed in fp32 per
  * row (a scratch row allocated in prepare, outside the timed loop).
  */

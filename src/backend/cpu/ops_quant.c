@@ -1,5 +1,5 @@
 /*
- * CPU backend, quantisation family (spec/replay.md §4; docs/ops.md
+ * CPU backend, quantisation family (docs/spec/replay.md §4; docs/ops.md
  * "Quantisation"): DynamicQuant (per-token symmetric int8), AscendQuantV2
  * (int8 with a given scale and offset) and QuantBatchMatmulV3 (int8 x int8
  * GEMM with int32 accumulation through oneDNN, then per-channel/per-token

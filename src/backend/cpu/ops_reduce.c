@@ -1,5 +1,5 @@
 /*
- * CPU backend, reductions and sorting (spec/replay.md §4; docs/ops.md):
+ * CPU backend, reductions and sorting (docs/spec/replay.md §4; docs/ops.md):
  * ArgMaxV2, Sort.
  */
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /*
- * CPU backend, rotary position embedding (spec/replay.md §4; docs/ops.md
+ * CPU backend, rotary position embedding (docs/spec/replay.md §4; docs/ops.md
  * "RoPE and KV cache"): InterleaveRope, split_qkv_rmsnorm_rope_kernel,
  * _triton_rope_siso.  Rows are loaded to fp32 stack scratch, rotated and
  * stored back in the tensor's dtype.  Positions and cos/sin tables the row

@@ -3,7 +3,7 @@
  * (kernels.cu cuk_attention; recorded as Kernel Used "own"): cuDNN's fused
  * attention is not wired in yet (docs/cuda.md).
  *
- * Slots (spec/replay.md §4): q0 k1 v2 mask4 seq5 kvseq6 block_table14.
+ * Slots (docs/spec/replay.md §4): q0 k1 v2 mask4 seq5 kvseq6 block_table14.
  * TND layout only: q (T, N, D), out0 (T, N, D).  Keys/values either paged,
  * (blocks, KV heads, block size, D) with a block table, or contiguous TND
  * (tokens, KV heads, D).  The `Runtime ...` cells take priority (num_heads,

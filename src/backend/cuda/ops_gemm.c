@@ -489,7 +489,7 @@ static int qbmm_enqueue(struct perfdb_op_case *c, struct cu_case *k, cudaStream_
 /* ---- GroupedMatmul: one cuBLASLt GEMM per expert ------------------------------ */
 
 /*
- * Slots (spec/replay.md §4): x0 (M,K), w1 (E,K,N) or (E,N,K), or the
+ * Slots (docs/spec/replay.md §4): x0 (M,K), w1 (E,K,N) or (E,N,K), or the
  * recorded 4-D (E, K, N/16, 16) read as (E,K,N); group_list7 (the tokens
  * split evenly over the experts, cumulative, the remainder to the first
  * experts: perfdb_even_group_end, as the CPU backend); out0 (M,N).  Float dtypes: the weight
