@@ -177,8 +177,9 @@ struct perfdb_backend_i {
 /*
  * The registry (registry.c): the compiled-in backends (perfdb_backends[],
  * the CPU), then those of modules (cuda), loaded on first use.  0 and *out,
- * or an error saying why ("backend 'x' is not built in", the module's
- * load error).  perfdb_backend_find is the same without the reason.
+ * or an error saying why: -PERFDB_EINVAL when this perfdb has no such
+ * backend (a usage error), else the module's load error (a runtime one).
+ * perfdb_backend_find is the same without the reason.
  */
 int perfdb_backend_get(const char *name, const struct perfdb_backend_i **out,
 		       struct perfdb_err *err);

@@ -37,6 +37,11 @@ int perfdb_module_built(const char *name)
 	return 0;
 }
 
+int perfdb_module_expected(const char *name)
+{
+	return perfdb_module_built(name) || getenv("PERFDB_MODULE_DIR") != NULL;
+}
+
 int perfdb_module_path(const char *name, char *buf, size_t cap, struct perfdb_err *err)
 {
 	const char *dir = getenv("PERFDB_MODULE_DIR");
@@ -70,8 +75,8 @@ int perfdb_module_load(const char *name, const struct perfdb_module **out, struc
 			*out = loaded[i].m;
 			return 0;
 		}
-	if (!perfdb_module_built(name) && !getenv("PERFDB_MODULE_DIR"))
-		return perfdb_err_set(err, PERFDB_ENOENT,
+	if (!perfdb_module_expected(name))
+		return perfdb_err_set(err, PERFDB_EINVAL,
 				      "this perfdb was built without the %s module", name);
 	char path[PATH_MAX + 64];
 	PERFDB_TRY(perfdb_module_path(name, path, sizeof(path), err));
@@ -94,7 +99,7 @@ int perfdb_module_load(const char *name, const struct perfdb_module **out, struc
 		rc = perfdb_err_set(err, PERFDB_EIO, "module '%s' has no %s()", path, PERFDB_MODULE_ENTRY);
 	else if (m->api_version != PERFDB_MODULE_API_VERSION ||
 		 (m->backend && m->backend->api_version != PERFDB_BACKEND_API_VERSION))
-		rc = perfdb_err_set(err, PERFDB_EINVAL,
+		rc = perfdb_err_set(err, PERFDB_EIO,
 				    "module '%s' has API version %u (backend %u); this perfdb needs %u "
 				    "(backend %u): install the module built with this perfdb",
 				    path, m->api_version, m->backend ? m->backend->api_version : 0,

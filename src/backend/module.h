@@ -46,12 +46,18 @@ int perfdb_module_path(const char *name, char *buf, size_t cap, struct perfdb_er
 /*
  * Load module name (once per process: the handle stays open until exit,
  * the one process-wide state of the loader).  0 and *out, or an error
- * naming the module's path and the reason: not installed, dlopen's message
- * (a missing libcudart...), no entry point, API version mismatch.
+ * naming the module's path and the reason: -PERFDB_EINVAL when it is not
+ * expected (perfdb_module_expected), -PERFDB_ENOENT when not installed,
+ * -PERFDB_EIO for dlopen's message (a missing libcudart...), no entry
+ * point, or an API version mismatch.
  */
 int perfdb_module_load(const char *name, const struct perfdb_module **out, struct perfdb_err *err);
 
 /* Whether this perfdb was built with module name (its file may be missing). */
 int perfdb_module_built(const char *name);
+
+/* Whether perfdb_module_load may find it: built, or $PERFDB_MODULE_DIR names
+ * a directory to look in.  Otherwise loading is a usage error (-PERFDB_EINVAL). */
+int perfdb_module_expected(const char *name);
 
 #endif

@@ -37,12 +37,12 @@ int perfdb_backend_get(const char *name, const struct perfdb_backend_i **out,
 		if (perfdb_module_load(module_backends[i][1], &m, &e) < 0)
 			return perfdb_err_set(err, e.code, "--backend %s: %s", name, e.msg);
 		if (!m->backend)
-			return perfdb_err_set(err, PERFDB_EINVAL, "--backend %s: module '%s' has no backend",
+			return perfdb_err_set(err, PERFDB_EIO, "--backend %s: module '%s' has no backend",
 					      name, module_backends[i][1]);
 		*out = m->backend;
 		return 0;
 	}
-	return perfdb_err_set(err, PERFDB_ENOENT, "backend '%s' is not built in", name);
+	return perfdb_err_set(err, PERFDB_EINVAL, "backend '%s' is not built in", name);
 }
 
 const struct perfdb_backend_i *perfdb_backend_find(const char *name)

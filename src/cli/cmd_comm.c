@@ -323,7 +323,7 @@ static int parse(int argc, char **argv, struct cli *c, struct perfdb_comm_opts *
 		return rc == 1 ? -1 : 2;
 
 	o->nccl = strcmp(c->backend, "nccl") == 0;
-	if (o->nccl && !perfdb_module_built("cuda") && !getenv("PERFDB_MODULE_DIR"))
+	if (o->nccl && !perfdb_module_expected("cuda"))
 		return opt_usage_error(h, "argument --backend: 'nccl' needs a perfdb built with the "
 					  "CUDA backend (NCCL); this build has only 'mpi'");
 	size_t nops = c->ops.n ? c->ops.n : PERFDB_COMM_NOPS;

@@ -483,7 +483,7 @@ static int run_native_ranked(struct perfdb_db_opts *o, struct perfdb_device_regi
 		/* not built: a usage error; a module that does not load: a runtime one */
 		if (say)
 			fprintf(say, "perfdb microbench: error: %s\n", err.msg);
-		return err.code == PERFDB_ENOENT && strstr(err.msg, "built") ? 2 : 1;
+		return err.code == PERFDB_EINVAL ? 2 : 1;
 	}
 	const char *host = NULL;
 	if ((be->detect_device ? be->detect_device(reg, &host, &err)

@@ -163,8 +163,8 @@ int perfdb_open_regular(const char *path, struct perfdb_err *err)
 int perfdb_file_read_all(const char *path, struct perfdb_strbuf *out,
 			 struct perfdb_err *err)
 {
-	struct stat st;
-	if (lstat(path, &st) < 0 && errno == ENOENT)
+	struct stat st;   /* stat: a dangling link is as missing as open finds it */
+	if (stat(path, &st) < 0 && errno == ENOENT)
 		return perfdb_err_set(err, PERFDB_ENOENT, "file not found: '%s'", path);
 	int fd = perfdb_open_regular(path, err);
 	if (fd < 0)

@@ -18,24 +18,9 @@ P=$PERFDB
 parse() { "$P" parse -q --profiling-path "$WORK/$1" --database-path "$2" >/dev/null 2>>"$WORK/err"; }
 state() { tree_hashes "$1"; }
 
-mkdir -p "$WORK/seq"
-parse pa "$WORK/seq/ab" && parse pb "$WORK/seq/ab" && parse pb "$WORK/seq/ba" && parse pa "$WORK/seq/ba" ||
-  fail "sequential parses: $(cat "$WORK/err")"
-AB=$(state "$WORK/seq/ab"); BA=$(state "$WORK/seq/ba")
-[ "$AB" != "$BA" ] || fail "the two orders give the same database: the check would be blind"
-n_ab=0 n_ba=0
-for i in $(seq 1 10); do
-  d="$WORK/c$i"
-  parse pa "$d" & pa=$!
-  parse pb "$d" & pb=$!
-  wait $pa || fail "parse A (round $i) failed: $(cat "$WORK/err")"
-  wait $pb || fail "parse B (round $i) failed: $(cat "$WORK/err")"
-  s=$(state "$d")
-  if [ "$s" = "$AB" ]; then n_ab=$((n_ab + 1))
-  elif [ "$s" = "$BA" ]; then n_ba=$((n_ba + 1))
-  else fail "round $i: the database is neither A-then-B nor B-then-A (an update was lost)"; fi
-done
-echo "parse || parse: A then B $n_ab times, B then A $n_ba times"
+parse_a() { parse pa "$1"; }
+parse_b() { parse pb "$1"; }
+race "parse || parse" - 10 parse_a parse_b state
 
 # grid || writeback on the oracle's database
 G="$WORK/g"
@@ -43,23 +28,8 @@ python3 "$HERE/../grid/oracle_grid.py" make-db "$G/db0" >/dev/null || fail make-
 python3 "$HERE/gen_op_summary.py" "$G/db0" "$G/prof/PROF_000001_1/mindstudio_profiler_output/op_summary_1.csv" 5
 grid() { "$P" grid --database-path "$1" --target-models Qwen/Qwen3-32B --rows 50 --seed 3 >/dev/null 2>>"$WORK/err"; }
 wb() { "$P" writeback --profiling-path "$G/prof" --database-path "$1" >/dev/null 2>>"$WORK/err"; }
-cp -a "$G/db0" "$G/gw"; cp -a "$G/db0" "$G/wg"
-grid "$G/gw" && wb "$G/gw" && wb "$G/wg" && grid "$G/wg" || fail "sequential grid/writeback: $(cat "$WORK/err")"
-GW=$(state "$G/gw" | grep -v reports/); WG=$(state "$G/wg" | grep -v reports/)
-[ "$GW" != "$WG" ] || fail "grid and writeback commute: the check would be blind"
-n_gw=0 n_wg=0
-for i in $(seq 1 5); do
-  d="$G/c$i"; cp -a "$G/db0" "$d"
-  grid "$d" & a=$!
-  wb "$d" & b=$!
-  wait $a || fail "grid (round $i) failed: $(cat "$WORK/err")"
-  wait $b || fail "writeback (round $i) failed: $(cat "$WORK/err")"
-  s=$(state "$d" | grep -v reports/)
-  if [ "$s" = "$GW" ]; then n_gw=$((n_gw + 1))
-  elif [ "$s" = "$WG" ]; then n_wg=$((n_wg + 1))
-  else fail "round $i: grid || writeback gave neither order's database (an update was lost)"; fi
-done
-echo "grid || writeback: grid first $n_gw times, writeback first $n_wg times"
+no_reports() { state "$1" | grep -v reports/; }
+race "grid || writeback" "$G/db0" 5 grid wb no_reports
 
 # A holder of the lock: perfdb waits, writes nothing, then completes.
 D="$WORK/held"

@@ -31,6 +31,35 @@ temps() { find "$1" -name '.*.tmp.*' 2>/dev/null | sort; }
 # lock_free DIR: the database lock can be taken at once.
 lock_free() { flock -n "$1" true; }
 
+# race NAME BASE ROUNDS A B STATE: A and B are functions that write the
+# database directory given as their argument; STATE prints a directory's
+# state.  Both serial orders run on copies of BASE ("-": no directory, the
+# writers create it) and must differ (else the check would be blind); then
+# ROUNDS times A and B start together on a fresh copy, and each result must
+# equal one of the serial orders (a lost update matches neither).
+race() {
+  local name=$1 base=$2 rounds=$3 a=$4 b=$5 st=$6 d
+  local AB BA s i pa pb n_ab=0 n_ba=0
+  fresh() { if [ "$base" != - ]; then cp -a "$base" "$1"; fi; }
+  d=$(mktemp -d "$WORK/race.XXXXXX"); fresh "$d/ab"; fresh "$d/ba"
+  $a "$d/ab" && $b "$d/ab" && $b "$d/ba" && $a "$d/ba" ||
+    { fail "$name: the serial runs failed: $(cat "$WORK/err")"; return; }
+  AB=$($st "$d/ab"); BA=$($st "$d/ba")
+  [ "$AB" != "$BA" ] || fail "$name: both orders give the same database: the check would be blind"
+  for i in $(seq 1 "$rounds"); do
+    fresh "$d/r$i"
+    $a "$d/r$i" & pa=$!
+    $b "$d/r$i" & pb=$!
+    wait $pa || fail "$name: $a (round $i) failed: $(cat "$WORK/err")"
+    wait $pb || fail "$name: $b (round $i) failed: $(cat "$WORK/err")"
+    s=$($st "$d/r$i")
+    if [ "$s" = "$AB" ]; then n_ab=$((n_ab + 1))
+    elif [ "$s" = "$BA" ]; then n_ba=$((n_ba + 1))
+    else fail "$name: round $i matches neither serial order (an update was lost)"; fi
+  done
+  echo "$name: $a first $n_ab times, $b first $n_ba times"
+}
+
 # Every file under DIR with its hash (to prove that nothing changed).
 tree_hashes() {
   (cd "$1" && find . -type f -print0 | sort -z | xargs -0 -r sha256sum)

@@ -60,24 +60,7 @@ grid_root() { "$P" grid -q --database-root "$1" --target-models Qwen/Qwen3-32B -
   >/dev/null 2>>"$WORK/err"; }
 parse_ver() { "$P" parse -q --profiling-path "$WORK/pr" --database-root "$1" --device TEST_DEVICE \
   --vllm-version 0.1 --torch-version 2.0 --cann-version 8.0 >/dev/null 2>>"$WORK/err"; }
-cp -a "$WORK/R0" "$WORK/gp"; cp -a "$WORK/R0" "$WORK/pg"
-grid_root "$WORK/gp" && parse_ver "$WORK/gp" && parse_ver "$WORK/pg" && grid_root "$WORK/pg" ||
-  fail "serial grid/parse: $(cat "$WORK/err")"
-GP=$(tree_hashes "$WORK/gp"); PG=$(tree_hashes "$WORK/pg")
-[ "$GP" != "$PG" ] || fail "grid and parse commute: the check would be blind"
-n_gp=0 n_pg=0
-for i in $(seq 1 5); do
-  d="$WORK/race$i"; cp -a "$WORK/R0" "$d"
-  grid_root "$d" & a=$!
-  parse_ver "$d" & b=$!
-  wait $a || fail "grid (round $i): $(cat "$WORK/err")"
-  wait $b || fail "parse (round $i): $(cat "$WORK/err")"
-  s=$(tree_hashes "$d")
-  if [ "$s" = "$GP" ]; then n_gp=$((n_gp + 1))
-  elif [ "$s" = "$PG" ]; then n_pg=$((n_pg + 1))
-  else fail "round $i: grid --database-root || parse into $VREL matches neither serial order"; fi
-done
-echo "grid on the root || parse into a version: grid first $n_gp times, parse first $n_pg times"
+race "grid on the root || parse into $VREL" "$WORK/R0" 5 grid_root parse_ver tree_hashes
 
 # ---- 3. a holder of a version directory, as perfdb holds it ----
 R="$WORK/held"; cp -a "$WORK/R0" "$R"
