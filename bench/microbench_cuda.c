@@ -63,7 +63,7 @@ static double perfdb_us(const char *op, const char *in, const char *dt, const ch
 	for (int w = 0; rc == 0 && w < 3; w++)
 		rc = impl->run(&c, &err);
 	for (int s = 0; rc == 0 && s < SAMPLES; s++)
-		rc = be->time_run(impl, &c, flush && impl->memory_bound, &x[s], &err);
+		rc = be->time_run(impl, &c, flush && perfdb_opdef_get(impl->name)->memory_bound, &x[s], &err);
 	if (c.priv)
 		impl->release(&c);
 	perfdb_engine_pool_release(&pool);

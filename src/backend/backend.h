@@ -21,78 +21,19 @@
 #include "perfdb/err.h"
 #include "perfdb/shape.h"
 #include "perfdb/strbuf.h"
+#include "replay/opdef/opdef.h"
 
 #define PERFDB_BACKEND_API_VERSION 1
-#define PERFDB_OP_MAX_TENSORS 32
-
-/* One tensor of a case, as the engine built it from a row (spec §4). */
-struct perfdb_tensor {
-	bool present;                         /* false: an empty slot */
-	enum perfdb_dtype dtype;              /* missing dtype: DT_FLOAT */
-	enum perfdb_format format;            /* missing format: ND */
-	size_t ndims;
-	int64_t dims[PERFDB_SHAPE_MAX_DIMS];  /* logical dims (FRACTAL_NZ already turned into 2-D) */
-	int64_t numel;
-	void *data;                           /* engine-owned, 64-byte aligned, pre-faulted */
-	size_t bytes;
-	/* Outputs only: 1 + the input slot whose buffer this output is (an
-	 * in-place op, impl->inplace); 0: a buffer of its own. */
-	int alias_in;
-};
-
-/* One replay case: the tensors of one row, plus the op's private state. */
-struct perfdb_op_case {
-	const char *op;
-	size_t nin, nout;
-	struct perfdb_tensor in[PERFDB_OP_MAX_TENSORS];
-	struct perfdb_tensor out[PERFDB_OP_MAX_TENSORS];
-	int threads;                          /* --threads (>= 1) */
-	void *priv;                           /* set by prepare, freed by release */
-	/*
-	 * The row's other cells by column name (FIA's `Runtime ...` columns,
-	 * `EP Size`): cell(cell_ctx, "Runtime sparse_mode") is the cell's text,
-	 * or NULL when the table has no such column.  Set by the engine before
-	 * check; NULL cell means no row (unit tests), use perfdb_case_cell().
-	 */
-	const char *(*cell)(const void *cell_ctx, const char *column);
-	const void *cell_ctx;
-	/*
-	 * Collective ops (impl->collective) under mpirun: comm points to the
-	 * run's MPI_Comm (every rank replays the row together), rank/nranks
-	 * are this process's place in it.  Outside MPI: comm NULL, 0 of 1.
-	 */
-	void *comm;
-	int rank, nranks;
-	/* --dispatch-ffn-combine-ep-size of the run (the reference's --ep-size; 16 by default). */
-	int ep_size;
-	/* The row's line in its table (1-based, header = 1; 0 outside a table): backends' own reports. */
-	size_t line;
-};
-
-/* A row cell by column name: NULL when absent or empty. */
-static inline const char *perfdb_case_cell(const struct perfdb_op_case *c, const char *column)
-{
-	const char *v = c->cell ? c->cell(c->cell_ctx, column) : NULL;
-	return v && *v ? v : NULL;
-}
-
 /*
- * GroupedMatmul's group list (docs/spec/replay.md §4: the tokens split evenly
- * over the E groups, cumulative): the end of group g's rows when t tokens
- * are split, the remainder going to the first groups.  Every backend splits
- * the same way, so a row's groups do not depend on the backend.
+ * One operator of one backend: how it runs the op whose definition
+ * (memory-bound, collective, in place, skip rule, shared row rules) is the
+ * operator layer's (src/replay/opdef/opdef.h).
  */
-static inline int64_t perfdb_even_group_end(int64_t t, int64_t e, int64_t g)
-{
-	int64_t base = t / e, rem = t % e;
-	return base * (g + 1) + (g + 1 < rem ? g + 1 : rem);
-}
-
-/* One operator of one backend. */
 struct perfdb_op_impl {
 	const char *name;                     /* OP Type = table stem */
 	/*
-	 * Whether the case's shapes and dtypes are ones this op can take.
+	 * Whether the case's shapes and dtypes are ones this backend's kernel
+	 * can take (its limits, after the definition's own check).
 	 * Returns 0 or -PERFDB_EINVAL with the reason in err (recorded as the
 	 * row's failure).  Called before any buffer is allocated.
 	 */
@@ -106,29 +47,6 @@ struct perfdb_op_impl {
 	int (*run)(struct perfdb_op_case *c, struct perfdb_err *err);
 	/* Optional (NULL: priv is not used).  Frees priv. */
 	void (*release)(struct perfdb_op_case *c);
-	/* Memory-bound: the engine rotates/flushes caches between samples. */
-	bool memory_bound;
-	/*
-	 * Optional (NULL: every row is replayed).  A row the op keeps without
-	 * replay (the reference's skip hook, e.g. DFC rows whose `EP Size`
-	 * differs from the run's): returns 1 and writes why, else 0.  Called
-	 * before check; its answer must be the same on every MPI rank.
-	 */
-	int (*skip)(const struct perfdb_op_case *c, char *why, size_t whylen);
-	/*
-	 * Optional (NULL: no output is in place).  The input slot whose buffer
-	 * output slot `out` is (the op updates it in place, as KV-cache writes
-	 * do on the device), or -1.  The engine then allocates no buffer for
-	 * that output and does not count it against the row's memory.
-	 */
-	int (*inplace)(const struct perfdb_op_case *c, size_t out);
-	/*
-	 * Collective: under mpirun every rank replays each row of this op
-	 * together (the engine barriers before every sample and takes the
-	 * slowest rank's time, as nccl-tests does); other ops' rows are sharded
-	 * across the ranks.  run() may communicate over c->comm.
-	 */
-	bool collective;
 };
 
 struct perfdb_backend_i {

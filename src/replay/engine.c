@@ -124,6 +124,7 @@ int perfdb_engine_build_case(const char *op, const char *in_shapes, const char *
 {
 	memset(c, 0, sizeof(*c));
 	c->op = op;
+	c->def = perfdb_opdef_get(op);
 	c->threads = 1;
 	PERFDB_TRY(build_side(op, "input", in_shapes, in_dtypes, in_formats, c->in, &c->nin, err));
 	PERFDB_TRY(build_side(op, "output", out_shapes, out_dtypes, out_formats, c->out, &c->nout, err));
@@ -392,13 +393,13 @@ static int time_case(const struct perfdb_engine_opts *o, const struct perfdb_op_
 		ws += c->in[i].bytes;
 	for (size_t i = 0; i < c->nout; i++)
 		ws += c->out[i].bytes;
-	int flush = o->flush && impl->memory_bound && flushbuf && ws < LLC_BYTES && !o->backend->time_run;
+	int flush = o->flush && c->def->memory_bound && flushbuf && ws < LLC_BYTES && !o->backend->time_run;
 	/*
 	 * Collective: every rank runs each call together.  Ranks enter each
 	 * sample after a barrier and the sample is the slowest rank's time
 	 * (nccl-tests); every stop decision is taken on values all ranks share.
 	 */
-	MPI_Comm *comm = impl->collective ? o->comm : NULL;
+	MPI_Comm *comm = c->def->collective ? o->comm : NULL;
 	double probe0 = pr ? perfdb_probe_gbs(pr) : 0;
 	double start = now_s(CLOCK_MONOTONIC);
 	/* warm-up: at least 2 calls, up to 5 % of the budget */
@@ -433,7 +434,7 @@ static int time_case(const struct perfdb_engine_opts *o, const struct perfdb_op_
 			MPI_Barrier(*comm);
 		double t0 = now_s(CLOCK_MONOTONIC), us = 0;
 		if (o->backend->time_run)   /* device time, measured by the backend (flushing its own caches) */
-			rc = o->backend->time_run(impl, c, o->flush && impl->memory_bound, &us, err);
+			rc = o->backend->time_run(impl, c, o->flush && c->def->memory_bound, &us, err);
 		else
 			rc = impl->run(c, err);
 		double t1 = now_s(CLOCK_MONOTONIC);
@@ -577,14 +578,16 @@ static void case_context(const struct perfdb_engine_opts *o, const struct cell_c
 static int row_skipped(const struct perfdb_engine_opts *o, const struct perfdb_op_impl *impl,
 		       const struct perfdb_table *t, size_t r, char *why, size_t whylen)
 {
-	if (!impl->skip)
+	const struct perfdb_opdef *def = perfdb_opdef_get(impl->name);
+	if (!def->skip)
 		return 0;
 	struct perfdb_op_case c;
 	struct cell_ctx cc = { t, r };
 	memset(&c, 0, sizeof(c));
 	c.op = impl->name;
+	c.def = def;
 	case_context(o, &cc, &c);
-	return impl->skip(&c, why, whylen) > 0;
+	return def->skip(&c, why, whylen) > 0;
 }
 
 static int replay_row(const struct perfdb_engine_opts *o, const struct perfdb_op_impl *impl,
@@ -601,9 +604,10 @@ static int replay_row(const struct perfdb_engine_opts *o, const struct perfdb_op
 #undef CELL
 	case_context(o, &cc, &c);
 	c.line = row->line;
-	if (impl->inplace)
+	const struct perfdb_opdef *def = c.def;
+	if (def->inplace)
 		for (size_t i = 0; i < c.nout; i++) {
-			int a = impl->inplace(&c, i);
+			int a = def->inplace(&c, i);
 			c.out[i].alias_in = a >= 0 && (size_t)a < c.nin && c.in[a].bytes >= c.out[i].bytes ? a + 1 : 0;
 		}
 	size_t need = perfdb_engine_case_bytes(&c), limit = o->row_max_bytes ? o->row_max_bytes : row_max_bytes();
@@ -611,21 +615,24 @@ static int replay_row(const struct perfdb_engine_opts *o, const struct perfdb_op
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: the row needs %.1f GiB of tensors (limit %.1f GiB, "
 				      "60 %% of this machine's memory)", impl->name, (double)need / (1 << 30),
 				      (double)limit / (1 << 30));
-	int rc = impl->check(&c, err);
-	if (impl->collective && o->comm)
+	/* the operator's own rules first, then the backend's limits */
+	int rc = def->check ? def->check(&c, err) : 0;
+	if (rc == 0)
+		rc = impl->check(&c, err);
+	if (def->collective && o->comm)
 		rc = agree(o, rc, err);
 	if (rc < 0)
 		return rc;
 	rc = perfdb_engine_alloc_case(pool, &c, o->seed ^ ((uint64_t)row->line << 20), err);
-	if (impl->collective && o->comm)
+	if (def->collective && o->comm)
 		rc = agree(o, rc, err);
 	if (rc < 0)
 		return rc;
 	rc = impl->prepare ? impl->prepare(&c, err) : 0;
-	if (impl->collective && o->comm)
+	if (def->collective && o->comm)
 		rc = agree(o, rc, err);
 	if (rc == 0)   /* collective rows: every rank must take the same path, so no per-rank retries */
-		rc = time_case_uncontended(o, impl, &c, flushbuf, flushn, impl->collective && o->comm ? NULL : pr,
+		rc = time_case_uncontended(o, impl, &c, flushbuf, flushn, def->collective && o->comm ? NULL : pr,
 					   row, err);
 	if (impl->release)
 		impl->release(&c);
@@ -682,7 +689,7 @@ static int run_table(struct run_ctx *x, const char *op, const struct perfdb_tabl
 	struct perfdb_strbuf sig = PERFDB_STRBUF_INIT, key = PERFDB_STRBUF_INIT;
 	char table[4200], why[256];
 	snprintf(table, sizeof(table), "%s", t->name ? t->name : op);
-	int coll = impl && impl->collective && o->comm;
+	int coll = impl && perfdb_opdef_get(op)->collective && o->comm;
 	int rc = 0;
 	for (size_t r = 0; r < t->nrows; r++) {
 		size_t ord = x->ordinal++;
@@ -873,8 +880,7 @@ static int run_table_child(struct run_ctx *x, const char *op, const struct perfd
 static int table_collective(const struct perfdb_engine_opts *o, const char *op)
 {
 	const struct perfdb_backend_i *be = o->backend;
-	const struct perfdb_op_impl *impl = be->supports_op(op) ? be->find_op(op) : NULL;
-	return impl && impl->collective;
+	return be->supports_op(op) && be->find_op(op) && perfdb_opdef_get(op)->collective;
 }
 
 /* The rows this rank replays: collective tables whole, the rest round-robin. */

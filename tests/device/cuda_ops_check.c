@@ -356,7 +356,7 @@ static int run_case(const struct tcase *t, struct perfdb_err *err, double *worst
 	}
 	/* the timed path: a few device-timed samples, all positive */
 	for (int s = 0; rc == 0 && s < 3; s++) {
-		rc = be->time_run(impl, &c, impl->memory_bound, us, err);
+		rc = be->time_run(impl, &c, perfdb_opdef_get(impl->name)->memory_bound, us, err);
 		if (rc == 0 && !(*us > 0))
 			rc = perfdb_err_set(err, PERFDB_EINVAL, "sample %d is %g us", s, *us);
 	}

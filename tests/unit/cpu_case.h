@@ -26,7 +26,7 @@ static int cpu_case_setup(struct perfdb_op_case *c, const char *op, const char *
 	assert_int_equal(perfdb_engine_build_case(op, ins, idt, "", outs, odt, "", c, &err), 0);
 	const struct perfdb_op_impl *impl = perfdb_backend_cpu.find_op(op);
 	assert_non_null(impl);
-	assert_true(impl->memory_bound);
+	assert_true(perfdb_opdef_get(op)->memory_bound);
 	int rc = impl->check(c, &err);
 	if (rc < 0)
 		return rc;

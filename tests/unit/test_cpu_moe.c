@@ -327,19 +327,20 @@ static void test_dfc_refuses_and_skips(void **state)
 	/* w2 not (E,n/2,H) */
 	assert_true(run_full(&c, "DispatchFFNCombine", "6,16;2,16,8;2,8,16;6,2;16;32;6,2", dfc_dt, "6,16;2",
 			     "DT_FLOAT;DT_INT32", 1, NULL) < 0);
-	const struct perfdb_op_impl *impl = perfdb_backend_cpu.find_op("DispatchFFNCombine");
+	const struct perfdb_opdef *def = perfdb_opdef_find("DispatchFFNCombine");
+	assert_non_null(def);
 	struct perfdb_op_case k;
 	memset(&k, 0, sizeof(k));
 	k.ep_size = 2;
 	k.cell = cell_ep;
 	char why[160];
 	k.cell_ctx = "2";
-	assert_int_equal((impl->skip)(&k, why, sizeof(why)), 0);
+	assert_int_equal((def->skip)(&k, why, sizeof(why)), 0);
 	k.cell_ctx = "16";
-	assert_int_equal((impl->skip)(&k, why, sizeof(why)), 1);
+	assert_int_equal((def->skip)(&k, why, sizeof(why)), 1);
 	assert_string_equal(why, "EP Size 16 differs from the run's --dispatch-ffn-combine-ep-size 2");
 	k.cell = NULL;     /* no EP Size column: replayed */
-	assert_int_equal((impl->skip)(&k, why, sizeof(why)), 0);
+	assert_int_equal((def->skip)(&k, why, sizeof(why)), 0);
 }
 
 /*

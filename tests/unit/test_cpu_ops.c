@@ -753,7 +753,7 @@ static void test_bf16_rows_streaming(void **state)
 		}
 }
 
-/* In-place outputs (impl->inplace): no buffer of their own, not counted against the row's memory */
+/* In-place outputs (the definition's inplace): no buffer of their own, not counted against the row's memory */
 static void test_inplace_alias(void **state)
 {
 	(void)state;
@@ -764,10 +764,11 @@ static void test_inplace_alias(void **state)
 						  "DT_BF16;DT_BF16;DT_BF16;DT_BF16;DT_INT32", "",
 						  "6,16,2,8;6,16,2,8", "DT_BF16;DT_BF16", "", &c, &err), 0);
 	size_t all = perfdb_engine_case_bytes(&c);
-	const struct perfdb_op_impl *impl = perfdb_backend_cpu.find_op("ReshapeAndCacheNdKernel");
-	assert_non_null(impl->inplace);
+	const struct perfdb_opdef *def = perfdb_opdef_find("ReshapeAndCacheNdKernel");
+	assert_non_null(def);
+	assert_non_null(def->inplace);
 	for (size_t i = 0; i < c.nout; i++)
-		c.out[i].alias_in = impl->inplace(&c, i) + 1;
+		c.out[i].alias_in = def->inplace(&c, i) + 1;
 	assert_int_equal(c.out[0].alias_in, 3);
 	assert_int_equal(c.out[1].alias_in, 4);
 	assert_int_equal(perfdb_engine_case_bytes(&c), all - c.out[0].bytes - c.out[1].bytes);

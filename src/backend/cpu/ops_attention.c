@@ -323,19 +323,6 @@ static int fia_plan(const struct perfdb_op_case *c, struct fia *f, struct perfdb
 	return 0;
 }
 
-static int fia_skip(const struct perfdb_op_case *c, char *why, size_t whylen)
-{
-	/* the reference [SKIP]s rows it cannot build, keeping them: here rows without q, k, v */
-	const char *s = perfdb_case_cell(c, "Input Shapes");
-	int semis = 0;
-	for (; s && *s; s++)
-		semis += *s == ';';
-	if (semis >= 2)
-		return 0;
-	snprintf(why, whylen, "not an attention row (no key/value slots)");
-	return 1;
-}
-
 static int fia_check(const struct perfdb_op_case *c, struct perfdb_err *err)
 {
 	struct fia *f = calloc(1, sizeof(*f));
@@ -388,6 +375,6 @@ static void fia_release(struct perfdb_op_case *c)
 
 const struct perfdb_op_impl cpu_ops_attention[] = {
 	{ .name = "FusedInferAttentionScore", .check = fia_check, .prepare = fia_prepare, .run = fia_run,
-	  .release = fia_release, .skip = fia_skip, .memory_bound = false },
+	  .release = fia_release },
 	{ .name = NULL },
 };

@@ -943,10 +943,10 @@ static void ring_release(struct perfdb_op_case *c)
 
 const struct perfdb_op_impl cpu_ops_attention_sparse[] = {
 	{ .name = "LightningIndexer", .check = li_check, .prepare = li_prepare, .run = li_run,
-	  .release = li_release, .memory_bound = false },
+	  .release = li_release },
 	{ .name = "RINGMLAPrefillBF16Kernel", .check = ring_check, .prepare = ring_prepare, .run = ring_run,
-	  .release = ring_release, .memory_bound = false },
+	  .release = ring_release },
 	{ .name = "SparseFlashAttention", .check = sfa_check, .prepare = sfa_prepare, .run = sfa_run,
-	  .release = sfa_release, .memory_bound = false },
+	  .release = sfa_release },
 	{ .name = NULL },
 };

@@ -249,23 +249,10 @@ static int kv_run(struct perfdb_op_case *c, struct perfdb_err *err)
 	return 0;
 }
 
-/* The output caches are the input caches, updated in place (no second copy of a cache). */
-static int kv_inplace(const struct perfdb_op_case *c, size_t out)
-{
-	(void)c;
-	return out == 0 ? 5 : out == 1 ? 6 : -1;   /* k_cache, ckv_cache */
-}
-
-static int rac_inplace(const struct perfdb_op_case *c, size_t out)
-{
-	(void)c;
-	return out == 0 ? 2 : out == 1 ? 3 : -1;   /* key_cache, value_cache */
-}
-
 const struct perfdb_op_impl cpu_ops_cache[] = {
 	{ .name = "KvRmsNormRopeCache", .check = kv_check, .prepare = kv_prepare, .run = kv_run,
-	  .release = slots_free, .memory_bound = true, .inplace = kv_inplace },
+	  .release = slots_free },
 	{ .name = "ReshapeAndCacheNdKernel", .check = rac_check, .prepare = rac_prepare, .run = rac_run,
-	  .release = slots_free, .memory_bound = true, .inplace = rac_inplace },
+	  .release = slots_free },
 	{ .name = NULL },
 };

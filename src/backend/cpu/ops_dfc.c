@@ -92,19 +92,6 @@ static int dfc_check(const struct perfdb_op_case *c, struct perfdb_err *err)
 	return dfc_plan(c, &p, err);
 }
 
-static int dfc_skip(const struct perfdb_op_case *c, char *why, size_t whylen)
-{
-	const char *v = perfdb_case_cell(c, "EP Size");
-	if (!v)
-		return 0;
-	char *end;
-	long ep = strtol(v, &end, 10);
-	if (end != v && *end == '\0' && ep == c->ep_size)
-		return 0;
-	snprintf(why, whylen, "EP Size %s differs from the run's --dispatch-ffn-combine-ep-size %d", v, c->ep_size);
-	return 1;
-}
-
 struct dfc_state {
 	struct dfc_plan p;
 	struct cpu_mm *mm1, *mm2;             /* per local expert (m == 0: unused) */
@@ -429,6 +416,6 @@ static int dfc_run(struct perfdb_op_case *c, struct perfdb_err *err)
 
 const struct perfdb_op_impl cpu_ops_dfc[] = {
 	{ .name = "DispatchFFNCombine", .check = dfc_check, .prepare = dfc_prepare, .run = dfc_run,
-	  .release = dfc_release, .skip = dfc_skip, .collective = true },
+	  .release = dfc_release },
 	{ .name = NULL },
 };

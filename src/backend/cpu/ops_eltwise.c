@@ -241,9 +241,9 @@ static int mfill_run(struct perfdb_op_case *c, struct perfdb_err *err)
 }
 
 const struct perfdb_op_impl cpu_ops_eltwise[] = {
-	{ .name = "Add", .check = add_check, .run = add_run, .memory_bound = true },
-	{ .name = "MaskedFill", .check = mfill_check, .run = mfill_run, .memory_bound = true },
-	{ .name = "SwiGlu", .check = swiglu_check, .run = swiglu_run, .memory_bound = true },
-	{ .name = "TensorMove", .check = move_check, .run = move_run, .memory_bound = true },
+	{ .name = "Add", .check = add_check, .run = add_run },
+	{ .name = "MaskedFill", .check = mfill_check, .run = mfill_run },
+	{ .name = "SwiGlu", .check = swiglu_check, .run = swiglu_run },
+	{ .name = "TensorMove", .check = move_check, .run = move_run },
 	{ .name = NULL },
 };

@@ -464,14 +464,12 @@ static int scatter_run(struct perfdb_op_case *c, struct perfdb_err *err)
 }
 
 const struct perfdb_op_impl cpu_ops_index[] = {
-	{ .name = "GatherV2", .check = gather_check, .prepare = gather_prepare, .run = gather_run,
-	  .memory_bound = true },
-	{ .name = "Index", .check = index_check, .prepare = index_prepare, .run = index_run,
-	  .memory_bound = true },
-	{ .name = "PadV3", .check = pad_check, .run = pad_run, .memory_bound = true },
+	{ .name = "GatherV2", .check = gather_check, .prepare = gather_prepare, .run = gather_run },
+	{ .name = "Index", .check = index_check, .prepare = index_prepare, .run = index_run },
+	{ .name = "PadV3", .check = pad_check, .run = pad_run },
 	{ .name = "ScatterNdUpdate", .check = scatter_check, .prepare = scatter_prepare,
-	  .run = scatter_run, .memory_bound = true },
-	{ .name = "Slice", .check = slice_check, .run = slice_run, .memory_bound = true },
-	{ .name = "Transpose", .check = tr_check, .run = tr_run, .memory_bound = true },
+	  .run = scatter_run },
+	{ .name = "Slice", .check = slice_check, .run = slice_run },
+	{ .name = "Transpose", .check = tr_check, .run = tr_run },
 	{ .name = NULL },
 };

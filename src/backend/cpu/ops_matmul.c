@@ -17,12 +17,6 @@
 
 #include "cpu_internal.h"
 
-struct gemm {
-	int64_t bt, m, n, k;
-	int64_t sa[3], sb[3], sc[3];   /* strides (elements) of A, B, C over (batch, row, col) */
-	int btrans;                    /* B stored as (N,K) */
-};
-
 /*
  * Weight rotation: a weight that fits the last-level cache would be timed
  * cache-warm on every sample after the first, which an inference engine
@@ -35,7 +29,7 @@ struct gemm {
 #define ROT_MAX 64
 
 struct mm_state {
-	struct gemm g;
+	struct perfdb_gemm g;
 	dnnl_primitive_t prim;
 	dnnl_memory_t a, b, w, c;       /* w: reordered weight (NULL: b used as is) */
 	dnnl_memory_t *rot;             /* rotation copies; rot[0] is w or b (not owned) */
@@ -50,71 +44,12 @@ static int dnnl_fail(struct perfdb_err *err, const char *what, dnnl_status_t st)
 	return perfdb_err_set(err, PERFDB_EINVAL, "oneDNN %s failed (status %d)", what, (int)st);
 }
 
-static int is2(const struct perfdb_tensor *t)
+/* The shared plan (src/replay/opdef/gemm_plan.c) of a row whose dtypes this backend's GEMM takes. */
+static int plan(const struct perfdb_op_case *c, struct perfdb_gemm *g, struct perfdb_err *err)
 {
-	return t->present && t->ndims == 2;
-}
-
-static int is3(const struct perfdb_tensor *t)
-{
-	return t->present && t->ndims == 3;
-}
-
-/* Strides of a stored row-major (r, c) matrix used as (rows, cols) logical, transposed or not. */
-static void mat2(const struct perfdb_tensor *t, int trans, int64_t s[3])
-{
-	s[0] = 0;
-	if (trans) {
-		s[1] = 1;
-		s[2] = t->dims[1];
-	} else {
-		s[1] = t->dims[1];
-		s[2] = 1;
-	}
-}
-
-/* 2-D: A (M,K) or (K,M); B (K,N) or (N,K); C (M,N). */
-static int plan2(const struct perfdb_op_case *c, struct gemm *g, struct perfdb_err *err)
-{
-	const struct perfdb_tensor *a = &c->in[0], *b = &c->in[1], *o = &c->out[0];
-	if (!is2(a) || !is2(b) || !is2(o))
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s needs 2-D inputs 0, 1 and output 0", c->op);
-	int64_t m = o->dims[0], n = o->dims[1], k;
-	int ta;
-	if (a->dims[0] == m) {
-		ta = 0;
-		k = a->dims[1];
-	} else if (a->dims[1] == m) {
-		ta = 1;
-		k = a->dims[0];
-	} else {
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: input 0 has no dim M=%lld", c->op, (long long)m);
-	}
-	if (b->dims[0] == k && b->dims[1] == n)
-		g->btrans = 0;
-	else if (b->dims[1] == k && b->dims[0] == n)
-		g->btrans = 1;
-	else
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: input 1 is not (%lld,%lld) or its transpose",
-				      c->op, (long long)k, (long long)n);
-	g->bt = 1;
-	g->m = m;
-	g->n = n;
-	g->k = k;
-	mat2(a, ta, g->sa);
-	mat2(b, g->btrans, g->sb);
-	g->sc[0] = 0;
-	g->sc[1] = n;
-	g->sc[2] = 1;
-	return 0;
-}
-
-static int plan(const struct perfdb_op_case *c, struct gemm *g, struct perfdb_err *err)
-{
-	memset(g, 0, sizeof(*g));
 	if (c->nin < 2 || c->nout < 1)
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s needs 2 inputs and 1 output", c->op);
-	const struct perfdb_tensor *a = &c->in[0], *b = &c->in[1], *o = &c->out[0];
+	const struct perfdb_tensor *o = &c->out[0];
 	for (int i = 0; i < 2; i++)
 		if (!cpu_is_float(c->in[i].dtype))
 			return perfdb_err_set(err, PERFDB_EINVAL, "%s: input %d dtype %s not supported",
@@ -122,67 +57,12 @@ static int plan(const struct perfdb_op_case *c, struct gemm *g, struct perfdb_er
 	if (o->present && !cpu_is_float(o->dtype))
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: output dtype %s not supported", c->op,
 				      perfdb_dtype_name(o->dtype));
-	if (strcmp(c->op, "BatchMatMulV2") == 0 && is2(a))
-		return plan2(c, g, err);
-	if (strncmp(c->op, "MatMul", 6) == 0)
-		return plan2(c, g, err);
-	if (!is3(a) || !is3(b) || !is3(o))
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s needs 3-D inputs 0, 1 and output 0", c->op);
-	int64_t d0 = o->dims[0], d1 = o->dims[1], n = o->dims[2];
-	int tbmm = strcmp(c->op, "TransposeBatchMatMul") == 0;
-	/*
-	 * TransposeBatchMatMul's x may also come as (B,M,K) with the output
-	 * (M,B,N): the transpose is on the output only (as the grid writes it).
-	 */
-	int a_bmk = tbmm && a->dims[0] == d1 && a->dims[1] == d0 && b->dims[0] == d1 &&
-		    !(a->dims[0] == d0 && a->dims[1] == d1);
-	if (!a_bmk && (a->dims[0] != d0 || a->dims[1] != d1))
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: input 0 and output 0 disagree", c->op);
-	int64_t k = a->dims[2];
-	int perm;  /* (M,B,K) layout: batch is dim 1 */
-	if (a_bmk)
-		perm = 2;
-	else if (b->dims[0] == d0)
-		perm = 0;
-	else if (tbmm && b->dims[0] == d1)
-		perm = 1;
-	else
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: batch of input 1 does not match", c->op);
-	if (b->dims[1] == k && b->dims[2] == n)
-		g->btrans = 0;
-	else if (b->dims[2] == k && b->dims[1] == n)
-		g->btrans = 1;
-	else
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: input 1 is not (B,%lld,%lld) or (B,%lld,%lld)",
-				      c->op, (long long)k, (long long)n, (long long)n, (long long)k);
-	g->bt = perm ? d1 : d0;
-	g->m = perm ? d0 : d1;
-	g->n = n;
-	g->k = k;
-	if (perm == 1) {   /* A stored (M,B,K), C stored (M,B,N) */
-		g->sa[0] = k; g->sa[1] = d1 * k; g->sa[2] = 1;
-		g->sc[0] = n; g->sc[1] = d1 * n; g->sc[2] = 1;
-	} else if (perm == 2) {   /* A stored (B,M,K), C stored (M,B,N) */
-		g->sa[0] = d0 * k; g->sa[1] = k; g->sa[2] = 1;
-		g->sc[0] = n; g->sc[1] = d1 * n; g->sc[2] = 1;
-	} else {
-		g->sa[0] = d1 * k; g->sa[1] = k; g->sa[2] = 1;
-		g->sc[0] = d1 * n; g->sc[1] = n; g->sc[2] = 1;
-	}
-	g->sb[0] = k * n;
-	if (g->btrans) {
-		g->sb[1] = 1;
-		g->sb[2] = k;
-	} else {
-		g->sb[1] = n;
-		g->sb[2] = 1;
-	}
-	return 0;
+	return perfdb_gemm_plan(c, g, err);
 }
 
 static int mm_check(const struct perfdb_op_case *c, struct perfdb_err *err)
 {
-	struct gemm g;
+	struct perfdb_gemm g;
 	return plan(c, &g, err);
 }
 
@@ -249,7 +129,7 @@ static int mm_prepare(struct perfdb_op_case *c, struct perfdb_err *err)
 		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 	c->priv = s;
 	PERFDB_TRY(plan(c, &s->g, err));
-	struct gemm *g = &s->g;
+	struct perfdb_gemm *g = &s->g;
 	const struct perfdb_tensor *a = &c->in[0], *b = &c->in[1], *o = &c->out[0];
 	dnnl_status_t st;
 	if (!eng) {
@@ -331,7 +211,7 @@ static int mm_run(struct perfdb_op_case *c, struct perfdb_err *err)
 }
 
 #define MM(n) { .name = n, .check = mm_check, .prepare = mm_prepare, .run = mm_run, \
-		.release = mm_release, .memory_bound = false }
+		.release = mm_release }
 
 const struct perfdb_op_impl cpu_ops_matmul[] = {
 	MM("BatchMatMulV2"), MM("MatMulCommon"), MM("MatMulV2"), MM("MatMulV3"),

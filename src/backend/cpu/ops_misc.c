@@ -386,15 +386,14 @@ static void twin_release(struct perfdb_op_case *c)
 }
 
 const struct perfdb_op_impl cpu_ops_misc[] = {
-	{ .name = "Cast", .check = cast_check, .run = cast_run, .memory_bound = true },
-	{ .name = "CastAiCore", .check = cast_check, .run = cast_run, .memory_bound = true },
-	{ .name = "Fill", .check = fill_check, .run = fill_run, .memory_bound = true },
-	{ .name = "LayerNormV3", .check = ln_check, .prepare = ln_prepare, .run = ln_run, .release = ln_release,
-	  .memory_bound = true },
-	{ .name = "Mul", .check = mul_check, .run = mul_run, .memory_bound = true },
+	{ .name = "Cast", .check = cast_check, .run = cast_run },
+	{ .name = "CastAiCore", .check = cast_check, .run = cast_run },
+	{ .name = "Fill", .check = fill_check, .run = fill_run },
+	{ .name = "LayerNormV3", .check = ln_check, .prepare = ln_prepare, .run = ln_run, .release = ln_release },
+	{ .name = "Mul", .check = mul_check, .run = mul_run },
 	{ .name = "ScatterNdUpdateAiCore", .check = twin_check, .prepare = twin_prepare, .run = twin_run,
-	  .release = twin_release, .memory_bound = true },
+	  .release = twin_release },
 	{ .name = "SliceAiCore", .check = twin_check, .prepare = twin_prepare, .run = twin_run,
-	  .release = twin_release, .memory_bound = true },
+	  .release = twin_release },
 	{ .name = NULL },
 };

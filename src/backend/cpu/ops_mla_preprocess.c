@@ -643,15 +643,7 @@ static int check(const struct perfdb_op_case *c, struct perfdb_err *err)
 	return plan_of(c, &p, err);
 }
 
-/* The output caches are the input caches, updated in place as on the NPU. */
-static int inplace(const struct perfdb_op_case *c, size_t out)
-{
-	(void)c;
-	return out == KVOUT ? KVCACHE : out == KROUT ? KRCACHE : -1;
-}
-
 const struct perfdb_op_impl cpu_ops_mla_preprocess[] = {
-	{ .name = OP, .check = check, .prepare = prepare, .run = run, .release = release, .memory_bound = false,
-	  .inplace = inplace },
+	{ .name = OP, .check = check, .prepare = prepare, .run = run, .release = release },
 	{ .name = NULL },
 };

@@ -696,10 +696,10 @@ const struct perfdb_op_impl cpu_ops_moe[] = {
 	{ .name = "GroupedMatmulSwigluQuant", .check = gmm_check, .prepare = gmm_prepare, .run = gmm_run,
 	  .release = gmm_release },
 	{ .name = "MoeGatingTopK", .check = gt_check, .prepare = gt_prepare, .run = gt_run,
-	  .release = gt_release, .memory_bound = true },
+	  .release = gt_release },
 	{ .name = "MoeTokenPermute", .check = perm_check, .prepare = perm_prepare, .run = perm_run,
-	  .release = perm_release, .memory_bound = true },
+	  .release = perm_release },
 	{ .name = "MoeTokenUnpermute", .check = unperm_check, .prepare = unperm_prepare, .run = unperm_run,
-	  .release = perm_release, .memory_bound = true },
+	  .release = perm_release },
 	{ .name = NULL },
 };

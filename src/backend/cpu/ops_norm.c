@@ -298,10 +298,10 @@ static int softmax_run(struct perfdb_op_case *c, struct perfdb_err *err)
 
 const struct perfdb_op_impl cpu_ops_norm[] = {
 	{ .name = "AddRmsNormBias", .check = arnb_check, .prepare = scratch, .run = arnb_run,
-	  .release = scratch_free, .memory_bound = true },
+	  .release = scratch_free },
 	{ .name = "RmsNorm", .check = rms_check, .prepare = scratch, .run = rms_run,
-	  .release = scratch_free, .memory_bound = true },
+	  .release = scratch_free },
 	{ .name = "SoftmaxV2", .check = softmax_check, .prepare = scratch, .run = softmax_run,
-	  .release = scratch_free, .memory_bound = true },
+	  .release = scratch_free },
 	{ .name = NULL },
 };

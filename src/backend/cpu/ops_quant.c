@@ -446,10 +446,10 @@ static int qmm_run(struct perfdb_op_case *c, struct perfdb_err *err)
 
 const struct perfdb_op_impl cpu_ops_quant[] = {
 	{ .name = "DynamicQuant", .check = dq_check, .prepare = row_prepare, .run = dq_run,
-	  .release = row_release, .memory_bound = true },
+	  .release = row_release },
 	{ .name = "AscendQuantV2", .check = aq_check, .prepare = aq_prepare, .run = aq_run,
-	  .release = aq_release, .memory_bound = true },
+	  .release = aq_release },
 	{ .name = "QuantBatchMatmulV3", .check = qmm_check, .prepare = qmm_prepare, .run = qmm_run,
-	  .release = qmm_release, .memory_bound = false },
+	  .release = qmm_release },
 	{ .name = NULL },
 };

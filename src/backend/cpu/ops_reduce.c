@@ -145,8 +145,8 @@ static void sort_release(struct perfdb_op_case *c)
 }
 
 const struct perfdb_op_impl cpu_ops_reduce[] = {
-	{ .name = "ArgMaxV2", .check = argmax_check, .run = argmax_run, .memory_bound = true },
+	{ .name = "ArgMaxV2", .check = argmax_check, .run = argmax_run },
 	{ .name = "Sort", .check = sort_check, .prepare = sort_prepare, .run = sort_run,
-	  .release = sort_release, .memory_bound = false },
+	  .release = sort_release },
 	{ .name = NULL },
 };

@@ -370,9 +370,9 @@ static int trope_run(struct perfdb_op_case *c, struct perfdb_err *err)
 }
 
 const struct perfdb_op_impl cpu_ops_rope[] = {
-	{ .name = "InterleaveRope", .check = irope_check, .run = irope_run, .memory_bound = true },
-	{ .name = "_triton_rope_siso", .check = trope_check, .run = trope_run, .memory_bound = true },
+	{ .name = "InterleaveRope", .check = irope_check, .run = irope_run },
+	{ .name = "_triton_rope_siso", .check = trope_check, .run = trope_run },
 	{ .name = "split_qkv_rmsnorm_rope_kernel", .check = qkv_check, .prepare = qkv_prepare, .run = qkv_run,
-	  .release = free_priv, .memory_bound = true },
+	  .release = free_priv },
 	{ .name = NULL },
 };

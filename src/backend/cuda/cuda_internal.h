@@ -62,9 +62,9 @@ struct cu_case {
 	bool collecting;              /* CUPTI records being collected for this row */
 };
 
-#define CU_OP(n, mb, label, chk, set, enq, down)                                                     \
+#define CU_OP(n, label, chk, set, enq, down)                                                          \
 	{ .impl = { .name = (n), .check = (chk), .prepare = cu_prepare, .run = cu_run,                   \
-		    .release = cu_release, .memory_bound = (mb) },                                        \
+		    .release = cu_release },                                                              \
 	  .kernel = (label), .setup = (set), .enqueue = (enq), .teardown = (down) }
 
 int cu_prepare(struct perfdb_op_case *c, struct perfdb_err *err);

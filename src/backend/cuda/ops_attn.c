@@ -216,6 +216,6 @@ static void attn_teardown(struct cu_case *k)
 }
 
 const struct cu_op cu_ops_attn[] = {
-	CU_OP("FusedInferAttentionScore", false, "own", attn_check, attn_setup, attn_enqueue, attn_teardown),
+	CU_OP("FusedInferAttentionScore", "own", attn_check, attn_setup, attn_enqueue, attn_teardown),
 	{ .impl = { .name = NULL } },
 };

@@ -3,7 +3,7 @@
  * MatMulCommon, BatchMatMulV2, TransposeBatchMatMul) and QuantBatchMatmulV3
  * (int8 x int8 -> int32, then the backend's dequantisation kernel).
  *
- * Rows are planned exactly as on the CPU backend (ops_matmul.c, docs/ops.md):
+ * Rows are planned by the operator layer, as on every backend (src/replay/opdef/gemm_plan.c, docs/ops.md):
  * one strided batched GEMM C[b] = A[b]·B[b] over the stored buffers.
  * cuBLASLt is column-major, so the row-major C (M,N) = A·B is computed as
  * C^T (N,M) = B^T·A^T over the same memory: cuBLASLt's A is our B and its B
@@ -17,14 +17,9 @@
 #include "cuda_internal.h"
 #include "perfdb/comm.h"   /* perfdb_bf16_to_float, perfdb_fp16_to_float */
 
-struct gemm {
-	int64_t bt, m, n, k;
-	int64_t sa[3], sb[3], sc[3];   /* strides (elements) of A, B, C over (batch, row, col) */
-	int btrans;
-};
 
 struct lt_state {
-	struct gemm g;
+	struct perfdb_gemm g;
 	cublasLtMatmulDesc_t desc;
 	cublasLtMatrixLayout_t la, lb, lc;   /* cuBLASLt's A (our B), B (our A), C/D */
 	cublasLtMatmulAlgo_t algo;
@@ -36,148 +31,6 @@ struct lt_state {
 	float *scale_f32;                     /* int8: scale converted to fp32 (owned) */
 	void *b_conv;                         /* input 1 in input 0's dtype (owned), or NULL */
 };
-
-static int is2(const struct perfdb_tensor *t)
-{
-	return t->present && t->ndims == 2;
-}
-
-static int is3(const struct perfdb_tensor *t)
-{
-	return t->present && t->ndims == 3;
-}
-
-static void mat2(const struct perfdb_tensor *t, int trans, int64_t s[3])
-{
-	s[0] = 0;
-	if (trans) {
-		s[1] = 1;
-		s[2] = t->dims[1];
-	} else {
-		s[1] = t->dims[1];
-		s[2] = 1;
-	}
-}
-
-static int plan2(const struct perfdb_op_case *c, struct gemm *g, struct perfdb_err *err)
-{
-	const struct perfdb_tensor *a = &c->in[0], *b = &c->in[1], *o = &c->out[0];
-	if (!is2(a) || !is2(b) || !is2(o))
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s needs 2-D inputs 0, 1 and output 0", c->op);
-	int64_t m = o->dims[0], n = o->dims[1], k;
-	int ta;
-	if (a->dims[0] == m) {
-		ta = 0;
-		k = a->dims[1];
-	} else if (a->dims[1] == m) {
-		ta = 1;
-		k = a->dims[0];
-	} else {
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: input 0 has no dim M=%lld", c->op, (long long)m);
-	}
-	if (b->dims[0] == k && b->dims[1] == n)
-		g->btrans = 0;
-	else if (b->dims[1] == k && b->dims[0] == n)
-		g->btrans = 1;
-	else
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: input 1 is not (%lld,%lld) or its transpose",
-				      c->op, (long long)k, (long long)n);
-	g->bt = 1;
-	g->m = m;
-	g->n = n;
-	g->k = k;
-	mat2(a, ta, g->sa);
-	mat2(b, g->btrans, g->sb);
-	g->sc[0] = 0;
-	g->sc[1] = n;
-	g->sc[2] = 1;
-	return 0;
-}
-
-/* B (N,K) or (K,N) per batch: strides of the stored (B, ., .) weight. */
-static int bstrides(const struct perfdb_op_case *c, struct gemm *g, int64_t k, int64_t n, struct perfdb_err *err)
-{
-	const struct perfdb_tensor *b = &c->in[1];
-	if (b->dims[1] == k && b->dims[2] == n)
-		g->btrans = 0;
-	else if (b->dims[2] == k && b->dims[1] == n)
-		g->btrans = 1;
-	else
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: input 1 is not (B,%lld,%lld) or (B,%lld,%lld)",
-				      c->op, (long long)k, (long long)n, (long long)n, (long long)k);
-	g->sb[0] = k * n;
-	g->sb[1] = g->btrans ? 1 : n;
-	g->sb[2] = g->btrans ? k : 1;
-	return 0;
-}
-
-/*
- * TransposeBatchMatMul as the tables record it from vLLM-Ascend: x (B,M,K),
- * weight (B,K,N), output (M,B,N) (perm_y = [1,0,2]): the output is strided.
- */
-static int plan_tbmm_bmk(const struct perfdb_op_case *c, struct gemm *g, struct perfdb_err *err)
-{
-	const struct perfdb_tensor *a = &c->in[0], *b = &c->in[1], *o = &c->out[0];
-	int64_t bt = a->dims[0], m = a->dims[1], k = a->dims[2], n = o->dims[2];
-	if (b->dims[0] != bt)
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: batch of input 1 does not match", c->op);
-	PERFDB_TRY(bstrides(c, g, k, n, err));
-	g->bt = bt;
-	g->m = m;
-	g->n = n;
-	g->k = k;
-	g->sa[0] = m * k; g->sa[1] = k; g->sa[2] = 1;
-	g->sc[0] = n; g->sc[1] = bt * n; g->sc[2] = 1;
-	return 0;
-}
-
-static int plan3(const struct perfdb_op_case *c, struct gemm *g, struct perfdb_err *err)
-{
-	const struct perfdb_tensor *a = &c->in[0], *b = &c->in[1], *o = &c->out[0];
-	if (!is3(a) || !is3(b) || !is3(o))
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s needs 3-D inputs 0, 1 and output 0", c->op);
-	int64_t d0 = o->dims[0], d1 = o->dims[1], n = o->dims[2];
-	int tbmm = strcmp(c->op, "TransposeBatchMatMul") == 0;
-	if (tbmm && a->dims[0] == d1 && a->dims[1] == d0 && d0 != d1)
-		return plan_tbmm_bmk(c, g, err);
-	if (a->dims[0] != d0 || a->dims[1] != d1)
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: input 0 and output 0 disagree", c->op);
-	int64_t k = a->dims[2];
-	int perm;
-	if (b->dims[0] == d0)
-		perm = 0;
-	else if (strcmp(c->op, "TransposeBatchMatMul") == 0 && b->dims[0] == d1)
-		perm = 1;
-	else
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: batch of input 1 does not match", c->op);
-	if (b->dims[1] == k && b->dims[2] == n)
-		g->btrans = 0;
-	else if (b->dims[2] == k && b->dims[1] == n)
-		g->btrans = 1;
-	else
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: input 1 is not (B,%lld,%lld) or (B,%lld,%lld)",
-				      c->op, (long long)k, (long long)n, (long long)n, (long long)k);
-	g->bt = perm ? d1 : d0;
-	g->m = perm ? d0 : d1;
-	g->n = n;
-	g->k = k;
-	if (perm) {
-		g->sa[0] = k; g->sa[1] = d1 * k; g->sa[2] = 1;
-		g->sc[0] = n; g->sc[1] = d1 * n; g->sc[2] = 1;
-	} else {
-		g->sa[0] = d1 * k; g->sa[1] = k; g->sa[2] = 1;
-		g->sc[0] = d1 * n; g->sc[1] = n; g->sc[2] = 1;
-	}
-	g->sb[0] = k * n;
-	if (g->btrans) {
-		g->sb[1] = 1;
-		g->sb[2] = k;
-	} else {
-		g->sb[1] = n;
-		g->sb[2] = 1;
-	}
-	return 0;
-}
 
 /*
  * Float GEMMs compute in input 0's dtype: a weight of another float dtype
@@ -206,7 +59,7 @@ static int is_fp8(enum perfdb_dtype d)
  * compute, a bf16/fp16/fp32 output; cuBLASLt's fp8 kernels take only its
  * "TN" form, which here is A row-major and the weight stored (N,K).
  */
-static int fp8_gemm(const struct perfdb_op_case *c, const struct gemm *g, struct perfdb_err *err)
+static int fp8_gemm(const struct perfdb_op_case *c, const struct perfdb_gemm *g, struct perfdb_err *err)
 {
 	enum perfdb_dtype a = c->in[0].dtype, b = c->in[1].dtype, o = c->out[0].dtype;
 	if (!is_fp8(a) || !is_fp8(b) || (a == PERFDB_DTYPE_FLOAT8_E5M2 && b == PERFDB_DTYPE_FLOAT8_E5M2))
@@ -226,7 +79,7 @@ static int int8_pair(const struct perfdb_op_case *c)
 	return c->in[0].dtype == PERFDB_DTYPE_INT8 && c->in[1].dtype == PERFDB_DTYPE_INT8;
 }
 
-static int plan(const struct perfdb_op_case *c, struct gemm *g, struct perfdb_err *err)
+static int plan(const struct perfdb_op_case *c, struct perfdb_gemm *g, struct perfdb_err *err)
 {
 	memset(g, 0, sizeof(*g));
 	if (c->nin < 2 || c->nout < 1 || !c->in[0].present || !c->in[1].present || !c->out[0].present)
@@ -238,16 +91,13 @@ static int plan(const struct perfdb_op_case *c, struct gemm *g, struct perfdb_er
 	} else if (!f8) {
 		PERFDB_TRY(float_gemm_dtypes(c, err));
 	}
-	if ((strcmp(c->op, "BatchMatMulV2") == 0 && is2(&c->in[0])) || strncmp(c->op, "MatMul", 6) == 0)
-		PERFDB_TRY(plan2(c, g, err));
-	else
-		PERFDB_TRY(plan3(c, g, err));
+	PERFDB_TRY(perfdb_gemm_plan(c, g, err));   /* the layouts every backend plans (gemm_plan.c) */
 	return f8 ? fp8_gemm(c, g, err) : 0;
 }
 
 static int mm_check(const struct perfdb_op_case *c, struct perfdb_err *err)
 {
-	struct gemm g;
+	struct perfdb_gemm g;
 	return plan(c, &g, err);
 }
 
@@ -327,7 +177,7 @@ static void lt_teardown(struct cu_case *k)
  */
 static int lt_plan(struct lt_state *s, cudaDataType_t ab, cudaDataType_t cd, struct perfdb_err *err)
 {
-	const struct gemm *g = &s->g;
+	const struct perfdb_gemm *g = &s->g;
 	int i8 = ab == CUDA_R_8I;
 	s->int8 = i8;
 	cublasComputeType_t ct = i8 ? CUBLAS_COMPUTE_32I : CUBLAS_COMPUTE_32F;
@@ -412,7 +262,7 @@ static int mm_enqueue(struct perfdb_op_case *c, struct cu_case *k, cudaStream_t 
  * bf16 or fp16, optional), out0 (M,N) bf16/fp16/fp32 = (x1·x2) · scale.
  * Other slots (offset, bias, pertoken scale) are not applied.
  */
-static int qbmm_plan(const struct perfdb_op_case *c, struct gemm *g, struct perfdb_err *err)
+static int qbmm_plan(const struct perfdb_op_case *c, struct perfdb_gemm *g, struct perfdb_err *err)
 {
 	memset(g, 0, sizeof(*g));
 	if (c->nin < 2 || c->nout < 1 || !c->in[0].present || !c->in[1].present || !c->out[0].present)
@@ -426,12 +276,12 @@ static int qbmm_plan(const struct perfdb_op_case *c, struct gemm *g, struct perf
 	if (c->nin > 2 && c->in[2].present && cu_float_dt(c->in[2].dtype) < 0)
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: scale %s not supported", c->op,
 				      perfdb_dtype_name(c->in[2].dtype));
-	return plan2(c, g, err);
+	return perfdb_gemm_plan_2d(c, g, err);
 }
 
 static int qbmm_check(const struct perfdb_op_case *c, struct perfdb_err *err)
 {
-	struct gemm g;
+	struct perfdb_gemm g;
 	return qbmm_plan(c, &g, err);
 }
 
@@ -645,7 +495,7 @@ static int gmm_setup(struct perfdb_op_case *c, struct cu_case *k, struct perfdb_
 			return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 		s->uniq[s->nuniq++] = l;
 		s->lt[e] = l;
-		l->g = (struct gemm){ .bt = 1, .m = rows, .n = p->n, .k = p->k, .sa = { 0, p->k, 1 },
+		l->g = (struct perfdb_gemm){ .bt = 1, .m = rows, .n = p->n, .k = p->k, .sa = { 0, p->k, 1 },
 				      .sb = { 0, wt ? 1 : p->n, wt ? p->k : 1 }, .sc = { 0, p->n, 1 }, .btrans = wt };
 		PERFDB_TRY(p->i8 ? lt_plan(l, CUDA_R_8I, CUDA_R_32I, err)
 				 : lt_plan(l, cuda_type(c->in[0].dtype), cuda_type(c->out[0].dtype), err));
@@ -678,11 +528,11 @@ static int gmm_enqueue(struct perfdb_op_case *c, struct cu_case *k, cudaStream_t
 	return 0;
 }
 
-#define MM(n) CU_OP(n, false, "cublasLt", mm_check, mm_setup, mm_enqueue, lt_teardown)
+#define MM(n) CU_OP(n, "cublasLt", mm_check, mm_setup, mm_enqueue, lt_teardown)
 
 const struct cu_op cu_ops_gemm[] = {
 	MM("BatchMatMulV2"), MM("MatMulCommon"), MM("MatMulV2"), MM("MatMulV3"), MM("TransposeBatchMatMul"),
-	CU_OP("GroupedMatmul", false, "cublasLt", gmm_check, gmm_setup, gmm_enqueue, gmm_teardown),
-	CU_OP("QuantBatchMatmulV3", false, "cublasLt+own_dequant", qbmm_check, qbmm_setup, qbmm_enqueue, lt_teardown),
+	CU_OP("GroupedMatmul", "cublasLt", gmm_check, gmm_setup, gmm_enqueue, gmm_teardown),
+	CU_OP("QuantBatchMatmulV3", "cublasLt+own_dequant", qbmm_check, qbmm_setup, qbmm_enqueue, lt_teardown),
 	{ .impl = { .name = NULL } },
 };

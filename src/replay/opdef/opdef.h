@@ -1,0 +1,92 @@
+/*
+ * The operator layer (docs/ops.md "The operator layer", docs/design.md): one
+ * definition per replay operator, shared by every backend.  What an op *is*
+ * lives here (whether it is memory-bound, collective, which outputs it
+ * updates in place, which rows it keeps without replay, the shape planning
+ * such as the GEMM layouts and GroupedMatmul's groups); a backend's op table
+ * (src/backend/backend.h) holds only how it runs the op: check of its own
+ * limits, prepare, run, release.  So two backends cannot disagree on what a
+ * row means, and the engine takes the method's decisions (cache flushing,
+ * collective replay, in-place buffers, skipped rows) from one place.
+ */
+#ifndef PERFDB_REPLAY_OPDEF_H
+#define PERFDB_REPLAY_OPDEF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "perfdb/err.h"
+#include "replay/opdef/op_case.h"
+
+struct perfdb_opdef {
+	const char *name;                     /* OP Type = table stem */
+	const char *family;                   /* "matmul", "attention", "norm", ... (docs/ops.md) */
+	/* Memory-bound: the engine rotates/flushes caches between samples. */
+	bool memory_bound;
+	/*
+	 * Collective: under mpirun every rank replays each row of this op
+	 * together (the engine barriers before every sample and takes the
+	 * slowest rank's time, as nccl-tests does); other ops' rows are sharded
+	 * across the ranks.  A backend's run() may communicate over c->comm.
+	 */
+	bool collective;
+	/*
+	 * Optional (NULL: no rule beyond the backends').  The row rules every
+	 * backend applies, before the backend's own check: 0 or -PERFDB_EINVAL
+	 * with the reason in err (recorded as the row's failure).
+	 */
+	int (*check)(const struct perfdb_op_case *c, struct perfdb_err *err);
+	/*
+	 * Optional (NULL: every row is replayed).  A row the op keeps without
+	 * replay (the reference's skip hook, e.g. DFC rows whose `EP Size`
+	 * differs from the run's): returns 1 and writes why, else 0.  Called
+	 * before any check; its answer must be the same on every MPI rank.
+	 */
+	int (*skip)(const struct perfdb_op_case *c, char *why, size_t whylen);
+	/*
+	 * Optional (NULL: no output is in place).  The input slot whose buffer
+	 * output slot `out` is (the op updates it in place, as KV-cache writes
+	 * do on the device), or -1.  The engine then allocates no buffer for
+	 * that output and does not count it against the row's memory.
+	 */
+	int (*inplace)(const struct perfdb_op_case *c, size_t out);
+};
+
+/* The definitions, one per operator of the seed's replay list (perfdb_replay_ops). */
+extern const struct perfdb_opdef perfdb_opdefs[];
+extern const size_t perfdb_nopdefs;
+
+/* The definition of op, or NULL when it is not a replay operator. */
+const struct perfdb_opdef *perfdb_opdef_find(const char *op);
+/* The same, or (never NULL) a definition without rules or properties. */
+const struct perfdb_opdef *perfdb_opdef_get(const char *op);
+
+/*
+ * The MatMul family's plan (gemm_plan.c): one strided batched GEMM
+ * C[b] = A[b]·B[b], logical (bt,m,k)·(bt,k,n)→(bt,m,n), over the stored
+ * buffers.  Strides are in elements over (batch, row, col).
+ */
+struct perfdb_gemm {
+	int64_t bt, m, n, k;
+	int64_t sa[3], sb[3], sc[3];
+	int btrans;                           /* B stored as (N,K) */
+};
+/* A MatMulV2/V3, MatMulCommon, BatchMatMulV2 or TransposeBatchMatMul row's plan, or -PERFDB_EINVAL. */
+int perfdb_gemm_plan(const struct perfdb_op_case *c, struct perfdb_gemm *g, struct perfdb_err *err);
+/* The 2-D plan only: A (M,K) or (K,M); B (K,N) or (N,K); C (M,N). */
+int perfdb_gemm_plan_2d(const struct perfdb_op_case *c, struct perfdb_gemm *g, struct perfdb_err *err);
+
+/*
+ * GroupedMatmul's group list (docs/spec/replay.md §4: the tokens split evenly
+ * over the E groups, cumulative): the end of group g's rows when t tokens
+ * are split, the remainder going to the first groups.  Every backend splits
+ * the same way, so a row's groups do not depend on the backend.
+ */
+static inline int64_t perfdb_even_group_end(int64_t t, int64_t e, int64_t g)
+{
+	int64_t base = t / e, rem = t % e;
+	return base * (g + 1) + (g + 1 < rem ? g + 1 : rem);
+}
+
+#endif

@@ -1,0 +1,141 @@
+/*
+ * The replay operators' definitions (opdef.h): one row per operator of the
+ * seed's list, with the rules that belong to the operator itself rather
+ * than to a backend.  A unit test (test_opdef) holds this table to the
+ * seed's list and every backend's op table to this one.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "replay/opdef/opdef.h"
+
+/* ---- rows kept without replay ------------------------------------------------ */
+
+/* The reference [SKIP]s attention rows it cannot build, keeping them: here rows without q, k, v. */
+static int attention_skip(const struct perfdb_op_case *c, char *why, size_t whylen)
+{
+	const char *s = perfdb_case_cell(c, "Input Shapes");
+	int semis = 0;
+	for (; s && *s; s++)
+		semis += *s == ';';
+	if (semis >= 2)
+		return 0;
+	snprintf(why, whylen, "not an attention row (no key/value slots)");
+	return 1;
+}
+
+/*
+ * DispatchFFNCombine rows record the expert-parallel size they were taken
+ * at (`EP Size`); a run measures one size (--dispatch-ffn-combine-ep-size,
+ * the reference's --ep-size), so rows of another size are kept as they are.
+ */
+static int dfc_skip(const struct perfdb_op_case *c, char *why, size_t whylen)
+{
+	const char *v = perfdb_case_cell(c, "EP Size");
+	if (!v)
+		return 0;
+	char *end;
+	long ep = strtol(v, &end, 10);
+	if (end != v && *end == '\0' && ep == c->ep_size)
+		return 0;
+	snprintf(why, whylen, "EP Size %s differs from the run's --dispatch-ffn-combine-ep-size %d", v, c->ep_size);
+	return 1;
+}
+
+/* ---- outputs updated in place (the caches, as on the device) ----------------- */
+
+static int kvcache_inplace(const struct perfdb_op_case *c, size_t out)
+{
+	(void)c;
+	return out == 0 ? 5 : out == 1 ? 6 : -1;   /* k_cache, ckv_cache */
+}
+
+static int reshape_cache_inplace(const struct perfdb_op_case *c, size_t out)
+{
+	(void)c;
+	return out == 0 ? 2 : out == 1 ? 3 : -1;   /* key_cache, value_cache */
+}
+
+/* mla_preprocess: kv_cache out (1) is kv_cache in (19), k_rope cache out (3) is input 20. */
+static int mla_inplace(const struct perfdb_op_case *c, size_t out)
+{
+	(void)c;
+	return out == 1 ? 19 : out == 3 ? 20 : -1;
+}
+
+/* ---- the table --------------------------------------------------------------- */
+
+#define MB true
+#define CB false   /* compute-bound (or the op's own traffic pattern): no cache flush */
+
+const struct perfdb_opdef perfdb_opdefs[] = {
+	{ .name = "Add", .family = "eltwise", .memory_bound = MB },
+	{ .name = "AddRmsNormBias", .family = "norm", .memory_bound = MB },
+	{ .name = "ArgMaxV2", .family = "reduce", .memory_bound = MB },
+	{ .name = "AscendQuantV2", .family = "quant", .memory_bound = MB },
+	{ .name = "BatchMatMulV2", .family = "matmul", .memory_bound = CB },
+	{ .name = "Cast", .family = "eltwise", .memory_bound = MB },
+	{ .name = "CastAiCore", .family = "eltwise", .memory_bound = MB },
+	{ .name = "DispatchFFNCombine", .family = "moe", .memory_bound = CB, .collective = true, .skip = dfc_skip },
+	{ .name = "DynamicQuant", .family = "quant", .memory_bound = MB },
+	{ .name = "Fill", .family = "eltwise", .memory_bound = MB },
+	{ .name = "FusedInferAttentionScore", .family = "attention", .memory_bound = CB, .skip = attention_skip },
+	{ .name = "GatherV2", .family = "index", .memory_bound = MB },
+	{ .name = "GroupedMatmul", .family = "moe", .memory_bound = CB },
+	{ .name = "GroupedMatmulSwigluQuant", .family = "moe", .memory_bound = CB },
+	{ .name = "Index", .family = "index", .memory_bound = MB },
+	{ .name = "InterleaveRope", .family = "rope", .memory_bound = MB },
+	{ .name = "KvRmsNormRopeCache", .family = "cache", .memory_bound = MB, .inplace = kvcache_inplace },
+	{ .name = "LayerNormV3", .family = "norm", .memory_bound = MB },
+	{ .name = "LightningIndexer", .family = "attention", .memory_bound = CB },
+	{ .name = "MaskedFill", .family = "eltwise", .memory_bound = MB },
+	{ .name = "MatMulCommon", .family = "matmul", .memory_bound = CB },
+	{ .name = "MatMulV2", .family = "matmul", .memory_bound = CB },
+	{ .name = "MatMulV3", .family = "matmul", .memory_bound = CB },
+	{ .name = "MoeGatingTopK", .family = "moe", .memory_bound = MB },
+	{ .name = "MoeTokenPermute", .family = "moe", .memory_bound = MB },
+	{ .name = "MoeTokenUnpermute", .family = "moe", .memory_bound = MB },
+	{ .name = "Mul", .family = "eltwise", .memory_bound = MB },
+	{ .name = "PadV3", .family = "index", .memory_bound = MB },
+	{ .name = "QuantBatchMatmulV3", .family = "quant", .memory_bound = CB },
+	{ .name = "RINGMLAPrefillBF16Kernel", .family = "attention", .memory_bound = CB },
+	{ .name = "ReshapeAndCacheNdKernel", .family = "cache", .memory_bound = MB, .inplace = reshape_cache_inplace },
+	{ .name = "RmsNorm", .family = "norm", .memory_bound = MB },
+	{ .name = "ScatterNdUpdate", .family = "index", .memory_bound = MB },
+	{ .name = "ScatterNdUpdateAiCore", .family = "index", .memory_bound = MB },
+	{ .name = "Slice", .family = "index", .memory_bound = MB },
+	{ .name = "SliceAiCore", .family = "index", .memory_bound = MB },
+	{ .name = "SoftmaxV2", .family = "norm", .memory_bound = MB },
+	/*
+	 * Sort: O(n log n) compares over data read once; the CPU backend used to
+	 * time it cache-warm and the CUDA backend flushed.  One answer now: the
+	 * device-side one (an engine's sort input is not cache-resident).
+	 */
+	{ .name = "Sort", .family = "reduce", .memory_bound = MB },
+	{ .name = "SparseFlashAttention", .family = "attention", .memory_bound = CB },
+	{ .name = "SwiGlu", .family = "eltwise", .memory_bound = MB },
+	{ .name = "TensorMove", .family = "eltwise", .memory_bound = MB },
+	{ .name = "Transpose", .family = "index", .memory_bound = MB },
+	{ .name = "TransposeBatchMatMul", .family = "matmul", .memory_bound = CB },
+	{ .name = "_triton_rope_siso", .family = "rope", .memory_bound = MB },
+	{ .name = "mla_preprocess_0_mix_aic", .family = "attention", .memory_bound = CB, .inplace = mla_inplace },
+	{ .name = "split_qkv_rmsnorm_rope_kernel", .family = "rope", .memory_bound = MB },
+};
+const size_t perfdb_nopdefs = sizeof(perfdb_opdefs) / sizeof(perfdb_opdefs[0]);
+
+const struct perfdb_opdef *perfdb_opdef_find(const char *op)
+{
+	/* 46 names: a linear scan costs less than one row's tensor setup */
+	for (size_t i = 0; op && i < perfdb_nopdefs; i++)
+		if (strcmp(perfdb_opdefs[i].name, op) == 0)
+			return &perfdb_opdefs[i];
+	return NULL;
+}
+
+const struct perfdb_opdef *perfdb_opdef_get(const char *op)
+{
+	static const struct perfdb_opdef plain = { .name = "", .family = "" };
+	const struct perfdb_opdef *d = perfdb_opdef_find(op);
+	return d ? d : &plain;
+}

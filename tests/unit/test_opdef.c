@@ -1,0 +1,155 @@
+/*
+ * The operator layer (src/replay/opdef/): one definition per seed operator,
+ * every backend op defined there, and the shared GEMM plan checked against
+ * strides worked out by hand for each layout the tables record.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "backend/backend.h"
+#include "perfdb/replay.h"
+#include "replay/engine.h"
+
+static void test_defs_are_the_seed_list(void **state)
+{
+	(void)state;
+	assert_int_equal(perfdb_nopdefs, perfdb_replay_nops);
+	for (size_t i = 0; i < perfdb_replay_nops; i++) {
+		const struct perfdb_opdef *d = perfdb_opdef_find(perfdb_replay_ops[i]);
+		assert_non_null(d);
+		assert_string_equal(d->name, perfdb_replay_ops[i]);
+		assert_true(d->family && *d->family);
+	}
+	assert_null(perfdb_opdef_find("NotAnOp"));
+	assert_null(perfdb_opdef_find(NULL));
+	/* the fallback has no rules: an op outside the list is replayed plainly */
+	const struct perfdb_opdef *p = perfdb_opdef_get("NotAnOp");
+	assert_non_null(p);
+	assert_false(p->memory_bound || p->collective || p->check || p->skip || p->inplace);
+}
+
+/* Every op a backend implements is a defined op (so the engine's decisions come from one table). */
+static void test_cpu_ops_are_defined(void **state)
+{
+	(void)state;
+	size_t n = 0;
+	for (size_t i = 0; i < perfdb_nopdefs; i++)
+		if (perfdb_backend_cpu.supports_op(perfdb_opdefs[i].name))
+			n++;
+	/* the CPU backend covers the whole seed list (docs/ops.md) */
+	assert_int_equal(n, perfdb_nopdefs);
+	assert_false(perfdb_backend_cpu.supports_op("NotAnOp"));
+}
+
+/* The properties the engine's method depends on, as docs/ops.md states them. */
+static void test_properties(void **state)
+{
+	(void)state;
+	assert_true(perfdb_opdef_find("DispatchFFNCombine")->collective);
+	assert_non_null(perfdb_opdef_find("DispatchFFNCombine")->skip);
+	assert_non_null(perfdb_opdef_find("FusedInferAttentionScore")->skip);
+	assert_false(perfdb_opdef_find("MatMulV2")->memory_bound);
+	assert_true(perfdb_opdef_find("RmsNorm")->memory_bound);
+	assert_true(perfdb_opdef_find("Sort")->memory_bound);
+	size_t ncoll = 0;
+	for (size_t i = 0; i < perfdb_nopdefs; i++)
+		ncoll += perfdb_opdefs[i].collective;
+	assert_int_equal(ncoll, 1);
+	/* KV-cache writers: each in-place output names an input slot that exists in a full row */
+	struct perfdb_op_case c;
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(perfdb_opdef_find("ReshapeAndCacheNdKernel")->inplace(&c, 0), 2);
+	assert_int_equal(perfdb_opdef_find("ReshapeAndCacheNdKernel")->inplace(&c, 1), 3);
+	assert_int_equal(perfdb_opdef_find("ReshapeAndCacheNdKernel")->inplace(&c, 2), -1);
+	assert_int_equal(perfdb_opdef_find("KvRmsNormRopeCache")->inplace(&c, 0), 5);
+	assert_int_equal(perfdb_opdef_find("KvRmsNormRopeCache")->inplace(&c, 1), 6);
+	assert_int_equal(perfdb_opdef_find("mla_preprocess_0_mix_aic")->inplace(&c, 1), 19);
+	assert_int_equal(perfdb_opdef_find("mla_preprocess_0_mix_aic")->inplace(&c, 3), 20);
+	assert_int_equal(perfdb_opdef_find("mla_preprocess_0_mix_aic")->inplace(&c, 0), -1);
+}
+
+static void plan_of(const char *op, const char *ins, const char *outs, struct perfdb_gemm *g, int want)
+{
+	struct perfdb_op_case c;
+	struct perfdb_err err;
+	perfdb_err_clear(&err);
+	assert_int_equal(perfdb_engine_build_case(op, ins, "", "", outs, "", "", &c, &err), 0);
+	assert_int_equal(perfdb_gemm_plan(&c, g, &err), want);
+}
+
+static void test_gemm_plans(void **state)
+{
+	(void)state;
+	struct perfdb_gemm g;
+	/* x (8,64) · w (32,64) stored (N,K): M 8, K 64, N 32; B read with row stride 1, col stride K */
+	plan_of("MatMulV2", "8,64;32,64", "8,32", &g, 0);
+	assert_int_equal(g.bt, 1);
+	assert_int_equal(g.m, 8);
+	assert_int_equal(g.k, 64);
+	assert_int_equal(g.n, 32);
+	assert_int_equal(g.btrans, 1);
+	assert_int_equal(g.sb[1], 1);
+	assert_int_equal(g.sb[2], 64);
+	assert_int_equal(g.sa[1], 64);
+	assert_int_equal(g.sc[1], 32);
+	/* A given transposed: stored (K,M) = (64,8); A row stride 1, col stride M */
+	plan_of("MatMulV3", "64,8;64,32", "8,32", &g, 0);
+	assert_int_equal(g.m, 8);
+	assert_int_equal(g.k, 64);
+	assert_int_equal(g.btrans, 0);
+	assert_int_equal(g.sa[1], 1);
+	assert_int_equal(g.sa[2], 8);
+	/* BatchMatMulV2 (4,8,16)·(4,16,32): batch strides M*K, K*N, M*N */
+	plan_of("BatchMatMulV2", "4,8,16;4,16,32", "4,8,32", &g, 0);
+	assert_int_equal(g.bt, 4);
+	assert_int_equal(g.sa[0], 8 * 16);
+	assert_int_equal(g.sb[0], 16 * 32);
+	assert_int_equal(g.sc[0], 8 * 32);
+	/* TransposeBatchMatMul (M,B,K) = (8,4,16) · (B,K,N) = (4,16,32) -> (M,B,N): batch is dim 1 */
+	plan_of("TransposeBatchMatMul", "8,4,16;4,16,32", "8,4,32", &g, 0);
+	assert_int_equal(g.bt, 4);
+	assert_int_equal(g.m, 8);
+	assert_int_equal(g.sa[0], 16);
+	assert_int_equal(g.sa[1], 4 * 16);
+	assert_int_equal(g.sc[0], 32);
+	assert_int_equal(g.sc[1], 4 * 32);
+	/* TransposeBatchMatMul (B,M,K) = (4,8,16) in, (M,B,N) = (8,4,32) out: only the output is transposed */
+	plan_of("TransposeBatchMatMul", "4,8,16;4,16,32", "8,4,32", &g, 0);
+	assert_int_equal(g.bt, 4);
+	assert_int_equal(g.m, 8);
+	assert_int_equal(g.sa[0], 8 * 16);
+	assert_int_equal(g.sa[1], 16);
+	assert_int_equal(g.sc[0], 32);
+	assert_int_equal(g.sc[1], 4 * 32);
+	/* shapes that fit no layout */
+	plan_of("MatMulV2", "8,64;33,64", "8,32", &g, -PERFDB_EINVAL);
+	plan_of("MatMulV2", "8,64", "8,32", &g, -PERFDB_EINVAL);
+	plan_of("BatchMatMulV2", "4,8,16;5,16,32", "4,8,32", &g, -PERFDB_EINVAL);
+}
+
+static void test_even_groups(void **state)
+{
+	(void)state;
+	/* 10 tokens over 4 groups: 3,3,2,2 -> cumulative 3,6,8,10 */
+	assert_int_equal(perfdb_even_group_end(10, 4, 0), 3);
+	assert_int_equal(perfdb_even_group_end(10, 4, 1), 6);
+	assert_int_equal(perfdb_even_group_end(10, 4, 2), 8);
+	assert_int_equal(perfdb_even_group_end(10, 4, 3), 10);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defs_are_the_seed_list),
+		cmocka_unit_test(test_cpu_ops_are_defined),
+		cmocka_unit_test(test_properties),
+		cmocka_unit_test(test_gemm_plans),
+		cmocka_unit_test(test_even_groups),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
