@@ -21,6 +21,9 @@
  * a triad pass precedes each timed call and *tri gets the median triad GB/s
  * of those passes (bench_util.h: why).
  */
+/* The CPU backend's context (open), set by the program's main; every case gets it. */
+static void *bench_ctx;
+
 static inline double bench_time_op(struct perfdb_engine_pool *pool, const char *op, const char *ins, const char *dts,
 				   const char *outs, const char *odt, int threads, int reps, double *bytes,
 				   struct bench_triad *tr, double *tri)
@@ -36,6 +39,7 @@ static inline double bench_time_op(struct perfdb_engine_pool *pool, const char *
 		return 0;
 	}
 	c.threads = threads;
+	c.backend_ctx = bench_ctx;
 	if (impl->prepare && impl->prepare(&c, &err) < 0) {
 		fprintf(stderr, "%s: %s\n", op, err.msg);
 		if (impl->release)

@@ -41,6 +41,9 @@
 #include "bench_util.h"
 #include "replay/engine.h"
 
+/* The CPU backend's context (open in main), handed to every case. */
+static void *bench_ctx;
+
 static struct perfdb_engine_pool pool;
 
 struct cells {
@@ -98,6 +101,7 @@ static double time_fia(const char *const *slots, int n, const char *out, const s
 		return 0;
 	}
 	c.threads = threads;
+	c.backend_ctx = bench_ctx;
 	c.cell = cell_of;
 	c.cell_ctx = cs;
 	if (impl->check(&c, &err) < 0 || perfdb_engine_alloc_case(&pool, &c, 1, &err) < 0 ||
@@ -133,7 +137,10 @@ int main(int argc, char **argv)
 	threads = threads > 0 ? threads : 1;
 	div = div > 0 ? div : 1;
 	struct perfdb_err err;
-	perfdb_backend_cpu.init(threads, &err);
+	if (perfdb_backend_cpu.open(threads, 0, &bench_ctx, &err) < 0) {
+		fprintf(stderr, "%s\n", err.msg);
+		return 1;
+	}
 	printf("# attention (FusedInferAttentionScore, CPU backend), threads=%d, prefill heads / %d\n", threads, div);
 	double pk_bf = bench_dnnl_peak(2048, dnnl_bf16, 3), pk_f = bench_dnnl_peak(2048, dnnl_f32, 3);
 	printf("GEMM peak 2048^3 (oneDNN): bf16 %.1f GFLOP/s, fp32 %.1f GFLOP/s\n\n", pk_bf, pk_f);

@@ -181,12 +181,13 @@ int main(int argc, char **argv)
 	int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
 	struct perfdb_err err;
 	perfdb_err_clear(&err);
-	if (perfdb_backend_cuda.init(1, &err) < 0) {
+	void *ctx = NULL;
+	if (perfdb_backend_cuda.open(1, perfdb_pick_gpu(perfdb_backend_cuda.device_count(&err)), &ctx, &err) < 0) {
 		fprintf(stderr, "microbench_cuda: %s\n", err.msg);
 		return 2;
 	}
 	struct perfdb_strbuf d = PERFDB_STRBUF_INIT;
-	perfdb_backend_cuda.describe(&d);
+	perfdb_backend_cuda.describe(ctx, &d);
 	printf("== environment\n%s", d.buf);
 	perfdb_strbuf_release(&d);
 	cublasLtHandle_t lt;

@@ -53,7 +53,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	struct perfdb_err err;
-	if (perfdb_backend_cpu.init && perfdb_backend_cpu.init(threads, &err) < 0)
+	if (perfdb_backend_cpu.open(threads, 0, &bench_ctx, &err) < 0)
 		return 1;
 	const int64_t e = 8, h = 7168, i = 2048, t = 4096 / scale;
 	double flop = 2.0 * (double)t * (double)h * (double)i;

@@ -65,10 +65,13 @@ int main(int argc, char **argv)
 	int threads = argc > 2 ? atoi(argv[2]) : 1;
 	nthreads = threads > 0 ? threads : 1;
 	struct perfdb_err err;
-	perfdb_backend_cpu.init(threads > 0 ? threads : 1, &err);
+	if (perfdb_backend_cpu.open(threads > 0 ? threads : 1, 0, &bench_ctx, &err) < 0) {
+		fprintf(stderr, "%s\n", err.msg);
+		return 1;
+	}
 	printf("# environment\n");
 	struct perfdb_strbuf d = PERFDB_STRBUF_INIT;
-	perfdb_backend_cpu.describe(&d);
+	perfdb_backend_cpu.describe(bench_ctx, &d);
 	printf("%s", d.buf);
 	perfdb_strbuf_release(&d);
 	/* the machine's peak as a GEMM reaches it: the fastest of 3 oneDNN 2048^3 calls per dtype */

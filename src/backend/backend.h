@@ -23,7 +23,8 @@
 #include "perfdb/strbuf.h"
 #include "replay/opdef/opdef.h"
 
-#define PERFDB_BACKEND_API_VERSION 1
+/* 2: the device level, contexts (open/free), ops without properties (opdef.h) */
+#define PERFDB_BACKEND_API_VERSION 2
 /*
  * One operator of one backend: how it runs the op whose definition
  * (memory-bound, collective, in place, skip rule, shared row rules) is the
@@ -49,18 +50,55 @@ struct perfdb_op_impl {
 	void (*release)(struct perfdb_op_case *c);
 };
 
+/*
+ * The device level: one device a backend can measure, as the driver reports
+ * it, read without setting the backend up (no stream, no library handle,
+ * no workspace), so naming a device costs what a property query costs.
+ */
+struct perfdb_backend_device {
+	int index;                            /* 0 .. device_count - 1 */
+	char model[256];                      /* the driver's name, e.g. "NVIDIA H200" */
+	char description[512];                /* one line for the device registry */
+	double memory_bytes;
+	double memory_bandwidth;              /* bytes/s, from the memory clock and bus; 0: unknown */
+};
+
+/*
+ * The interface has three levels, after ggml's backend interface: the
+ * registry finds a backend by name (registry.c); the device level says
+ * which devices it sees and what they are (device_count, device_get); the
+ * backend level is a context (open ... free) on one of them, handed to
+ * every op through perfdb_op_case.backend_ctx, so no op reads process-wide
+ * state of its backend.
+ */
 struct perfdb_backend_i {
 	unsigned api_version;                 /* PERFDB_BACKEND_API_VERSION */
 	const char *name;                     /* --backend value, e.g. "cpu" */
 	const char *device_kind;              /* devices.json kind it measures: "cpu", "gpu" */
-	/* Optional (NULL: nothing to set up).  Threads to use (>= 1). */
-	int (*init)(int threads, struct perfdb_err *err);
+	/* ---- device level ---- */
+	/* Optional (NULL: one device, the host).  The devices this backend sees (>= 1), or an error. */
+	int (*device_count)(struct perfdb_err *err);
+	/* Optional (NULL: the host CPU, perfdb_device_detect_host_cpu).  Device index's properties. */
+	int (*device_get)(int index, struct perfdb_backend_device *out, struct perfdb_err *err);
+	/* ---- backend level ---- */
+	/*
+	 * A context on device `device` (perfdb_pick_gpu's choice for a GPU
+	 * backend, 0 for the host) with `threads` host threads (>= 1).  *ctx
+	 * goes to every op of the run (backend_ctx), to describe and
+	 * write_reports, and to free.
+	 */
+	int (*open)(int threads, int device, void **ctx, struct perfdb_err *err);
+	/* Frees what open made (NULL ctx: nothing). */
+	void (*free)(void *ctx);
 	/* Asked first, for every row: does this backend implement the op at all? */
 	bool (*supports_op)(const char *op);
 	/* The op's implementation (NULL only when supports_op is false). */
 	const struct perfdb_op_impl *(*find_op)(const char *op);
-	/* Optional (NULL: no environment to record).  Appends `key=value` lines. */
-	void (*describe)(struct perfdb_strbuf *out);
+	/*
+	 * Optional (NULL: no environment to record).  Appends `key=value`
+	 * lines; ctx NULL: what is known before open (library versions).
+	 */
+	void (*describe)(void *ctx, struct perfdb_strbuf *out);
 	/*
 	 * The describe() key whose major.minor version names the stack level of
 	 * the native layout <root>/<device>/<backend>/<stack><major.minor>/
@@ -69,8 +107,9 @@ struct perfdb_backend_i {
 	const char *stack;
 	/*
 	 * Optional (NULL: the host CPU, perfdb_device_detect_host_cpu).  Adds
-	 * the device this backend measures to the registry (unless a device of
-	 * that name exists) and names it; fails when there is no such device.
+	 * the device this backend would measure (device level only: no
+	 * context needed) to the registry, unless a device of that name
+	 * exists, and names it; fails when there is no such device.
 	 */
 	int (*detect_device)(struct perfdb_device_registry *reg, const char **name_out,
 			     struct perfdb_err *err);
@@ -88,7 +127,7 @@ struct perfdb_backend_i {
 	 * into reports_dir, their names ending in _<ts> (CUDA: per-kernel device
 	 * durations); *path_out (malloc'd, or NULL when nothing was written).
 	 */
-	int (*write_reports)(const char *reports_dir, const char *ts, char **path_out,
+	int (*write_reports)(void *ctx, const char *reports_dir, const char *ts, char **path_out,
 			     struct perfdb_err *err);
 };
 
@@ -102,6 +141,13 @@ struct perfdb_backend_i {
 int perfdb_backend_get(const char *name, const struct perfdb_backend_i **out,
 		       struct perfdb_err *err);
 const struct perfdb_backend_i *perfdb_backend_find(const char *name);
+
+/*
+ * The device a backend context should use: under mpirun or srun the local
+ * rank's (OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID, SLURM_LOCALID) modulo
+ * count, else 0.  The one rule every GPU-using path follows (replay, NCCL).
+ */
+int perfdb_pick_gpu(int count);
 extern const struct perfdb_backend_i *const perfdb_backends[];
 
 /* The CPU backend (src/backend/cpu/). */

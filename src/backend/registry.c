@@ -4,6 +4,7 @@
  * first use.  The msprof backend is not here: it replays through an
  * external command (src/cli/cmd_microbench.c) and has no operator table.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "backend/backend.h"
@@ -39,6 +40,10 @@ int perfdb_backend_get(const char *name, const struct perfdb_backend_i **out,
 		if (!m->backend)
 			return perfdb_err_set(err, PERFDB_EIO, "--backend %s: module '%s' has no backend",
 					      name, module_backends[i][1]);
+		if (m->backend->api_version != PERFDB_BACKEND_API_VERSION)
+			return perfdb_err_set(err, PERFDB_EIO, "--backend %s: module '%s' has backend interface %u, "
+					      "this perfdb needs %u (rebuild the module)", name, module_backends[i][1],
+					      m->backend->api_version, PERFDB_BACKEND_API_VERSION);
 		*out = m->backend;
 		return 0;
 	}
@@ -50,4 +55,19 @@ const struct perfdb_backend_i *perfdb_backend_find(const char *name)
 	const struct perfdb_backend_i *be;
 	struct perfdb_err e;
 	return perfdb_backend_get(name, &be, &e) == 0 ? be : NULL;
+}
+
+int perfdb_pick_gpu(int count)
+{
+	static const char *const vars[] = { "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID" };
+	if (count <= 0)
+		return 0;
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		const char *v = getenv(vars[i]);
+		char *end;
+		long r = v && *v ? strtol(v, &end, 10) : -1;
+		if (v && *v && *end == '\0' && r >= 0)
+			return (int)(r % count);
+	}
+	return 0;
 }

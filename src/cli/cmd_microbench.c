@@ -493,6 +493,7 @@ static int run_native_ranked(struct perfdb_db_opts *o, struct perfdb_device_regi
 	struct perfdb_wb_seen seen = { 0 };
 	int rc = 0;
 	char *kpath = NULL;   /* the backend's own report (cuda: per-kernel durations) */
+	void *bctx = NULL;    /* the backend's context (open), freed at the end */
 	const struct perfdb_device *dev;
 	if (o->database_path || o->device) {
 		if (perfdb_db_resolve(o, &dir, &err) < 0) {
@@ -509,7 +510,7 @@ static int run_native_ranked(struct perfdb_db_opts *o, struct perfdb_device_regi
 		}
 		struct perfdb_strbuf d = PERFDB_STRBUF_INIT;
 		if (be->describe)
-			be->describe(&d);
+			be->describe(NULL, &d);   /* before open: the library versions */
 		const char *key = be->stack ? be->stack : be->name;
 		char pat[64];
 		snprintf(pat, sizeof(pat), "%s=", key);
@@ -580,7 +581,14 @@ static int run_native_ranked(struct perfdb_db_opts *o, struct perfdb_device_regi
 		goto out;
 	}
 	struct perfdb_engine_result res;
-	rc = perfdb_engine_run(&eo, &res, &err);
+	/* the backend level on the device level's pick (the local rank's GPU) */
+	int ndev = be->device_count ? be->device_count(&err) : 1;
+	rc = ndev < 0 ? ndev : be->open((int)no->threads, be->device_count ? perfdb_pick_gpu(ndev) : 0, &bctx, &err);
+	eo.backend_ctx = bctx;
+	if (rc == 0)
+		rc = perfdb_engine_run(&eo, &res, &err);
+	else
+		memset(&res, 0, sizeof(res));
 	if (rank == 0)
 		progress_done(&pr);
 	if (rc < 0) {
@@ -602,7 +610,7 @@ static int run_native_ranked(struct perfdb_db_opts *o, struct perfdb_device_regi
 	perfdb_report_timestamp(ts, sizeof(ts));
 	perfdb_strbuf_addf(&env, "backend=%s\nhost=%s\n", be->name, host);
 	if (be->describe)
-		be->describe(&env);
+		be->describe(bctx, &env);
 	perfdb_strbuf_addf(&env, "mpi_ranks=%d\n", nranks);
 	perfdb_strbuf_addf(&env, "repeat_count=%ld\nrow_budget_s=%g\nrow_timeout_s=%g\nrsd_target=0.01\n"
 			   "cache_flush=memory-bound ops below 32 MiB\n"
@@ -615,7 +623,7 @@ static int run_native_ranked(struct perfdb_db_opts *o, struct perfdb_device_regi
 	if (build_status(&res, &st) < 0 || perfdb_status_write(stp, &st, &err) < 0 ||
 	    write_records(dir.buf, ts, dev ? dev->name : "?", env.buf, &res, &err) < 0) {
 		rc = cli_error("microbench", &err);
-	} else if (be->write_reports && be->write_reports(rep, ts, &kpath, &err) < 0) {
+	} else if (be->write_reports && be->write_reports(bctx, rep, ts, &kpath, &err) < 0) {
 		rc = cli_error("microbench", &err);
 	} else {
 		for (size_t i = 0; i < res.nrows; i++)
@@ -652,6 +660,8 @@ static int run_native_ranked(struct perfdb_db_opts *o, struct perfdb_device_regi
 	perfdb_engine_result_release(&res);
 	free(kpath);
 out:
+	if (be->free)
+		be->free(bctx);
 	perfdb_wb_seen_release(&seen);
 	perfdb_strbuf_release(&dir);
 	perfdb_strbuf_release(&env);

@@ -566,6 +566,7 @@ static void case_context(const struct perfdb_engine_opts *o, const struct cell_c
 			 struct perfdb_op_case *c)
 {
 	c->threads = o->threads;
+	c->backend_ctx = o->backend_ctx;
 	c->cell = row_cell;
 	c->cell_ctx = cc;
 	c->ep_size = o->ep_size;
@@ -1164,8 +1165,6 @@ int perfdb_engine_run(const struct perfdb_engine_opts *o, struct perfdb_engine_r
 		total += tabs[ntab].nrows;
 		ntab++;
 	}
-	if (be->init && (rc = be->init(o->threads, err)) < 0)
-		goto out;
 	if (o->comm)
 		total = rank_share(o, tabs, names, ntab);
 	size_t flushn = 2 * LLC_BYTES / sizeof(uint64_t);

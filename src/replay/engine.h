@@ -25,6 +25,7 @@
 struct perfdb_engine_opts {
 	const char *dbdir;
 	const struct perfdb_backend_i *backend;
+	void *backend_ctx;                /* backend->open's context, given to every case (the caller frees it) */
 	const char *const *ops;           /* normalised --ops, or NULL: every replay op */
 	size_t nops;
 	int missing_only;                 /* replay only rows without a valid duration (Decision 6) */

@@ -21,6 +21,7 @@
 #include "perfdb/comm.h"
 #include "perfdb/fsio.h"
 #include "replay/engine.h"
+#include "../unit/cpu_test_ctx.h"
 
 struct tcase {
 	const char *op, *in_shapes, *in_dtypes, *out_shapes, *out_dtypes;
@@ -293,7 +294,7 @@ static int reference(const struct tcase *t, size_t oi, double *ref, size_t n, st
 		} else {
 			rc = ci->check(&c, err);
 			if (rc == 0 && ci->prepare)
-				rc = ci->prepare(&c, err);
+				rc = ci->prepare(with_ctx(&c), err);
 			if (rc == 0)
 				rc = ci->run(&c, err);
 			if (ci->release)
@@ -371,7 +372,8 @@ int main(void)
 {
 	struct perfdb_err err;
 	perfdb_err_clear(&err);
-	if (perfdb_backend_cuda.init(1, &err) < 0) {
+	void *ctx = NULL;
+	if (perfdb_backend_cuda.open(1, perfdb_pick_gpu(perfdb_backend_cuda.device_count(&err)), &ctx, &err) < 0) {
 		fprintf(stderr, "cuda_ops_check: %s\n", err.msg);
 		return 2;
 	}
@@ -396,12 +398,12 @@ int main(void)
 		return 1;
 	}
 	perfdb_err_clear(&err);
-	if (perfdb_backend_cuda.write_reports(dir, "check", &kpath, &err) < 0) {
+	if (perfdb_backend_cuda.write_reports(ctx, dir, "check", &kpath, &err) < 0) {
 		printf("FAIL cupti report: %s\n", err.msg);
 		failed++;
 	} else if (!kpath) {
 		struct perfdb_strbuf d = PERFDB_STRBUF_INIT;
-		perfdb_backend_cuda.describe(&d);
+		perfdb_backend_cuda.describe(ctx, &d);
 		printf("FAIL cupti report: no kernel rows (%s)\n", strstr(d.buf, "cupti=") ? strstr(d.buf, "cupti=") : "?");
 		perfdb_strbuf_release(&d);
 		failed++;

@@ -15,6 +15,7 @@
 
 #include "backend/cpu/cpu_internal.h"
 #include "replay/engine.h"
+#include "../unit/cpu_test_ctx.h"
 
 static int check(int rank, int nranks)
 {
@@ -42,7 +43,7 @@ static int check(int rank, int nranks)
 	for (int i = 0; i < t * h; i++)
 		x[i] = 0.5f * sinf((float)(i + 1000 * rank));
 	int rc = 0;
-	if (impl->prepare(&c, &err) < 0 || impl->run(&c, &err) < 0) {
+	if (impl->prepare(with_ctx(&c), &err) < 0 || impl->run(&c, &err) < 0) {
 		fprintf(stderr, "rank %d: %s\n", rank, err.msg);
 		rc = 1;
 	}

@@ -11,6 +11,7 @@
 
 #include "backend/cpu/cpu_internal.h"
 #include "replay/engine.h"
+#include "cpu_test_ctx.h"
 
 static struct perfdb_engine_pool pool;
 
@@ -41,7 +42,7 @@ static void cpu_case_run(struct perfdb_op_case *c, int runs)
 	perfdb_err_clear(&err);
 	const struct perfdb_op_impl *impl = perfdb_backend_cpu.find_op(c->op);
 	if (impl->prepare)
-		assert_int_equal(impl->prepare(c, &err), 0);
+		assert_int_equal(impl->prepare(with_ctx(c), &err), 0);
 	for (int r = 0; r < runs; r++)
 		assert_int_equal(impl->run(c, &err), 0);
 }

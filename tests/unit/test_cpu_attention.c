@@ -27,6 +27,7 @@
 
 #include "backend/cpu/cpu_internal.h"
 #include "replay/engine.h"
+#include "cpu_test_ctx.h"
 
 static struct perfdb_engine_pool pool;
 
@@ -88,7 +89,7 @@ static int run_op(struct perfdb_op_case *c, const char *op, const struct slotdef
 		return rc;
 	}
 	assert_int_equal(perfdb_engine_alloc_case(&pool, c, 7, &err), 0);
-	rc = impl->prepare(c, &err);
+	rc = impl->prepare(with_ctx(c), &err);
 	if (rc == 0)
 		rc = impl->run(c, &err);
 	if (rc < 0)

@@ -32,6 +32,7 @@
 
 #include "backend/cpu/cpu_internal.h"
 #include "replay/engine.h"
+#include "cpu_test_ctx.h"
 
 #define OP "mla_preprocess_0_mix_aic"
 enum { T = 3, H = 64, QL = 32, N = 2, NOPE = 16, RD = 8, KV = 32, HD = NOPE + RD, NQ = N * HD,
@@ -296,7 +297,7 @@ static void run_variant(const struct variant *v)
 		memcpy(kr0, kr->data, kr->bytes);
 
 	const struct perfdb_op_impl *impl = perfdb_backend_cpu.find_op(OP);
-	assert_int_equal(impl->prepare(&c, &err), 0);
+	assert_int_equal(impl->prepare(with_ctx(&c), &err), 0);
 	assert_int_equal(impl->run(&c, &err), 0);
 	assert_int_equal(impl->run(&c, &err), 0);   /* a replay repeats the call: same result */
 

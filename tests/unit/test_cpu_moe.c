@@ -20,6 +20,7 @@
 
 #include "backend/cpu/cpu_internal.h"
 #include "replay/engine.h"
+#include "cpu_test_ctx.h"
 
 static struct perfdb_engine_pool pool;
 
@@ -47,7 +48,7 @@ static int run_full(struct perfdb_op_case *c, const char *op, const char *ins, c
 	assert_int_equal(perfdb_engine_alloc_case(&pool, c, 11, &err), 0);
 	if (tweak)
 		tweak(c);
-	if (impl->prepare && (rc = impl->prepare(c, &err)) < 0)
+	if (impl->prepare && (rc = impl->prepare(with_ctx(c), &err)) < 0)
 		fail_msg("prepare: %s", err.msg);
 	if ((rc = impl->run(c, &err)) < 0)
 		fail_msg("run: %s", err.msg);

@@ -17,6 +17,7 @@
 
 #include "backend/cpu/cpu_internal.h"
 #include "replay/engine.h"
+#include "cpu_test_ctx.h"
 
 static struct perfdb_engine_pool pool;
 
@@ -35,7 +36,7 @@ static int run_case(struct perfdb_op_case *c, const char *op, const char *ins, c
 	/* each tensor its own buffers: the pool is indexed by slot, fine within one case */
 	assert_int_equal(perfdb_engine_alloc_case(&pool, c, 42, &err), 0);
 	if (impl->prepare)
-		assert_int_equal(impl->prepare(c, &err), 0);
+		assert_int_equal(impl->prepare(with_ctx(c), &err), 0);
 	assert_int_equal(impl->run(c, &err), 0);
 	return 0;
 }
@@ -524,7 +525,7 @@ static void run_threads(const char *op, const char *ins, const char *idt, const 
 	assert_int_equal(impl->check(&c, &err), 0);
 	assert_int_equal(perfdb_engine_alloc_case(&pool, &c, 7, &err), 0);
 	if (impl->prepare)
-		assert_int_equal(impl->prepare(&c, &err), 0);
+		assert_int_equal(impl->prepare(with_ctx(&c), &err), 0);
 	memset(c.out[0].data, 0x5a, c.out[0].bytes);   /* nothing left over from the last run */
 	assert_int_equal(impl->run(&c, &err), 0);
 	*bytes = c.out[0].bytes;
@@ -723,7 +724,7 @@ static void test_bf16_rows_streaming(void **state)
 			assert_int_equal(impl->check(&c, &err), 0);
 			assert_int_equal(perfdb_engine_alloc_case(&pool, &c, 5, &err), 0);
 			assert_true(c.out[0].bytes >= CPU_NT_MIN_BYTES);
-			assert_int_equal(impl->prepare ? impl->prepare(&c, &err) : 0, 0);
+			assert_int_equal(impl->prepare ? impl->prepare(with_ctx(&c), &err) : 0, 0);
 			memset(c.out[0].data, 0xff, c.out[0].bytes);
 			assert_int_equal(impl->run(&c, &err), 0);
 			size_t bad = 0;

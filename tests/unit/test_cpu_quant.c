@@ -19,6 +19,7 @@
 
 #include "backend/cpu/cpu_internal.h"
 #include "replay/engine.h"
+#include "cpu_test_ctx.h"
 
 static struct perfdb_engine_pool pool;
 
@@ -46,7 +47,7 @@ static int run_case(struct perfdb_op_case *c, const char *op, const char *ins, c
 	if (tweak)
 		tweak(c);
 	if (impl->prepare) {
-		rc = impl->prepare(c, &err);
+		rc = impl->prepare(with_ctx(c), &err);
 		if (rc < 0)
 			fail_msg("prepare: %s", err.msg);
 	}

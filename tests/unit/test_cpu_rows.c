@@ -34,6 +34,7 @@
 
 #include "backend/cpu/cpu_internal.h"
 #include "replay/engine.h"
+#include "cpu_test_ctx.h"
 
 static struct perfdb_engine_pool pool;
 
@@ -93,7 +94,7 @@ static void run_case(struct perfdb_op_case *c, const char *op, const char *ins, 
 	assert_int_equal(impl->check(c, &err), 0);
 	assert_int_equal(perfdb_engine_alloc_case(&pool, c, seed, &err), 0);
 	if (impl->prepare)
-		assert_int_equal(impl->prepare(c, &err), 0);
+		assert_int_equal(impl->prepare(with_ctx(c), &err), 0);
 	for (size_t i = 0; i < c->nout; i++)   /* NaN in every float dtype: an element left unwritten shows */
 		if (c->out[i].present)
 			memset(c->out[i].data, 0xff, c->out[i].bytes);

@@ -18,8 +18,6 @@
 
 #include "cpu_internal.h"
 
-int cpu_threads = 1;
-
 static const struct perfdb_op_impl *const tables[] = {
 	cpu_ops_matmul, cpu_ops_eltwise, cpu_ops_norm, cpu_ops_index, cpu_ops_reduce,
 	cpu_ops_rope, cpu_ops_cache, cpu_ops_misc,
@@ -42,22 +40,56 @@ static bool cpu_supports_op(const char *op)
 	return cpu_find_op(op) != NULL;
 }
 
-static int cpu_init(int threads, struct perfdb_err *err)
+static void cpu_free(void *ctx)
 {
-	(void)err;
-	cpu_threads = threads > 0 ? threads : 1;
-	openblas_set_num_threads(cpu_threads);
+	struct cpu_ctx *x = ctx;
+	if (!x)
+		return;
+	if (x->strm)
+		dnnl_stream_destroy(x->strm);
+	if (x->eng)
+		dnnl_engine_destroy(x->eng);
+	free(x);
+}
+
+static int cpu_open(int threads, int device, void **ctx, struct perfdb_err *err)
+{
+	*ctx = NULL;
+	if (device != 0)
+		return perfdb_err_set(err, PERFDB_EINVAL, "--backend cpu: device %d does not exist (the host is 0)", device);
+	struct cpu_ctx *x = calloc(1, sizeof(*x));
+	if (!x)
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	x->threads = threads > 0 ? threads : 1;
+	openblas_set_num_threads(x->threads);
 	/* oneDNN's OpenMP runtime reads OMP_NUM_THREADS at its first primitive */
 	char b[16];
-	snprintf(b, sizeof(b), "%d", cpu_threads);
+	snprintf(b, sizeof(b), "%d", x->threads);
 	setenv("OMP_NUM_THREADS", b, 1);
+	dnnl_status_t st = dnnl_engine_create(&x->eng, dnnl_cpu, 0);
+	if (st == dnnl_success)
+		st = dnnl_stream_create(&x->strm, x->eng, dnnl_stream_default_flags);
+	if (st != dnnl_success) {
+		cpu_free(x);
+		return perfdb_err_set(err, PERFDB_EIO, "--backend cpu: oneDNN engine creation failed (status %d)", (int)st);
+	}
+	*ctx = x;
 	return 0;
 }
 
-static void cpu_describe(struct perfdb_strbuf *out)
+const struct cpu_ctx *cpu_ctx_of(const struct perfdb_op_case *c, struct perfdb_err *err)
 {
+	if (!c->backend_ctx)
+		perfdb_err_set(err, PERFDB_EINVAL, "%s: the cpu backend is not open (no context)", c->op);
+	return c->backend_ctx;
+}
+
+static void cpu_describe(void *ctx, struct perfdb_strbuf *out)
+{
+	const struct cpu_ctx *x = ctx;
 	const dnnl_version_t *v = dnnl_version();
-	perfdb_strbuf_addf(out, "threads=%d\n", cpu_threads);
+	if (x)
+		perfdb_strbuf_addf(out, "threads=%d\n", x->threads);
 	perfdb_strbuf_addf(out, "onednn=%d.%d.%d (%s)\n", v->major, v->minor, v->patch, v->hash);
 	perfdb_strbuf_addf(out, "openblas=%s\n", openblas_get_config());
 	perfdb_strbuf_addf(out, "openblas_core=%s\n", openblas_get_corename());
@@ -69,7 +101,8 @@ const struct perfdb_backend_i perfdb_backend_cpu = {
 	.api_version = PERFDB_BACKEND_API_VERSION,
 	.name = "cpu",
 	.device_kind = "cpu",
-	.init = cpu_init,
+	.open = cpu_open,
+	.free = cpu_free,
 	.supports_op = cpu_supports_op,
 	.find_op = cpu_find_op,
 	.describe = cpu_describe,

@@ -1,44 +1,30 @@
 /*
  * oneDNN GEMM helper of the MoE and quantisation families (cpu_gemm.h).
- * Like ops_matmul.c it keeps one engine and one stream for the process
- * (created at the first primitive, never freed: oneDNN caches kernels
- * per engine, so recreating them per row would cost their JIT again).
+ * Like ops_matmul.c it uses the backend context's one engine and stream
+ * (cpu_internal.h struct cpu_ctx: oneDNN caches kernels per engine, so
+ * an engine per row would cost their JIT again).
  */
 #include "cpu_gemm.h"
+#include "cpu_internal.h"
 
 #include <string.h>
-
-static dnnl_engine_t eng;
-static dnnl_stream_t strm;
 
 static int fail(struct perfdb_err *err, const char *what, dnnl_status_t st)
 {
 	return perfdb_err_set(err, PERFDB_EINVAL, "oneDNN %s failed (status %d)", what, (int)st);
 }
 
-static int ensure_engine(struct perfdb_err *err)
-{
-	dnnl_status_t st;
-	if (eng)
-		return 0;
-	if ((st = dnnl_engine_create(&eng, dnnl_cpu, 0)) != dnnl_success)
-		return fail(err, "engine creation", st);
-	if ((st = dnnl_stream_create(&strm, eng, dnnl_stream_default_flags)) != dnnl_success) {
-		dnnl_engine_destroy(eng);
-		eng = NULL;
-		return fail(err, "stream creation", st);
-	}
-	return 0;
-}
-
-int cpu_mm_init(struct cpu_mm *mm, int64_t m, int64_t k, int64_t n, dnnl_data_type_t at, int64_t lda,
+int cpu_mm_init(struct cpu_mm *mm, const struct cpu_ctx *x, int64_t m, int64_t k, int64_t n, dnnl_data_type_t at, int64_t lda,
 		dnnl_data_type_t wt, dnnl_data_type_t ct, int64_t ldc, struct perfdb_err *err)
 {
 	memset(mm, 0, sizeof(*mm));
 	mm->m = m;
 	mm->k = k;
 	mm->n = n;
-	PERFDB_TRY(ensure_engine(err));
+	if (!x)
+		return perfdb_err_set(err, PERFDB_EINVAL, "the cpu backend is not open (no context)");
+	mm->eng = x->eng;
+	mm->strm = x->strm;
 	dnnl_dims_t da = { m, k }, dw = { k, n }, dc = { m, n }, sa = { lda, 1 }, sc = { ldc, 1 };
 	dnnl_memory_desc_t amd, wany, cmd;
 	if (dnnl_memory_desc_init_by_strides(&amd, 2, da, at, sa) != dnnl_success ||
@@ -51,16 +37,16 @@ int cpu_mm_init(struct cpu_mm *mm, int64_t m, int64_t k, int64_t n, dnnl_data_ty
 	if (st != dnnl_success)
 		return fail(err, "matmul descriptor", st);
 	dnnl_primitive_desc_t pd;
-	if ((st = dnnl_primitive_desc_create(&pd, &md, NULL, eng, NULL)) != dnnl_success)
+	if ((st = dnnl_primitive_desc_create(&pd, &md, NULL, mm->eng, NULL)) != dnnl_success)
 		return perfdb_err_set(err, PERFDB_EINVAL, "oneDNN has no matmul for dtypes %d x %d -> %d (status %d)",
 				      (int)at, (int)wt, (int)ct, (int)st);
 	mm->wmd = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
 	st = dnnl_primitive_create(&mm->prim, pd);
 	dnnl_primitive_desc_destroy(pd);
 	if (st == dnnl_success)
-		st = dnnl_memory_create(&mm->a, &amd, eng, DNNL_MEMORY_NONE);
+		st = dnnl_memory_create(&mm->a, &amd, mm->eng, DNNL_MEMORY_NONE);
 	if (st == dnnl_success)
-		st = dnnl_memory_create(&mm->c, &cmd, eng, DNNL_MEMORY_NONE);
+		st = dnnl_memory_create(&mm->c, &cmd, mm->eng, DNNL_MEMORY_NONE);
 	if (st != dnnl_success) {
 		cpu_mm_release(mm);
 		return fail(err, "matmul setup", st);
@@ -83,18 +69,18 @@ int cpu_mm_weight(const struct cpu_mm *mm, const void *src, dnnl_data_type_t st_
 	dnnl_memory_t s = NULL, w = NULL;
 	dnnl_primitive_desc_t rpd = NULL;
 	dnnl_primitive_t r = NULL;
-	dnnl_status_t st = dnnl_memory_create(&s, &smd, eng, (void *)src);
+	dnnl_status_t st = dnnl_memory_create(&s, &smd, mm->eng, (void *)src);
 	if (st == dnnl_success)
-		st = dnnl_memory_create(&w, &mm->wmd, eng, DNNL_MEMORY_ALLOCATE);
+		st = dnnl_memory_create(&w, &mm->wmd, mm->eng, DNNL_MEMORY_ALLOCATE);
 	if (st == dnnl_success)
-		st = dnnl_reorder_primitive_desc_create(&rpd, &smd, eng, &mm->wmd, eng, NULL);
+		st = dnnl_reorder_primitive_desc_create(&rpd, &smd, mm->eng, &mm->wmd, mm->eng, NULL);
 	if (st == dnnl_success)
 		st = dnnl_primitive_create(&r, rpd);
 	if (st == dnnl_success) {
 		dnnl_exec_arg_t args[] = { { DNNL_ARG_FROM, s }, { DNNL_ARG_TO, w } };
-		st = dnnl_primitive_execute(r, strm, 2, args);
+		st = dnnl_primitive_execute(r, mm->strm, 2, args);
 		if (st == dnnl_success)
-			st = dnnl_stream_wait(strm);
+			st = dnnl_stream_wait(mm->strm);
 	}
 	if (r)
 		dnnl_primitive_destroy(r);
@@ -118,10 +104,10 @@ int cpu_mm_run(struct cpu_mm *mm, const void *a, dnnl_memory_t w, void *c, struc
 		st = dnnl_memory_set_data_handle(mm->c, c);
 	if (st == dnnl_success) {
 		dnnl_exec_arg_t args[] = { { DNNL_ARG_SRC, mm->a }, { DNNL_ARG_WEIGHTS, w }, { DNNL_ARG_DST, mm->c } };
-		st = dnnl_primitive_execute(mm->prim, strm, 3, args);
+		st = dnnl_primitive_execute(mm->prim, mm->strm, 3, args);
 	}
 	if (st == dnnl_success)
-		st = dnnl_stream_wait(strm);
+		st = dnnl_stream_wait(mm->strm);
 	return st == dnnl_success ? 0 : fail(err, "matmul", st);
 }
 

@@ -16,15 +16,19 @@
 
 #include "perfdb/err.h"
 
+struct cpu_ctx;
+
 struct cpu_mm {
 	int64_t m, k, n;
+	dnnl_engine_t eng;            /* the backend context's (not owned) */
+	dnnl_stream_t strm;
 	dnnl_primitive_t prim;
 	dnnl_memory_desc_t wmd;       /* the weight layout the primitive wants */
 	dnnl_memory_t a, c;           /* re-pointed at every call */
 };
 
-/* A (M,K) with row stride lda, C (M,N) with row stride ldc, of the given dtypes. */
-int cpu_mm_init(struct cpu_mm *mm, int64_t m, int64_t k, int64_t n, dnnl_data_type_t at, int64_t lda,
+/* A (M,K) with row stride lda, C (M,N) with row stride ldc, of the given dtypes, on x's engine. */
+int cpu_mm_init(struct cpu_mm *mm, const struct cpu_ctx *x, int64_t m, int64_t k, int64_t n, dnnl_data_type_t at, int64_t lda,
 		dnnl_data_type_t wt, dnnl_data_type_t ct, int64_t ldc, struct perfdb_err *err);
 /*
  * Reorder a stored weight into mm's layout (once): src is (K,N) row-major of

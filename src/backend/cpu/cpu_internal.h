@@ -6,6 +6,7 @@
 #ifndef PERFDB_CPU_INTERNAL_H
 #define PERFDB_CPU_INTERNAL_H
 
+#include <dnnl.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -209,7 +210,18 @@ extern const struct perfdb_op_impl cpu_ops_dfc[];
 extern const struct perfdb_op_impl cpu_ops_attention[], cpu_ops_attention_sparse[];
 extern const struct perfdb_op_impl cpu_ops_mla_preprocess[];
 
-/* Threads and OpenBLAS core chosen at init (for describe). */
-extern int cpu_threads;
+/*
+ * The backend's context (open/free): the run's threads and its one oneDNN
+ * engine and stream, which every primitive of the run shares (oneDNN
+ * caches JIT-compiled kernels per engine, so an engine per row or per op
+ * family would compile them again).
+ */
+struct cpu_ctx {
+	int threads;
+	dnnl_engine_t eng;
+	dnnl_stream_t strm;
+};
+/* The case's context, or NULL with "the cpu backend is not open" (a case built outside a run). */
+const struct cpu_ctx *cpu_ctx_of(const struct perfdb_op_case *c, struct perfdb_err *err);
 
 #endif

@@ -281,8 +281,8 @@ static int dfc_prepare(struct perfdb_op_case *c, struct perfdb_err *err)
 		if (s->me[j] == 0)
 			continue;
 		int64_t m = s->me[j], n2 = p->n / 2;
-		PERFDB_TRY(cpu_mm_init(&s->mm1[j], m, p->h, p->n, at, p->h, at, dnnl_f32, p->n, err));
-		PERFDB_TRY(cpu_mm_init(&s->mm2[j], m, n2, p->h, at, n2, at, at, p->h, err));
+		PERFDB_TRY(cpu_mm_init(&s->mm1[j], c->backend_ctx, m, p->h, p->n, at, p->h, at, dnnl_f32, p->n, err));
+		PERFDB_TRY(cpu_mm_init(&s->mm2[j], c->backend_ctx, m, n2, p->h, at, n2, at, at, p->h, err));
 		dnnl_data_type_t d1 = w1->dtype == PERFDB_DTYPE_BF16 ? dnnl_bf16 : w1->dtype == PERFDB_DTYPE_INT8 ? dnnl_s8 :
 				      w1->dtype == PERFDB_DTYPE_FLOAT16 ? dnnl_f16 : dnnl_f32;
 		dnnl_data_type_t d2 = w2->dtype == PERFDB_DTYPE_BF16 ? dnnl_bf16 : w2->dtype == PERFDB_DTYPE_INT8 ? dnnl_s8 :

@@ -34,10 +34,9 @@ struct mm_state {
 	dnnl_memory_t a, b, w, c;       /* w: reordered weight (NULL: b used as is) */
 	dnnl_memory_t *rot;             /* rotation copies; rot[0] is w or b (not owned) */
 	size_t nrot, next;
+	dnnl_engine_t eng;              /* the backend context's (not owned) */
+	dnnl_stream_t strm;
 };
-
-static dnnl_engine_t eng;
-static dnnl_stream_t strm;
 
 static int dnnl_fail(struct perfdb_err *err, const char *what, dnnl_status_t st)
 {
@@ -114,7 +113,7 @@ static int rotate_setup(struct mm_state *s, struct perfdb_err *err)
 	s->nrot = n;
 	for (size_t i = 1; i < n; i++) {
 		void *dst;
-		if (dnnl_memory_create(&s->rot[i], md, eng, DNNL_MEMORY_ALLOCATE) != dnnl_success ||
+		if (dnnl_memory_create(&s->rot[i], md, s->eng, DNNL_MEMORY_ALLOCATE) != dnnl_success ||
 		    dnnl_memory_get_data_handle(s->rot[i], &dst) != dnnl_success)
 			return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory for the weight copies");
 		memcpy(dst, src, bytes);   /* also faults the pages in, outside the timed loop */
@@ -131,13 +130,12 @@ static int mm_prepare(struct perfdb_op_case *c, struct perfdb_err *err)
 	PERFDB_TRY(plan(c, &s->g, err));
 	struct perfdb_gemm *g = &s->g;
 	const struct perfdb_tensor *a = &c->in[0], *b = &c->in[1], *o = &c->out[0];
+	const struct cpu_ctx *x = cpu_ctx_of(c, err);
+	if (!x)
+		return -PERFDB_EINVAL;
+	dnnl_engine_t eng = s->eng = x->eng;
+	dnnl_stream_t strm = s->strm = x->strm;
 	dnnl_status_t st;
-	if (!eng) {
-		if ((st = dnnl_engine_create(&eng, dnnl_cpu, 0)) != dnnl_success)
-			return dnnl_fail(err, "engine creation", st);
-		if ((st = dnnl_stream_create(&strm, eng, dnnl_stream_default_flags)) != dnnl_success)
-			return dnnl_fail(err, "stream creation", st);
-	}
 	dnnl_dims_t da = { g->bt, g->m, g->k }, db = { g->bt, g->k, g->n }, dc = { g->bt, g->m, g->n };
 	dnnl_dims_t sa = { g->sa[0] ? g->sa[0] : g->m * g->k, g->sa[1], g->sa[2] };
 	dnnl_dims_t sb = { g->sb[0] ? g->sb[0] : g->k * g->n, g->sb[1], g->sb[2] };
@@ -204,9 +202,9 @@ static int mm_run(struct perfdb_op_case *c, struct perfdb_err *err)
 		{ DNNL_ARG_WEIGHTS, w },
 		{ DNNL_ARG_DST, s->c },
 	};
-	dnnl_status_t st = dnnl_primitive_execute(s->prim, strm, 3, args);
+	dnnl_status_t st = dnnl_primitive_execute(s->prim, s->strm, 3, args);
 	if (st == dnnl_success)
-		st = dnnl_stream_wait(strm);
+		st = dnnl_stream_wait(s->strm);
 	return st == dnnl_success ? 0 : dnnl_fail(err, "matmul", st);
 }
 

@@ -407,10 +407,10 @@ static int stage_init(struct stage *s, const struct perfdb_op_case *c, const str
 			s->inv_scale = sc != 0 ? 1.0f / sc : 0.0f;
 			s->offset = val_at(&c->in[qo], 0);
 		}
-		PERFDB_TRY(cpu_mm_init(&s->mm, p->t, k, n, dnnl_s8, k, dnnl_s8, dnnl_s32, n, err));
+		PERFDB_TRY(cpu_mm_init(&s->mm, c->backend_ctx, p->t, k, n, dnnl_s8, k, dnnl_s8, dnnl_s32, n, err));
 	} else {
 		dnnl_data_type_t dt = s->abf16 ? dnnl_bf16 : dnnl_f32;
-		PERFDB_TRY(cpu_mm_init(&s->mm, p->t, k, n, dt, k, dt, dnnl_f32, n, err));
+		PERFDB_TRY(cpu_mm_init(&s->mm, c->backend_ctx, p->t, k, n, dt, k, dt, dnnl_f32, n, err));
 	}
 	return weight_of(&s->mm, wt, 0, s->abf16, 1, &s->w, err);
 }
@@ -446,7 +446,7 @@ static int prepare(struct perfdb_op_case *c, struct perfdb_err *err)
 	/* wuk per head: A = the head's q_nope columns of y1, C = its columns of qn */
 	int bf16 = p->act == PERFDB_DTYPE_BF16;
 	dnnl_data_type_t dt = bf16 ? dnnl_bf16 : dnnl_f32;
-	PERFDB_TRY(cpu_mm_init(&s->uk, p->t, p->nope, p->kv, dt, (int64_t)nq, dt, dnnl_f32, p->n * p->kv, err));
+	PERFDB_TRY(cpu_mm_init(&s->uk, c->backend_ctx, p->t, p->nope, p->kv, dt, (int64_t)nq, dt, dnnl_f32, p->n * p->kv, err));
 	for (int64_t h = 0; h < p->n; h++)
 		PERFDB_TRY(weight_of(&s->uk, &c->in[WUK], (size_t)(h * p->nope * p->kv), bf16, 0, &s->wuk[h], err));
 	return 0;

@@ -252,7 +252,7 @@ static int gmm_prepare(struct perfdb_op_case *c, struct perfdb_err *err)
 				break;
 			}
 			mm = &s->mm[s->nmm];
-			rc = cpu_mm_init(mm, m, p->k, p->n, s->at, p->k, wt, ct, p->n, err);
+			rc = cpu_mm_init(mm, c->backend_ctx, m, p->k, p->n, s->at, p->k, wt, ct, p->n, err);
 			if (rc < 0)
 				break;
 			s->nmm++;

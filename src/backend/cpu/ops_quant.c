@@ -389,9 +389,9 @@ static int qmm_prepare(struct perfdb_op_case *c, struct perfdb_err *err)
 	}
 	int64_t chunk = p->m < QMM_CHUNK ? p->m : QMM_CHUNK, rest = p->m % chunk;
 	/* s32 blocks of chunk rows (an int32 output is written by the GEMM itself) */
-	int rc = cpu_mm_init(&s->full, chunk, p->k, p->n, dnnl_s8, p->k, dnnl_s8, dnnl_s32, p->n, err);
+	int rc = cpu_mm_init(&s->full, c->backend_ctx, chunk, p->k, p->n, dnnl_s8, p->k, dnnl_s8, dnnl_s32, p->n, err);
 	if (rc == 0 && rest)
-		rc = cpu_mm_init(&s->tail, rest, p->k, p->n, dnnl_s8, p->k, dnnl_s8, dnnl_s32, p->n, err);
+		rc = cpu_mm_init(&s->tail, c->backend_ctx, rest, p->k, p->n, dnnl_s8, p->k, dnnl_s8, dnnl_s32, p->n, err);
 	if (rc == 0)
 		rc = cpu_mm_weight(&s->full, wq ? (const void *)wq : c->in[1].data, dnnl_s8, p->wtrans, &s->w, err);
 	free(wq);

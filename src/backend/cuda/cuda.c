@@ -24,7 +24,7 @@
 #include "cuda_internal.h"
 #include "perfdb/fsio.h"
 
-struct cu_state cu;
+struct cu_state cu = { .want_dev = -1 };
 
 static const struct cu_op *const tables[] = { cu_ops_gemm, cu_ops_mem, cu_ops_attn };
 
@@ -82,18 +82,6 @@ static bool cuda_supports_op(const char *op)
 	return cu_find(op) != NULL;
 }
 
-/* The device: the local MPI rank's GPU under mpirun, else GPU 0. */
-static int pick_device(int count)
-{
-	const char *vars[] = { "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID" };
-	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
-		const char *v = getenv(vars[i]);
-		if (v && *v)
-			return atoi(v) % count;
-	}
-	return 0;
-}
-
 static int device_count(struct perfdb_err *err)
 {
 	int n = 0;
@@ -117,7 +105,7 @@ int cu_ready(struct perfdb_err *err)
 	perfdb_err_clear(&e);
 	int n = device_count(&e), rc = n < 0 ? n : 0;
 	if (rc == 0) {
-		cu.dev = pick_device(n);
+		cu.dev = cu.want_dev >= 0 && cu.want_dev < n ? cu.want_dev : perfdb_pick_gpu(n);
 		rc = cu_check(cudaSetDevice(cu.dev), "cudaSetDevice", &e);
 	}
 	if (rc == 0)
@@ -140,53 +128,108 @@ int cu_ready(struct perfdb_err *err)
 		cu.ready = -1;
 		return perfdb_err_set(err, PERFDB_EIO, "%s", why);
 	}
-	cu.cupti = cu_cupti_init(cu.cupti_why, sizeof(cu.cupti_why)) == 0;
+	if (!cu.cupti_tried)   /* CUPTI's subscription is the process's: once, kept across contexts */
+		cu.cupti = cu_cupti_init(cu.cupti_why, sizeof(cu.cupti_why)) == 0;
+	cu.cupti_tried = 1;
 	cu.pid = getpid();
 	cu.ready = 1;
 	return 0;
 }
 
-static int cuda_init(int threads, struct perfdb_err *err)
+/*
+ * The context is the process's one device state (cu): CUDA binds a device
+ * to the process's threads, and the engine runs one backend context per
+ * process (MPI ranks are processes), so a second open is refused.
+ */
+static int cuda_open(int threads, int device, void **ctx, struct perfdb_err *err)
 {
 	(void)threads;
-	return cu_ready(err);
+	*ctx = NULL;
+	if (cu.ready == 1 && cu.dev != device)
+		return perfdb_err_set(err, PERFDB_EINVAL, "--backend cuda: already open on GPU %d", cu.dev);
+	cu.want_dev = device;
+	PERFDB_TRY(cu_ready(err));
+	*ctx = &cu;
+	return 0;
+}
+
+static void cuda_free(void *ctx)
+{
+	struct cu_state *x = ctx;
+	if (!x || x->ready != 1)
+		return;
+	perfdb_kernel_report_release(&x->kernels);
+	cudaFree(x->flush);
+	cudaFree(x->lt_ws);
+	cublasLtDestroy(x->lt);
+	cudaStreamDestroy(x->stream);
+	int cupti = x->cupti, tried = x->cupti_tried;
+	char why[sizeof(x->cupti_why)];
+	memcpy(why, x->cupti_why, sizeof(why));
+	memset(x, 0, sizeof(*x));
+	x->cupti = cupti;
+	x->cupti_tried = tried;
+	memcpy(x->cupti_why, why, sizeof(why));
+	x->want_dev = -1;
+}
+
+static int cuda_device_count(struct perfdb_err *err)
+{
+	return device_count(err);
+}
+
+/* Properties only: no stream, no cuBLASLt handle, no workspace, no CUPTI. */
+static int cuda_device_get(int index, struct perfdb_backend_device *d, struct perfdb_err *err)
+{
+	struct cudaDeviceProp prop;
+	memset(d, 0, sizeof(*d));
+	PERFDB_TRY(cu_check(cudaGetDeviceProperties(&prop, index), "cudaGetDeviceProperties", err));
+	int clk = 0, mclk = 0;
+	cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, index);
+	cudaDeviceGetAttribute(&mclk, cudaDevAttrMemoryClockRate, index);
+	d->index = index;
+	snprintf(d->model, sizeof(d->model), "%s", prop.name);
+	snprintf(d->description, sizeof(d->description), "%s, sm_%d%d, %d SMs, %.1f GiB, SM clock %d MHz, memory clock "
+		 "%d MHz, %d-bit bus, L2 %d MiB", prop.name, prop.major, prop.minor, prop.multiProcessorCount,
+		 (double)prop.totalGlobalMem / (1u << 30), clk / 1000, mclk / 1000, prop.memoryBusWidth,
+		 prop.l2CacheSize >> 20);
+	d->memory_bytes = (double)prop.totalGlobalMem;
+	/* DDR: two transfers per memory clock */
+	d->memory_bandwidth = 2.0 * (double)mclk * 1e3 * (double)prop.memoryBusWidth / 8.0;
+	return 0;
 }
 
 static int cuda_detect_device(struct perfdb_device_registry *reg, const char **name_out, struct perfdb_err *err)
 {
-	PERFDB_TRY(cu_ready(err));
+	int n = device_count(err);
+	if (n < 0)
+		return n;
+	struct perfdb_backend_device bd;
+	PERFDB_TRY(cuda_device_get(cu.ready == 1 ? cu.dev : perfdb_pick_gpu(n), &bd, err));
 	char name[300];
-	perfdb_device_gpu_name(cu.prop.name, (double)cu.prop.totalGlobalMem, name, sizeof(name));
+	perfdb_device_gpu_name(bd.model, bd.memory_bytes, name, sizeof(name));
 	const struct perfdb_device *have = perfdb_device_find(reg, name);
 	if (have) {
 		*name_out = have->name;
 		return 0;
 	}
-	int clk = 0, mclk = 0;
-	cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, cu.dev);
-	cudaDeviceGetAttribute(&mclk, cudaDevAttrMemoryClockRate, cu.dev);
-	char desc[512];
-	snprintf(desc, sizeof(desc), "%s, sm_%d%d, %d SMs, %.1f GiB, SM clock %d MHz, memory clock %d MHz, %d-bit bus, "
-		 "L2 %d MiB", cu.prop.name, cu.prop.major, cu.prop.minor, cu.prop.multiProcessorCount,
-		 (double)cu.prop.totalGlobalMem / (1u << 30), clk / 1000, mclk / 1000, cu.prop.memoryBusWidth,
-		 cu.prop.l2CacheSize >> 20);
 	struct perfdb_device d;
 	memset(&d, 0, sizeof(d));
-	d.memory_bytes = (double)cu.prop.totalGlobalMem;
-	/* DDR: two transfers per memory clock */
-	d.memory_bandwidth = 2.0 * (double)mclk * 1e3 * (double)cu.prop.memoryBusWidth / 8.0;
+	d.memory_bytes = bd.memory_bytes;
+	d.memory_bandwidth = bd.memory_bandwidth;
 	d.name = name;
 	d.kind = (char *)"gpu";
 	d.vendor = (char *)"NVIDIA";
-	d.description = desc;
+	d.description = bd.description;
 	d.source = (char *)"detected";
 	PERFDB_TRY(perfdb_device_registry_add(reg, &d, err));
 	*name_out = perfdb_device_find(reg, name)->name;
 	return 0;
 }
 
-static void cuda_describe(struct perfdb_strbuf *out)
+static void cuda_describe(void *ctx, struct perfdb_strbuf *out)
 {
+	(void)ctx;   /* the process's one device state (cu) */
 	int rt = 0, drv = 0;
 	cudaRuntimeGetVersion(&rt);
 	cudaDriverGetVersion(&drv);
@@ -364,8 +407,9 @@ static int cuda_time_run(const struct perfdb_op_impl *impl, struct perfdb_op_cas
 	return 0;
 }
 
-static int cuda_write_reports(const char *dir, const char *ts, char **path_out, struct perfdb_err *err)
+static int cuda_write_reports(void *ctx, const char *dir, const char *ts, char **path_out, struct perfdb_err *err)
 {
+	(void)ctx;
 	*path_out = NULL;
 	if (!cu.cupti || cu.kernels.n == 0)
 		return 0;
@@ -385,7 +429,10 @@ const struct perfdb_backend_i perfdb_backend_cuda = {
 	.api_version = PERFDB_BACKEND_API_VERSION,
 	.name = "cuda",
 	.device_kind = "gpu",
-	.init = cuda_init,
+	.device_count = cuda_device_count,
+	.device_get = cuda_device_get,
+	.open = cuda_open,
+	.free = cuda_free,
 	.supports_op = cuda_supports_op,
 	.find_op = cuda_find_op,
 	.describe = cuda_describe,

@@ -22,7 +22,7 @@
 #include "cuda_kernels.h"
 #include "perfdb/kernels.h"
 
-/* The backend's process-wide state (one device per process). */
+/* The backend's state: its context (open), one per process (one device per process). */
 struct cu_state {
 	int ready;                    /* 1: device set up; -1: failed (err_msg) */
 	int pid;                      /* the process that set it up */
@@ -34,7 +34,9 @@ struct cu_state {
 	size_t lt_ws_bytes;
 	void *flush;                  /* written between samples of memory-bound ops */
 	size_t flush_bytes;           /* twice the L2 size */
+	int want_dev;                 /* the device open asked for; -1: perfdb_pick_gpu's */
 	int cupti;                    /* 1: kernel records collected; 0: not (cupti_why) */
+	int cupti_tried;              /* CUPTI set up once per process */
 	char cupti_why[160];
 	struct perfdb_kernel_report kernels;   /* the run's per-kernel rows */
 };

@@ -43,6 +43,7 @@ struct perfdb_op_case {
 	struct perfdb_tensor out[PERFDB_OP_MAX_TENSORS];
 	int threads;                          /* --threads (>= 1) */
 	void *priv;                           /* set by prepare, freed by release */
+	void *backend_ctx;                    /* the backend's context (open); set by the engine */
 	/*
 	 * The row's other cells by column name (FIA's `Runtime ...` columns,
 	 * `EP Size`): cell(cell_ctx, "Runtime sparse_mode") is the cell's text,
