@@ -421,9 +421,9 @@ out:
 	return rc;
 }
 
-int cmd_microbench(int argc, char **argv)
+int cmd_microbench(int argc, char **argv, struct cmd_db *db)
 {
-	struct perfdb_db_opts o = { 0 };
+	struct perfdb_db_opts *o = &db->o;   /* filled by DB_OPTIONS, finished below */
 	const char *backend = "msprof", *cmd = NULL, *mode = "all";
 	struct opt_list ops = { 0 };
 	bool prune = false, json = false, fail_fast = false, force = false, resume = false;
@@ -490,7 +490,7 @@ int cmd_microbench(int argc, char **argv)
 		  .metavar = "PORT", .help = "rendezvous port (required for several nodes)" },
 		{ .type = OPT_FLAG, .name = "json", .dest = &json,
 		  .help = "print a JSON summary instead of the report" },
-		DB_OPTIONS(&o),
+		DB_OPTIONS(o),
 		{ .type = OPT_END },
 	};
 	const char *pos[1];
@@ -510,16 +510,13 @@ int cmd_microbench(int argc, char **argv)
 		replay_ops_release(&ops);
 		return 2;
 	}
-	struct perfdb_device_registry reg;
-	perfdb_device_registry_init(&reg);
-	if ((rc = db_opts_finish(&o, &reg, &cmd_microbench_help))) {
-		perfdb_device_registry_release(&reg);
+	if ((rc = db_opts_finish(db, &cmd_microbench_help))) {
 		replay_ops_release(&ops);
 		return rc;
 	}
 	if (strcmp(backend, "msprof") != 0) {
 		struct perfdb_native_opts no = {
-			.db = &o, .reg = &reg, .backend = backend, .ops = ops.v, .nops = ops.n,
+			.db = o, .reg = &db->reg, .backend = backend, .ops = ops.v, .nops = ops.n,
 			.missing_only = mode[0] == 'm', .prune = prune, .fail_fast = fail_fast,
 			.force = force, .resume = resume,
 			.subprocess = strcmp(exec_mode, "subprocess") == 0, .repeat = repeat,
@@ -528,7 +525,6 @@ int cmd_microbench(int argc, char **argv)
 		};
 		struct native_flags f = { .ops = &ops, .json = json };
 		rc = run_native(&no, &f);
-		perfdb_device_registry_release(&reg);
 		replay_ops_release(&ops);
 		return rc;
 	}
@@ -536,8 +532,7 @@ int cmd_microbench(int argc, char **argv)
 				   .prune = prune, .json = json, .fail_fast = fail_fast, .ep = ep,
 				   .nproc = nproc, .nnodes = nnodes, .node_rank = node_rank,
 				   .master_port = master_port };
-	rc = run_msprof_backend(&o, &mf);
-	perfdb_device_registry_release(&reg);
+	rc = run_msprof_backend(o, &mf);
 	replay_ops_release(&ops);
 	return rc;
 }
