@@ -44,6 +44,8 @@ struct perfdb_measures {
 	size_t n, cap;
 };
 
+/* Free one measurement's strings (the struct itself is the caller's). */
+void perfdb_measure_release(struct perfdb_measure *m);
 void perfdb_measures_release(struct perfdb_measures *m);
 
 /* The seed's replay operators (stems of op_replay/<Op>_run.py), sorted. */

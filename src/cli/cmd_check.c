@@ -287,9 +287,9 @@ static void check_one(const char *path, struct report *rep)
 	perfdb_table_release(&t);
 }
 
-int cmd_check(int argc, char **argv)
+int cmd_check(int argc, char **argv, struct cmd_db *db)
 {
-	struct perfdb_db_opts o = { 0 };
+	struct perfdb_db_opts *o = &db->o;   /* filled by DB_OPTIONS, finished below */
 	bool json = false, strict = false;
 	struct opt opts[] = {
 		{ .type = OPT_FLAG, .name = "json", .dest = &json,
@@ -297,7 +297,7 @@ int cmd_check(int argc, char **argv)
 			  "duplicate_rows, warnings[] of {line, message}, or error), errors, warnings" },
 		{ .type = OPT_FLAG, .name = "strict", .dest = &strict,
 		  .help = "exit 1 on warnings too" },
-		DB_OPTIONS(&o),
+		DB_OPTIONS(o),
 		{ .type = OPT_END },
 	};
 	const char **pos = calloc((size_t)argc + 1, sizeof(*pos));
@@ -309,17 +309,15 @@ int cmd_check(int argc, char **argv)
 		free(pos);
 		return rc == 1 ? 0 : rc;
 	}
-	struct perfdb_device_registry reg;
-	perfdb_device_registry_init(&reg);
 	struct files files = { 0 };
 	struct perfdb_err err;
 	perfdb_err_clear(&err);
 	struct perfdb_strbuf dir = PERFDB_STRBUF_INIT;
 
-	if ((rc = db_opts_finish(&o, &reg, &cmd_check_help)))
+	if ((rc = db_opts_finish(db, &cmd_check_help)))
 		goto out;
 	if (npos == 0) {
-		if (perfdb_db_resolve(&o, &dir, &err) < 0) {
+		if (perfdb_db_resolve(o, &dir, &err) < 0) {
 			rc = cli_error("check", &err);
 			goto out;
 		}
@@ -368,6 +366,5 @@ out:
 	free(files.v);
 	free(pos);
 	perfdb_strbuf_release(&dir);
-	perfdb_device_registry_release(&reg);
 	return rc;
 }

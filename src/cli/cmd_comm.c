@@ -424,8 +424,9 @@ static int parse(int argc, char **argv, struct cli *c, struct perfdb_comm_opts *
 	return 0;
 }
 
-int cmd_comm(int argc, char **argv)
+int cmd_comm(int argc, char **argv, struct cmd_db *db)
 {
+	(void)db;   /* no CMD_DB: NULL */
 	struct perfdb_comm_opts o;
 	perfdb_comm_opts_defaults(&o);
 	struct cli c = {

@@ -112,8 +112,9 @@ static long count_rows(const char *path)
 	return n;
 }
 
-int cmd_comm_suite(int argc, char **argv)
+int cmd_comm_suite(int argc, char **argv, struct cmd_db *db)
 {
+	(void)db;   /* no CMD_DB: NULL */
 	const struct cmd_help *h = &cmd_comm_suite_help;
 	/* everything after the first "--" belongs to perfdb comm */
 	int split = argc;

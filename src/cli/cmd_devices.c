@@ -55,8 +55,9 @@ static json_t *device_json(const struct perfdb_device *d, int is_default)
 	return o;
 }
 
-int cmd_devices(int argc, char **argv)
+int cmd_devices(int argc, char **argv, struct cmd_db *db)
 {
+	(void)db;   /* no CMD_DB: NULL */
 	bool json = false, detect = false;
 	struct opt opts[] = {
 		{ .type = OPT_FLAG, .name = "json", .dest = &json,

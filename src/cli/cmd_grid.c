@@ -298,9 +298,9 @@ static const char *grid_replaced(const void *ctx, size_t i)
 	return r->files[i].written ? r->files[i].path : NULL;
 }
 
-int cmd_grid(int argc, char **argv)
+int cmd_grid(int argc, char **argv, struct cmd_db *cdb)
 {
-	struct perfdb_db_opts o = { 0 };
+	struct perfdb_db_opts *o = &cdb->o;   /* filled by DB_OPTIONS, finished below */
 	const char *targets = NULL, *seed_s = NULL, *grid_cfg = NULL, *opmap_path = NULL;
 	struct opt_list model_cfgs = { 0 };
 	long rows = 1000;
@@ -333,7 +333,7 @@ int cmd_grid(int argc, char **argv)
 		  .help = "print a JSON summary instead of the text lines (keys in docs/grid.md)" },
 		{ .type = OPT_FLAG, .name = "quiet", .short_name = 'q', .dest = &quiet,
 		  .help = "no progress and no [MEMORY] lines on stderr" },
-		DB_OPTIONS(&o),
+		DB_OPTIONS(o),
 		{ .type = OPT_END },
 	};
 	const char *pos[1];
@@ -357,10 +357,7 @@ int cmd_grid(int argc, char **argv)
 				       "filter; at most 8e9)", gb);
 	}
 
-	struct perfdb_device_registry reg;
-	perfdb_device_registry_init(&reg);
-	if ((rc = db_opts_finish(&o, &reg, &cmd_grid_help))) {
-		perfdb_device_registry_release(&reg);
+	if ((rc = db_opts_finish(cdb, &cmd_grid_help))) {
 		free(model_cfgs.v);
 		return rc;
 	}
@@ -380,11 +377,11 @@ int cmd_grid(int argc, char **argv)
 	int usage = 0;
 
 	/* the database directory: the reference walks the whole root without versions */
-	if (!o.database_path && !o.vllm_version) {
+	if (!o->database_path && !o->vllm_version) {
 		const char *src;
-		rc = perfdb_db_root(&o, &db, &src, &err);
+		rc = perfdb_db_root(o, &db, &src, &err);
 	} else {
-		rc = perfdb_db_resolve(&o, &db, &err);
+		rc = perfdb_db_resolve(o, &db, &err);
 	}
 	if (rc == 0) {
 		cfg_path = grid_cfg ? strdup(grid_cfg) : perfdb_data_path("grid.yaml");
@@ -486,7 +483,6 @@ int cmd_grid(int argc, char **argv)
 	perfdb_grid_opmap_free(opmap);
 	perfdb_grid_config_free(cfg);
 	perfdb_strbuf_release(&db);
-	perfdb_device_registry_release(&reg);
 	free(model_cfgs.v);
 	return rc;
 }

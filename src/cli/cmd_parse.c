@@ -157,9 +157,9 @@ static const char *parse_replaced(const void *ctx, size_t i)
 	return r->tables[i].written ? r->tables[i].path : NULL;
 }
 
-int cmd_parse(int argc, char **argv)
+int cmd_parse(int argc, char **argv, struct cmd_db *db)
 {
-	struct perfdb_db_opts o = { 0 };
+	struct perfdb_db_opts *o = &db->o;   /* filled by DB_OPTIONS, finished below */
 	const char *path = NULL;
 	long jobs = 0;
 	bool json = false, quiet = false;
@@ -175,7 +175,7 @@ int cmd_parse(int argc, char **argv)
 		  .help = "print a JSON summary instead of the reference's line (keys in docs/cli.md)" },
 		{ .type = OPT_FLAG, .name = "quiet", .short_name = 'q', .dest = &quiet,
 		  .help = "no progress and no warnings on stderr" },
-		DB_OPTIONS(&o),
+		DB_OPTIONS(o),
 		{ .type = OPT_END },
 	};
 	const char *pos[1];
@@ -184,10 +184,7 @@ int cmd_parse(int argc, char **argv)
 	if (rc)
 		return rc == 1 ? 0 : rc;
 
-	struct perfdb_device_registry reg;
-	perfdb_device_registry_init(&reg);
-	if ((rc = db_opts_finish(&o, &reg, &cmd_parse_help))) {
-		perfdb_device_registry_release(&reg);
+	if ((rc = db_opts_finish(db, &cmd_parse_help))) {
 		return rc;
 	}
 	struct perfdb_err err;
@@ -200,16 +197,16 @@ int cmd_parse(int argc, char **argv)
 	 * looked at, except for PyTorch traces, whose tables do not live under a
 	 * vLLM-Ascend/CANN directory (see trace_outdir).
 	 */
-	int traces = o.database_path ? 0 : trace_inputs(path);
+	int traces = o->database_path ? 0 : trace_inputs(path);
 	int trace_mode = traces == 1;
 	if (traces == 2)
 		rc = perfdb_err_set(&err, PERFDB_EINVAL,
 			"%s holds both Ascend profiler tables and PyTorch traces, which belong to "
 			"different databases: pass --database-path to put them in one", path);
 	else if (!trace_mode)
-		rc = perfdb_db_resolve(&o, &outdir, &err);
+		rc = perfdb_db_resolve(o, &outdir, &err);
 	if (rc == 0) {
-		struct ctx c = { .o = &o, .reg = &reg, .outdir = &outdir };
+		struct ctx c = { .o = o, .reg = &db->reg, .outdir = &outdir };
 		c.quiet = quiet || json;
 		progress_init(&c.prog, "parse", 0, c.quiet);
 		struct perfdb_parse_opts po = {
@@ -252,6 +249,5 @@ int cmd_parse(int argc, char **argv)
 	}
 	perfdb_parse_result_release(&res);
 	perfdb_strbuf_release(&outdir);
-	perfdb_device_registry_release(&reg);
 	return rc;
 }

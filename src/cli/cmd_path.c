@@ -26,14 +26,14 @@ const struct cmd_help cmd_path_help = {
 		"and prints it. Nothing is created.",
 };
 
-int cmd_path(int argc, char **argv)
+int cmd_path(int argc, char **argv, struct cmd_db *db)
 {
-	struct perfdb_db_opts o = { 0 };
+	struct perfdb_db_opts *o = &db->o;   /* filled by DB_OPTIONS, finished below */
 	bool json = false;
 	struct opt opts[] = {
 		{ .type = OPT_FLAG, .name = "json", .dest = &json,
 		  .help = "print a JSON object (database, root, root_source, device, version_dir, exists)" },
-		DB_OPTIONS(&o),
+		DB_OPTIONS(o),
 		{ .type = OPT_END },
 	};
 	const char *pos[1];
@@ -42,10 +42,7 @@ int cmd_path(int argc, char **argv)
 	if (rc)
 		return rc == 1 ? 0 : rc;
 
-	struct perfdb_device_registry reg;
-	perfdb_device_registry_init(&reg);
-	if ((rc = db_opts_finish(&o, &reg, &cmd_path_help))) {
-		perfdb_device_registry_release(&reg);
+	if ((rc = db_opts_finish(db, &cmd_path_help))) {
 		return rc;
 	}
 	struct perfdb_err err;
@@ -53,21 +50,21 @@ int cmd_path(int argc, char **argv)
 	struct perfdb_strbuf dir = PERFDB_STRBUF_INIT, root = PERFDB_STRBUF_INIT,
 			     ver = PERFDB_STRBUF_INIT;
 	const char *root_src = "";
-	rc = perfdb_db_resolve(&o, &dir, &err);
-	if (rc == 0 && !o.database_path) {
-		rc = perfdb_db_root(&o, &root, &root_src, &err);
+	rc = perfdb_db_resolve(o, &dir, &err);
+	if (rc == 0 && !o->database_path) {
+		rc = perfdb_db_root(o, &root, &root_src, &err);
 		if (rc == 0)
-			rc = perfdb_db_version_dir(&o, &ver, &err);
+			rc = perfdb_db_version_dir(o, &ver, &err);
 	}
 	if (rc < 0) {
 		rc = cli_error("path", &err);
 	} else if (json) {
 		json_t *j = json_pack("{s:s, s:s?, s:s?, s:s?, s:s?, s:b}",
 			"database", dir.buf,
-			"root", o.database_path ? NULL : root.buf,
-			"root_source", o.database_path ? "--database-path" : root_src,
-			"device", o.database_path ? NULL : o.device,
-			"version_dir", o.database_path ? NULL : ver.buf,
+			"root", o->database_path ? NULL : root.buf,
+			"root_source", o->database_path ? "--database-path" : root_src,
+			"device", o->database_path ? NULL : o->device,
+			"version_dir", o->database_path ? NULL : ver.buf,
 			"exists", perfdb_is_dir(dir.buf));
 		char *s = j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
 		if (s)
@@ -81,6 +78,5 @@ int cmd_path(int argc, char **argv)
 	perfdb_strbuf_release(&dir);
 	perfdb_strbuf_release(&root);
 	perfdb_strbuf_release(&ver);
-	perfdb_device_registry_release(&reg);
 	return rc;
 }

@@ -62,9 +62,9 @@ static json_t *report_json(const struct perfdb_dbreport *r, const char *device,
 			 "kernels", ks, "collectives", cs);
 }
 
-int cmd_report(int argc, char **argv)
+int cmd_report(int argc, char **argv, struct cmd_db *db)
 {
-	struct perfdb_db_opts o = { 0 };
+	struct perfdb_db_opts *o = &db->o;   /* filled by DB_OPTIONS, finished below */
 	const char *html = NULL, *hccl = NULL;
 	bool json = false;
 	struct opt opts[] = {
@@ -74,7 +74,7 @@ int cmd_report(int argc, char **argv)
 		  .help = "collective tables (default: newest <root>/<device>/hccl/<ver>/ with hcom_*.csv)" },
 		{ .type = OPT_FLAG, .name = "json", .dest = &json,
 		  .help = "print a JSON object instead of the markdown summary (keys: docs/cli.md)" },
-		DB_OPTIONS(&o),
+		DB_OPTIONS(o),
 		{ .type = OPT_END },
 	};
 	const char *pos[1];
@@ -83,10 +83,7 @@ int cmd_report(int argc, char **argv)
 	if (rc)
 		return rc == 1 ? 0 : rc;
 
-	struct perfdb_device_registry reg;
-	perfdb_device_registry_init(&reg);
-	if ((rc = db_opts_finish(&o, &reg, &cmd_report_help))) {
-		perfdb_device_registry_release(&reg);
+	if ((rc = db_opts_finish(db, &cmd_report_help))) {
 		return rc;
 	}
 	struct perfdb_err err;
@@ -107,7 +104,7 @@ int cmd_report(int argc, char **argv)
 		strftime(ts, sizeof(ts), "%Y%m%d_%H%M%S", &tm);
 		strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S %z", &tm);
 	}
-	rc = perfdb_db_resolve(&o, &dir, &err);
+	rc = perfdb_db_resolve(o, &dir, &err);
 	if (rc == 0)
 		rc = perfdb_dbreport_load(&r, dir.buf, hccl, &err);
 	char mpi[MPI_MAX_LIBRARY_VERSION_STRING], libs[MPI_MAX_LIBRARY_VERSION_STRING + 128];
@@ -120,7 +117,7 @@ int cmd_report(int argc, char **argv)
 	snprintf(libs, sizeof(libs), "jansson %s, libyaml %s, %s", JANSSON_VERSION,
 		 yaml_get_version_string(), mlen ? mpi : "MPI (unknown)");
 	struct perfdb_dbreport_ctx ctx = {
-		.dev = perfdb_device_find(&reg, o.device),
+		.dev = perfdb_device_find(&db->reg, o->device),
 		.generated = date,
 		.version = PERFDB_VERSION " (git " PERFDB_GIT_HASH ")",
 		.libraries = libs,
@@ -146,7 +143,7 @@ int cmd_report(int argc, char **argv)
 	if (rc < 0) {
 		rc = cli_error("report", &err);
 	} else if (json) {
-		json_t *j = report_json(&r, o.device, path.buf);
+		json_t *j = report_json(&r, o->device, path.buf);
 		char *s = j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
 					    JSON_REAL_PRECISION(10)) : NULL;
 		if (s)
@@ -162,6 +159,5 @@ int cmd_report(int argc, char **argv)
 	perfdb_strbuf_release(&md);
 	perfdb_strbuf_release(&page);
 	perfdb_strbuf_release(&path);
-	perfdb_device_registry_release(&reg);
 	return rc;
 }

@@ -28,8 +28,9 @@ const struct cmd_help cmd_trace_to_csv_help = {
 		"ends, byte for byte what the reference trace_to_csv.py writes.",
 };
 
-int cmd_trace_to_csv(int argc, char **argv)
+int cmd_trace_to_csv(int argc, char **argv, struct cmd_db *db)
 {
+	(void)db;   /* no CMD_DB: NULL */
 	const char *trace = NULL, *output = NULL;
 	struct opt opts[] = {
 		{ .type = OPT_STRING, .name = "trace", .dest = &trace, .metavar = "FILE",

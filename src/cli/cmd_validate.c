@@ -149,8 +149,9 @@ static void print_json(const struct perfdb_comm_validation *v, const char *dir)
 	json_decref(root);
 }
 
-int cmd_validate(int argc, char **argv)
+int cmd_validate(int argc, char **argv, struct cmd_db *db)
 {
+	(void)db;   /* no CMD_DB: NULL */
 	const struct cmd_help *h = &cmd_validate_help;
 	const char *dir = NULL, *device = NULL;
 	double tol = 2.0;

@@ -32,9 +32,9 @@ const struct cmd_help cmd_writeback_help = {
 		"profile update report under <database>/reports/.",
 };
 
-int cmd_writeback(int argc, char **argv)
+int cmd_writeback(int argc, char **argv, struct cmd_db *db)
 {
-	struct perfdb_db_opts o = { 0 };
+	struct perfdb_db_opts *o = &db->o;   /* filled by DB_OPTIONS, finished below */
 	const char *path = NULL, *mode = "all";
 	struct opt_list ops = { 0 };
 	bool prune = false, json = false;
@@ -54,7 +54,7 @@ int cmd_writeback(int argc, char **argv)
 		  .help = "EP Size written for DispatchFFNCombine rows (default: 16)" },
 		{ .type = OPT_FLAG, .name = "json", .dest = &json,
 		  .help = "print a JSON summary (tables[], gaps, report, hotspots_csv) instead of the report" },
-		DB_OPTIONS(&o),
+		DB_OPTIONS(o),
 		{ .type = OPT_END },
 	};
 	const char *pos[1];
@@ -68,10 +68,7 @@ int cmd_writeback(int argc, char **argv)
 		replay_ops_release(&ops);
 		return rc;
 	}
-	struct perfdb_device_registry reg;
-	perfdb_device_registry_init(&reg);
-	if ((rc = db_opts_finish(&o, &reg, &cmd_writeback_help))) {
-		perfdb_device_registry_release(&reg);
+	if ((rc = db_opts_finish(db, &cmd_writeback_help))) {
 		replay_ops_release(&ops);
 		return rc;
 	}
@@ -80,7 +77,7 @@ int cmd_writeback(int argc, char **argv)
 	struct perfdb_strbuf dir = PERFDB_STRBUF_INIT;
 	char **files = NULL;
 	size_t nfiles = 0, nprof = 0;
-	rc = perfdb_db_resolve(&o, &dir, &err);
+	rc = perfdb_db_resolve(o, &dir, &err);
 	if (rc == 0)
 		rc = perfdb_msprof_find(path, &files, &nfiles, &nprof, &err);
 	if (rc == 0 && !nprof)
@@ -100,6 +97,5 @@ int cmd_writeback(int argc, char **argv)
 	free(files);
 	replay_ops_release(&ops);
 	perfdb_strbuf_release(&dir);
-	perfdb_device_registry_release(&reg);
 	return rc;
 }

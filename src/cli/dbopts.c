@@ -2,15 +2,28 @@
 #include "dbopts.h"
 
 #include <stdio.h>
+#include <string.h>
 
 int db_opts_check_version(const char *v, struct perfdb_err *err)
 {
 	return perfdb_db_check_version(v, err);
 }
 
-int db_opts_finish(struct perfdb_db_opts *o, struct perfdb_device_registry *reg,
-		   const struct cmd_help *h)
+void cmd_db_init(struct cmd_db *db)
 {
+	memset(&db->o, 0, sizeof(db->o));
+	perfdb_device_registry_init(&db->reg);
+}
+
+void cmd_db_release(struct cmd_db *db)
+{
+	perfdb_device_registry_release(&db->reg);
+}
+
+int db_opts_finish(struct cmd_db *db, const struct cmd_help *h)
+{
+	struct perfdb_db_opts *o = &db->o;
+	struct perfdb_device_registry *reg = &db->reg;
 	struct perfdb_err err;
 	perfdb_err_clear(&err);
 	if (perfdb_device_registry_load(reg, &err) < 0)

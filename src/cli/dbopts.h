@@ -1,7 +1,9 @@
 /*
  * The database-location option group shared by every stage command
- * (docs/design.md flags; docs/spec/parse.md §4 and Decision 9).  Add DB_OPTIONS(o)
- * to a command's option table, then call db_opts_finish after parsing.
+ * (docs/design.md flags; docs/spec/parse.md §4 and Decision 9).  A command
+ * flagged CMD_DB in commands[] gets a struct cmd_db from the dispatcher: it
+ * adds DB_OPTIONS(&db->o) to its option table, then calls db_opts_finish
+ * after parsing and its own checks.
  */
 #ifndef PERFDB_CLI_DBOPTS_H
 #define PERFDB_CLI_DBOPTS_H
@@ -11,6 +13,16 @@
 #include "perfdb/device.h"
 
 int db_opts_check_version(const char *v, struct perfdb_err *err);
+
+/* What the dispatcher keeps for a CMD_DB command: zeroed, registry initialised, released after. */
+struct cmd_db {
+	struct perfdb_db_opts o;
+	struct perfdb_device_registry reg;
+};
+
+/* The dispatcher's side: before the command runs, and after it returned. */
+void cmd_db_init(struct cmd_db *db);
+void cmd_db_release(struct cmd_db *db);
 
 #define DB_OPTIONS(o)                                                          \
 	{ .type = OPT_GROUP, .name = "database location" },                     \
@@ -37,11 +49,11 @@ int db_opts_check_version(const char *v, struct perfdb_err *err);
 	  .help = "CANN version (e.g. 8.5; default: read from $ASCEND_HOME_PATH/**/version.info)" }
 
 /*
- * After parsing: load the device registry into reg, check --device against
- * it (argparse-style "invalid choice" on failure).  Returns 0, or the exit
- * code to return (1 runtime error, 2 usage error), having printed why.
+ * After parsing: load the device registry into db->reg, check --device
+ * against it (argparse-style "invalid choice" on failure), default it.
+ * Returns 0, or the exit code to return (1 runtime error, 2 usage error),
+ * having printed why.
  */
-int db_opts_finish(struct perfdb_db_opts *o, struct perfdb_device_registry *reg,
-		   const struct cmd_help *h);
+int db_opts_finish(struct cmd_db *db, const struct cmd_help *h);
 
 #endif

@@ -17,18 +17,18 @@
 #include "perfdb_build.h"
 
 static const struct cmd commands[] = {
-	{ "check", cmd_check, &cmd_check_help },
-	{ "comm", cmd_comm, &cmd_comm_help },
-	{ "comm-suite", cmd_comm_suite, &cmd_comm_suite_help },
-	{ "devices", cmd_devices, &cmd_devices_help },
-	{ "grid", cmd_grid, &cmd_grid_help },
-	{ "microbench", cmd_microbench, &cmd_microbench_help },
-	{ "parse", cmd_parse, &cmd_parse_help },
-	{ "path", cmd_path, &cmd_path_help },
-	{ "report", cmd_report, &cmd_report_help },
-	{ "trace-to-csv", cmd_trace_to_csv, &cmd_trace_to_csv_help },
-	{ "validate", cmd_validate, &cmd_validate_help },
-	{ "writeback", cmd_writeback, &cmd_writeback_help },
+	{ "check", cmd_check, &cmd_check_help, CMD_DB },
+	{ "comm", cmd_comm, &cmd_comm_help, 0 },
+	{ "comm-suite", cmd_comm_suite, &cmd_comm_suite_help, 0 },
+	{ "devices", cmd_devices, &cmd_devices_help, 0 },
+	{ "grid", cmd_grid, &cmd_grid_help, CMD_DB },
+	{ "microbench", cmd_microbench, &cmd_microbench_help, CMD_DB },
+	{ "parse", cmd_parse, &cmd_parse_help, CMD_DB },
+	{ "path", cmd_path, &cmd_path_help, CMD_DB },
+	{ "report", cmd_report, &cmd_report_help, CMD_DB },
+	{ "trace-to-csv", cmd_trace_to_csv, &cmd_trace_to_csv_help, 0 },
+	{ "validate", cmd_validate, &cmd_validate_help, 0 },
+	{ "writeback", cmd_writeback, &cmd_writeback_help, CMD_DB },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -93,6 +93,18 @@ static const struct cmd *find_cmd(const char *name)
 	return NULL;
 }
 
+/* The shared steps around a command: what its commands[] flags ask for. */
+static int run_cmd(const struct cmd *c, int argc, char **argv)
+{
+	if (!(c->flags & CMD_DB))
+		return c->fn(argc, argv, NULL);
+	struct cmd_db db;
+	cmd_db_init(&db);
+	int rc = c->fn(argc, argv, &db);
+	cmd_db_release(&db);
+	return rc;
+}
+
 static int unknown_cmd(const char *name)
 {
 	fprintf(stderr, "usage: %s\n", usage_line);
@@ -127,7 +139,7 @@ int main(int argc, char **argv)
 		if (!c)
 			return unknown_cmd(argv[2]);
 		char *hargv[] = { (char *)c->name, "--help", NULL };
-		return c->fn(2, hargv);
+		return run_cmd(c, 2, hargv);
 	}
 	if (a[0] == '-') {
 		fprintf(stderr, "usage: %s\n", usage_line);
@@ -143,5 +155,5 @@ int main(int argc, char **argv)
 		fprintf(stderr, "perfdb %s: error: %s\n", c->name, err.msg);
 		return 2;
 	}
-	return c->fn(argc - 1, argv + 1);
+	return run_cmd(c, argc - 1, argv + 1);
 }

@@ -88,10 +88,7 @@ int replay_ingest(const struct ingest_opts *o, char *const *files, size_t nfiles
 		if (selected(o->ops, m.v[i].op)) {
 			m.v[w++] = m.v[i];
 		} else {
-			free(m.v[i].op);
-			for (int b = 0; b < 8; b++)
-				free(m.v[i].base[b]);
-			free(m.v[i].ep_size);
+			perfdb_measure_release(&m.v[i]);
 		}
 	}
 	m.n = w;

@@ -31,14 +31,20 @@ int perfdb_replay_op_known(const char *op)
 	return 0;
 }
 
+void perfdb_measure_release(struct perfdb_measure *m)
+{
+	free(m->op);
+	for (int b = 0; b < 8; b++)
+		free(m->base[b]);
+	free(m->ep_size);
+	m->op = m->ep_size = NULL;
+	memset(m->base, 0, sizeof(m->base));
+}
+
 void perfdb_measures_release(struct perfdb_measures *m)
 {
-	for (size_t i = 0; i < m->n; i++) {
-		free(m->v[i].op);
-		for (int b = 0; b < 8; b++)
-			free(m->v[i].base[b]);
-		free(m->v[i].ep_size);
-	}
+	for (size_t i = 0; i < m->n; i++)
+		perfdb_measure_release(&m->v[i]);
 	free(m->v);
 	memset(m, 0, sizeof(*m));
 }

@@ -1,0 +1,398 @@
+/*
+ * The native microbench stage (native_run.h; docs/spec/replay.md §4,
+ * Decisions 2, 3, 7 and 8; docs/replay.md "CPU backend").
+ *
+ * microbench_rows_<ts>.csv is the database dialect (include/perfdb/csv.h)
+ * with one fixed exception kept from its first version: the last field,
+ * Reason, is always quoted, so that a reader splitting on commas finds the
+ * empty reasons of ok rows as `""`.  Columns: Operator, Line, Status,
+ * Samples, Mean/Median/Min/Std(us) (%.6f), CPU/Wall (%.3f), Probe(GB/s)
+ * (%.1f), Retries, Rank, Reason.
+ */
+#include "replay/native_run.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "perfdb/csv.h"
+#include "perfdb/fsio.h"
+#include "perfdb/strbuf.h"
+#include "replay/probe.h"
+
+/*
+ * OpenBLAS picks its kernels when it loads, from OPENBLAS_CORETYPE.  This
+ * environment sets OPENBLAS_CORETYPE=Haswell, which halves fp32 GEMM speed
+ * on AVX-512 machines, so the CPU backend chooses deliberately: the core in
+ * $PERFDB_OPENBLAS_CORETYPE if set, else OpenBLAS's own detection (the
+ * variable removed), re-executing once when the environment disagrees
+ * (OMP_NUM_THREADS is set to --threads the same way, for oneDNN).  The
+ * core in use is recorded (openblas_core in the environment record).
+ */
+static void choose_openblas_core(long threads)
+{
+	if (getenv("PERFDB_OPENBLAS_REEXEC"))
+		return;
+	const char *want = getenv("PERFDB_OPENBLAS_CORETYPE"), *have = getenv("OPENBLAS_CORETYPE");
+	const char *omp = getenv("OMP_NUM_THREADS");
+	char nt[32];
+	snprintf(nt, sizeof(nt), "%ld", threads);
+	/* oneDNN's OpenMP runtime also reads its thread count only when it loads */
+	int omp_ok = omp && strcmp(omp, nt) == 0;
+	if (omp_ok && ((!want && !have) || (want && have && strcmp(want, have) == 0)))
+		return;
+	if (want)
+		setenv("OPENBLAS_CORETYPE", want, 1);
+	else
+		unsetenv("OPENBLAS_CORETYPE");
+	setenv("OMP_NUM_THREADS", nt, 1);
+	setenv("PERFDB_OPENBLAS_REEXEC", "1", 1);
+	/* the original argv, from /proc/self/cmdline */
+	int fd = open("/proc/self/cmdline", O_RDONLY);
+	if (fd < 0)
+		return;
+	enum { CAP = 65536 };
+	char *buf = malloc(CAP);
+	if (!buf) {
+		close(fd);
+		return;
+	}
+	ssize_t n = read(fd, buf, CAP - 1);
+	close(fd);
+	if (n <= 0 || n == (ssize_t)CAP - 1) {
+		free(buf);
+		return;
+	}
+	buf[n] = '\0';
+	char *av[1024];
+	size_t ac = 0;
+	for (char *p = buf; p < buf + n && ac < 1023; p += strlen(p) + 1)
+		av[ac++] = p;
+	av[ac] = NULL;
+	fflush(NULL);
+	execv("/proc/self/exe", av);   /* on failure: go on with the core we have */
+	free(buf);
+}
+
+void perfdb_native_choose_openblas_core(const char *backend, long threads)
+{
+	const struct perfdb_backend_i *be = perfdb_backend_find(backend);
+	if (be && strcmp(be->device_kind, "cpu") == 0)
+		choose_openblas_core(threads);
+}
+
+/* The registry device that names a component of dir, or NULL. */
+static const struct perfdb_device *device_of_dir(const struct perfdb_device_registry *reg,
+						 const char *dir)
+{
+	const struct perfdb_device *found = NULL;
+	char *d = strdup(dir), *save = NULL;
+	if (!d)
+		return NULL;
+	for (char *c = strtok_r(d, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+		const struct perfdb_device *x = perfdb_device_find(reg, c);
+		if (x)
+			found = x;   /* the deepest one wins */
+	}
+	free(d);
+	return found;
+}
+
+void perfdb_native_stack_version(const char *describe, const char *key, int *maj, int *min)
+{
+	*maj = 0;
+	*min = 0;
+	size_t klen = strlen(key);
+	for (const char *l = describe ? describe : ""; *l;) {
+		const char *nl = strchr(l, '\n');
+		if (strncmp(l, key, klen) == 0 && l[klen] == '=') {
+			/* the first line naming the key; a missing minor stays 0 */
+			(void)sscanf(l + klen + 1, "%d.%d", maj, min);
+			return;
+		}
+		if (!nl)
+			break;
+		l = nl + 1;
+	}
+}
+
+/* PERFDB_PROBE=0 turns the bandwidth probe off (docs/replay.md "Contention"; make valgrind does). */
+static int probe_off(void)
+{
+	const char *v = getenv("PERFDB_PROBE");
+	return v && strcmp(v, "0") == 0;
+}
+
+/* Decision 8: only into a database of the backend's device kind. */
+static int check_device_kind(const struct perfdb_native_run *run, struct perfdb_err *err)
+{
+	const struct perfdb_device *dev = run->dev;
+	const struct perfdb_backend_i *be = run->be;
+	if (run->o->force || (dev && strcmp(dev->kind, be->device_kind) == 0))
+		return 0;
+	if (dev)
+		return perfdb_err_set(err, PERFDB_EINVAL,
+				      "'%s' is a database of device '%s' (kind %s); the %s backend measures "
+				      "%s (kind %s); use --force-device to write anyway",
+				      run->dir.buf, dev->name, dev->kind, be->name, run->host, be->device_kind);
+	return perfdb_err_set(err, PERFDB_EINVAL,
+			      "cannot tell the device of '%s'; the %s backend measures %s (kind %s); "
+			      "use --force-device to write anyway",
+			      run->dir.buf, be->name, run->host, be->device_kind);
+}
+
+/* The database directory, and its device: the flags, or the native layout. */
+static int find_database(struct perfdb_native_run *run, struct perfdb_err *err)
+{
+	const struct perfdb_db_opts *db = run->o->db;
+	const struct perfdb_backend_i *be = run->be;
+	if (db->database_path || db->device) {
+		PERFDB_TRY(perfdb_db_resolve(db, &run->dir, err));
+		run->dev = db->database_path ? device_of_dir(run->o->reg, run->dir.buf)
+					     : perfdb_device_find(run->o->reg, db->device);
+		return 0;
+	}
+	/* native layout: <root>/<device>/<backend>/<stack-version>/ */
+	const char *src;
+	PERFDB_TRY(perfdb_db_root(db, &run->dir, &src, err));
+	struct perfdb_strbuf d = PERFDB_STRBUF_INIT;
+	if (be->describe)
+		be->describe(NULL, &d);   /* before open: the library versions */
+	const char *key = be->stack ? be->stack : be->name;
+	int maj, min;
+	perfdb_native_stack_version(d.buf, key, &maj, &min);
+	perfdb_strbuf_addf(&run->dir, "/%s/%s/%s%d.%d", run->host, be->name, key, maj, min);
+	perfdb_strbuf_release(&d);
+	run->dev = perfdb_device_find(run->o->reg, run->host);
+	return 0;
+}
+
+int perfdb_native_open(const struct perfdb_native_opts *o, struct perfdb_native_run *run,
+		       struct perfdb_err *err)
+{
+	memset(run, 0, sizeof(*run));
+	run->o = o;
+	perfdb_strbuf_init(&run->dir);
+	if (!(o->budget >= 0) || !(o->timeout > 0) || !(o->op_timeout >= 0)) {
+		run->usage = 1;
+		return perfdb_err_set(err, PERFDB_EINVAL, "--row-budget and --op-timeout must be >= 0 and "
+				      "--row-timeout > 0");
+	}
+	int rc = perfdb_backend_get(o->backend, &run->be, err);
+	if (rc < 0) {
+		/* not built: a usage error; a module that does not load: a runtime one */
+		run->usage = err->code == PERFDB_EINVAL;
+		return rc;
+	}
+	const struct perfdb_backend_i *be = run->be;
+	PERFDB_TRY(be->detect_device ? be->detect_device(o->reg, &run->host, err)
+				     : perfdb_device_detect_host_cpu(o->reg, &run->host, err));
+	PERFDB_TRY(find_database(run, err));
+	PERFDB_TRY(check_device_kind(run, err));
+	snprintf(run->rep, sizeof(run->rep), "%s/reports", run->dir.buf);
+	return perfdb_report_dir_prepare(run->dir.buf, err);
+}
+
+int perfdb_native_measure(struct perfdb_native_run *run, struct perfdb_err *err)
+{
+	const struct perfdb_native_opts *no = run->o;
+	/* Decision 7: every finished row is journaled; --resume continues from it */
+	snprintf(run->journal, sizeof(run->journal), "%s/microbench_journal.jsonl", run->rep);
+	const char *hook = getenv("PERFDB_TEST_EXIT_AFTER_ROWS"), *crash = getenv("PERFDB_TEST_CRASH_OP");
+	/* test hook: PERFDB_TEST_PROBE_GBS=a,b,... are the bandwidth probe's readings, in order */
+	double script[64];
+	size_t nscript = 0;
+	for (const char *q = getenv("PERFDB_TEST_PROBE_GBS"); q && *q && nscript < 64; nscript++) {
+		char *e;
+		script[nscript] = strtod(q, &e);
+		q = *e == ',' ? e + 1 : e + strlen(e);
+	}
+	struct perfdb_engine_opts eo = {
+		.dbdir = run->dir.buf, .backend = run->be,
+		.ops = no->nops ? no->ops : NULL, .nops = no->nops,
+		.missing_only = no->missing_only, .fail_fast = no->fail_fast,
+		.repeat = (size_t)no->repeat, .rsd = 0.01, .budget_s = no->budget,
+		.timeout_s = no->timeout, .threads = (int)no->threads, .seed = 0x5eed,
+		.flush = 1, .stop = no->stop, .progress = no->progress, .ud = no->ud,
+		.ep_size = (int)no->ep, .comm = no->comm, .rank = no->rank, .nranks = no->nranks,
+		.journal = run->journal, .resume = no->resume, .subprocess = no->subprocess,
+		.op_timeout_s = no->op_timeout, .contention_retries = (int)no->retries,
+		.probe_script = nscript ? script : NULL, .probe_script_n = nscript,
+		.no_probe = probe_off(),
+		.exit_after = hook && *hook ? (size_t)strtoul(hook, NULL, 10) : 0,
+		.crash_op = crash && *crash ? crash : NULL,
+	};
+	/* prune decides from what the run saw: the rows read before measuring */
+	if (no->prune && no->rank == 0)
+		PERFDB_TRY(perfdb_wb_seen_take(run->dir.buf, &run->seen, err));
+	/* the backend level, on the device the device level picks (the local rank's GPU) */
+	const struct perfdb_backend_i *be = run->be;
+	int ndev = be->device_count ? be->device_count(err) : 1;
+	if (ndev < 0)
+		return ndev;
+	PERFDB_TRY(be->open((int)no->threads, be->device_count ? perfdb_pick_gpu(ndev) : 0, &run->bctx, err));
+	eo.backend_ctx = run->bctx;
+	run->engine_ran = 1;
+	return perfdb_engine_run(&eo, &run->res, err);
+}
+
+int perfdb_native_record(struct perfdb_native_run *run, struct perfdb_err *err)
+{
+	const struct perfdb_native_opts *no = run->o;
+	const struct perfdb_backend_i *be = run->be;
+	perfdb_report_timestamp(run->ts, sizeof(run->ts));
+	struct perfdb_strbuf env = PERFDB_STRBUF_INIT;
+	perfdb_strbuf_addf(&env, "backend=%s\nhost=%s\n", be->name, run->host);
+	if (be->describe)
+		be->describe(run->bctx, &env);
+	perfdb_strbuf_addf(&env, "mpi_ranks=%d\n", no->nranks);
+	perfdb_strbuf_addf(&env, "repeat_count=%ld\nrow_budget_s=%g\nrow_timeout_s=%g\nrsd_target=0.01\n"
+			   "cache_flush=memory-bound ops below 32 MiB\n"
+			   "weights_rotated=GEMM weights below 32 MiB rotate through 64 MiB of copies\n",
+			   no->repeat, no->budget, no->timeout);
+	/* the status is written first: it survives a failing writeback */
+	snprintf(run->stp, sizeof(run->stp), "%s/run_all_op_status_%s.json", run->rep, run->ts);
+	int rc = perfdb_native_status_build(&run->res, &run->st);
+	if (rc == 0)
+		rc = perfdb_status_write(run->stp, &run->st, err);
+	if (rc == 0)
+		rc = perfdb_native_write_records(run->dir.buf, run->ts, run->dev ? run->dev->name : "?",
+						 env.buf, &run->res, probe_off(), err);
+	if (rc == 0 && be->write_reports)
+		rc = be->write_reports(run->bctx, run->rep, run->ts, &run->kpath, err);
+	perfdb_strbuf_release(&env);
+	return rc;
+}
+
+void perfdb_native_run_release(struct perfdb_native_run *run)
+{
+	perfdb_status_release(&run->st);
+	perfdb_engine_result_release(&run->res);
+	perfdb_wb_seen_release(&run->seen);
+	perfdb_strbuf_release(&run->dir);
+	free(run->kpath);
+	run->kpath = NULL;
+	if (run->be && run->be->free)
+		run->be->free(run->bctx);
+	run->bctx = NULL;
+}
+
+/* Append "<op>.csv" to a status list. */
+static int add_table(char ***list, size_t *cnt, const char *op)
+{
+	void *p = realloc(*list, (*cnt + 1) * sizeof(char *));
+	if (!p)
+		return -PERFDB_ENOMEM;
+	*list = p;
+	struct perfdb_strbuf b = PERFDB_STRBUF_INIT;
+	perfdb_strbuf_addf(&b, "%s.csv", op);
+	(*list)[(*cnt)++] = perfdb_strbuf_detach(&b, NULL);
+	return 0;
+}
+
+int perfdb_native_status_build(const struct perfdb_engine_result *r, struct perfdb_status *st)
+{
+	memset(st, 0, sizeof(*st));
+	for (size_t i = 0; i < r->nrows; i++) {
+		const struct perfdb_engine_row *row = &r->rows[i];
+		if (row->status == PERFDB_ENGINE_FAILED) {
+			void *p = realloc(st->failed, (st->nfailed + 1) * sizeof(*st->failed));
+			if (!p)
+				return -PERFDB_ENOMEM;
+			st->failed = p;
+			struct perfdb_strbuf b = PERFDB_STRBUF_INIT;
+			perfdb_strbuf_addf(&b, "%s.csv:%zu", row->op, row->line);
+			st->failed[st->nfailed].op = perfdb_strbuf_detach(&b, NULL);
+			st->failed[st->nfailed].reason = strdup(row->reason ? row->reason : "");
+			st->nfailed++;
+		}
+	}
+	/* per op: success when no row failed and one ran; skipped when none ran */
+	for (size_t i = 0; i < r->nrows;) {
+		size_t j = i, ok = 0, bad = 0;
+		for (; j < r->nrows && strcmp(r->rows[j].op, r->rows[i].op) == 0; j++) {
+			ok += r->rows[j].status == PERFDB_ENGINE_OK;
+			bad += r->rows[j].status == PERFDB_ENGINE_FAILED;
+		}
+		if (!bad)
+			PERFDB_TRY(ok ? add_table(&st->success, &st->nsuccess, r->rows[i].op)
+				      : add_table(&st->skipped, &st->nskipped, r->rows[i].op));
+		i = j;
+	}
+	return 0;
+}
+
+double perfdb_native_probe_reference(const struct perfdb_engine_result *r)
+{
+	double *v = malloc((r->nrows ? r->nrows : 1) * sizeof(double));
+	if (!v)
+		return 0;   /* no reference: no row is listed as contended */
+	size_t n = 0;
+	for (size_t i = 0; i < r->nrows; i++)
+		if (r->rows[i].status == PERFDB_ENGINE_OK)
+			v[n++] = r->rows[i].probe_gbs;
+	double m = perfdb_probe_median(v, n);
+	free(v);
+	return m;
+}
+
+int perfdb_native_row_contended(const struct perfdb_engine_row *x, double ref)
+{
+	return x->status == PERFDB_ENGINE_OK && perfdb_probe_contended(x->probe_gbs, ref);
+}
+
+int perfdb_native_records_csv(const struct perfdb_engine_result *r, struct perfdb_strbuf *out)
+{
+	static const char *const header[] = {
+		"Operator", "Line", "Status", "Samples", "Mean(us)", "Median(us)", "Min(us)", "Std(us)",
+		"CPU/Wall", "Probe(GB/s)", "Retries", "Rank", "Reason",
+	};
+	PERFDB_TRY(perfdb_csv_put_row(out, header, sizeof(header) / sizeof(header[0])));
+	for (size_t i = 0; i < r->nrows; i++) {
+		const struct perfdb_engine_row *x = &r->rows[i];
+		static const char *const names[] = { "ok", "failed", "skipped" };
+		PERFDB_TRY(perfdb_csv_put_field(out, x->op, strlen(x->op)));
+		PERFDB_TRY(perfdb_strbuf_addf(out, ",%zu,%s,%zu,%.6f,%.6f,%.6f,%.6f,%.3f,%.1f,%d,%d,\"", x->line,
+					      names[x->status], x->samples, x->mean, x->median, x->min, x->std,
+					      x->cpu_ratio, x->probe_gbs, x->retries, x->rank));
+		for (const char *q = x->reason ? x->reason : ""; *q; q++) {
+			if (*q == '"')
+				PERFDB_TRY(perfdb_strbuf_addch(out, '"'));
+			PERFDB_TRY(perfdb_strbuf_addch(out, *q));
+		}
+		PERFDB_TRY(perfdb_strbuf_addstr(out, "\"\r\n"));
+	}
+	return 0;
+}
+
+int perfdb_native_write_records(const char *dbdir, const char *ts, const char *device,
+				const char *env, const struct perfdb_engine_result *r, int no_probe,
+				struct perfdb_err *err)
+{
+	char p[4400];
+	struct perfdb_strbuf b = PERFDB_STRBUF_INIT;
+	perfdb_strbuf_addf(&b, "%s", env);
+	perfdb_strbuf_addf(&b, "device=%s\nrows_ok=%zu\nrows_failed=%zu\nrows_skipped=%zu\ninterrupted=%d\n",
+			   device, r->nok, r->nfailed, r->nskipped, r->interrupted);
+	double ref = perfdb_native_probe_reference(r);
+	size_t ncont = 0;
+	for (size_t i = 0; i < r->nrows; i++)
+		ncont += (size_t)perfdb_native_row_contended(&r->rows[i], ref);
+	if (ref > 0)
+		perfdb_strbuf_addf(&b, "probe_median_gbs=%.1f\nrows_contended=%zu\n", ref, ncont);
+	else if (no_probe)
+		perfdb_strbuf_addstr(&b, "probe=off\n");
+	snprintf(p, sizeof(p), "%s/reports/microbench_env_%s.txt", dbdir, ts);
+	int rc = perfdb_file_write_atomic(p, b.buf, b.len, err);
+	perfdb_strbuf_reset(&b);
+	if (rc == 0 && perfdb_native_records_csv(r, &b) < 0)
+		rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	if (rc == 0) {
+		snprintf(p, sizeof(p), "%s/reports/microbench_rows_%s.csv", dbdir, ts);
+		rc = perfdb_file_write_atomic(p, b.buf, b.len, err);
+	}
+	perfdb_strbuf_release(&b);
+	return rc;
+}

@@ -1,0 +1,124 @@
+/*
+ * The native microbench stage (`perfdb microbench --backend cpu|cuda`,
+ * docs/spec/replay.md §4, Decisions 2, 3, 7 and 8): which database a
+ * backend may write, the engine run, and the run's status and records under
+ * <db>/reports/.  Writeback and the report come after it (the CLI's
+ * replay_finish), from the run's measurements.
+ *
+ * A run is three steps, so that the caller can arm its signal handler and
+ * draw progress between them: perfdb_native_open (checks, backend, device,
+ * database directory), perfdb_native_measure (the engine) and, on rank 0,
+ * perfdb_native_record (status, records, the backend's own reports).
+ * Nothing here prints.
+ */
+#ifndef PERFDB_REPLAY_NATIVE_RUN_H
+#define PERFDB_REPLAY_NATIVE_RUN_H
+
+#include <stddef.h>
+
+#include "perfdb/dbpath.h"
+#include "perfdb/device.h"
+#include "replay/engine.h"
+
+struct perfdb_native_opts {
+	const struct perfdb_db_opts *db;       /* the database-location flags, finished */
+	struct perfdb_device_registry *reg;    /* the backend may add the device it measures */
+	const char *backend;                   /* registry name: "cpu", "cuda" */
+	const char *const *ops;                /* normalised --ops, or NULL: every replay op */
+	size_t nops;
+	int missing_only, prune, fail_fast, force, resume, subprocess;
+	long repeat, threads, ep, retries;
+	double budget, timeout, op_timeout;    /* seconds */
+	const volatile int *stop;              /* set by a signal: the run ends after the current row */
+	void (*progress)(void *ud, size_t done, size_t total, size_t failed); /* NULL: none */
+	void *ud;
+	void *comm;                            /* MPI_Comm * under mpirun with several ranks, else NULL */
+	int rank, nranks;
+};
+
+struct perfdb_native_run {
+	const struct perfdb_native_opts *o;
+	const struct perfdb_backend_i *be;
+	const char *host;                      /* the device the backend measures */
+	const struct perfdb_device *dev;       /* the database's device, or NULL: unknown */
+	struct perfdb_strbuf dir;              /* the database directory */
+	char rep[4200];                        /* <dir>/reports */
+	char journal[4300];                    /* Decision 7: the journal of finished rows */
+	struct perfdb_wb_seen seen;            /* prune: the rows read before measuring */
+	int usage;                             /* open failed on a usage error (exit 2) */
+	int engine_ran;                        /* measure reached the engine */
+	struct perfdb_engine_result res;
+	char ts[64];                           /* the run's report timestamp */
+	struct perfdb_status st;
+	char stp[4300];                        /* the status file written */
+	char *kpath;                           /* the backend's own report (cuda: per-kernel), or NULL */
+	void *bctx;                            /* the backend's context (open in measure), freed by release */
+};
+
+/*
+ * OpenBLAS picks its kernels when it loads, so the CPU backend may re-exec
+ * the process with the environment it wants (see native_run.c); call
+ * before MPI_Init.  Returns only when no re-exec happened or it failed.
+ */
+void perfdb_native_choose_openblas_core(const char *backend, long threads);
+
+/*
+ * Check the options, get the backend, detect its device, find the
+ * database directory and apply Decision 8 (only a database of the
+ * backend's device kind, unless force), prepare <dir>/reports.  run is
+ * initialised even on failure (release it).  Returns 0 or -PERFDB_E*
+ * with err filled; run->usage tells a usage error.
+ */
+int perfdb_native_open(const struct perfdb_native_opts *o, struct perfdb_native_run *run,
+		       struct perfdb_err *err);
+
+/*
+ * Take the rows seen (prune, rank 0) and run the engine.  Returns 0 or
+ * -PERFDB_E*; run->engine_ran tells whether the error is the engine's.
+ */
+int perfdb_native_measure(struct perfdb_native_run *run, struct perfdb_err *err);
+
+/*
+ * Rank 0 after measuring: the status file (first: it survives a failing
+ * writeback), the environment record and per-row records, the backend's
+ * own reports.  Returns 0 or -PERFDB_E* (err filled, except on ENOMEM
+ * while building the status).
+ */
+int perfdb_native_record(struct perfdb_native_run *run, struct perfdb_err *err);
+
+void perfdb_native_run_release(struct perfdb_native_run *run);
+
+/*
+ * The stack version in describe() text: the line "<key>=<major>.<minor>…",
+ * the key matched whole at the start of a line.  Sets *maj and *min (0.0
+ * when there is no such line).
+ */
+void perfdb_native_stack_version(const char *describe, const char *key, int *maj, int *min);
+
+/* Status (run_all_op_status.json form): ops all ok, per-row failures, ops skipped.
+ * Returns 0 or -PERFDB_ENOMEM; st is filled either way (release it). */
+int perfdb_native_status_build(const struct perfdb_engine_result *r, struct perfdb_status *st);
+
+/*
+ * The run's reference memory bandwidth (replay/probe.h): the median of the
+ * probe readings its rows kept (every rank's, resumed ones included).
+ * 0 (no row contended) when there is none.
+ */
+double perfdb_native_probe_reference(const struct perfdb_engine_result *r);
+
+/* Row x kept a measurement taken under contention against ref. */
+int perfdb_native_row_contended(const struct perfdb_engine_row *x, double ref);
+
+/*
+ * The environment record (env, then the device and counts) and the per-row
+ * records <dbdir>/reports/microbench_{env,rows}_<ts>.{txt,csv}.  probe_off:
+ * the bandwidth probe was turned off (PERFDB_PROBE=0).
+ */
+int perfdb_native_write_records(const char *dbdir, const char *ts, const char *device,
+				const char *env, const struct perfdb_engine_result *r, int probe_off,
+				struct perfdb_err *err);
+
+/* The per-row records CSV text (microbench_rows_<ts>.csv) appended to out. */
+int perfdb_native_records_csv(const struct perfdb_engine_result *r, struct perfdb_strbuf *out);
+
+#endif

@@ -1,0 +1,185 @@
+/*
+ * Unit tests for src/replay/native_run.c, the native microbench stage
+ * (docs/spec/replay.md §4, Decision 8; docs/replay.md "CPU backend"): the
+ * stack-version lookup in describe() text, the status built from an engine
+ * result, the contention reference and the per-row records.  The whole run
+ * is tested end to end in tests/cli/microbench/cpu_*.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "perfdb/fsio.h"
+#include "replay/native_run.h"
+
+/* The key matches whole at a line start: neither inside a line nor as a prefix of another key. */
+static void test_stack_version(void **state)
+{
+	(void)state;
+	int maj = -1, min = -1;
+	const char *cpu = "threads=1\nonednn=3.4.1 (abc)\nopenblas=OpenBLAS 0.3.26\n";
+	perfdb_native_stack_version(cpu, "onednn", &maj, &min);
+	assert_int_equal(maj, 3);
+	assert_int_equal(min, 4);
+	const char *cuda = "cuda_driver=12.8\nlibcuda=9.9\ncuda=12.4\n";
+	perfdb_native_stack_version(cuda, "cuda", &maj, &min);
+	assert_int_equal(maj, 12);
+	assert_int_equal(min, 4);
+	perfdb_native_stack_version("xonednn=1.2\n", "onednn", &maj, &min);
+	assert_int_equal(maj, 0);
+	assert_int_equal(min, 0);
+	perfdb_native_stack_version("onednn=7\n", "onednn", &maj, &min);   /* no minor */
+	assert_int_equal(maj, 7);
+	assert_int_equal(min, 0);
+	perfdb_native_stack_version("onednn=3.1", "onednn", &maj, &min);   /* last line, no newline */
+	assert_int_equal(maj, 3);
+	assert_int_equal(min, 1);
+	perfdb_native_stack_version(NULL, "onednn", &maj, &min);
+	assert_int_equal(maj, 0);
+	assert_int_equal(min, 0);
+}
+
+static struct perfdb_engine_row row(const char *op, size_t line, enum perfdb_engine_status st,
+				    const char *reason, double gbs)
+{
+	struct perfdb_engine_row r;
+	memset(&r, 0, sizeof(r));
+	r.op = (char *)op;
+	r.table = (char *)op;
+	r.line = line;
+	r.status = st;
+	r.reason = (char *)reason;
+	r.samples = st == PERFDB_ENGINE_OK ? 3 : 0;
+	r.mean = r.median = r.min = 1.5;
+	r.cpu_ratio = 1.0;
+	r.probe_gbs = gbs;
+	return r;
+}
+
+/* Per op: success when no row failed and one ran, skipped when none ran, neither when one failed. */
+static void test_status_build(void **state)
+{
+	(void)state;
+	struct perfdb_engine_row rows[] = {
+		row("Add", 2, PERFDB_ENGINE_OK, NULL, 0),
+		row("Add", 3, PERFDB_ENGINE_SKIPPED, "kept", 0),
+		row("MatMulV2", 2, PERFDB_ENGINE_FAILED, "bad shape", 0),
+		row("MatMulV2", 3, PERFDB_ENGINE_OK, NULL, 0),
+		row("RmsNorm", 2, PERFDB_ENGINE_SKIPPED, "unsupported", 0),
+	};
+	struct perfdb_engine_result r;
+	memset(&r, 0, sizeof(r));
+	r.rows = rows;
+	r.nrows = sizeof(rows) / sizeof(rows[0]);
+	struct perfdb_status st;
+	assert_int_equal(perfdb_native_status_build(&r, &st), 0);
+	assert_int_equal(st.nsuccess, 1);
+	assert_string_equal(st.success[0], "Add.csv");
+	assert_int_equal(st.nskipped, 1);
+	assert_string_equal(st.skipped[0], "RmsNorm.csv");
+	assert_int_equal(st.nfailed, 1);
+	assert_string_equal(st.failed[0].op, "MatMulV2.csv:2");
+	assert_string_equal(st.failed[0].reason, "bad shape");
+	perfdb_status_release(&st);
+}
+
+/* The reference is the median of the ok rows' readings; a row is contended below 80 % of it. */
+static void test_probe_reference(void **state)
+{
+	(void)state;
+	struct perfdb_engine_row rows[] = {
+		row("Add", 2, PERFDB_ENGINE_OK, NULL, 40.0),
+		row("Add", 3, PERFDB_ENGINE_OK, NULL, 20.0),
+		row("Add", 4, PERFDB_ENGINE_OK, NULL, 44.0),
+		row("Add", 5, PERFDB_ENGINE_FAILED, "x", 1.0),
+	};
+	struct perfdb_engine_result r;
+	memset(&r, 0, sizeof(r));
+	r.rows = rows;
+	r.nrows = 4;
+	double ref = perfdb_native_probe_reference(&r);
+	assert_true(ref == 40.0);
+	assert_false(perfdb_native_row_contended(&rows[0], ref));
+	assert_true(perfdb_native_row_contended(&rows[1], ref));
+	assert_false(perfdb_native_row_contended(&rows[3], ref));   /* failed rows are not listed */
+	r.nrows = 0;
+	assert_true(perfdb_native_probe_reference(&r) == 0.0);
+}
+
+/* The records CSV byte for byte: CRLF, Reason always quoted with inner quotes doubled. */
+static void test_records_csv(void **state)
+{
+	(void)state;
+	struct perfdb_engine_row rows[] = {
+		row("Add", 2, PERFDB_ENGINE_OK, NULL, 40.0),
+		row("MatMulV2", 7, PERFDB_ENGINE_FAILED, "dtype \"x\", unsupported", 0),
+	};
+	rows[1].retries = 2;
+	rows[1].rank = 1;
+	struct perfdb_engine_result r;
+	memset(&r, 0, sizeof(r));
+	r.rows = rows;
+	r.nrows = 2;
+	struct perfdb_strbuf b = PERFDB_STRBUF_INIT;
+	assert_int_equal(perfdb_native_records_csv(&r, &b), 0);
+	assert_string_equal(b.buf,
+		"Operator,Line,Status,Samples,Mean(us),Median(us),Min(us),Std(us),CPU/Wall,"
+		"Probe(GB/s),Retries,Rank,Reason\r\n"
+		"Add,2,ok,3,1.500000,1.500000,1.500000,0.000000,1.000,40.0,0,0,\"\"\r\n"
+		"MatMulV2,7,failed,0,1.500000,1.500000,1.500000,0.000000,1.000,0.0,2,1,"
+		"\"dtype \"\"x\"\", unsupported\"\r\n");
+	perfdb_strbuf_release(&b);
+}
+
+/* Both records land under <db>/reports/ with the run's counts; probe=off when it was off. */
+static void test_write_records(void **state)
+{
+	(void)state;
+	char db[] = "/tmp/perfdb-test-native-XXXXXX";
+	assert_non_null(mkdtemp(db));
+	char rep[64], p[128];
+	snprintf(rep, sizeof(rep), "%s/reports", db);
+	struct perfdb_err err;
+	perfdb_err_clear(&err);
+	assert_int_equal(perfdb_mkdir_p(rep, &err), 0);
+	struct perfdb_engine_row rows[] = { row("Add", 2, PERFDB_ENGINE_OK, NULL, 0) };
+	struct perfdb_engine_result r;
+	memset(&r, 0, sizeof(r));
+	r.rows = rows;
+	r.nrows = 1;
+	r.nok = 1;
+	assert_int_equal(perfdb_native_write_records(db, "t", "dev", "backend=cpu\n", &r, 1, &err), 0);
+	snprintf(p, sizeof(p), "%s/microbench_env_t.txt", rep);
+	struct perfdb_strbuf b = PERFDB_STRBUF_INIT;
+	assert_int_equal(perfdb_file_read_all(p, &b, &err), 0);
+	assert_string_equal(b.buf, "backend=cpu\ndevice=dev\nrows_ok=1\nrows_failed=0\nrows_skipped=0\n"
+				   "interrupted=0\nprobe=off\n");
+	remove(p);
+	snprintf(p, sizeof(p), "%s/microbench_rows_t.csv", rep);
+	perfdb_strbuf_reset(&b);
+	assert_int_equal(perfdb_file_read_all(p, &b, &err), 0);
+	assert_non_null(strstr(b.buf, "\r\nAdd,2,ok,3,"));
+	remove(p);
+	perfdb_strbuf_release(&b);
+	rmdir(rep);
+	rmdir(db);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_stack_version),
+		cmocka_unit_test(test_status_build),
+		cmocka_unit_test(test_probe_reference),
+		cmocka_unit_test(test_records_csv),
+		cmocka_unit_test(test_write_records),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
