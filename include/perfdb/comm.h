@@ -270,7 +270,7 @@ size_t perfdb_comm_flag_nonmonotonic(struct perfdb_comm_case *c, size_t n, doubl
 
 /* ---- running (src/comm/run.c; needs MPI) ------------------------------ */
 
-struct perfdb_nccl_i;   /* src/comm/comm_nccl.h */
+struct perfdb_comm_transport;   /* src/comm/transport.h */
 
 struct perfdb_comm_opts {
 	const enum perfdb_comm_op *ops;
@@ -295,7 +295,9 @@ struct perfdb_comm_opts {
 	double mono_tolerance;       /* non-monotonic tolerance (default 0.10) */
 	bool malloc_tune;            /* fix glibc's mmap/trim thresholds before MPI starts */
 	bool nccl;                   /* --backend nccl: NCCL on device buffers */
-	const struct perfdb_nccl_i *nccl_i; /* with nccl: the cuda module's transport */
+	/* what runs the calls, opened by the caller: MPI's, or with nccl the
+	 * cuda module's (src/comm/transport.h) */
+	const struct perfdb_comm_transport *transport;
 	const char *command_line;    /* recorded in the report */
 };
 
