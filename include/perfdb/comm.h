@@ -7,8 +7,9 @@
  * This header is MPI-free: everything pure (collective and dtype tables,
  * topology tiers, the run plan, CSV rows, overhead tables, predictions,
  * suite command lines) is testable without a launcher, and the MPI run
- * itself is behind perfdb_comm_run().  The MPI pieces (struct perfdb_coll,
- * the harness) live in src/comm/coll.h and src/comm/harness.h.
+ * itself is behind perfdb_comm_run().  The collectives' tables (struct
+ * perfdb_coll) live in src/comm/coll.h; the MPI pieces (the transports, the
+ * harness) in src/comm/transport.h and src/comm/harness.h.
  *
  * The table written per collective (Decision 3), in this column order:
  *   message_bytes,num_devices,dtype,topology_tier,Duration(us),bandwidth_gbps,
