@@ -7,8 +7,9 @@
  * This header is MPI-free: everything pure (collective and dtype tables,
  * topology tiers, the run plan, CSV rows, overhead tables, predictions,
  * suite command lines) is testable without a launcher, and the MPI run
- * itself is behind perfdb_comm_run().  The MPI pieces (struct perfdb_coll,
- * the harness) live in src/comm/coll.h and src/comm/harness.h.
+ * itself is behind perfdb_comm_run().  The collectives' tables (struct
+ * perfdb_coll) live in src/comm/coll.h; the MPI pieces (the transports, the
+ * harness) in src/comm/transport.h and src/comm/harness.h.
  *
  * The table written per collective (Decision 3), in this column order:
  *   message_bytes,num_devices,dtype,topology_tier,Duration(us),bandwidth_gbps,
@@ -270,7 +271,7 @@ size_t perfdb_comm_flag_nonmonotonic(struct perfdb_comm_case *c, size_t n, doubl
 
 /* ---- running (src/comm/run.c; needs MPI) ------------------------------ */
 
-struct perfdb_nccl_i;   /* src/comm/comm_nccl.h */
+struct perfdb_comm_transport;   /* src/comm/transport.h */
 
 struct perfdb_comm_opts {
 	const enum perfdb_comm_op *ops;
@@ -295,7 +296,9 @@ struct perfdb_comm_opts {
 	double mono_tolerance;       /* non-monotonic tolerance (default 0.10) */
 	bool malloc_tune;            /* fix glibc's mmap/trim thresholds before MPI starts */
 	bool nccl;                   /* --backend nccl: NCCL on device buffers */
-	const struct perfdb_nccl_i *nccl_i; /* with nccl: the cuda module's transport */
+	/* what runs the calls, opened by the caller: MPI's, or with nccl the
+	 * cuda module's (src/comm/transport.h) */
+	const struct perfdb_comm_transport *transport;
 	const char *command_line;    /* recorded in the report */
 };
 

@@ -19,17 +19,17 @@
 #include <stddef.h>
 
 #include "backend/backend.h"
-#include "comm/comm_nccl.h"
+#include "comm/transport.h"
 #include "perfdb/err.h"
 
-/* Bumped whenever struct perfdb_module, perfdb_backend_i or perfdb_nccl_i change. */
-#define PERFDB_MODULE_API_VERSION 1
+/* Bumped whenever struct perfdb_module, perfdb_backend_i or perfdb_comm_transport_i change. */
+#define PERFDB_MODULE_API_VERSION 2
 
 struct perfdb_module {
 	unsigned api_version;                   /* PERFDB_MODULE_API_VERSION */
 	const char *name;                       /* "cuda" */
 	const struct perfdb_backend_i *backend; /* microbench --backend <name>, or NULL */
-	const struct perfdb_nccl_i *nccl;       /* comm --backend nccl, or NULL */
+	const struct perfdb_comm_transport_i *nccl; /* comm --backend nccl, or NULL */
 };
 
 #define PERFDB_MODULE_ENTRY "perfdb_module_entry"

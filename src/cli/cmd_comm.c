@@ -24,7 +24,7 @@
 
 #include "builtin.h"
 #include "backend/module.h"
-#include "comm/comm_nccl.h"
+#include "comm/transport.h"
 #include "perfdb/comm.h"
 
 /* the reference's flags (generate_comm_microbench.py): prefixes resolve among them first */
@@ -111,11 +111,11 @@ static void on_begin(void *ctx, const struct perfdb_comm_report *r, size_t ncase
 	char grid[128];
 	perfdb_comm_grid_repr(&o->grid, grid, sizeof(grid));
 	printf("# perfdb comm %s: backend %s, %d rank(s) on %d host(s) (%s)\n", x->perfdb_version,
-	       o->nccl ? "nccl" : "mpi", x->world_size, x->nhosts, x->hosts);
-	if (o->nccl) {
+	       o->transport->i->name, x->world_size, x->nhosts, x->hosts);
+	if (o->transport->i->describe) {
 		char d[256];
-		o->nccl_i->describe(d, sizeof(d));
-		printf("# %s, one rank per GPU; time = CUDA events around each call\n", d);
+		o->transport->i->describe(o->transport->ctx, d, sizeof(d));
+		printf("# %s\n", d);
 	}
 	printf("# %s, MPI %s; %s\n", x->mpi_library, x->mpi_standard, x->cpu_model);
 	printf("# dtype %s (%s), grid %s, warm-up <= %ld, iterations %ld..%ld within %g s per size\n",
@@ -477,37 +477,40 @@ int cmd_comm(int argc, char **argv, struct cmd_db *db)
 		.warn = on_warn, .begin = on_begin, .batch = on_batch,
 		.case_start = on_case_start, .case_done = on_case_done, .ctx = &ui,
 	};
+	/* the transport: MPI's, or the cuda module's NCCL; every rank needs it
+	 * (and, for NCCL, its GPU): all stop when one has none */
+	const struct perfdb_comm_transport_i *ti = &perfdb_comm_transport_mpi;
+	struct perfdb_comm_transport tr = { 0 };
+	int bad = 0;
 	if (o.nccl) {
-		/* every rank needs the module and its GPU: all stop when one has none */
 		const struct perfdb_module *m = NULL;
-		int bad = perfdb_module_load("cuda", &m, &err) < 0;
-		if (!bad && !(o.nccl_i = m->nccl))
+		bad = perfdb_module_load("cuda", &m, &err) < 0;
+		if (!bad && !(ti = m->nccl))
 			bad = perfdb_err_set(&err, PERFDB_EINVAL, "the cuda module has no NCCL transport") < 0;
 		if (bad) {
 			char why[PERFDB_ERR_MSG_MAX];
 			snprintf(why, sizeof(why), "%s", err.msg);
 			perfdb_err_set(&err, err.code, "--backend nccl: %s", why);
-		} else {
-			bad = o.nccl_i->init(&err) < 0;
-		}
-		int any = bad;
-		MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-		if (any) {
-			if (bad && (w.rank == 0 || w.size > 1))
-				status = cli_error("comm", &err);
-			status = 1;
-			if (o.nccl_i)
-				o.nccl_i->release();
-			perfdb_comm_mpi_finalize();
-			goto out;
 		}
 	}
+	if (!bad)
+		bad = perfdb_comm_transport_open(&tr, ti, &err) < 0;
+	int any = bad;
+	MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+	if (any) {
+		if (bad && (w.rank == 0 || w.size > 1))
+			status = cli_error("comm", &err);
+		status = 1;
+		perfdb_comm_transport_release(&tr);
+		perfdb_comm_mpi_finalize();
+		goto out;
+	}
+	o.transport = &tr;
 	struct perfdb_comm_report rep;
 	perfdb_comm_report_init(&rep);
 	bool fatal = false;
 	rc = perfdb_comm_run(&o, &ev, &rep, &fatal, &err);
-	if (o.nccl)
-		o.nccl_i->release();
+	perfdb_comm_transport_release(&tr);
 	if (w.rank == 0)
 		clear_progress(&ui);
 	if (fatal) {

@@ -2,27 +2,18 @@
  * The collective interface (the nccl-tests `struct testColl` idea,
  * docs/style.md rule 8): each collective is one small coll_<name>.c that fills a
  * struct perfdb_coll — names, what message_bytes means, the buffer layout,
- * the bus-bandwidth factor, the MPI call and its check data.  The harness
+ * the bus-bandwidth factor and its check data.  The table says nothing of
+ * a transport: the same one drives MPI and NCCL (transport.h), each of
+ * which maps `op` and the layout's count to its own call.  The harness
  * (harness.c) owns everything else: warm-up, timing, the check, contention.
  */
 #ifndef PERFDB_COMM_COLL_H
 #define PERFDB_COMM_COLL_H
 
-#include <mpi.h>
 #include <stdbool.h>
 #include <stddef.h>
 
 #include "perfdb/comm.h"
-
-/* One call's arguments, prepared by the harness. */
-struct perfdb_coll_args {
-	MPI_Comm comm;
-	MPI_Datatype type;           /* the dtype's MPI type */
-	MPI_Op op;                   /* the dtype's sum (reductions only) */
-	void *send;                  /* NULL when the collective runs in place */
-	void *recv;
-	int count;                   /* perfdb_comm_layout.count */
-};
 
 struct perfdb_coll {
 	enum perfdb_comm_op op;
@@ -35,8 +26,6 @@ struct perfdb_coll {
 	double (*busbw_factor)(long n);
 	/* counts for message_bytes = elems * element size on n ranks */
 	void (*layout)(size_t elems, long n, struct perfdb_comm_layout *l);
-	/* the MPI call; returns an MPI error code */
-	int (*run)(const struct perfdb_coll_args *a);
 	/*
 	 * Check data (Decision 2): the value rank puts at send index i (at
 	 * receive index i when in place), and the value expected afterwards at

@@ -17,11 +17,6 @@ static void layout(size_t elems, long n, struct perfdb_comm_layout *l)
 	l->recv_elems = elems * (size_t)n;
 }
 
-static int run(const struct perfdb_coll_args *a)
-{
-	return MPI_Allgather(a->send, a->count, a->type, a->recv, a->count, a->type, a->comm);
-}
-
 static int value(size_t rank, size_t i)
 {
 	return (int)((rank * 7 + i) % 15) - 7;
@@ -49,7 +44,6 @@ const struct perfdb_coll perfdb_coll_all_gather = {
 	.reduces = false,
 	.busbw_factor = busbw_factor,
 	.layout = layout,
-	.run = run,
 	.send_value = send_value,
 	.expected = expected,
 };

@@ -18,11 +18,6 @@ static void layout(size_t elems, long n, struct perfdb_comm_layout *l)
 	l->recv_elems = elems;
 }
 
-static int run(const struct perfdb_coll_args *a)
-{
-	return MPI_Allreduce(MPI_IN_PLACE, a->recv, a->count, a->type, a->op, a->comm);
-}
-
 /* Element i gets i%3+1 from rank i%n and 1 from rank (i+1)%n: a sum that a
  * missing, doubled or max-instead-of-sum contribution cannot produce. */
 static int send_value(long rank, long n, size_t i, size_t count)
@@ -47,7 +42,6 @@ const struct perfdb_coll perfdb_coll_all_reduce = {
 	.reduces = true,
 	.busbw_factor = busbw_factor,
 	.layout = layout,
-	.run = run,
 	.send_value = send_value,
 	.expected = expected,
 };

@@ -21,11 +21,6 @@ static void layout(size_t elems, long n, struct perfdb_comm_layout *l)
 	l->recv_elems = per * (size_t)n;
 }
 
-static int run(const struct perfdb_coll_args *a)
-{
-	return MPI_Alltoall(a->send, a->count, a->type, a->recv, a->count, a->type, a->comm);
-}
-
 /* Element i of the block from rank `from` to rank `to`. */
 static int value(size_t from, size_t to, size_t i)
 {
@@ -55,7 +50,6 @@ const struct perfdb_coll perfdb_coll_all_to_all = {
 	.reduces = false,
 	.busbw_factor = busbw_factor,
 	.layout = layout,
-	.run = run,
 	.send_value = send_value,
 	.expected = expected,
 };

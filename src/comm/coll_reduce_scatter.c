@@ -18,11 +18,6 @@ static void layout(size_t elems, long n, struct perfdb_comm_layout *l)
 	l->recv_elems = elems;
 }
 
-static int run(const struct perfdb_coll_args *a)
-{
-	return MPI_Reduce_scatter_block(a->send, a->recv, a->count, a->type, a->op, a->comm);
-}
-
 /* As all_reduce over the n*E input: element j gets j%3+1 from rank j%n and
  * 1 from rank (j+1)%n. */
 static int send_value(long rank, long n, size_t j, size_t count)
@@ -48,7 +43,6 @@ const struct perfdb_coll perfdb_coll_reduce_scatter = {
 	.reduces = true,
 	.busbw_factor = busbw_factor,
 	.layout = layout,
-	.run = run,
 	.send_value = send_value,
 	.expected = expected,
 };

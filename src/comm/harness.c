@@ -15,7 +15,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "comm_nccl.h"
 #include "perfdb/stats.h"
 #include "perfdb_build.h"
 
@@ -28,58 +27,6 @@ int perfdb_harness_mpi_error(struct perfdb_err *err, int rc, const char *what)
 	char call[128];
 	snprintf(call, sizeof(call), "%.*s", (int)strcspn(what, "("), what);
 	return perfdb_err_set(err, PERFDB_EIO, "%s failed: %s", call, s);
-}
-
-/* ---- dtypes on the wire ---------------------------------------------- */
-
-static MPI_Op op_bf16 = MPI_OP_NULL, op_fp16 = MPI_OP_NULL;
-
-static void sum_bf16(void *in, void *inout, int *len, MPI_Datatype *dt)
-{
-	(void)dt;
-	perfdb_bf16_sum(in, inout, (size_t)*len);
-}
-
-static void sum_fp16(void *in, void *inout, int *len, MPI_Datatype *dt)
-{
-	(void)dt;
-	perfdb_fp16_sum(in, inout, (size_t)*len);
-}
-
-int perfdb_harness_types_init(struct perfdb_err *err)
-{
-	if (op_bf16 == MPI_OP_NULL)
-		MPI_TRY(err, MPI_Op_create(sum_bf16, 1, &op_bf16));
-	if (op_fp16 == MPI_OP_NULL)
-		MPI_TRY(err, MPI_Op_create(sum_fp16, 1, &op_fp16));
-	return 0;
-}
-
-void perfdb_harness_types_release(void)
-{
-	if (op_bf16 != MPI_OP_NULL)
-		MPI_Op_free(&op_bf16);
-	if (op_fp16 != MPI_OP_NULL)
-		MPI_Op_free(&op_fp16);
-}
-
-static MPI_Datatype mpi_type(enum perfdb_comm_dtype d)
-{
-	switch (d) {
-	case PERFDB_COMM_BF16:
-	case PERFDB_COMM_FP16:
-		return MPI_UINT16_T;   /* storage only: the sum is ours */
-	case PERFDB_COMM_FP32:
-		return MPI_FLOAT;
-	case PERFDB_COMM_INT8:
-	default:
-		return MPI_INT8_T;
-	}
-}
-
-static MPI_Op mpi_sum(enum perfdb_comm_dtype d)
-{
-	return d == PERFDB_COMM_BF16 ? op_bf16 : d == PERFDB_COMM_FP16 ? op_fp16 : MPI_SUM;
 }
 
 /* ---- check data ------------------------------------------------------ */
@@ -152,24 +99,6 @@ static void *alloc_buf(size_t bytes)
 	return p;
 }
 
-/* --backend nccl: the cuda module's transport (comm_nccl.h), hc->nccl */
-#define nccl_begin hc->nccl->begin
-#define nccl_upload hc->nccl->upload
-#define nccl_download hc->nccl->download
-#define nccl_call hc->nccl->call
-
-/*
- * One call: MPI's (an MPI error code), or NCCL's with its device time in
- * *dev (-1 on failure, err set).
- */
-static int timed_call(const struct perfdb_harness_case *hc, const struct perfdb_coll *coll,
-		      const struct perfdb_coll_args *a, size_t count, double *dev, struct perfdb_err *err)
-{
-	if (!hc->nccl)
-		return coll->run(a);
-	return nccl_call(coll->op, hc->dtype, count, dev, err) < 0 ? -1 : MPI_SUCCESS;
-}
-
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -205,20 +134,17 @@ int perfdb_harness_measure(const struct perfdb_harness_cfg *cfg,
 		res->alloc_failed = true;
 		goto out;
 	}
-	struct perfdb_coll_args a = {
-		.comm = comm, .type = mpi_type(hc->dtype), .op = mpi_sum(hc->dtype),
-		.send = send, .recv = recv, .count = (int)l.count,
-	};
-	size_t send_bytes = send ? l.send_elems * esz : 0, recv_bytes0 = l.recv_elems * esz;
-	if (hc->nccl) {
-		/* the same method on device buffers: a failure on any member fails all */
-		int bad = nccl_begin(comm, send_bytes, recv_bytes0, err) < 0;
-		MPI_TRY(err, MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, comm));
-		if (bad) {
-			rc = err->msg[0] ? -PERFDB_EIO
-					 : perfdb_err_set(err, PERFDB_EIO, "NCCL setup failed on another rank");
-			goto out;
-		}
+	const struct perfdb_comm_transport_i *tr = hc->transport->i;
+	void *ctx = hc->transport->ctx;
+	size_t send_bytes = send ? l.send_elems * esz : 0, recv_bytes = l.recv_elems * esz;
+	/* the transport's buffers (and group): a failure on any member fails all */
+	int setup_bad = tr->begin(ctx, comm, send, send_bytes, recv, recv_bytes, err) < 0;
+	MPI_TRY(err, MPI_Allreduce(MPI_IN_PLACE, &setup_bad, 1, MPI_INT, MPI_MAX, comm));
+	if (setup_bad) {
+		rc = err->msg[0] ? -PERFDB_EIO
+				 : perfdb_err_set(err, PERFDB_EIO, "%s setup failed on another rank",
+						  tr->label);
+		goto out;
 	}
 
 	/* 2. the check: one untimed run on deterministic data */
@@ -228,22 +154,14 @@ int perfdb_harness_measure(const struct perfdb_harness_cfg *cfg,
 	} else {
 		fill(hc->dtype, recv, l.recv_elems, coll->send_value, rank, n, l.count);
 	}
-	if (hc->nccl) {
-		double sec;
-		rc = nccl_upload(send, send_bytes, recv, recv_bytes0, err);
-		if (rc == 0)
-			rc = nccl_call(coll->op, hc->dtype, l.count, &sec, err);
-		if (rc == 0)
-			rc = nccl_download(recv, recv_bytes0, err);
-		if (rc < 0)
-			goto out;
-	} else {
-		rc = coll->run(&a);
-		if (rc != MPI_SUCCESS) {
-			rc = perfdb_harness_mpi_error(err, rc, coll->name);
-			goto out;
-		}
-	}
+	double sec;
+	rc = tr->upload(ctx, err);
+	if (rc == 0)
+		rc = tr->call(ctx, coll, hc->dtype, l.count, &sec, err);
+	if (rc == 0)
+		rc = tr->download(ctx, err);
+	if (rc < 0)
+		goto out;
 	/* fault injection for the test suite (docs/testing.md): the last rank
 	 * spoils one received element, so the check must catch it */
 	const char *fault = getenv("PERFDB_COMM_FAULT");
@@ -259,21 +177,20 @@ int perfdb_harness_measure(const struct perfdb_harness_cfg *cfg,
 	res->bad_rank = bad ? bad_rank : -1;
 
 	/* 3. warm-up, stopped early once a quarter of the budget is spent */
-	size_t recv_bytes = l.recv_elems * esz;
 	memset(recv, 0, recv_bytes ? recv_bytes : 1);
 	if (send)
-		memset(send, 0, l.send_elems * esz);
-	if (hc->nccl && (rc = nccl_upload(send, send_bytes, recv, recv_bytes0, err)) < 0)
+		memset(send, 0, send_bytes);
+	if ((rc = tr->upload(ctx, err)) < 0)
 		goto out;
 	double start = MPI_Wtime(), spent = 0;
 	size_t nw = 0;
-	int bad_call = MPI_SUCCESS;
+	int bad_call = 0;   /* the last failed call's error (err holds its message) */
 	while ((long)nw < cfg->warmup) {
 		MPI_TRY(err, MPI_Barrier(comm));
-		double t0 = MPI_Wtime(), dev = 0;
-		int r = timed_call(hc, coll, &a, l.count, &dev, err);
-		double v[2] = { hc->nccl ? dev : MPI_Wtime() - t0, MPI_Wtime() - start };
-		if (r != MPI_SUCCESS)
+		sec = 0;
+		int r = tr->call(ctx, coll, hc->dtype, l.count, &sec, err);
+		double v[2] = { sec, MPI_Wtime() - start };
+		if (r < 0)
 			bad_call = r;
 		MPI_TRY(err, MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_DOUBLE, MPI_MAX, comm));
 		t[nw++] = v[0];
@@ -304,14 +221,14 @@ int perfdb_harness_measure(const struct perfdb_harness_cfg *cfg,
 	/* the timed loop: nothing but the barrier, the clock and the call */
 	for (long i = 0; i < iters; i++) {
 		MPI_Barrier(comm);
-		double t0 = MPI_Wtime(), dev = 0;
-		int r = timed_call(hc, coll, &a, l.count, &dev, err);
-		t[i] = hc->nccl ? dev : MPI_Wtime() - t0;
-		if (r != MPI_SUCCESS)
+		sec = 0;
+		int r = tr->call(ctx, coll, hc->dtype, l.count, &sec, err);
+		t[i] = sec;
+		if (r < 0)
 			bad_call = r;
 	}
-	if (bad_call != MPI_SUCCESS) {
-		rc = bad_call == -1 ? -PERFDB_EIO : perfdb_harness_mpi_error(err, bad_call, coll->name);
+	if (bad_call < 0) {
+		rc = bad_call;
 		goto out;
 	}
 	/* 5. each iteration's time is the slowest rank's */

@@ -2,21 +2,25 @@
  * The measuring harness of perfdb comm (docs/spec/comm.md Decision 2, docs/style.md
  * rule 8, nccl-tests' common.cu): it owns warm-up, timing, the correctness
  * check, the time budget, the CPU-contention probe and the environment
- * record.  Collectives only describe themselves (coll.h); reporting is
- * report.c.
+ * record.  Collectives only describe themselves (coll.h), transports only
+ * run the calls (transport.h: MPI or NCCL, the same method for both);
+ * reporting is report.c.
  *
  * Method, per (collective, group, size):
- *   1. buffers are allocated on every member (a failure anywhere skips the
- *      size on all of them);
- *   2. check: the collective's deterministic data is written, the
- *      collective runs once untimed, every element of the result is
- *      compared with the expected value (counts summed over the group);
- *   3. buffers are zeroed, then warm-up: up to `warmup` iterations, each a
- *      barrier then the collective, stopped early once a quarter of the
- *      budget is spent (at least 2 iterations run);
- *   4. timed: N iterations, each MPI_Barrier(group) then t0 = MPI_Wtime(),
- *      the collective, t1 = MPI_Wtime(); N = the budget left divided by the
- *      warm-up's median iteration, clamped to [min_iters, iters];
+ *   1. host buffers are allocated on every member (a failure anywhere skips
+ *      the size on all of them), then the transport's begin (a failure
+ *      anywhere fails the case on all of them);
+ *   2. check: the collective's deterministic data is written and uploaded,
+ *      the collective runs once untimed, the result is downloaded and
+ *      every element compared with the expected value (counts summed over
+ *      the group);
+ *   3. buffers are zeroed and uploaded, then warm-up: up to `warmup`
+ *      iterations, each a barrier then the collective, stopped early once
+ *      a quarter of the budget is spent (at least 2 iterations run);
+ *   4. timed: N iterations, each MPI_Barrier(group) then the collective,
+ *      timed by the transport (MPI: MPI_Wtime just around the call; NCCL:
+ *      CUDA events); N = the budget left divided by the warm-up's median
+ *      iteration, clamped to [min_iters, iters];
  *   5. one MPI_Allreduce(MAX) over the N per-rank times gives each
  *      iteration's time as the slowest rank saw it: these are the samples.
  */
@@ -28,7 +32,7 @@
 #include <stdbool.h>
 
 #include "coll.h"
-#include "comm_nccl.h"
+#include "transport.h"
 
 struct perfdb_harness_cfg {
 	long warmup;         /* at most this many warm-up iterations */
@@ -42,9 +46,9 @@ struct perfdb_harness_case {
 	enum perfdb_comm_dtype dtype;
 	long long message_bytes;
 	MPI_Comm comm;       /* the group; called by its members only */
-	/* --backend nccl: device buffers, NCCL calls timed by CUDA events
-	 * (comm_nccl.h; the cuda module's transport); NULL: MPI */
-	const struct perfdb_nccl_i *nccl;
+	/* what runs the calls, opened (transport.h): MPI on the host
+	 * buffers, or NCCL on device buffers (the cuda module's) */
+	const struct perfdb_comm_transport *transport;
 };
 
 struct perfdb_harness_result {
@@ -56,10 +60,6 @@ struct perfdb_harness_result {
 	int bad_rank;        /* lowest group rank with a wrong element, or -1 */
 	bool alloc_failed;   /* buffers could not be allocated: nothing measured */
 };
-
-/* Sums for bf16/fp16 (user-defined MPI_Op) and the MPI type of each dtype. */
-int perfdb_harness_types_init(struct perfdb_err *err);
-void perfdb_harness_types_release(void);
 
 /*
  * Measure one size (collective over hc->comm).  0, or an MPI failure

@@ -68,12 +68,11 @@ int perfdb_comm_mpi_init(int *argc, char ***argv, bool malloc_tune,
 	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 	MPI_TRY(err, MPI_Comm_rank(MPI_COMM_WORLD, &w->rank));
 	MPI_TRY(err, MPI_Comm_size(MPI_COMM_WORLD, &w->size));
-	return perfdb_harness_types_init(err);
+	return 0;
 }
 
 void perfdb_comm_mpi_finalize(void)
 {
-	perfdb_harness_types_release();
 	MPI_Finalize();
 }
 
@@ -150,7 +149,7 @@ static int write_row(const struct perfdb_comm_opts *o, const struct perfdb_comm_
 	if (!path)
 		return 0;
 	char cells[PERFDB_COMM_NCOLS][PERFDB_COMM_CELL_MAX];
-	perfdb_comm_row_cells(c, o->nccl ? "nccl" : "mpi", cells);
+	perfdb_comm_row_cells(c, o->transport->i->name, cells);
 	int rc = perfdb_comm_table_append(path, dir, cells, err);
 	free(path);
 	free(dir);
@@ -411,7 +410,7 @@ int perfdb_comm_run(const struct perfdb_comm_opts *o, const struct perfdb_comm_e
 					const struct perfdb_harness_case hc = {
 						.coll = coll, .dtype = o->dtype,
 						.message_bytes = c.message_bytes, .comm = comm,
-						.nccl = o->nccl ? o->nccl_i : NULL,
+						.transport = o->transport,
 					};
 					rc = perfdb_harness_measure(&cfg, &hc, &res, err);
 					if (rc < 0)

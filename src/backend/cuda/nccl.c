@@ -1,9 +1,16 @@
 /*
- * perfdb comm --backend nccl: NCCL collectives on device buffers, timed
- * with CUDA events (nccl.h).  Part of the cuda module; the harness reaches
- * it through perfdb_nccl_transport (src/comm/comm_nccl.h).
+ * perfdb comm --backend nccl (docs/cuda.md): the NCCL transport of
+ * src/comm/transport.h — the harness's collectives on device buffers, one
+ * rank per GPU (the local MPI rank's GPU), each call timed with CUDA events
+ * on the transport's stream.  Part of the cuda module; the harness reaches
+ * it through struct perfdb_module's nccl table, so the base library links
+ * no CUDA.
+ *
+ * One NCCL communicator per MPI group, created on the group's first begin
+ * (ncclGetUniqueId on the group's rank 0, MPI_Bcast, ncclCommInitRank) and
+ * kept until release; device buffers grow as sizes do.
  */
-#include "comm/comm_nccl.h"
+#include "comm/transport.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +21,7 @@
 
 #define MAX_GROUPS 64
 
-static struct {
+struct nccl_ctx {
 	int ready, dev;
 	cudaStream_t stream;
 	cudaEvent_t ev0, ev1;
@@ -27,7 +34,10 @@ static struct {
 	void *send, *recv;           /* device buffers */
 	size_t send_cap, recv_cap;
 	bool in_place;
-} nc;
+	const void *host_send;       /* the harness's buffers of the current case */
+	void *host_recv;
+	size_t send_bytes, recv_bytes;
+};
 
 static int cuda_fail(cudaError_t e, const char *what, struct perfdb_err *err)
 {
@@ -52,10 +62,9 @@ static int nccl_fail(ncclResult_t r, const char *what, struct perfdb_err *err)
 			return nccl_fail(r_, #call, (err));             \
 	} while (0)
 
-static int tr_init(struct perfdb_err *err)
+/* The local rank's GPU, its stream and events. */
+static int device_init(struct nccl_ctx *nc, struct perfdb_err *err)
 {
-	if (nc.ready)
-		return 0;
 	int n = 0;
 	cudaError_t e = cudaGetDeviceCount(&n);
 	if (e != cudaSuccess)
@@ -67,26 +76,35 @@ static int tr_init(struct perfdb_err *err)
 	const char *lr = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
 	if (!lr)
 		lr = getenv("MPI_LOCALRANKID");
-	nc.dev = lr ? atoi(lr) % n : 0;
-	CUDA_TRY(err, cudaSetDevice(nc.dev));
-	CUDA_TRY(err, cudaStreamCreateWithFlags(&nc.stream, cudaStreamNonBlocking));
-	CUDA_TRY(err, cudaEventCreate(&nc.ev0));
-	CUDA_TRY(err, cudaEventCreate(&nc.ev1));
-	nc.ready = 1;
+	nc->dev = lr ? atoi(lr) % n : 0;
+	CUDA_TRY(err, cudaSetDevice(nc->dev));
+	CUDA_TRY(err, cudaStreamCreateWithFlags(&nc->stream, cudaStreamNonBlocking));
+	CUDA_TRY(err, cudaEventCreate(&nc->ev0));
+	CUDA_TRY(err, cudaEventCreate(&nc->ev1));
+	nc->ready = 1;
 	return 0;
 }
 
-static int group_of(MPI_Comm comm, struct perfdb_err *err)
+static int tr_open(void **ctx, struct perfdb_err *err)
 {
-	for (int i = 0; i < nc.ng; i++) {
+	struct nccl_ctx *nc = calloc(1, sizeof(*nc));
+	*ctx = nc;
+	if (!nc)
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	return device_init(nc, err);
+}
+
+static int group_of(struct nccl_ctx *nc, MPI_Comm comm, struct perfdb_err *err)
+{
+	for (int i = 0; i < nc->ng; i++) {
 		int same = MPI_UNEQUAL;
-		MPI_Comm_compare(nc.g[i].mpi, comm, &same);
+		MPI_Comm_compare(nc->g[i].mpi, comm, &same);
 		if (same == MPI_IDENT) {
-			nc.cur = i;
+			nc->cur = i;
 			return 0;
 		}
 	}
-	if (nc.ng == MAX_GROUPS)
+	if (nc->ng == MAX_GROUPS)
 		return perfdb_err_set(err, PERFDB_EINVAL, "more than %d NCCL groups", MAX_GROUPS);
 	int rank, size;
 	MPI_Comm_rank(comm, &rank);
@@ -104,11 +122,11 @@ static int group_of(MPI_Comm comm, struct perfdb_err *err)
 		return perfdb_err_set(err, PERFDB_EIO, "MPI_Bcast of the NCCL id failed");
 	ncclComm_t c;
 	NCCL_TRY(err, ncclCommInitRank(&c, size, id, rank));
-	nc.g[nc.ng].mpi = comm;
-	nc.g[nc.ng].nccl = c;
-	nc.g[nc.ng].size = size;
-	nc.g[nc.ng].rank = rank;
-	nc.cur = nc.ng++;
+	nc->g[nc->ng].mpi = comm;
+	nc->g[nc->ng].nccl = c;
+	nc->g[nc->ng].size = size;
+	nc->g[nc->ng].rank = rank;
+	nc->cur = nc->ng++;
 	return 0;
 }
 
@@ -124,30 +142,36 @@ static int grow(void **p, size_t *cap, size_t need, struct perfdb_err *err)
 	return 0;
 }
 
-static int tr_begin(MPI_Comm comm, size_t send_bytes, size_t recv_bytes, struct perfdb_err *err)
+static int tr_begin(void *ctx, MPI_Comm comm, void *send, size_t send_bytes, void *recv,
+		    size_t recv_bytes, struct perfdb_err *err)
 {
-	PERFDB_TRY(tr_init(err));
-	PERFDB_TRY(group_of(comm, err));
-	nc.in_place = send_bytes == 0;
+	struct nccl_ctx *nc = ctx;
+	PERFDB_TRY(group_of(nc, comm, err));
+	nc->in_place = send_bytes == 0;
+	nc->host_send = send;
+	nc->host_recv = recv;
+	nc->send_bytes = send_bytes;
+	nc->recv_bytes = recv_bytes;
 	if (send_bytes)
-		PERFDB_TRY(grow(&nc.send, &nc.send_cap, send_bytes, err));
-	return grow(&nc.recv, &nc.recv_cap, recv_bytes ? recv_bytes : 64, err);
+		PERFDB_TRY(grow(&nc->send, &nc->send_cap, send_bytes, err));
+	return grow(&nc->recv, &nc->recv_cap, recv_bytes ? recv_bytes : 64, err);
 }
 
-static int tr_upload(const void *send, size_t send_bytes, const void *recv, size_t recv_bytes,
-		       struct perfdb_err *err)
+static int tr_upload(void *ctx, struct perfdb_err *err)
 {
-	if (send && send_bytes)
-		CUDA_TRY(err, cudaMemcpy(nc.send, send, send_bytes, cudaMemcpyHostToDevice));
-	if (recv && recv_bytes)
-		CUDA_TRY(err, cudaMemcpy(nc.recv, recv, recv_bytes, cudaMemcpyHostToDevice));
+	const struct nccl_ctx *nc = ctx;
+	if (nc->host_send && nc->send_bytes)
+		CUDA_TRY(err, cudaMemcpy(nc->send, nc->host_send, nc->send_bytes, cudaMemcpyHostToDevice));
+	if (nc->host_recv && nc->recv_bytes)
+		CUDA_TRY(err, cudaMemcpy(nc->recv, nc->host_recv, nc->recv_bytes, cudaMemcpyHostToDevice));
 	return 0;
 }
 
-static int tr_download(void *recv, size_t recv_bytes, struct perfdb_err *err)
+static int tr_download(void *ctx, struct perfdb_err *err)
 {
-	if (recv_bytes)
-		CUDA_TRY(err, cudaMemcpy(recv, nc.recv, recv_bytes, cudaMemcpyDeviceToHost));
+	const struct nccl_ctx *nc = ctx;
+	if (nc->recv_bytes)
+		CUDA_TRY(err, cudaMemcpy(nc->host_recv, nc->recv, nc->recv_bytes, cudaMemcpyDeviceToHost));
 	return 0;
 }
 
@@ -165,29 +189,29 @@ static ncclDataType_t nccl_type(enum perfdb_comm_dtype d)
 	}
 }
 
-static int enqueue(enum perfdb_comm_op op, ncclDataType_t t, size_t count, size_t esz, struct perfdb_err *err)
+static int enqueue(const struct nccl_ctx *nc, enum perfdb_comm_op op, ncclDataType_t t, size_t count, size_t esz, struct perfdb_err *err)
 {
-	ncclComm_t c = nc.g[nc.cur].nccl;
-	int n = nc.g[nc.cur].size;
-	const void *send = nc.in_place ? nc.recv : nc.send;
+	ncclComm_t c = nc->g[nc->cur].nccl;
+	int n = nc->g[nc->cur].size;
+	const void *send = nc->in_place ? nc->recv : nc->send;
 	switch (op) {
 	case PERFDB_COMM_ALL_REDUCE:
-		NCCL_TRY(err, ncclAllReduce(send, nc.recv, count, t, ncclSum, c, nc.stream));
+		NCCL_TRY(err, ncclAllReduce(send, nc->recv, count, t, ncclSum, c, nc->stream));
 		break;
 	case PERFDB_COMM_ALL_GATHER:
-		NCCL_TRY(err, ncclAllGather(send, nc.recv, count, t, c, nc.stream));
+		NCCL_TRY(err, ncclAllGather(send, nc->recv, count, t, c, nc->stream));
 		break;
 	case PERFDB_COMM_REDUCE_SCATTER:
-		NCCL_TRY(err, ncclReduceScatter(send, nc.recv, count, t, ncclSum, c, nc.stream));
+		NCCL_TRY(err, ncclReduceScatter(send, nc->recv, count, t, ncclSum, c, nc->stream));
 		break;
 	case PERFDB_COMM_ALL_TO_ALL: {
 		/* count elements to and from every peer, as nccl-tests' alltoall */
 		NCCL_TRY(err, ncclGroupStart());
 		ncclResult_t r = ncclSuccess;
 		for (int p = 0; p < n && r == ncclSuccess; p++) {
-			r = ncclSend((const char *)send + (size_t)p * count * esz, count, t, p, c, nc.stream);
+			r = ncclSend((const char *)send + (size_t)p * count * esz, count, t, p, c, nc->stream);
 			if (r == ncclSuccess)
-				r = ncclRecv((char *)nc.recv + (size_t)p * count * esz, count, t, p, c, nc.stream);
+				r = ncclRecv((char *)nc->recv + (size_t)p * count * esz, count, t, p, c, nc->stream);
 		}
 		ncclResult_t r2 = ncclGroupEnd();
 		if (r != ncclSuccess)
@@ -202,51 +226,59 @@ static int enqueue(enum perfdb_comm_op op, ncclDataType_t t, size_t count, size_
 	return 0;
 }
 
-static int tr_call(enum perfdb_comm_op op, enum perfdb_comm_dtype dt, size_t count, double *seconds,
-		     struct perfdb_err *err)
+static int tr_call(void *ctx, const struct perfdb_coll *coll, enum perfdb_comm_dtype dt,
+		   size_t count, double *seconds, struct perfdb_err *err)
 {
+	const struct nccl_ctx *nc = ctx;
 	size_t esz = perfdb_comm_dtype(dt)->size;
-	CUDA_TRY(err, cudaEventRecord(nc.ev0, nc.stream));
-	PERFDB_TRY(enqueue(op, nccl_type(dt), count, esz, err));
-	CUDA_TRY(err, cudaEventRecord(nc.ev1, nc.stream));
-	CUDA_TRY(err, cudaEventSynchronize(nc.ev1));
+	CUDA_TRY(err, cudaEventRecord(nc->ev0, nc->stream));
+	PERFDB_TRY(enqueue(nc, coll->op, nccl_type(dt), count, esz, err));
+	CUDA_TRY(err, cudaEventRecord(nc->ev1, nc->stream));
+	CUDA_TRY(err, cudaEventSynchronize(nc->ev1));
 	float ms = 0;
-	CUDA_TRY(err, cudaEventElapsedTime(&ms, nc.ev0, nc.ev1));
+	CUDA_TRY(err, cudaEventElapsedTime(&ms, nc->ev0, nc->ev1));
 	*seconds = (double)ms * 1e-3;
 	return 0;
 }
 
-static void tr_release(void)
+static void tr_release(void *ctx)
 {
-	for (int i = 0; i < nc.ng; i++)
-		ncclCommDestroy(nc.g[i].nccl);
-	if (nc.ready) {
-		cudaFree(nc.send);
-		cudaFree(nc.recv);
-		cudaEventDestroy(nc.ev0);
-		cudaEventDestroy(nc.ev1);
-		cudaStreamDestroy(nc.stream);
+	struct nccl_ctx *nc = ctx;
+	if (!nc)
+		return;
+	for (int i = 0; i < nc->ng; i++)
+		ncclCommDestroy(nc->g[i].nccl);
+	if (nc->ready) {
+		cudaFree(nc->send);
+		cudaFree(nc->recv);
+		cudaEventDestroy(nc->ev0);
+		cudaEventDestroy(nc->ev1);
+		cudaStreamDestroy(nc->stream);
 	}
-	memset(&nc, 0, sizeof(nc));
+	free(nc);
 }
 
-static void tr_describe(char *out, size_t cap)
+static void tr_describe(void *ctx, char *out, size_t cap)
 {
+	const struct nccl_ctx *nc = ctx;
 	int v = 0;
 	ncclGetVersion(&v);
 	struct cudaDeviceProp p;
 	memset(&p, 0, sizeof(p));
-	if (nc.ready)
-		cudaGetDeviceProperties(&p, nc.dev);
-	snprintf(out, cap, "nccl %d.%d.%d on %s", v / 10000, (v / 100) % 100, v % 100, nc.ready ? p.name : "?");
+	if (nc && nc->ready)
+		cudaGetDeviceProperties(&p, nc->dev);
+	snprintf(out, cap, "nccl %d.%d.%d on %s, one rank per GPU; time = CUDA events around each call",
+		 v / 10000, (v / 100) % 100, v % 100, nc && nc->ready ? p.name : "?");
 }
 
-const struct perfdb_nccl_i perfdb_nccl_transport = {
-	.init = tr_init,
+const struct perfdb_comm_transport_i perfdb_nccl_transport = {
+	.name = "nccl",
+	.label = "NCCL",
+	.open = tr_open,
 	.begin = tr_begin,
 	.upload = tr_upload,
 	.download = tr_download,
 	.call = tr_call,
-	.release = tr_release,
 	.describe = tr_describe,
+	.release = tr_release,
 };
