@@ -10,6 +10,7 @@
  * (ncclGetUniqueId on the group's rank 0, MPI_Bcast, ncclCommInitRank) and
  * kept until release; device buffers grow as sizes do.
  */
+#include "backend/backend.h"
 #include "comm/transport.h"
 
 #include <stdio.h>
@@ -72,11 +73,8 @@ static int device_init(struct nccl_ctx *nc, struct perfdb_err *err)
 				      cudaGetErrorString(e));
 	if (n <= 0)
 		return perfdb_err_set(err, PERFDB_EIO, "--backend nccl: no CUDA device found (cudaGetDeviceCount: 0 devices)");
-	/* one rank per GPU: the local rank's */
-	const char *lr = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
-	if (!lr)
-		lr = getenv("MPI_LOCALRANKID");
-	nc->dev = lr ? atoi(lr) % n : 0;
+	/* one rank per GPU: the local rank's, by the rule the replay backend follows too */
+	nc->dev = perfdb_pick_gpu(n);
 	CUDA_TRY(err, cudaSetDevice(nc->dev));
 	CUDA_TRY(err, cudaStreamCreateWithFlags(&nc->stream, cudaStreamNonBlocking));
 	CUDA_TRY(err, cudaEventCreate(&nc->ev0));
