@@ -312,7 +312,7 @@ static void test_tnd_paged_decode(void **state)
 }
 
 /*
- * The bf16 decode kernel's edges (on AVX512_BF16 CPUs: run_item_rows_bf16):
+ * The bf16 decode kernel's edges (on AVX512_BF16 CPUs: attn_run_decode_bf16):
  * query rows per kv head not a multiple of 4 (6 and 3), a value dim that is
  * not a multiple of 64 (96, 32), a rope split (48 + 16), caches in both
  * paged layouts, and kv lengths spanning several 64-key tiles with a partial

@@ -2,7 +2,7 @@
  * CPU backend, FusedInferAttentionScore (docs/spec/replay.md §4 table; slot
  * layout docs/spec/grid.md §3 and src/grid/gen_attention.c; docs/ops.md
  * "Attention").  The row's shapes and `Runtime …` cells become an
- * attn_problem for the flash kernel (ops_attention_kernel.c); this file
+ * attn_problem for the flash kernel (ops_attention_kernel.h); this file
  * only maps (batch, head, position) to rows of the stored tensors.
  *
  * Slots: q0 k1 v2 atten_mask4 actual_seq_lengths5 actual_seq_lengths_kv6

@@ -1,6 +1,8 @@
 /*
- * The CPU backend's flash-attention kernel (ops_attention_kernel.c), shared by the
- * attention ops (ops_attention.c, ops_attention_sparse.c).
+ * The CPU backend's flash-attention kernel, shared by the attention ops
+ * (ops_attention.c, ops_attention_sparse.c): its plan in ops_attention_plan.c,
+ * the rest in the files ops_attention_internal.h lists; the ops' row
+ * helpers at the end in ops_attention_inputs.c.
  *
  * A problem is described by index callbacks rather than one memory layout,
  * so TND, BNSD, paged KV caches (block tables) and the top-k selections of
@@ -70,7 +72,7 @@ void attn_plan_free(struct attn_plan *pl);
  */
 void attn_qk_tile(const float *K, size_t dk, const float *Qt, size_t mp, float *St, size_t nk);
 
-/* Helpers shared by the attention ops. */
+/* Helpers shared by the attention ops (ops_attention_inputs.c). */
 /* "a,b,c" (quotes, brackets and spaces ignored) into v; the count, or -1 past max or on junk. */
 int64_t attn_parse_list(const char *s, int64_t *v, int64_t max);
 /* One integer cell: 1 with *v set, 0 when absent, -1 when not an integer. */

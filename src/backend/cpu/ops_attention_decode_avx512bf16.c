@@ -1,0 +1,374 @@
+/*
+ * Decode items in bf16 on CPUs with AVX512_BF16 (ops_attention_internal.h):
+ * attn_run_decode's items (ops_attention_decode.c) when q, k and v are bf16,
+ * the q·k dim a multiple of 32 up to 256 and the value dim a multiple of 32
+ * up to 512.  AVX512_BF16 end to end (tile staging, both products, the
+ * softmax's reductions), so one file: its inner loops are templates over
+ * row and vector counts that must inline into the item loop.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "ops_attention_internal.h"
+
+#ifdef ATTN_BF16
+/*
+ * The decode kernel: attn_run_decode for bf16 on AVX512_BF16.  Both products
+ * are small GEMMs on vdpbf16ps with a broadcast operand.  Scores: the key
+ * tile transposed by dword pairs (kt_block), so a broadcast query pair times
+ * one Kt row gives 16 keys' partial scores, with no horizontal sums.
+ * p·v: value rows interleaved by key pairs with vpunpck{l,h}wd, which work
+ * inside 128-bit lanes, so a 32-dim chunk's lanes hold its dims in
+ * vlane_dim() order and each output row is put back in order once, when
+ * stored.  Both run 4 query rows at a time: a vector loaded serves 4 rows,
+ * and 16 independent accumulators cover the vdpbf16ps latency.  A fully
+ * visible tile's softmax takes its row maxima from the score kernel and
+ * needs no masks.  The next tile streams in through the prefetch queue.
+ */
+
+/* rows[t] = the row of key j0 + t, t < n. */
+static void tile_rows(const struct attn_problem *p, int64_t b, int64_t g, int64_t s0, int64_t j0, int64_t n,
+		      int64_t *rows)
+{
+	if (p->kv_rows) {
+		p->kv_rows(p->ctx, b, g, s0, j0, n, rows);
+		return;
+	}
+	for (int64_t t = 0; t < n; t++)
+		rows[t] = p->kv_row(p->ctx, b, g, s0, j0 + t);
+}
+
+/*
+ * The next tile's cache lines, prefetched two per step of the q·k and p·v
+ * loops (GQA 8 rows, d 128: 512 lines over 256 steps), so memory streams
+ * while the core computes; what is left goes at the tile's end.
+ * Prefetching a tile in bursts (per tile, per 16 keys) stalled on the
+ * core's miss buffers and left the arithmetic phases without memory traffic.
+ */
+#define PFQ_LINES (ATTN_BK * 32)   /* dk <= 256 and dv <= 512 bf16: 24 lines a key */
+struct pfq {
+	const char *a[PFQ_LINES];
+	size_t i, n;
+};
+
+static inline __attribute__((always_inline)) void pfq_step(struct pfq *q)
+{
+	for (size_t k = 0; k < 2 && q->i < q->n; k++)
+		__builtin_prefetch(q->a[q->i++]);
+}
+
+static void pfq_flush(struct pfq *q)
+{
+	while (q->i < q->n)
+		__builtin_prefetch(q->a[q->i++]);
+}
+
+/* The lines of the K (K rope) and V rows rows[0..n). */
+static void pfq_fill(struct pfq *q, const struct attn_problem *p, const int64_t *rows, int64_t n)
+{
+	size_t nk = (size_t)p->dq * 2, nr = (size_t)p->dr * 2, nvb = (size_t)p->dv * 2;
+	q->i = q->n = 0;
+	for (int64_t t = 0; t < n; t++) {
+		const char *kp = (const char *)p->k->data + (size_t)rows[t] * nk;
+		const char *vpp = (const char *)p->v->data + (size_t)rows[t] * nvb;
+		const char *rp = nr ? (const char *)p->kr->data + (size_t)rows[t] * nr : NULL;
+		for (size_t o = 0; o < nk && q->n < PFQ_LINES; o += 64)
+			q->a[q->n++] = kp + o;
+		for (size_t o = 0; o < nr && q->n < PFQ_LINES; o += 64)
+			q->a[q->n++] = rp + o;
+		for (size_t o = 0; o < nvb && q->n < PFQ_LINES; o += 64)
+			q->a[q->n++] = vpp + o;
+	}
+}
+
+/* Vp[q] = bf16 rows 2q, 2q+1 interleaved per 32-dim chunk (r1 NULL: zeros). */
+static TBF void pack_v_lanes(uint32_t *dst, const uint16_t *r0, const uint16_t *r1, size_t dv)
+{
+	for (size_t d = 0; d < dv; d += 32) {
+		__m512i a = _mm512_loadu_si512(r0 + d);
+		__m512i b = r1 ? _mm512_loadu_si512(r1 + d) : _mm512_setzero_si512();
+		_mm512_storeu_si512(dst + d, _mm512_unpacklo_epi16(a, b));
+		_mm512_storeu_si512(dst + d + 16, _mm512_unpackhi_epi16(a, b));
+	}
+}
+
+/* The dim held by lane l (0..31) of a 32-dim chunk packed by pack_v_lanes. */
+static inline size_t vlane_dim(size_t l)
+{
+	return l % 16 / 4 * 8 + l / 16 * 4 + l % 4;
+}
+
+/*
+ * Both products of the decode kernel: acc[r][c] += Σ_k pair(a[r·as + k])·B[k·bs + 16c ..] for R rows and
+ * W vectors (constants), a broadcast dword pair of a against a row of B, two prefetches per step.
+ */
+static inline __attribute__((always_inline)) TBF void
+bcast_gemm(__m512 acc[4][4], const uint32_t *a, size_t as, const uint32_t *bm, size_t bs, size_t nk,
+	   struct pfq *pq, const int R, const int W)
+{
+	for (size_t k = 0; k < nk; k++) {
+		pfq_step(pq);
+		__m512bh bv[4];
+		for (int c = 0; c < W; c++)
+			bv[c] = (__m512bh)_mm512_loadu_si512(bm + k * bs + (size_t)c * 16);
+		for (int r = 0; r < R; r++) {
+			__m512bh ab = (__m512bh)_mm512_set1_epi32((int)a[(size_t)r * as + k]);
+			for (int c = 0; c < W; c++)
+				acc[r][c] = _mm512_dpbf16_ps(acc[r][c], ab, bv[c]);
+		}
+	}
+}
+
+/* O rows [0, R), lanes [0, 16·W): o = o·alpha + Σ_q pair(p_2q, p_2q+1)·Vp[q] (R, W constants). */
+static inline __attribute__((always_inline)) TBF void
+rows_pv_bf16(float *O, size_t dv, const float *alpha, const uint32_t *pw, size_t pws, const uint32_t *vp,
+	     size_t npairs, struct pfq *pq, const int R, const int W)
+{
+	__m512 acc[4][4];
+	for (int r = 0; r < R; r++)
+		for (int c = 0; c < W; c++)
+			acc[r][c] = _mm512_mul_ps(_mm512_loadu_ps(O + (size_t)r * dv + (size_t)c * 16),
+						  _mm512_set1_ps(alpha[r]));
+	bcast_gemm(acc, pw, pws, vp, dv, npairs, pq, R, W);
+	for (int r = 0; r < R; r++)
+		for (int c = 0; c < W; c++)
+			_mm512_storeu_ps(O + (size_t)r * dv + (size_t)c * 16, acc[r][c]);
+}
+
+#define PV_ROWS(R)                                                                                      \
+	do {                                                                                            \
+		size_t c0 = 0;                                                                          \
+		for (; c0 + 4 <= nv; c0 += 4)                                                           \
+			rows_pv_bf16(O + r0 * dv + c0 * 16, dv, s->alpha + r0, pw0 + r0 * ATTN_BK, ATTN_BK, \
+				     vp + c0 * 16, np, pq, R, 4);                                           \
+		for (; c0 < nv; c0 += 2)                                                                \
+			rows_pv_bf16(O + r0 * dv + c0 * 16, dv, s->alpha + r0, pw0 + r0 * ATTN_BK, ATTN_BK, \
+				     vp + c0 * 16, np, pq, R, 2);                                           \
+	} while (0)
+
+/*
+ * The scores as a GEMM like p·v: the key tile transposed by dword pairs,
+ * Kt[dp][j] = (K[j][2dp], K[j][2dp+1]), so a broadcast query pair times one
+ * Kt row gives 16 keys' partial scores at once, with no horizontal sums.
+ * One 16x16 dword block per call: rows r[k] = dwords d0..d0+15 of key k.
+ */
+static inline __attribute__((always_inline)) TBF void tr16x16(__m512i r[16])
+{
+	__m512i t[16];
+	for (int i = 0; i < 8; i++) {
+		t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+		t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+	}
+	/* r[4i+m], 128-bit lane L: column 4L+m of rows 4i..4i+3 */
+	for (int i = 0; i < 4; i++) {
+		r[4 * i] = _mm512_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
+		r[4 * i + 1] = _mm512_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
+		r[4 * i + 2] = _mm512_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
+		r[4 * i + 3] = _mm512_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
+	}
+	for (int m = 0; m < 4; m++) {
+		t[m] = _mm512_shuffle_i32x4(r[m], r[4 + m], 0x88);
+		t[4 + m] = _mm512_shuffle_i32x4(r[m], r[4 + m], 0xdd);
+		t[8 + m] = _mm512_shuffle_i32x4(r[8 + m], r[12 + m], 0x88);
+		t[12 + m] = _mm512_shuffle_i32x4(r[8 + m], r[12 + m], 0xdd);
+	}
+	for (int m = 0; m < 4; m++) {
+		r[m] = _mm512_shuffle_i32x4(t[m], t[8 + m], 0x88);
+		r[8 + m] = _mm512_shuffle_i32x4(t[m], t[8 + m], 0xdd);
+		r[4 + m] = _mm512_shuffle_i32x4(t[4 + m], t[12 + m], 0x88);
+		r[12 + m] = _mm512_shuffle_i32x4(t[4 + m], t[12 + m], 0xdd);
+	}
+}
+
+/* Kt[dp][jb..jb+16) for dp in [0, dk/2) from 16 key rows (NULL: zeros). */
+static TBF void kt_block(uint32_t *kt, size_t jb, const uint16_t *const *rows, size_t dk)
+{
+	for (size_t d0 = 0; d0 < dk / 2; d0 += 16) {
+		__m512i r[16];
+		for (int k = 0; k < 16; k++)
+			r[k] = rows[k] ? _mm512_loadu_si512(rows[k] + 2 * d0) : _mm512_setzero_si512();
+		tr16x16(r);
+		for (int m = 0; m < 16; m++)
+			_mm512_storeu_si512(kt + (d0 + (size_t)m) * ATTN_BK + jb, r[m]);
+	}
+}
+
+/* S rows [0, R) (stride ATTN_BK), keys [0, 16·W): Σ_dp pair(q[2dp], q[2dp+1])·Kt[dp] (R, W constants). */
+static inline __attribute__((always_inline)) TBF void
+rows_qk_bf16(const uint32_t *q2, size_t qs, const uint32_t *kt, float *S, size_t ndp, struct pfq *pq, float *mx16,
+	     const int R, const int W)
+{
+	__m512 acc[4][4];
+	for (int r = 0; r < R; r++)
+		for (int c = 0; c < W; c++)
+			acc[r][c] = _mm512_setzero_ps();
+	bcast_gemm(acc, q2, qs, kt, ATTN_BK, ndp, pq, R, W);
+	for (int r = 0; r < R; r++) {
+		__m512 m = acc[r][0];
+		for (int c = 0; c < W; c++) {
+			_mm512_storeu_ps(S + (size_t)r * ATTN_BK + (size_t)c * 16, acc[r][c]);
+			m = _mm512_max_ps(m, acc[r][c]);
+		}
+		/* the row's lane maxima: the softmax of a fully visible tile needs no pass of its own */
+		_mm512_storeu_ps(mx16 + (size_t)r * 16, m);
+	}
+}
+
+#define QK_ROWS(R)                                                                                  \
+	do {                                                                                        \
+		const uint32_t *q2 = (const uint32_t *)(Q + r0 * dk);                               \
+		float *Sr = s->st + r0 * ATTN_BK;                                                   \
+		switch (nk16 / 16) {                                                                \
+		case 1: rows_qk_bf16(q2, dk / 2, kt, Sr, dk / 2, pq, mx16 + r0 * 16, R, 1); break;                      \
+		case 2: rows_qk_bf16(q2, dk / 2, kt, Sr, dk / 2, pq, mx16 + r0 * 16, R, 2); break;                      \
+		case 3: rows_qk_bf16(q2, dk / 2, kt, Sr, dk / 2, pq, mx16 + r0 * 16, R, 3); break;                      \
+		default: rows_qk_bf16(q2, dk / 2, kt, Sr, dk / 2, pq, mx16 + r0 * 16, R, 4); break;                     \
+		}                                                                                   \
+	} while (0)
+
+TBF void attn_run_decode_bf16(const struct attn_problem *p, const struct item *it, struct scr *s)
+{
+	int64_t G = p->hq / p->hkv, b = it->b, g = it->g;
+	size_t M = (size_t)(it->ns * G), dq = (size_t)p->dq, dr = (size_t)p->dr, dk = dq + dr, dv = (size_t)p->dv;
+	size_t nv = dv / 16;
+	int64_t kvlen = p->kvlen[b], maxe = 0;
+	/* s->k: the staged [k | k_rope] rows (first half) and the transposed tile Kt (second half) */
+	uint16_t *Q = (uint16_t *)s->qt, *kb = (uint16_t *)s->k;
+	uint32_t *kt = (uint32_t *)(kb + ATTN_BK * dk);
+	uint32_t *vp = (uint32_t *)s->v, *pw0 = (uint32_t *)s->st;
+	float *O = s->ot;
+	const uint16_t *krow[ATTN_BK];
+	int64_t rows[2][ATTN_BK];
+	float mx16[16 * ROWS_MAX];
+	struct pfq pfq_mem, *pq = &pfq_mem;
+	for (size_t i = 0; i < M; i++) {
+		int64_t si = it->s0 + (int64_t)i / G, h = g * G + (int64_t)i % G;
+		int64_t qr = p->q_row(p->ctx, b, h, si);
+		cpu_load_row(p->q, (size_t)qr * dq, dq, s->row);
+		if (dr)
+			cpu_load_row(p->qr, (size_t)qr * dr, dr, s->row + dq);
+		for (size_t d = 0; d < dk; d++)
+			Q[i * dk + d] = cpu_f32_to_bf16(s->row[d] * p->scale);
+		int64_t e = p->kv_end(p->ctx, b, g, si);
+		e = e < 0 ? 0 : e > kvlen ? kvlen : e;
+		s->end[i] = (int32_t)e;
+		maxe = e > maxe ? e : maxe;
+		s->m[i] = NEG_BIG;
+		s->l[i] = 0.0f;
+	}
+	memset(O, 0, M * dv * sizeof(float));
+	const v16i iota = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 };
+	/* the first tile has nothing ahead of it to hide behind */
+	tile_rows(p, b, g, it->s0, 0, maxe < ATTN_BK ? maxe : ATTN_BK, rows[0]);
+	pfq_fill(pq, p, rows[0], maxe < ATTN_BK ? maxe : ATTN_BK);
+	pfq_flush(pq);
+	for (int64_t j0 = 0; j0 < maxe; j0 += ATTN_BK) {
+		const int64_t *cur = rows[j0 / ATTN_BK % 2];
+		int64_t *next = rows[(j0 / ATTN_BK + 1) % 2];
+		size_t nk = (size_t)(maxe - j0 < ATTN_BK ? maxe - j0 : ATTN_BK), nk16 = (nk + 15) & ~(size_t)15;
+		size_t np = nk16 / 2;
+		int64_t nnext = j0 + 2 * ATTN_BK < maxe ? ATTN_BK : maxe - j0 - ATTN_BK;
+		if (nnext > 0)
+			tile_rows(p, b, g, it->s0, j0 + ATTN_BK, nnext, next);
+		pfq_fill(pq, p, next, nnext > 0 ? nnext : 0);
+		const uint16_t *vsrc[2] = { NULL, NULL };
+		for (size_t j = 0; j < nk16; j++) {
+			if (j >= nk) {
+				krow[j] = NULL;
+				vsrc[j & 1] = NULL;
+			} else {
+				int64_t kr = cur[j];
+				krow[j] = (const uint16_t *)p->k->data + (size_t)kr * dq;
+				/* with a rope part, [k | k_rope] is staged */
+				if (dr) {
+					memcpy(kb + j * dk, krow[j], dq * 2);
+					memcpy(kb + j * dk + dq, (const uint16_t *)p->kr->data + (size_t)kr * dr, dr * 2);
+					krow[j] = kb + j * dk;
+				}
+				vsrc[j & 1] = (const uint16_t *)p->v->data + (size_t)kr * dv;
+			}
+			if (j & 1) {
+				if (vsrc[0])
+					pack_v_lanes(vp + j / 2 * dv, vsrc[0], vsrc[1], dv);
+				else
+					memset(vp + j / 2 * dv, 0, dv * sizeof(uint32_t));
+			}
+			if (j % 16 == 15)
+				kt_block(kt, j - 15, krow + j - 15, dk);
+		}
+		size_t r0 = 0;
+		for (; r0 + 4 <= M; r0 += 4)
+			QK_ROWS(4);
+		switch (M - r0) {
+		case 3: QK_ROWS(3); break;
+		case 2: QK_ROWS(2); break;
+		case 1: QK_ROWS(1); break;
+		default: break;
+		}
+		for (size_t i = 0; i < M; i++) {
+			float *S = s->st + i * ATTN_BK;
+			v16i e = (v16i){ 0 } + s->end[i];
+			v16 mxv = bc(s->m[i]);
+			/* every key of the tile visible to row i (the common case): no masks */
+			int whole = j0 + (int64_t)nk16 <= (int64_t)s->end[i];
+			if (whole) {
+				v16 m16;
+				memcpy(&m16, mx16 + i * 16, sizeof(v16));
+				mxv = vmax(mxv, m16);
+			} else {
+				for (size_t jb = 0; jb < nk16; jb += 16) {
+					v16 x;
+					memcpy(&x, S + jb, sizeof(v16));
+					x = vsel(iota + (int32_t)(j0 + (int64_t)jb) < e, x, bc(NEG_BIG));
+					memcpy(S + jb, &x, sizeof(v16));
+					mxv = vmax(mxv, x);
+				}
+			}
+			float mx = _mm512_reduce_max_ps((__m512)mxv);
+			v16 sum = bc(0.0f);
+			/* the weights as bf16 pairs over S's own row: keys 2q and 2q+1 side by side are word q
+			 * (word q lies at or before float 2q, which is read before it is overwritten) */
+			uint32_t *pw = pw0 + i * ATTN_BK;
+			for (size_t jb = 0; jb < nk16; jb += 16) {
+				v16 x;
+				memcpy(&x, S + jb, sizeof(v16));
+				v16 pe = vexp(x - mx);
+				if (!whole)
+					pe = vsel(iota + (int32_t)(j0 + (int64_t)jb) < e, pe, bc(0.0f));
+				sum += pe;
+				__m512i u = (__m512i)pe;
+				__m512i rr = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff),
+							_mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1)))), 16);
+				_mm256_storeu_si256((__m256i *)(pw + jb / 2), _mm512_cvtepi32_epi16(rr));
+			}
+			float alpha = vexp(bc(s->m[i] - mx))[0];
+			s->l[i] = s->l[i] * alpha + _mm512_reduce_add_ps((__m512)sum);
+			s->m[i] = mx;
+			s->alpha[i] = alpha;
+		}
+		for (r0 = 0; r0 + 4 <= M; r0 += 4)
+			PV_ROWS(4);
+		switch (M - r0) {
+		case 3: PV_ROWS(3); break;
+		case 2: PV_ROWS(2); break;
+		case 1: PV_ROWS(1); break;
+		default: break;
+		}
+		pfq_flush(pq);
+	}
+	for (size_t i = 0; i < M; i++) {
+		int64_t si = it->s0 + (int64_t)i / G, h = g * G + (int64_t)i % G;
+		float inv = s->l[i] > 0.0f ? 1.0f / s->l[i] : 0.0f;
+		for (size_t d0 = 0; d0 < dv; d0 += 32)
+			for (size_t l = 0; l < 32; l++)
+				s->row[d0 + vlane_dim(l)] = O[i * dv + d0 + l] * inv;
+		cpu_store_row(p->out, (size_t)p->o_row(p->ctx, b, h, si) * dv, dv, s->row);
+		if (p->lse) {
+			float v = s->l[i] > 0.0f ? s->m[i] + logf(s->l[i]) : -INFINITY;
+			cpu_store_row(p->lse, (size_t)p->lse_at(p->ctx, b, h, si), 1, &v);
+		}
+	}
+}
+#undef PV_ROWS
+#undef QK_ROWS
+#endif

@@ -1,0 +1,155 @@
+/*
+ * The CPU attention kernel's plan (ops_attention_kernel.h): a problem's
+ * work items and per-thread scratch, which item kernel runs each item
+ * (ops_attention_internal.h lists them), and the threads that run them.
+ */
+#include <omp.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops_attention_internal.h"
+
+#define MAX_ROWS 128          /* query rows per item (M) */
+
+struct attn_plan {
+	const struct attn_problem *p;
+	struct item *items;
+	size_t nitems;
+	int threads;
+	size_t mp, dk, scratch;   /* floats per thread */
+	float *mem;
+	atomic_size_t next;
+	int64_t bq;
+	int rows_path;            /* decode-shaped items take attn_run_decode(_bf16) */
+	int bf16;                 /* bf16 tiles and vdpbf16ps (ATTN_BF16) */
+};
+
+static size_t scr_floats(size_t mp, size_t dk, size_t dv)
+{
+	size_t w = dk > dv ? dk : dv;
+	return al16(dk * mp) + al16(ATTN_BK * dk) + al16(ATTN_BK * dv) + al16(ATTN_BK * mp) +
+	       al16(dv * mp) + 5 * al16(mp) + al16(w);
+}
+
+static struct scr scr_at(float *base, size_t mp, size_t dk, size_t dv)
+{
+	struct scr s;
+	float *p = base;
+	s.qt = p; p += al16(dk * mp);
+	s.k = p; p += al16(ATTN_BK * dk);
+	s.v = p; p += al16(ATTN_BK * dv);
+	s.st = p; p += al16(ATTN_BK * mp);
+	s.ot = p; p += al16(dv * mp);
+	s.m = p; p += al16(mp);
+	s.l = p; p += al16(mp);
+	s.alpha = p; p += al16(mp);
+	s.end = (int32_t *)p; p += al16(mp);
+	p += al16(mp);
+	s.row = p;
+	return s;
+}
+
+int attn_plan_new(struct attn_plan **out, const struct attn_problem *p, int threads,
+		  struct perfdb_err *err)
+{
+	*out = NULL;
+	if (p->hkv < 1 || p->hq % p->hkv != 0 || p->dq < 1 || p->dv < 1 || p->dr < 0)
+		return perfdb_err_set(err, PERFDB_EINVAL, "attention: bad head counts or dims");
+	int64_t G = p->hq / p->hkv;
+	if (G > MAX_ROWS)
+		return perfdb_err_set(err, PERFDB_EINVAL, "attention: %lld query heads per kv head (at most %d)",
+				      (long long)G, MAX_ROWS);
+	struct attn_plan *pl = calloc(1, sizeof(*pl));
+	if (!pl)
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	pl->p = p;
+	pl->bq = p->per_query ? 1 : MAX_ROWS / G;
+	size_t n = 0;
+	for (int64_t b = 0; b < p->nb; b++)
+		n += (size_t)(p->hkv * ((p->qlen[b] + pl->bq - 1) / pl->bq));
+	pl->items = malloc((n ? n : 1) * sizeof(*pl->items));
+	if (!pl->items) {
+		free(pl);
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	}
+	/* later query tiles first: under a causal mask they cost the most */
+	for (int64_t b = 0; b < p->nb; b++)
+		for (int64_t s0 = ((p->qlen[b] + pl->bq - 1) / pl->bq - 1) * pl->bq; s0 >= 0; s0 -= pl->bq)
+			for (int64_t g = 0; g < p->hkv; g++) {
+				int64_t ns = p->qlen[b] - s0 < pl->bq ? p->qlen[b] - s0 : pl->bq;
+				pl->items[pl->nitems++] = (struct item){ b, g, s0, ns };
+			}
+	pl->threads = threads < 1 ? 1 : threads;
+	if ((size_t)pl->threads > pl->nitems)
+		pl->threads = pl->nitems ? (int)pl->nitems : 1;
+	pl->mp = al16((size_t)(pl->bq * G));
+	pl->rows_path = (p->dq + p->dr) % 16 == 0 && p->dv % 16 == 0;
+#ifdef ATTN_BF16
+	pl->bf16 = __builtin_cpu_supports("avx512bf16") && p->q->dtype == PERFDB_DTYPE_BF16 &&
+		   p->k->dtype == PERFDB_DTYPE_BF16 && p->v->dtype == PERFDB_DTYPE_BF16 &&
+		   (!p->dr || (p->qr->dtype == PERFDB_DTYPE_BF16 && p->kr->dtype == PERFDB_DTYPE_BF16)) &&
+		   p->dq % 2 == 0 && p->dr % 2 == 0 && !getenv("PERFDB_ATTN_FP32");
+#endif
+	pl->dk = (size_t)(p->dq + p->dr);
+	pl->scratch = scr_floats(pl->mp, pl->dk, (size_t)p->dv);
+	pl->mem = aligned_alloc(64, pl->scratch * sizeof(float) * (size_t)pl->threads);
+	if (!pl->mem) {
+		attn_plan_free(pl);
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory (attention scratch)");
+	}
+	memset(pl->mem, 0, pl->scratch * sizeof(float) * (size_t)pl->threads);
+	*out = pl;
+	return 0;
+}
+
+/* Work items until none is left, with thread t's scratch. */
+static void work(struct attn_plan *pl, int t)
+{
+	struct scr s = scr_at(pl->mem + pl->scratch * (size_t)t, pl->mp, pl->dk, (size_t)pl->p->dv);
+	for (;;) {
+		size_t i = atomic_fetch_add(&pl->next, 1);
+		if (i >= pl->nitems)
+			break;
+		const struct item *it = &pl->items[i];
+		int rows = pl->rows_path && it->ns * (pl->p->hq / pl->p->hkv) <= ROWS_MAX;
+#ifdef ATTN_BF16
+		if (rows && pl->bf16 && (pl->p->dq + pl->p->dr) % 32 == 0 && pl->p->dq + pl->p->dr <= 256 &&
+		    pl->p->dv % 32 == 0 && pl->p->dv <= 512)
+			attn_run_decode_bf16(pl->p, it, &s);
+		else
+#endif
+		if (rows)
+			attn_run_decode(pl->p, it, &s);
+		else
+			attn_run_prefill(pl->p, it, &s, pl->bf16);
+	}
+}
+
+/*
+ * The items are shared through an atomic counter by the OpenMP team the
+ * other kernels of the backend use (cpu_parallel): threads created per call
+ * cost tens of microseconds on a decode row, and a second pool would spin
+ * against the first on the same cores.
+ */
+int attn_plan_run(struct attn_plan *pl, struct perfdb_err *err)
+{
+	(void)err;
+	atomic_store(&pl->next, 0);
+	if (pl->threads <= 1) {
+		work(pl, 0);
+		return 0;
+	}
+#pragma omp parallel num_threads(pl->threads)
+	work(pl, omp_get_thread_num());
+	return 0;
+}
+
+void attn_plan_free(struct attn_plan *pl)
+{
+	if (!pl)
+		return;
+	free(pl->items);
+	free(pl->mem);
+	free(pl);
+}
