@@ -18,6 +18,7 @@
 #include "builtin.h"
 #include "dbopts.h"
 #include "perfdb/fsio.h"
+#include "perfdb/schema.h"
 #include "perfdb/shape.h"
 #include "perfdb/stats.h"
 #include "perfdb/table.h"
@@ -161,13 +162,13 @@ static void check_shapes(const struct perfdb_table *t, struct table_report *tr,
 static size_t check_durations(const struct perfdb_table *t, struct table_report *tr)
 {
 	static const char *const latency_cols[] = {
-		"Average Duration(us)", "Profiling Average Duration(us)", "Duration(us)",
+		PERFDB_COL_MB_DUR, PERFDB_COL_PROF_AVG, PERFDB_COL_DURATION,
 	};
 	long lc[3];
 	for (int i = 0; i < 3; i++)
 		lc[i] = perfdb_table_col(t, latency_cols[i]);
 	for (size_t c = 0; c < t->ncols; c++) {
-		if (!strstr(t->cols[c], "Duration(us)"))
+		if (!strstr(t->cols[c], PERFDB_COL_DURATION))
 			continue;
 		for (size_t r = 0; r < t->nrows; r++) {
 			const char *cell = t->rows[r].cells[c];
@@ -249,17 +250,17 @@ static void check_one(const char *path, struct report *rep)
 	size_t dups = 0;
 	int is_comm = strncmp(op, "hcom_", 5) == 0;
 	if (is_comm) {
-		const char *need[] = { "message_bytes", "num_devices" };
+		const char *need[] = { PERFDB_COL_MESSAGE_BYTES, PERFDB_COL_NUM_DEVICES };
 		for (int i = 0; i < 2; i++)
 			if (perfdb_table_col(&t, need[i]) < 0)
 				warn(&tr, 1, "missing column '%s' (the simulator skips this table)", need[i]);
 	} else {
-		const char *need[] = { "Input Shapes", "Output Shapes" };
+		const char *need[] = { PERFDB_COL_IN_SHAPES, PERFDB_COL_OUT_SHAPES };
 		for (int i = 0; i < 2; i++)
 			if (perfdb_table_col(&t, need[i]) < 0)
 				warn(&tr, 1, "missing column '%s'", need[i]);
-		check_shapes(&t, &tr, "Input Shapes");
-		check_shapes(&t, &tr, "Output Shapes");
+		check_shapes(&t, &tr, PERFDB_COL_IN_SHAPES);
+		check_shapes(&t, &tr, PERFDB_COL_OUT_SHAPES);
 		dups = check_duplicates(&t, &tr, op);
 	}
 	size_t usable = check_durations(&t, &tr);
