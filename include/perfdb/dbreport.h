@@ -17,10 +17,6 @@
 #include "perfdb/err.h"
 #include "perfdb/strbuf.h"
 
-/* Duration ratio microbench / profiling outside [LO, HI] is a hotspot. */
-#define PERFDB_DBREPORT_GAP_LO 0.8
-#define PERFDB_DBREPORT_GAP_HI 1.2
-
 enum perfdb_op_family {
 	PERFDB_OP_FAMILY_MATMUL,   /* 2*M*N*K FLOPs on the matrix unit */
 	PERFDB_OP_FAMILY_VECTOR,   /* one FLOP per output element */

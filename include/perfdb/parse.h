@@ -175,8 +175,6 @@ int perfdb_parse_is_na(struct perfdb_span cell);
 
 /* ---- the whole stage ------------------------------------------------- */
 
-#define PERFDB_PARSE_COUNT_COLUMN "Profiling Count"
-
 /* The reference's 36 output columns (docs/spec/parse.md §4), in order. */
 #define PERFDB_PARSE_NBASE 36
 extern const char *const perfdb_parse_columns[PERFDB_PARSE_NBASE];

@@ -16,17 +16,9 @@
 
 #include "perfdb/err.h"
 #include "perfdb/parse.h"
+#include "perfdb/schema.h"
 #include "perfdb/strbuf.h"
 
-/* Column names (docs/spec/replay.md §2, Decision 2). */
-#define PERFDB_COL_MB_DUR "Average Duration(us)"
-#define PERFDB_COL_MB_LEGACY "MicroBench Duration(us)"
-#define PERFDB_COL_MB_MIN "MicroBench Min Duration(us)"
-#define PERFDB_COL_MB_MEDIAN "MicroBench Median Duration(us)"
-#define PERFDB_COL_MB_STD "MicroBench Std Duration(us)"
-#define PERFDB_COL_MB_SAMPLES "MicroBench Samples"
-#define PERFDB_COL_PROF_AVG "Profiling Average Duration(us)"
-#define PERFDB_COL_EP_SIZE "EP Size"
 #define PERFDB_DFC_OP "DispatchFFNCombine"
 
 struct perfdb_measure {
@@ -168,7 +160,8 @@ struct perfdb_wb_opts {
 int perfdb_replay_table_path(const char *dbdir, const char *op, int search_subdirs,
 			     struct perfdb_strbuf *out);
 
-/* True when a cell is a valid duration: a number > 0 (§2 "Validity"). */
+/* True when a cell is a valid duration: a number > 0 (§2 "Validity");
+ * perfdb_schema_duration with infinity counting, kept for its callers. */
 int perfdb_wb_valid(const char *cell);
 
 /*

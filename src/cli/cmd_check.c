@@ -1,15 +1,12 @@
 /*
  * perfdb check: validate database tables without changing them.
  *
- * Per table: the CSV must read cleanly (quoting, UTF-8, field counts,
- * unique header names) — otherwise an error; then, as warnings, shape cells
- * that do not parse, duration cells that are not numbers or are negative,
- * NaN or infinite, and rows sharing one signature (docs/spec/replay.md §1b: only
- * the first of them is ever matched by writeback).
+ * The command finds the tables (the database directory, or the files and
+ * directories given), has each checked by the check stage
+ * (include/perfdb/check.h: a table that does not read is an error, the
+ * rules' findings are warnings) and prints the results as text or JSON.
  */
 #include <jansson.h>
-#include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,10 +14,8 @@
 
 #include "builtin.h"
 #include "dbopts.h"
+#include "perfdb/check.h"
 #include "perfdb/fsio.h"
-#include "perfdb/shape.h"
-#include "perfdb/stats.h"
-#include "perfdb/table.h"
 
 #define MAX_PRINTED_WARNINGS 20
 
@@ -93,198 +88,45 @@ struct report {
 	bool json;
 };
 
-struct table_report {
-	const char *path;
-	json_t *warnings;   /* array of {"line": n, "message": s} */
-	size_t nwarn;
-};
-
-static void warn(struct table_report *tr, size_t line, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void warn(struct table_report *tr, size_t line, const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	json_array_append_new(tr->warnings, json_pack("{s:I, s:s}", "line", (json_int_t)line,
-						      "message", msg));
-	tr->nwarn++;
-}
-
-/* Order warnings by line, keeping the order of checks within a line. */
-static void sort_warnings(json_t *arr)
-{
-	size_t n = json_array_size(arr);
-	for (size_t i = 1; i < n; i++) {
-		for (size_t j = i; j > 0; j--) {
-			json_t *a = json_array_get(arr, j - 1), *b = json_array_get(arr, j);
-			if (json_integer_value(json_object_get(a, "line")) <=
-			    json_integer_value(json_object_get(b, "line")))
-				break;
-			json_incref(a);
-			json_array_set(arr, j - 1, b);
-			json_array_set_new(arr, j, a);
-		}
-	}
-}
-
-static void check_shapes(const struct perfdb_table *t, struct table_report *tr,
-			 const char *col)
-{
-	long c = perfdb_table_col(t, col);
-	if (c < 0)
-		return;
-	struct perfdb_slots slots;
-	perfdb_slots_init(&slots);
-	for (size_t r = 0; r < t->nrows; r++) {
-		const char *cell = perfdb_table_get(t, r, c);
-		struct perfdb_span sp = { cell, strlen(cell) };
-		if (perfdb_shape_split_slots(sp, &slots) < 0)
-			break;
-		for (size_t s = 0; s < slots.n; s++) {
-			int64_t dims[PERFDB_SHAPE_MAX_DIMS];
-			size_t nd;
-			struct perfdb_err e;
-			perfdb_err_clear(&e);
-			if (perfdb_shape_parse_dims(slots.v[s], dims, PERFDB_SHAPE_MAX_DIMS, &nd, &e) < 0) {
-				warn(tr, t->rows[r].line, "'%s' slot %zu: %s", col, s, e.msg);
-				break;
-			}
-		}
-	}
-	perfdb_slots_release(&slots);
-}
-
-static size_t check_durations(const struct perfdb_table *t, struct table_report *tr)
-{
-	static const char *const latency_cols[] = {
-		"Average Duration(us)", "Profiling Average Duration(us)", "Duration(us)",
-	};
-	long lc[3];
-	for (int i = 0; i < 3; i++)
-		lc[i] = perfdb_table_col(t, latency_cols[i]);
-	for (size_t c = 0; c < t->ncols; c++) {
-		if (!strstr(t->cols[c], "Duration(us)"))
-			continue;
-		for (size_t r = 0; r < t->nrows; r++) {
-			const char *cell = t->rows[r].cells[c];
-			double v;
-			if (!cell[0])
-				continue;
-			if (perfdb_stats_parse_double(cell, strlen(cell), &v) < 0)
-				warn(tr, t->rows[r].line, "'%s': not a number: '%s'", t->cols[c], cell);
-			else if (!isfinite(v) || v < 0)
-				warn(tr, t->rows[r].line, "'%s': invalid duration '%s'", t->cols[c], cell);
-		}
-	}
-	/* Rows the simulator can use: the first present latency column with a finite value > 0. */
-	size_t usable = 0;
-	for (size_t r = 0; r < t->nrows; r++) {
-		for (int i = 0; i < 3; i++) {
-			if (lc[i] < 0)
-				continue;
-			const char *cell = perfdb_table_get(t, r, lc[i]);
-			double v;
-			if (perfdb_stats_parse_double(cell, strlen(cell), &v) == 0 && isfinite(v) && v > 0) {
-				usable++;
-				break;
-			}
-		}
-	}
-	return usable;
-}
-
-static size_t check_duplicates(const struct perfdb_table *t, struct table_report *tr,
-			       const char *op)
-{
-	struct perfdb_sig_index ix;
-	struct perfdb_err e;
-	perfdb_sig_index_init(&ix);
-	size_t dups = 0;
-	if (perfdb_table_index(t, op, &ix, &e) == 0) {
-		for (size_t r = 0; r < t->nrows; r++) {
-			struct perfdb_strbuf sig = PERFDB_STRBUF_INIT;
-			if (perfdb_table_row_sig(t, r, op, &sig) == 0) {
-				const struct perfdb_sig_index_entry *en = perfdb_sig_index_find(&ix, sig.buf);
-				if (en && en->row != r) {
-					dups++;
-					warn(tr, t->rows[r].line,
-					     "duplicate signature of line %zu (writeback only updates the first): %s",
-					     t->rows[en->row].line, sig.buf);
-				}
-			}
-			perfdb_strbuf_release(&sig);
-		}
-	}
-	perfdb_sig_index_release(&ix);
-	return dups;
-}
-
 static void check_one(const char *path, struct report *rep)
 {
-	struct perfdb_table t;
+	struct perfdb_check_result res = { 0 };
 	struct perfdb_err err;
-	perfdb_table_init(&t);
 	perfdb_err_clear(&err);
 	json_t *jt = json_object();
 	json_object_set_new(jt, "path", json_string(path));
-	if (perfdb_table_load(&t, path, &err) < 0) {
+	if (perfdb_check_file(path, &res, &err) < 0) {
 		rep->errors++;
 		json_object_set_new(jt, "error", json_string(err.msg));
 		if (!rep->json)
 			printf("%s: error: %s\n", path, err.msg);
 		json_array_append_new(rep->tables, jt);
-		perfdb_table_release(&t);
+		perfdb_check_result_release(&res);
 		return;
 	}
-	struct table_report tr = { .path = path, .warnings = json_array() };
-	const char *base = strrchr(path, '/');
-	base = base ? base + 1 : path;
-	char op[512];
-	snprintf(op, sizeof(op), "%.*s", (int)(strlen(base) - 4), base);
-
-	size_t dups = 0;
-	int is_comm = strncmp(op, "hcom_", 5) == 0;
-	if (is_comm) {
-		const char *need[] = { "message_bytes", "num_devices" };
-		for (int i = 0; i < 2; i++)
-			if (perfdb_table_col(&t, need[i]) < 0)
-				warn(&tr, 1, "missing column '%s' (the simulator skips this table)", need[i]);
-	} else {
-		const char *need[] = { "Input Shapes", "Output Shapes" };
-		for (int i = 0; i < 2; i++)
-			if (perfdb_table_col(&t, need[i]) < 0)
-				warn(&tr, 1, "missing column '%s'", need[i]);
-		check_shapes(&t, &tr, "Input Shapes");
-		check_shapes(&t, &tr, "Output Shapes");
-		dups = check_duplicates(&t, &tr, op);
-	}
-	size_t usable = check_durations(&t, &tr);
-	sort_warnings(tr.warnings);
-	rep->warnings += tr.nwarn;
-	json_object_set_new(jt, "rows", json_integer((json_int_t)t.nrows));
-	json_object_set_new(jt, "columns", json_integer((json_int_t)t.ncols));
-	json_object_set_new(jt, "with_duration", json_integer((json_int_t)usable));
-	json_object_set_new(jt, "duplicate_rows", json_integer((json_int_t)dups));
-	json_object_set_new(jt, "warnings", tr.warnings);
+	json_t *warnings = json_array();
+	for (size_t i = 0; i < res.nproblems; i++)
+		json_array_append_new(warnings,
+				      json_pack("{s:I, s:s}", "line", (json_int_t)res.problems[i].line,
+						"message", res.problems[i].msg));
+	rep->warnings += res.nproblems;
+	json_object_set_new(jt, "rows", json_integer((json_int_t)res.rows));
+	json_object_set_new(jt, "columns", json_integer((json_int_t)res.columns));
+	json_object_set_new(jt, "with_duration", json_integer((json_int_t)res.with_duration));
+	json_object_set_new(jt, "duplicate_rows", json_integer((json_int_t)res.duplicates));
+	json_object_set_new(jt, "warnings", warnings);
 	if (!rep->json) {
 		printf("%s: %zu rows, %zu columns, %zu with a duration, %zu duplicate rows\n",
-		       path, t.nrows, t.ncols, usable, dups);
-		for (size_t i = 0; i < tr.nwarn && i < MAX_PRINTED_WARNINGS; i++) {
-			json_t *w = json_array_get(tr.warnings, i);
-			printf("%s:%lld: warning: %s\n", path,
-			       (long long)json_integer_value(json_object_get(w, "line")),
-			       json_string_value(json_object_get(w, "message")));
-		}
-		if (tr.nwarn > MAX_PRINTED_WARNINGS)
+		       path, res.rows, res.columns, res.with_duration, res.duplicates);
+		for (size_t i = 0; i < res.nproblems && i < MAX_PRINTED_WARNINGS; i++)
+			printf("%s:%zu: warning: %s\n", path, res.problems[i].line,
+			       res.problems[i].msg);
+		if (res.nproblems > MAX_PRINTED_WARNINGS)
 			printf("%s: ... %zu more warnings (--json lists all)\n", path,
-			       tr.nwarn - MAX_PRINTED_WARNINGS);
+			       res.nproblems - MAX_PRINTED_WARNINGS);
 	}
 	json_array_append_new(rep->tables, jt);
-	perfdb_table_release(&t);
+	perfdb_check_result_release(&res);
 }
 
 int cmd_check(int argc, char **argv, struct cmd_db *db)

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "perfdb/csv.h"
+#include "perfdb/schema.h"
 #include "perfdb/signature.h"
 
 struct perfdb_arena_block {
@@ -434,12 +435,12 @@ int perfdb_table_row_sig(const struct perfdb_table *t, size_t row,
 			 const char *op, struct perfdb_strbuf *out)
 {
 	struct perfdb_sig_row sr = {
-		.in_shapes = perfdb_table_get(t, row, perfdb_table_col(t, "Input Shapes")),
-		.in_dtypes = perfdb_table_get(t, row, perfdb_table_col(t, "Input Data Types")),
-		.in_formats = perfdb_table_get(t, row, perfdb_table_col(t, "Input Formats")),
-		.out_shapes = perfdb_table_get(t, row, perfdb_table_col(t, "Output Shapes")),
-		.out_dtypes = perfdb_table_get(t, row, perfdb_table_col(t, "Output Data Types")),
-		.ep_size = perfdb_table_get(t, row, perfdb_table_col(t, "EP Size")),
+		.in_shapes = perfdb_table_get(t, row, perfdb_table_col(t, PERFDB_COL_IN_SHAPES)),
+		.in_dtypes = perfdb_table_get(t, row, perfdb_table_col(t, PERFDB_COL_IN_DTYPES)),
+		.in_formats = perfdb_table_get(t, row, perfdb_table_col(t, PERFDB_COL_IN_FORMATS)),
+		.out_shapes = perfdb_table_get(t, row, perfdb_table_col(t, PERFDB_COL_OUT_SHAPES)),
+		.out_dtypes = perfdb_table_get(t, row, perfdb_table_col(t, PERFDB_COL_OUT_DTYPES)),
+		.ep_size = perfdb_table_get(t, row, perfdb_table_col(t, PERFDB_COL_EP_SIZE)),
 	};
 	return perfdb_sig_compute(op, &sr, out);
 }

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "perfdb/fsio.h"
+#include "perfdb/schema.h"
 
 struct ld {
 	struct perfdb_grid_config *c;
@@ -544,10 +545,10 @@ static int load_template(struct ld *l, struct grid_pattern *p, const struct grid
 			       "inputs"));
 	PERFDB_TRY(load_shapes(l, p, grid_ymap_get(m, "outputs"), &p->outputs, &p->noutputs,
 			       "outputs"));
-	PERFDB_TRY(load_override(l, p, m, "input_dtypes", "Input Data Types"));
-	PERFDB_TRY(load_override(l, p, m, "input_formats", "Input Formats"));
-	PERFDB_TRY(load_override(l, p, m, "output_dtypes", "Output Data Types"));
-	PERFDB_TRY(load_override(l, p, m, "output_formats", "Output Formats"));
+	PERFDB_TRY(load_override(l, p, m, "input_dtypes", PERFDB_COL_IN_DTYPES));
+	PERFDB_TRY(load_override(l, p, m, "input_formats", PERFDB_COL_IN_FORMATS));
+	PERFDB_TRY(load_override(l, p, m, "output_dtypes", PERFDB_COL_OUT_DTYPES));
+	PERFDB_TRY(load_override(l, p, m, "output_formats", PERFDB_COL_OUT_FORMATS));
 	return 0;
 }
 

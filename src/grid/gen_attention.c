@@ -23,6 +23,7 @@
  * so the Runtime columns of the first row win.
  */
 #include "grid_internal.h"
+#include "perfdb/schema.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -32,13 +33,13 @@
 #define NSLOTS 31
 
 const char *const grid_fia_runtime_cols[GRID_FIA_NRUNTIME] = {
-	"Runtime source_profile", "Runtime actual_seq_lengths_shape",
-	"Runtime actual_seq_lengths_values", "Runtime actual_seq_lengths_kv_shape",
-	"Runtime actual_seq_lengths_kv_values", "Runtime avg_seq_len",
-	"Runtime block_table_shape", "Runtime block_table_valid_blocks",
-	"Runtime num_heads", "Runtime num_key_value_heads", "Runtime sparse_mode",
-	"Runtime input_layout", "Runtime block_size", "Runtime metadata_completeness",
-	"Runtime operator_input_shapes_raw",
+	PERFDB_COL_RT_SOURCE_PROFILE, PERFDB_COL_RT_SEQ_SHAPE,
+	PERFDB_COL_RT_SEQ_VALUES, PERFDB_COL_RT_SEQ_KV_SHAPE,
+	PERFDB_COL_RT_SEQ_KV_VALUES, PERFDB_COL_RT_AVG_SEQ_LEN,
+	PERFDB_COL_RT_BLOCK_TABLE_SHAPE, PERFDB_COL_RT_BLOCK_TABLE_VALID,
+	PERFDB_COL_RT_NUM_HEADS, PERFDB_COL_RT_NUM_KV_HEADS, PERFDB_COL_RT_SPARSE_MODE,
+	PERFDB_COL_RT_INPUT_LAYOUT, PERFDB_COL_RT_BLOCK_SIZE, PERFDB_COL_RT_COMPLETENESS,
+	PERFDB_COL_RT_INPUT_SHAPES_RAW,
 };
 
 struct fctx {
@@ -141,8 +142,8 @@ static int emit_row(struct fctx *f, const struct scene_row *r)
 	PERFDB_TRY(perfdb_strbuf_addstr(&v[13], "shape_grid_scene_generated"));
 	PERFDB_TRY(grid_shape_text(c->in, NSLOTS, &v[14]));
 	c->nextra = 2 + GRID_FIA_NRUNTIME;
-	c->extra_col[0] = "Input Data Types";
-	c->extra_col[1] = "Input Formats";
+	c->extra_col[0] = PERFDB_COL_IN_DTYPES;
+	c->extra_col[1] = PERFDB_COL_IN_FORMATS;
 	for (size_t i = 0; i < 2 + GRID_FIA_NRUNTIME; i++) {
 		if (i >= 2)
 			c->extra_col[i] = grid_fia_runtime_cols[i - 2];

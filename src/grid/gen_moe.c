@@ -14,6 +14,7 @@
  *   and `EP Size` = experts//E.
  */
 #include "grid_internal.h"
+#include "perfdb/schema.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -89,7 +90,7 @@ int grid_gen_dfc(const struct grid_gen_ctx *g, grid_emit_fn emit, void *arg,
 	c->nin = 7;
 	c->nout = 2;
 	c->nextra = 1;
-	c->extra_col[0] = "EP Size";
+	c->extra_col[0] = PERFDB_COL_EP_SIZE;
 	c->extra_val[0] = ep_size;
 	int rc = 0;
 	for (size_t i = 0; i < g->models->n && rc == 0; i++) {

@@ -10,6 +10,7 @@
  * produced (by any model) is not repeated.
  */
 #include "grid_internal.h"
+#include "perfdb/schema.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -23,13 +24,13 @@ int grid_gen_split_qkv(const struct grid_gen_ctx *g, grid_emit_fn emit, void *ar
 	c->nin = 2;
 	c->nout = 3;
 	c->nextra = 4;
-	c->extra_col[0] = "Input Data Types";
+	c->extra_col[0] = PERFDB_COL_IN_DTYPES;
 	c->extra_val[0] = "DT_BF16;DT_BF16";
-	c->extra_col[1] = "Input Formats";
+	c->extra_col[1] = PERFDB_COL_IN_FORMATS;
 	c->extra_val[1] = "ND;ND";
-	c->extra_col[2] = "Output Data Types";
+	c->extra_col[2] = PERFDB_COL_OUT_DTYPES;
 	c->extra_val[2] = "DT_BF16;DT_BF16;DT_BF16";
-	c->extra_col[3] = "Output Formats";
+	c->extra_col[3] = PERFDB_COL_OUT_FORMATS;
 	c->extra_val[3] = "ND;ND;ND";
 	int64_t(*seen)[4] = NULL;
 	size_t nseen = 0, cap = 0;

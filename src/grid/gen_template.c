@@ -9,6 +9,7 @@
  * both paths (the reference skips them on the model-pairs path).
  */
 #include "grid_internal.h"
+#include "perfdb/schema.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -36,18 +37,18 @@ int grid_generate(const struct grid_gen_ctx *g, grid_emit_fn emit, void *arg,
 const char *const *grid_pattern_extra_cols(const struct grid_pattern *p)
 {
 	static const char *const none[] = { NULL };
-	static const char *const dfc[] = { "EP Size", NULL };
-	static const char *const qkv[] = { "Input Data Types", "Input Formats",
-					   "Output Data Types", "Output Formats", NULL };
+	static const char *const dfc[] = { PERFDB_COL_EP_SIZE, NULL };
+	static const char *const qkv[] = { PERFDB_COL_IN_DTYPES, PERFDB_COL_IN_FORMATS,
+					   PERFDB_COL_OUT_DTYPES, PERFDB_COL_OUT_FORMATS, NULL };
 	static const char *const fia[] = {
-		"Input Data Types", "Input Formats",
-		"Runtime source_profile", "Runtime actual_seq_lengths_shape",
-		"Runtime actual_seq_lengths_values", "Runtime actual_seq_lengths_kv_shape",
-		"Runtime actual_seq_lengths_kv_values", "Runtime avg_seq_len",
-		"Runtime block_table_shape", "Runtime block_table_valid_blocks",
-		"Runtime num_heads", "Runtime num_key_value_heads", "Runtime sparse_mode",
-		"Runtime input_layout", "Runtime block_size", "Runtime metadata_completeness",
-		"Runtime operator_input_shapes_raw", NULL,
+		PERFDB_COL_IN_DTYPES, PERFDB_COL_IN_FORMATS,
+		PERFDB_COL_RT_SOURCE_PROFILE, PERFDB_COL_RT_SEQ_SHAPE,
+		PERFDB_COL_RT_SEQ_VALUES, PERFDB_COL_RT_SEQ_KV_SHAPE,
+		PERFDB_COL_RT_SEQ_KV_VALUES, PERFDB_COL_RT_AVG_SEQ_LEN,
+		PERFDB_COL_RT_BLOCK_TABLE_SHAPE, PERFDB_COL_RT_BLOCK_TABLE_VALID,
+		PERFDB_COL_RT_NUM_HEADS, PERFDB_COL_RT_NUM_KV_HEADS, PERFDB_COL_RT_SPARSE_MODE,
+		PERFDB_COL_RT_INPUT_LAYOUT, PERFDB_COL_RT_BLOCK_SIZE, PERFDB_COL_RT_COMPLETENESS,
+		PERFDB_COL_RT_INPUT_SHAPES_RAW, NULL,
 	};
 	switch (p->kind) {
 	case GRID_KIND_DFC:

@@ -33,12 +33,13 @@
 #include <strings.h>
 
 #include "perfdb/csv.h"
+#include "perfdb/schema.h"
 #include "perfdb/shape.h"
 #include "perfdb/signature.h"
 
 static const char *const keep_cols[] = {
-	"OP State", "Accelerator Core", "Input Data Types", "Input Formats",
-	"Output Data Types", "Output Formats", "Output Shapes",
+	PERFDB_COL_OP_STATE, PERFDB_COL_ACCEL_CORE, PERFDB_COL_IN_DTYPES, PERFDB_COL_IN_FORMATS,
+	PERFDB_COL_OUT_DTYPES, PERFDB_COL_OUT_FORMATS, PERFDB_COL_OUT_SHAPES,
 };
 
 static bool zero_fill(const char *h)
@@ -222,8 +223,8 @@ static int absent_mask(const char *cell, bool **mask, size_t *n)
 }
 
 enum { MD_IN_DT, MD_IN_FMT, MD_OUT_DT, MD_OUT_FMT, MD_N };
-static const char *const md_names[MD_N] = { "Input Data Types", "Input Formats",
-					    "Output Data Types", "Output Formats" };
+static const char *const md_names[MD_N] = { PERFDB_COL_IN_DTYPES, PERFDB_COL_IN_FORMATS,
+					    PERFDB_COL_OUT_DTYPES, PERFDB_COL_OUT_FORMATS };
 
 struct krow {
 	size_t in_off, in_len, out_off, out_len;
@@ -332,9 +333,9 @@ int grid_file_new(struct grid_file **out, struct perfdb_table *t, const char *op
 		grid_file_free(f);
 		return rc;
 	}
-	f->c_in = perfdb_table_col(t, "Input Shapes");
-	f->c_out = perfdb_table_col(t, "Output Shapes");
-	f->c_ep = perfdb_table_col(t, "EP Size");
+	f->c_in = perfdb_table_col(t, PERFDB_COL_IN_SHAPES);
+	f->c_out = perfdb_table_col(t, PERFDB_COL_OUT_SHAPES);
+	f->c_ep = perfdb_table_col(t, PERFDB_COL_EP_SIZE);
 	for (int i = 0; i < MD_N; i++)
 		f->c_md[i] = perfdb_table_col(t, md_names[i]);
 	f->nt_in = grid_template_slots(perfdb_table_get(t, 0, f->c_in));
@@ -351,7 +352,7 @@ int grid_file_new(struct grid_file **out, struct perfdb_table *t, const char *op
 		bool keep = false;
 		for (size_t k = 0; k < sizeof(keep_cols) / sizeof(keep_cols[0]); k++)
 			keep |= strcmp(h, keep_cols[k]) == 0;
-		if (!keep && strcmp(h, "Input Shapes") == 0)
+		if (!keep && strcmp(h, PERFDB_COL_IN_SHAPES) == 0)
 			v = "";
 		else if (!keep && zero_fill(h))
 			v = "0";
@@ -480,7 +481,7 @@ int grid_file_add(struct grid_file *f, const struct grid_cand *c, struct perfdb_
 	if (oc->len == 2)
 		perfdb_strbuf_reset(oc);
 
-	const char *ep = extra_of(c, "EP Size");
+	const char *ep = extra_of(c, PERFDB_COL_EP_SIZE);
 	struct perfdb_sig_row sr = {
 		.in_shapes = ic->buf,
 		.in_dtypes = f->c_md[MD_IN_DT] >= 0 ? md[MD_IN_DT] : NULL,

@@ -25,6 +25,7 @@
 
 #include "perfdb/fsio.h"
 #include "perfdb/lock.h"
+#include "perfdb/schema.h"
 
 uint64_t perfdb_grid_hbm_budget(double gb)
 {
@@ -308,7 +309,7 @@ static int one_table(const struct perfdb_grid_opts *o, const struct grid_gen_ctx
 		rc = perfdb_table_load_mem(&t, rf->path, orig.buf, orig.len, err);
 	if (rc < 0)
 		goto out;
-	if (perfdb_table_col(&t, "Input Shapes") < 0 || t.nrows == 0) {
+	if (perfdb_table_col(&t, PERFDB_COL_IN_SHAPES) < 0 || t.nrows == 0) {
 		rf->status = PERFDB_GRID_FILE_NO_TEMPLATE;
 		goto out;
 	}

@@ -16,18 +16,19 @@
 
 #include "perfdb/csv.h"
 #include "perfdb/fia.h"
+#include "perfdb/schema.h"
 #include "perfdb/stats.h"
 #include "perfdb/strbuf.h"
 #include "perfdb/table.h"
 
 const char *const perfdb_fia_columns[PERFDB_FIA_NCOLS] = {
-	"Runtime source_profile", "Runtime actual_seq_lengths_shape",
-	"Runtime actual_seq_lengths_values", "Runtime actual_seq_lengths_kv_shape",
-	"Runtime actual_seq_lengths_kv_values", "Runtime avg_seq_len",
-	"Runtime block_table_shape", "Runtime block_table_valid_blocks",
-	"Runtime num_heads", "Runtime num_key_value_heads", "Runtime sparse_mode",
-	"Runtime input_layout", "Runtime block_size", "Runtime attn_state",
-	"Runtime kv_cache_mode", "Runtime metadata_completeness",
+	PERFDB_COL_RT_SOURCE_PROFILE, PERFDB_COL_RT_SEQ_SHAPE,
+	PERFDB_COL_RT_SEQ_VALUES, PERFDB_COL_RT_SEQ_KV_SHAPE,
+	PERFDB_COL_RT_SEQ_KV_VALUES, PERFDB_COL_RT_AVG_SEQ_LEN,
+	PERFDB_COL_RT_BLOCK_TABLE_SHAPE, PERFDB_COL_RT_BLOCK_TABLE_VALID,
+	PERFDB_COL_RT_NUM_HEADS, PERFDB_COL_RT_NUM_KV_HEADS, PERFDB_COL_RT_SPARSE_MODE,
+	PERFDB_COL_RT_INPUT_LAYOUT, PERFDB_COL_RT_BLOCK_SIZE, PERFDB_COL_RT_ATTN_STATE,
+	PERFDB_COL_RT_KV_CACHE_MODE, PERFDB_COL_RT_COMPLETENESS,
 };
 
 /* "in\x1fout" -> first row index within the file */
@@ -315,9 +316,11 @@ static int read_operator_rows(const char *path, char **want_in, size_t nwant, si
 				nc[c] = (long)i;
 	}
 	for (size_t i = 0; i < row.n; i++) {
-		if (row.f[i].len == 12 && memcmp(row.f[i].p, "Input Shapes", 12) == 0)
+		if (row.f[i].len == sizeof(PERFDB_COL_IN_SHAPES) - 1 &&
+		    memcmp(row.f[i].p, PERFDB_COL_IN_SHAPES, row.f[i].len) == 0)
 			in_col = (long)i;
-		if (row.f[i].len == 13 && memcmp(row.f[i].p, "Output Shapes", 13) == 0)
+		if (row.f[i].len == sizeof(PERFDB_COL_OUT_SHAPES) - 1 &&
+		    memcmp(row.f[i].p, PERFDB_COL_OUT_SHAPES, row.f[i].len) == 0)
 			out_col = (long)i;
 	}
 	size_t n = 0;

@@ -13,6 +13,7 @@
 #include "perfdb/csv.h"
 #include "perfdb/fsio.h"
 #include "perfdb/parse.h"
+#include "perfdb/schema.h"
 
 void perfdb_inputs_init(struct perfdb_inputs *in)
 {
@@ -64,10 +65,12 @@ int perfdb_parse_classify(const char *path, enum perfdb_input_kind *kind,
 	struct perfdb_csv_row row;
 	int rc = perfdb_csv_next(r, &row, err);
 	if (rc > 0) {
-		if (header_has(&row, "OP Type") && header_has(&row, "Task Duration(us)"))
+		if (header_has(&row, PERFDB_COL_OPS_TYPE) &&
+		    header_has(&row, PERFDB_COL_OPS_TASK_DUR))
 			*kind = PERFDB_INPUT_OP_SUMMARY;
-		else if (header_has(&row, "Type") || header_has(&row, "Duration(us)") ||
-			 header_has(&row, "Input Shapes"))
+		else if (header_has(&row, PERFDB_COL_KD_TYPE) ||
+			 header_has(&row, PERFDB_COL_DURATION) ||
+			 header_has(&row, PERFDB_COL_IN_SHAPES))
 			*kind = PERFDB_INPUT_KERNEL_DETAILS;
 		else
 			rc = perfdb_err_set(err, PERFDB_EPARSE,

@@ -12,16 +12,11 @@
 
 #include "perfdb/csv.h"
 #include "perfdb/parse.h"
+#include "perfdb/schema.h"
 
-const char *const perfdb_counter_names[PERFDB_NCOUNTERS] = {
-	"aicore_time(us)", "aic_total_cycles", "aic_mac_time(us)", "aic_mac_ratio",
-	"aic_scalar_time(us)", "aic_scalar_ratio", "aic_mte1_time(us)", "aic_mte1_ratio",
-	"aic_mte2_time(us)", "aic_mte2_ratio", "aic_fixpipe_time(us)", "aic_fixpipe_ratio",
-	"aic_icache_miss_rate", "aiv_time(us)", "aiv_total_cycles", "aiv_vec_time(us)",
-	"aiv_vec_ratio", "aiv_scalar_time(us)", "aiv_scalar_ratio", "aiv_mte2_time(us)",
-	"aiv_mte2_ratio", "aiv_mte3_time(us)", "aiv_mte3_ratio", "aiv_icache_miss_rate",
-	"cube_utilization(%)",
-};
+#define NAME(n) n,
+const char *const perfdb_counter_names[PERFDB_NCOUNTERS] = { PERFDB_SCHEMA_COUNTERS(NAME) };
+#undef NAME
 
 enum col {
 	C_TYPE, C_NAME, C_STATE, C_CORE, C_INS, C_IND, C_INF, C_OUTS, C_OUTD, C_OUTF, C_DUR,
@@ -33,13 +28,16 @@ enum col {
 static const char *col_name(enum perfdb_input_kind k, size_t c)
 {
 	static const char *const kd[C_FIXED_] = {
-		"Type", "Name", "OP State", "Accelerator Core", "Input Shapes", "Input Data Types",
-		"Input Formats", "Output Shapes", "Output Data Types", "Output Formats", "Duration(us)",
+		PERFDB_COL_KD_TYPE, PERFDB_COL_KD_NAME, PERFDB_COL_OP_STATE, PERFDB_COL_ACCEL_CORE,
+		PERFDB_COL_IN_SHAPES, PERFDB_COL_IN_DTYPES, PERFDB_COL_IN_FORMATS,
+		PERFDB_COL_OUT_SHAPES, PERFDB_COL_OUT_DTYPES, PERFDB_COL_OUT_FORMATS,
+		PERFDB_COL_DURATION,
 	};
 	static const char *const os[C_FIXED_] = {
-		"OP Type", "Op Name", "OP State", "Task Type", "Input Shapes", "Input Data Types",
-		"Input Formats", "Output Shapes", "Output Data Types", "Output Formats",
-		"Task Duration(us)",
+		PERFDB_COL_OPS_TYPE, PERFDB_COL_OPS_NAME, PERFDB_COL_OP_STATE, PERFDB_COL_OPS_TASK_TYPE,
+		PERFDB_COL_IN_SHAPES, PERFDB_COL_IN_DTYPES, PERFDB_COL_IN_FORMATS,
+		PERFDB_COL_OUT_SHAPES, PERFDB_COL_OUT_DTYPES, PERFDB_COL_OUT_FORMATS,
+		PERFDB_COL_OPS_TASK_DUR,
 	};
 	if (c >= C_FIXED_)
 		return perfdb_counter_names[c - C_FIXED_];

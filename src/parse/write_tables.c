@@ -18,28 +18,17 @@
 
 #include "parse_internal.h"
 #include "perfdb/fia.h"
+#include "perfdb/schema.h"
 #include "perfdb/stats.h"
 #include "perfdb/table.h"
 
+#define PROF_COUNTER(n) PERFDB_COL_PROF_COUNTER_PREFIX n,
 const char *const perfdb_parse_columns[PERFDB_PARSE_NBASE] = {
-	"OP State", "Accelerator Core", "Input Shapes", "Input Data Types", "Input Formats",
-	"Output Shapes", "Output Data Types", "Output Formats",
-	"Profiling Average Duration(us)", "Profiling Median Duration(us)",
-	"Profiling Std Duration(us)",
-	"Profiling Average aicore_time(us)", "Profiling Average aic_total_cycles",
-	"Profiling Average aic_mac_time(us)", "Profiling Average aic_mac_ratio",
-	"Profiling Average aic_scalar_time(us)", "Profiling Average aic_scalar_ratio",
-	"Profiling Average aic_mte1_time(us)", "Profiling Average aic_mte1_ratio",
-	"Profiling Average aic_mte2_time(us)", "Profiling Average aic_mte2_ratio",
-	"Profiling Average aic_fixpipe_time(us)", "Profiling Average aic_fixpipe_ratio",
-	"Profiling Average aic_icache_miss_rate", "Profiling Average aiv_time(us)",
-	"Profiling Average aiv_total_cycles", "Profiling Average aiv_vec_time(us)",
-	"Profiling Average aiv_vec_ratio", "Profiling Average aiv_scalar_time(us)",
-	"Profiling Average aiv_scalar_ratio", "Profiling Average aiv_mte2_time(us)",
-	"Profiling Average aiv_mte2_ratio", "Profiling Average aiv_mte3_time(us)",
-	"Profiling Average aiv_mte3_ratio", "Profiling Average aiv_icache_miss_rate",
-	"Profiling Average cube_utilization(%)",
+	PERFDB_SCHEMA_BASE_COLS,
+	PERFDB_COL_PROF_AVG, PERFDB_COL_PROF_MEDIAN, PERFDB_COL_PROF_STD,
+	PERFDB_SCHEMA_COUNTERS(PROF_COUNTER)
 };
+#undef PROF_COUNTER
 
 int perfdb_parse_sanitize_name(const char *type, struct perfdb_strbuf *out)
 {
@@ -149,7 +138,7 @@ static const char *col_of(size_t i)
 		return perfdb_parse_columns[i];
 	if (i < PERFDB_PARSE_NBASE + PERFDB_FIA_NCOLS)
 		return perfdb_fia_columns[i - PERFDB_PARSE_NBASE];
-	return PERFDB_PARSE_COUNT_COLUMN;
+	return PERFDB_COL_PROF_COUNT;
 }
 
 #define NOUT (PERFDB_PARSE_NBASE + PERFDB_FIA_NCOLS + 1)

@@ -21,6 +21,7 @@
 #include "perfdb/csv.h"
 #include "perfdb/fsio.h"
 #include "perfdb/replay.h"
+#include "perfdb/schema.h"
 #include "perfdb/signature.h"
 #include "perfdb/stats.h"
 #include "perfdb/table.h"
@@ -110,10 +111,7 @@ struct group {
 	double csum[PERFDB_NCOUNTERS];
 };
 
-static const char *const base_cols[8] = {
-	"OP State", "Accelerator Core", "Input Shapes", "Input Data Types", "Input Formats",
-	"Output Shapes", "Output Data Types", "Output Formats",
-};
+static const char *const base_cols[PERFDB_SCHEMA_NBASE] = { PERFDB_SCHEMA_BASE_COLS };
 
 static const char *cell(const struct perfdb_table *t, size_t r, const char *col)
 {
@@ -139,7 +137,7 @@ static int add_file(const char *path, long ep, struct group **g, size_t *ng, siz
 	int rc = perfdb_table_load(&t, path, err);
 	struct perfdb_strbuf sig = PERFDB_STRBUF_INIT, key = PERFDB_STRBUF_INIT;
 	for (size_t r = 0; rc == 0 && r < t.nrows; r++) {
-		char *op = strip_dup(cell(&t, r, "OP Type"));
+		char *op = strip_dup(cell(&t, r, PERFDB_COL_OPS_TYPE));
 		if (!op) {
 			rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 			break;
@@ -149,9 +147,9 @@ static int add_file(const char *path, long ep, struct group **g, size_t *ng, siz
 			continue;
 		}
 		struct perfdb_sig_row sr = {
-			cell(&t, r, "Input Shapes"), cell(&t, r, "Input Data Types"),
-			cell(&t, r, "Input Formats"), cell(&t, r, "Output Shapes"),
-			cell(&t, r, "Output Data Types"), cell(&t, r, PERFDB_COL_EP_SIZE),
+			cell(&t, r, PERFDB_COL_IN_SHAPES), cell(&t, r, PERFDB_COL_IN_DTYPES),
+			cell(&t, r, PERFDB_COL_IN_FORMATS), cell(&t, r, PERFDB_COL_OUT_SHAPES),
+			cell(&t, r, PERFDB_COL_OUT_DTYPES), cell(&t, r, PERFDB_COL_EP_SIZE),
 		};
 		perfdb_sig_compute(op, &sr, &sig);
 		perfdb_strbuf_reset(&key);
@@ -178,7 +176,7 @@ static int add_file(const char *path, long ep, struct group **g, size_t *ng, siz
 			for (int b = 0; b < 8; b++)
 				gr->m.base[b] = strip_dup(cell(&t, r, base_cols[b]));
 			free(gr->m.base[1]);
-			gr->m.base[1] = strip_dup(cell(&t, r, "Task Type"));
+			gr->m.base[1] = strip_dup(cell(&t, r, PERFDB_COL_OPS_TASK_TYPE));
 			if (strcmp(op, PERFDB_DFC_OP) == 0 && ep > 0) {
 				char b[32];
 				snprintf(b, sizeof(b), "%ld", ep);
@@ -190,7 +188,7 @@ static int add_file(const char *path, long ep, struct group **g, size_t *ng, siz
 			}
 			(*ng)++;
 		}
-		const char *dur = cell(&t, r, "Task Duration(us)");
+		const char *dur = cell(&t, r, PERFDB_COL_OPS_TASK_DUR);
 		double d;
 		if (perfdb_stats_parse_double(dur, strlen(dur), &d) == 0 && isfinite(d) && d >= 0) {
 			if (gr->nd == gr->capd) {

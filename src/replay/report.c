@@ -17,9 +17,8 @@
 #include "perfdb/csv.h"
 #include "perfdb/fsio.h"
 #include "perfdb/replay.h"
+#include "perfdb/schema.h"
 
-#define GAP_LO 0.8
-#define GAP_HI 1.2
 #define MAX_GAPS 20
 #define MAX_EXAMPLES 3
 
@@ -233,7 +232,8 @@ static int render(struct perfdb_strbuf *md, const struct perfdb_wb_result *r,
 	for (int i = 0; rc == 0 && i < 8; i++)
 		rc = grid_add(&ov, names[i], b[i]);
 	char thr[96];
-	snprintf(thr, sizeof(thr), "microbench/profiling not in [%.2fx, %.2fx]", GAP_LO, GAP_HI);
+	snprintf(thr, sizeof(thr), "microbench/profiling not in [%.2fx, %.2fx]",
+		 PERFDB_SCHEMA_BAND_LO, PERFDB_SCHEMA_BAND_HI);
 	if (rc == 0)
 		rc = grid_add(&ov, "Gap threshold", thr);
 	static const char *const ovh[2] = { "Metric", "Value" };
@@ -353,7 +353,7 @@ int perfdb_report_write(const char *dbdir, const struct perfdb_wb_result *r,
 		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 	size_t nhot = 0;
 	for (size_t i = 0; i < r->ngaps; i++)
-		if (r->gaps[i].ratio < GAP_LO || r->gaps[i].ratio > GAP_HI)
+		if (!perfdb_schema_in_band(r->gaps[i].ratio))
 			hot[nhot++] = &r->gaps[i];
 	if (nhot > 1)
 		qsort(hot, nhot, sizeof(*hot), cmp_gap);

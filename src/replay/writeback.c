@@ -25,22 +25,19 @@
 #include "perfdb/fsio.h"
 #include "perfdb/lock.h"
 #include "perfdb/replay.h"
+#include "perfdb/schema.h"
 #include "perfdb/signature.h"
 #include "perfdb/stats.h"
 #include "perfdb/table.h"
 
-static const char *const base_cols[8] = {
-	"OP State", "Accelerator Core", "Input Shapes", "Input Data Types", "Input Formats",
-	"Output Shapes", "Output Data Types", "Output Formats",
-};
+static const char *const base_cols[PERFDB_SCHEMA_NBASE] = { PERFDB_SCHEMA_BASE_COLS };
 static const char *const stat_cols[4] = {
 	PERFDB_COL_MB_MIN, PERFDB_COL_MB_MEDIAN, PERFDB_COL_MB_STD, PERFDB_COL_MB_SAMPLES,
 };
 
 int perfdb_wb_valid(const char *cell)
 {
-	double v;
-	return perfdb_stats_parse_double(cell, strlen(cell), &v) == 0 && v > 0;
+	return perfdb_schema_duration(cell, false, NULL);
 }
 
 static double fval(const char *cell)
@@ -339,11 +336,13 @@ static int new_header(struct perfdb_table *t, int with_ep, struct perfdb_err *er
 	for (int i = 0; i < 4; i++)
 		cols[n++] = stat_cols[i];
 	cols[n++] = PERFDB_COL_PROF_AVG;
-	cols[n++] = "Profiling Median Duration(us)";
-	cols[n++] = "Profiling Std Duration(us)";
+	cols[n++] = PERFDB_COL_PROF_MEDIAN;
+	cols[n++] = PERFDB_COL_PROF_STD;
 	for (int c = 0; c < PERFDB_NCOUNTERS; c++) {
-		snprintf(names[2 * c], sizeof(names[0]), "MicroBench %s", perfdb_counter_names[c]);
-		snprintf(names[2 * c + 1], sizeof(names[0]), "Profiling Average %s", perfdb_counter_names[c]);
+		snprintf(names[2 * c], sizeof(names[0]), PERFDB_COL_MB_COUNTER_PREFIX "%s",
+			 perfdb_counter_names[c]);
+		snprintf(names[2 * c + 1], sizeof(names[0]), PERFDB_COL_PROF_COUNTER_PREFIX "%s",
+			 perfdb_counter_names[c]);
 		cols[n++] = names[2 * c];
 		cols[n++] = names[2 * c + 1];
 	}
@@ -355,9 +354,9 @@ static int new_header(struct perfdb_table *t, int with_ep, struct perfdb_err *er
 static int migrate(struct perfdb_table *t, struct perfdb_err *err)
 {
 	long c;
-	if ((c = perfdb_table_col(t, "MicroBench Task Duration(us)")) >= 0)
+	if ((c = perfdb_table_col(t, PERFDB_COL_MB_TASK_DUR)) >= 0)
 		perfdb_table_drop_col(t, (size_t)c);
-	if ((c = perfdb_table_col(t, "MicroBench Kernel Duration(us)")) >= 0)
+	if ((c = perfdb_table_col(t, PERFDB_COL_MB_KERNEL_DUR)) >= 0)
 		perfdb_table_drop_col(t, (size_t)c);
 	c = perfdb_table_col(t, PERFDB_COL_MB_LEGACY);
 	if (c >= 0 && perfdb_table_col(t, PERFDB_COL_MB_DUR) < 0)
@@ -401,8 +400,8 @@ static int migrate(struct perfdb_table *t, struct perfdb_err *err)
 	/* MicroBench X before each existing Profiling Average X */
 	for (int k = 0; k < PERFDB_NCOUNTERS; k++) {
 		char prof[96], mb[96];
-		snprintf(prof, sizeof(prof), "Profiling Average %s", perfdb_counter_names[k]);
-		snprintf(mb, sizeof(mb), "MicroBench %s", perfdb_counter_names[k]);
+		snprintf(prof, sizeof(prof), PERFDB_COL_PROF_COUNTER_PREFIX "%s", perfdb_counter_names[k]);
+		snprintf(mb, sizeof(mb), PERFDB_COL_MB_COUNTER_PREFIX "%s", perfdb_counter_names[k]);
 		long p = perfdb_table_col(t, prof);
 		if (p >= 0 && perfdb_table_col(t, mb) < 0)
 			PERFDB_TRY(ensure_col(t, mb, (size_t)p, err));
@@ -414,8 +413,9 @@ static int migrate(struct perfdb_table *t, struct perfdb_err *err)
 
 static int row_valid(const struct perfdb_table *t, size_t r)
 {
-	return perfdb_wb_valid(perfdb_table_get(t, r, perfdb_table_col(t, PERFDB_COL_MB_DUR))) ||
-	       perfdb_wb_valid(perfdb_table_get(t, r, perfdb_table_col(t, PERFDB_COL_PROF_AVG)));
+	return perfdb_schema_usable_duration(
+		perfdb_table_get(t, r, perfdb_table_col(t, PERFDB_COL_MB_DUR)),
+		perfdb_table_get(t, r, perfdb_table_col(t, PERFDB_COL_PROF_AVG)), false, NULL);
 }
 
 static int sig_of_measure(const struct perfdb_measure *m, struct perfdb_strbuf *out)
@@ -434,8 +434,8 @@ static int report_form_measure(const struct perfdb_measure *m, struct perfdb_str
 static int report_form_row(const struct perfdb_table *t, size_t r, struct perfdb_strbuf *out)
 {
 	struct perfdb_sig_row sr = {
-		perfdb_table_get(t, r, perfdb_table_col(t, "Input Shapes")), NULL, NULL,
-		perfdb_table_get(t, r, perfdb_table_col(t, "Output Shapes")), NULL, NULL,
+		perfdb_table_get(t, r, perfdb_table_col(t, PERFDB_COL_IN_SHAPES)), NULL, NULL,
+		perfdb_table_get(t, r, perfdb_table_col(t, PERFDB_COL_OUT_SHAPES)), NULL, NULL,
 	};
 	return perfdb_sig_report_form(&sr, out);
 }
@@ -475,7 +475,7 @@ static int put_values(struct perfdb_table *t, size_t r, const struct perfdb_meas
 	PERFDB_TRY(set_cell(t, r, PERFDB_COL_MB_SAMPLES, b, err));
 	for (int c = 0; c < PERFDB_NCOUNTERS; c++) {
 		char col[96];
-		snprintf(col, sizeof(col), "MicroBench %s", perfdb_counter_names[c]);
+		snprintf(col, sizeof(col), PERFDB_COL_MB_COUNTER_PREFIX "%s", perfdb_counter_names[c]);
 		b[0] = '\0';
 		if (m->cn[c])
 			perfdb_stats_format6(m->cmean[c], b, sizeof(b));

@@ -16,6 +16,7 @@
 #include "perfdb/dbreport.h"
 #include "perfdb/dtype.h"
 #include "perfdb/fsio.h"
+#include "perfdb/schema.h"
 #include "perfdb/shape.h"
 #include "perfdb/table.h"
 
@@ -159,23 +160,25 @@ static int load_kernel(struct perfdb_dbreport_kernel *k, const char *path,
 		rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 		goto out;
 	}
-	long cmb = perfdb_table_col(&t, "Average Duration(us)");
-	long cpr = perfdb_table_col(&t, "Profiling Average Duration(us)");
-	long cis = perfdb_table_col(&t, "Input Shapes");
-	long cid = perfdb_table_col(&t, "Input Data Types");
-	long cos = perfdb_table_col(&t, "Output Shapes");
-	long cod = perfdb_table_col(&t, "Output Data Types");
+	long cmb = perfdb_table_col(&t, PERFDB_COL_MB_DUR);
+	long cpr = perfdb_table_col(&t, PERFDB_COL_PROF_AVG);
+	long cis = perfdb_table_col(&t, PERFDB_COL_IN_SHAPES);
+	long cid = perfdb_table_col(&t, PERFDB_COL_IN_DTYPES);
+	long cos = perfdb_table_col(&t, PERFDB_COL_OUT_SHAPES);
+	long cod = perfdb_table_col(&t, PERFDB_COL_OUT_DTYPES);
 	for (size_t i = 0; i < t.nrows; i++) {
 		struct perfdb_dbreport_point *p = &k->pts[i];
-		p->mb_us = cmb < 0 ? 0 : pos_num(perfdb_table_get(&t, i, cmb));
-		p->prof_us = cpr < 0 ? 0 : pos_num(perfdb_table_get(&t, i, cpr));
+		const char *mb = perfdb_table_get(&t, i, cmb), *prof = perfdb_table_get(&t, i, cpr);
+		/* a simulator reads finite durations only; invalid ones stay 0 */
+		perfdb_schema_duration(mb, true, &p->mb_us);
+		perfdb_schema_duration(prof, true, &p->prof_us);
 		k->with_mb += p->mb_us > 0;
 		k->with_prof += p->prof_us > 0;
-		k->theory_only += !(p->mb_us > 0) && !(p->prof_us > 0);
+		k->theory_only += !perfdb_schema_usable_duration(mb, prof, true, NULL);
 		if (p->mb_us > 0 && p->prof_us > 0) {
 			double ratio = p->mb_us / p->prof_us;
 			k->both++;
-			p->hot = ratio < PERFDB_DBREPORT_GAP_LO || ratio > PERFDB_DBREPORT_GAP_HI;
+			p->hot = !perfdb_schema_in_band(ratio);
 			k->hot += p->hot;
 		}
 		struct perfdb_op_work w;
@@ -294,12 +297,12 @@ static int load_comm(struct perfdb_dbreport_comm *c, const char *file, const cha
 		rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 		goto out;
 	}
-	long cb = perfdb_table_col(&t, "message_bytes");
-	long cn = perfdb_table_col(&t, "num_devices");
-	long ct = perfdb_table_col(&t, "topology_tier");
-	long cd = perfdb_table_col(&t, "Duration(us)");
-	long cbus = perfdb_table_col(&t, "busbw_gbps");
-	long cbw = perfdb_table_col(&t, "bandwidth_gbps");
+	long cb = perfdb_table_col(&t, PERFDB_COL_MESSAGE_BYTES);
+	long cn = perfdb_table_col(&t, PERFDB_COL_NUM_DEVICES);
+	long ct = perfdb_table_col(&t, PERFDB_COL_TOPOLOGY_TIER);
+	long cd = perfdb_table_col(&t, PERFDB_COL_DURATION);
+	long cbus = perfdb_table_col(&t, PERFDB_COL_BUSBW);
+	long cbw = perfdb_table_col(&t, PERFDB_COL_BANDWIDTH);
 	if (cb < 0 || cn < 0 || cd < 0) {
 		rc = perfdb_err_set(err, PERFDB_ESCHEMA,
 				    "%s: not a collective table (needs message_bytes, num_devices, "

@@ -12,6 +12,7 @@
 
 #include "perfdb/dbreport.h"
 #include "perfdb/replay.h"
+#include "perfdb/schema.h"
 
 #define W 460.0
 #define H 320.0
@@ -285,13 +286,14 @@ static int scatter(struct perfdb_strbuf *o, const struct perfdb_dbreport_kernel 
 	PERFDB_TRY(chart_open(o, &f, n, title, "profiling duration (us)",
 			      "microbench duration (us)"));
 	double a = pow(10, f.x0), b = pow(10, f.x1);
-	/* the 0.8x-1.2x band, cut exactly at the frame's edges */
+	/* the band, cut exactly at the frame's edges */
 	PERFDB_TRY(perfdb_strbuf_addf(o,
 		"<polygon class=\"band\" points=\"%.1f,%.1f %.1f,%.1f %.1f,%.1f %.1f,%.1f %.1f,%.1f %.1f,%.1f\"/>"
 		"<line class=\"diag\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
-		px(&f, a), py(&f, a), px(&f, a / PERFDB_DBREPORT_GAP_LO), py(&f, a),
-		px(&f, b), py(&f, b * PERFDB_DBREPORT_GAP_LO), px(&f, b), py(&f, b),
-		px(&f, b / PERFDB_DBREPORT_GAP_HI), py(&f, b), px(&f, a), py(&f, a * PERFDB_DBREPORT_GAP_HI),
+		px(&f, a), py(&f, a), px(&f, a / PERFDB_SCHEMA_BAND_LO), py(&f, a),
+		px(&f, b), py(&f, b * PERFDB_SCHEMA_BAND_LO), px(&f, b), py(&f, b),
+		px(&f, b / PERFDB_SCHEMA_BAND_HI), py(&f, b),
+		px(&f, a), py(&f, a * PERFDB_SCHEMA_BAND_HI),
 		px(&f, a), py(&f, a), px(&f, b), py(&f, b)));
 	for (size_t i = 0; i < k->rows; i++) {
 		const struct perfdb_dbreport_point *p = &k->pts[i];
@@ -481,8 +483,9 @@ int perfdb_dbreport_html(const struct perfdb_dbreport *r,
 			"</td><td>%zu</td><td>%zu</td><td>%zu</td><td>%zu</td><td>%zu</td><td>%zu</td></tr>\n",
 			k->rows, k->with_prof, k->with_mb, k->theory_only, k->both, k->hot));
 	}
-	PERFDB_TRY(perfdb_strbuf_addstr(o, "</table>\n<h2>Microbench vs profiling</h2>\n"
-		"<p>Green band: microbench within 0.8x-1.2x of profiling; red points are hotspots.</p>\n"));
+	PERFDB_TRY(perfdb_strbuf_addf(o, "</table>\n<h2>Microbench vs profiling</h2>\n"
+		"<p>Green band: microbench within %gx-%gx of profiling; red points are hotspots.</p>\n",
+		PERFDB_SCHEMA_BAND_LO, PERFDB_SCHEMA_BAND_HI));
 	for (size_t i = 0; i < r->nk; i++)
 		PERFDB_TRY(scatter(o, &r->k[i]));
 	PERFDB_TRY(perfdb_strbuf_addstr(o, "<h2>Roofline per kernel type</h2>\n"
