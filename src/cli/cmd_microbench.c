@@ -559,6 +559,11 @@ static int run_native_ranked(struct perfdb_db_opts *o, struct perfdb_device_regi
 		script[nscript] = strtod(q, &e);
 		q = *e == ',' ? e + 1 : e + strlen(e);
 	}
+	struct perfdb_engine_hooks hooks = {
+		.exit_after = hook && *hook ? (size_t)strtoul(hook, NULL, 10) : 0,
+		.crash_op = crash && *crash ? crash : NULL,
+		.probe_script = nscript ? script : NULL, .probe_script_n = nscript,
+	};
 	struct perfdb_engine_opts eo = {
 		.dbdir = dir.buf, .backend = be,
 		.ops = no->ops->n ? (const char *const *)no->ops->v : NULL, .nops = no->ops->n,
@@ -569,10 +574,8 @@ static int run_native_ranked(struct perfdb_db_opts *o, struct perfdb_device_regi
 		.ep_size = (int)no->ep, .comm = world, .rank = rank, .nranks = nranks,
 		.journal = journal, .resume = no->resume, .subprocess = no->subprocess,
 		.op_timeout_s = no->op_timeout, .contention_retries = (int)no->retries,
-		.probe_script = nscript ? script : NULL, .probe_script_n = nscript,
 		.no_probe = probe_off(),
-		.exit_after = hook && *hook ? (size_t)strtoul(hook, NULL, 10) : 0,
-		.crash_op = crash && *crash ? crash : NULL,
+		.hooks = &hooks,
 	};
 	/* prune decides from what the run saw: the rows read before measuring */
 	if (no->prune && rank == 0 && perfdb_wb_seen_take(dir.buf, &seen, &err) < 0) {
