@@ -3,10 +3,11 @@
  * Decision 1), after ggml's backend interface: a backend is a table of
  * function pointers, its operators are one table of struct perfdb_op_impl.
  *
- * The engine (src/replay/engine.c) owns the method: it parses a row into
- * tensors, asks supports_op first (an unsupported row is reported and
- * skipped), allocates and fills the buffers, then calls the op's check,
- * prepare, run (timed) and release.  A backend never times, prints or
+ * The engine (src/replay/engine.c, case.c, timing.c) owns the method: it
+ * parses a row into tensors, asks supports_op first (an unsupported row is
+ * reported and skipped), allocates and fills the buffers, then applies the
+ * op's definition (src/replay/opdef/opdef.h) and calls the backend op's
+ * check, prepare, run (timed) and release.  A backend never times, prints or
  * allocates tensor buffers itself.
  */
 #ifndef PERFDB_BACKEND_H

@@ -22,6 +22,18 @@
 #include "backend/backend.h"
 #include "perfdb/replay.h"
 
+/*
+ * Test hooks: what the tests make a run do that a real run never does
+ * (set by the CLI from PERFDB_TEST_* variables).  Zero fields are off.
+ */
+struct perfdb_engine_hooks {
+	size_t exit_after;                /* _exit(75) after this many measured rows, like a killed run */
+	const char *crash_op;             /* SIGSEGV in the child of this table (subprocess mode) */
+	/* The probe's readings, in order (the last repeats); NULL: measured. */
+	const double *probe_script;
+	size_t probe_script_n;
+};
+
 struct perfdb_engine_opts {
 	const char *dbdir;
 	const struct perfdb_backend_i *backend;
@@ -60,10 +72,6 @@ struct perfdb_engine_opts {
 	 */
 	int subprocess;
 	double op_timeout_s;
-	/* Test hooks: _exit(75) after this many measured rows (0: off); SIGSEGV
-	 * in the child of this table (subprocess mode; NULL: off). */
-	size_t exit_after;
-	const char *crash_op;
 	/* Tensor memory one row may take (0: 60 % of physical memory). */
 	size_t row_max_bytes;
 	/* --dispatch-ffn-combine-ep-size, given to the ops (perfdb_op_case.ep_size). */
@@ -78,9 +86,6 @@ struct perfdb_engine_opts {
 	 */
 	int contention_retries;
 	int no_probe;
-	/* Test hook: the probe's readings, in order (the last repeats); NULL: measured. */
-	const double *probe_script;
-	size_t probe_script_n;
 	/*
 	 * Scale-out (issue 5): under mpirun, comm points to the run's MPI_Comm,
 	 * rank/nranks place this process.  Rows of ordinary ops are sharded
@@ -96,6 +101,7 @@ struct perfdb_engine_opts {
 	/* Optional: called after each row (counts of this rank's rows). */
 	void (*progress)(void *ud, size_t done, size_t total, size_t failed);
 	void *ud;
+	const struct perfdb_engine_hooks *hooks;   /* NULL: no hooks */
 };
 
 enum perfdb_engine_status {

@@ -209,6 +209,11 @@ int perfdb_native_measure(struct perfdb_native_run *run, struct perfdb_err *err)
 		script[nscript] = strtod(q, &e);
 		q = *e == ',' ? e + 1 : e + strlen(e);
 	}
+	const struct perfdb_engine_hooks hooks = {
+		.exit_after = hook && *hook ? (size_t)strtoul(hook, NULL, 10) : 0,
+		.crash_op = crash && *crash ? crash : NULL,
+		.probe_script = nscript ? script : NULL, .probe_script_n = nscript,
+	};
 	struct perfdb_engine_opts eo = {
 		.dbdir = run->dir.buf, .backend = run->be,
 		.ops = no->nops ? no->ops : NULL, .nops = no->nops,
@@ -219,10 +224,7 @@ int perfdb_native_measure(struct perfdb_native_run *run, struct perfdb_err *err)
 		.ep_size = (int)no->ep, .comm = no->comm, .rank = no->rank, .nranks = no->nranks,
 		.journal = run->journal, .resume = no->resume, .subprocess = no->subprocess,
 		.op_timeout_s = no->op_timeout, .contention_retries = (int)no->retries,
-		.probe_script = nscript ? script : NULL, .probe_script_n = nscript,
-		.no_probe = probe_off(),
-		.exit_after = hook && *hook ? (size_t)strtoul(hook, NULL, 10) : 0,
-		.crash_op = crash && *crash ? crash : NULL,
+		.no_probe = probe_off(), .hooks = &hooks,
 	};
 	/* prune decides from what the run saw: the rows read before measuring */
 	if (no->prune && no->rank == 0)

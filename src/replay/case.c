@@ -1,0 +1,181 @@
+/*
+ * A database row as a perfdb_op_case (docs/spec/replay.md §4 "Parsing",
+ * "Building a tensor"; docs/replay.md "Tensors"): each side's shape, dtype
+ * and format cells to tensors, the run's context, outputs updated in place,
+ * and the memory cap that fails a row too large for the machine.  No buffer
+ * is allocated here (pool.c).
+ */
+#include <string.h>
+#include <unistd.h>
+
+#include "perfdb/dtype.h"
+#include "perfdb/shape.h"
+#include "replay/engine_internal.h"
+
+static struct perfdb_span span_of(const char *s)
+{
+	return (struct perfdb_span){ s ? s : "", s ? strlen(s) : 0 };
+}
+
+static int build_side(const char *op, const char *side, const char *shapes, const char *dtypes,
+		      const char *formats, struct perfdb_tensor *t, size_t *n, struct perfdb_err *err)
+{
+	struct perfdb_slots ss, ds, fs;
+	perfdb_slots_init(&ss);
+	perfdb_slots_init(&ds);
+	perfdb_slots_init(&fs);
+	int rc = 0;
+	if (perfdb_shape_split_slots(span_of(shapes), &ss) < 0 ||
+	    perfdb_shape_split_slots(span_of(dtypes), &ds) < 0 ||
+	    perfdb_shape_split_slots(span_of(formats), &fs) < 0) {
+		rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+		goto out;
+	}
+	if (ss.n > PERFDB_OP_MAX_TENSORS) {
+		rc = perfdb_err_set(err, PERFDB_EINVAL, "%s: %zu %s slots, at most %d supported", op, ss.n,
+				    side, PERFDB_OP_MAX_TENSORS);
+		goto out;
+	}
+	*n = ss.n;
+	for (size_t i = 0; i < ss.n; i++) {
+		struct perfdb_tensor *x = &t[i];
+		memset(x, 0, sizeof(*x));
+		if (perfdb_shape_slot_is_null(ss.v[i]))
+			continue;
+		x->present = true;
+		int64_t d[PERFDB_SHAPE_MAX_DIMS];
+		size_t nd;
+		if ((rc = perfdb_shape_parse_dims(ss.v[i], d, PERFDB_SHAPE_MAX_DIMS, &nd, err)) < 0)
+			goto out;
+		struct perfdb_span dt = i < ds.n ? perfdb_span_trim(ds.v[i]) : span_of("");
+		if (dt.len == 0) {
+			x->dtype = PERFDB_DTYPE_FLOAT;   /* missing dtype -> DT_FLOAT */
+		} else {
+			x->dtype = perfdb_dtype_parse(dt);
+			if (x->dtype == PERFDB_DTYPE_UNKNOWN || x->dtype == PERFDB_DTYPE_UNDEFINED ||
+			    perfdb_dtype_bits(x->dtype) < 8) {
+				rc = perfdb_err_set(err, PERFDB_EINVAL, "Unsupported dtype: %.*s", (int)dt.len, dt.p);
+				goto out;
+			}
+		}
+		struct perfdb_span fm = i < fs.n ? perfdb_span_trim(fs.v[i]) : span_of("");
+		x->format = fm.len ? perfdb_format_parse(fm) : PERFDB_FORMAT_ND;
+		if (x->format == PERFDB_FORMAT_FRACTAL_NZ && nd == 4) {
+			if (perfdb_shape_nz_to_nd(d, nd, x->dims, &x->ndims) < 0) {
+				rc = perfdb_err_set(err, PERFDB_EINVAL, "%s: FRACTAL_NZ shape overflows", op);
+				goto out;
+			}
+		} else {
+			memcpy(x->dims, d, nd * sizeof(d[0]));
+			x->ndims = nd;
+		}
+		x->numel = perfdb_shape_numel(x->dims, x->ndims);
+		if (x->numel < 0) {
+			rc = perfdb_err_set(err, PERFDB_EINVAL, "%s: %s %zu has too many elements", op, side, i);
+			goto out;
+		}
+		x->bytes = perfdb_dtype_bytes(x->dtype, (size_t)x->numel);
+	}
+out:
+	perfdb_slots_release(&ss);
+	perfdb_slots_release(&ds);
+	perfdb_slots_release(&fs);
+	return rc;
+}
+
+int perfdb_engine_build_case(const char *op, const char *in_shapes, const char *in_dtypes,
+			     const char *in_formats, const char *out_shapes, const char *out_dtypes,
+			     const char *out_formats, struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	memset(c, 0, sizeof(*c));
+	c->op = op;
+	c->def = perfdb_opdef_get(op);
+	c->threads = 1;
+	PERFDB_TRY(build_side(op, "input", in_shapes, in_dtypes, in_formats, c->in, &c->nin, err));
+	PERFDB_TRY(build_side(op, "output", out_shapes, out_dtypes, out_formats, c->out, &c->nout, err));
+	return 0;
+}
+
+size_t perfdb_engine_case_bytes(const struct perfdb_op_case *c)
+{
+	size_t total = 0;
+	for (size_t i = 0; i < c->nin; i++)
+		total += c->in[i].present ? c->in[i].bytes : 0;
+	for (size_t i = 0; i < c->nout; i++)
+		total += c->out[i].present && !c->out[i].alias_in ? c->out[i].bytes : 0;
+	return total;
+}
+
+/*
+ * The most tensor memory one row may take: 60 % of the machine's physical
+ * memory (a row needing more is failed, not attempted: the machine would
+ * swap or the OOM killer end the run).
+ */
+static size_t row_max_bytes(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGE_SIZE);
+	if (pages <= 0 || psz <= 0)
+		return (size_t)8 << 30;
+	return (size_t)((double)pages * (double)psz * 0.6);
+}
+
+static const char *row_cell(const void *ctx, const char *column)
+{
+	const struct case_cells *cc = ctx;
+	long c = perfdb_table_col(cc->t, column);
+	return c < 0 ? NULL : perfdb_table_get(cc->t, cc->r, c);
+}
+
+static void case_context(const struct perfdb_engine_opts *o, const struct case_cells *cc,
+			 struct perfdb_op_case *c)
+{
+	c->threads = o->threads;
+	c->backend_ctx = o->backend_ctx;
+	c->cell = row_cell;
+	c->cell_ctx = cc;
+	c->ep_size = o->ep_size;
+	c->comm = o->comm;
+	c->rank = o->comm ? o->rank : 0;
+	c->nranks = o->comm ? o->nranks : 1;
+}
+
+int case_skipped(const struct perfdb_engine_opts *o, const struct perfdb_op_impl *impl,
+		 const struct perfdb_table *t, size_t r, char *why, size_t whylen)
+{
+	const struct perfdb_opdef *def = perfdb_opdef_get(impl->name);
+	if (!def->skip)
+		return 0;
+	struct perfdb_op_case c;
+	struct case_cells cc = { t, r };
+	memset(&c, 0, sizeof(c));
+	c.op = impl->name;
+	c.def = def;
+	case_context(o, &cc, &c);
+	return def->skip(&c, why, whylen) > 0;
+}
+
+int case_from_row(const struct perfdb_engine_opts *o, const struct perfdb_op_impl *impl,
+		  const struct perfdb_table *t, size_t r, size_t line, struct case_cells *cc,
+		  struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	cc->t = t;
+	cc->r = r;
+#define CELL(name) perfdb_table_get(t, r, perfdb_table_col(t, name))
+	PERFDB_TRY(perfdb_engine_build_case(impl->name, CELL("Input Shapes"), CELL("Input Data Types"),
+					    CELL("Input Formats"), CELL("Output Shapes"),
+					    CELL("Output Data Types"), CELL("Output Formats"), c, err));
+#undef CELL
+	case_context(o, cc, c);
+	c->line = line;
+	if (c->def->inplace)
+		for (size_t i = 0; i < c->nout; i++) {
+			int a = c->def->inplace(c, i);
+			c->out[i].alias_in = a >= 0 && (size_t)a < c->nin && c->in[a].bytes >= c->out[i].bytes ? a + 1 : 0;
+		}
+	size_t need = perfdb_engine_case_bytes(c), limit = o->row_max_bytes ? o->row_max_bytes : row_max_bytes();
+	if (need > limit)
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: the row needs %.1f GiB of tensors (limit %.1f GiB, "
+				      "60 %% of this machine's memory)", impl->name, (double)need / (1 << 30),
+				      (double)limit / (1 << 30));
+	return 0;
+}

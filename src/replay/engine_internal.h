@@ -1,0 +1,158 @@
+/*
+ * What the replay engine's files share (engine.h is the engine's interface
+ * to the CLI; this is not).  The engine is split by job:
+ *
+ *   engine.c      the run and the row loop that ties the others together
+ *   case.c        a row's cells to a perfdb_op_case (tensors, bytes, memory cap)
+ *   pool.c        the buffer pool and the deterministic input fill
+ *   timing.c      warm-up, samples until the adaptive stop, cache flush,
+ *                 the timeout, contention retries
+ *   result.c      the run's result: its rows and the measures for writeback
+ *   subprocess.c  a table replayed in a forked child under a watchdog
+ *   scaleout.c    MPI: rows sharded over ranks, per-rank journals, rows
+ *                 gathered on rank 0, agreement on collective rows
+ */
+#ifndef PERFDB_REPLAY_ENGINE_INTERNAL_H
+#define PERFDB_REPLAY_ENGINE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "perfdb/strbuf.h"
+#include "perfdb/table.h"
+#include "replay/engine.h"
+#include "replay/journal.h"
+#include "replay/probe.h"
+
+#define ENGINE_LLC_BYTES ((size_t)32 << 20)   /* flush when the working set fits this */
+
+/* Inline: the timed loop reads the clock around every sample. */
+static inline double engine_now_s(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ---- engine.c: the row loop ------------------------------------------- */
+
+/* What a table pass does with a row that is to be measured. */
+enum engine_pass {
+	ENGINE_PASS_MEASURE,               /* measure (or resume) and journal */
+	ENGINE_PASS_CHILD,                 /* the same, in a child: no progress, no results kept */
+	ENGINE_PASS_COLLECT,               /* the parent after a child: rows from the journal */
+};
+
+struct engine_run_ctx {
+	const struct perfdb_engine_opts *o;
+	const struct perfdb_engine_hooks *hooks;   /* never NULL: o->hooks or none */
+	struct perfdb_engine_result *res;
+	struct journal *jr;
+	int jfd;
+	struct perfdb_engine_pool *pool;
+	uint64_t *flushbuf;
+	struct perfdb_probe *probe;        /* NULL: rows are not probed */
+	size_t flushn, done, total, measured;
+	size_t ordinal;                    /* rows seen over every table: the shard of a row */
+	const char *jpath;                 /* this rank's journal */
+};
+
+/* One table's rows; crash: why rows missing from the journal failed (ENGINE_PASS_COLLECT). */
+int engine_run_table(struct engine_run_ctx *x, const char *op, const struct perfdb_table *t,
+		     enum engine_pass pass, const char *crash, struct perfdb_err *err);
+
+/* ---- case.c ------------------------------------------------------------ */
+
+/* The row a case reads its extra cells from (perfdb_op_case.cell_ctx). */
+struct case_cells {
+	const struct perfdb_table *t;
+	size_t r;
+};
+
+/*
+ * Row r of t as a case of impl, ready for check: tensors from the row's
+ * cells, the run's context (threads, ep_size, ranks), in-place outputs.
+ * cc must outlive c (c->cell_ctx points to it).  Fails a row needing more
+ * tensor memory than o->row_max_bytes (0: 60 % of physical memory).
+ * Returns 0 or -PERFDB_E* with the reason.
+ */
+int case_from_row(const struct perfdb_engine_opts *o, const struct perfdb_op_impl *impl,
+		  const struct perfdb_table *t, size_t r, size_t line, struct case_cells *cc,
+		  struct perfdb_op_case *c, struct perfdb_err *err);
+
+/* Whether the op's skip hook keeps row r without replay (why filled). */
+int case_skipped(const struct perfdb_engine_opts *o, const struct perfdb_op_impl *impl,
+		 const struct perfdb_table *t, size_t r, char *why, size_t whylen);
+
+/* ---- timing.c ---------------------------------------------------------- */
+
+/*
+ * Measure a prepared case into row (samples, statistics, CPU/wall, probe):
+ * warm-up, samples until the adaptive stop (Decision 2), again while the
+ * probe pr (NULL: none) says the row was contended.  flushbuf (flushn
+ * words, NULL: no flush) evicts the caches between samples.  Returns 0 or
+ * -PERFDB_E* (a timeout, a failed call).
+ */
+int timing_measure(const struct perfdb_engine_opts *o, const struct perfdb_op_impl *impl,
+		   struct perfdb_op_case *c, uint64_t *flushbuf, size_t flushn, struct perfdb_probe *pr,
+		   struct perfdb_engine_row *row, struct perfdb_err *err);
+
+/* ---- result.c ---------------------------------------------------------- */
+
+/* Append a row (op and table copied; table NULL: op).  NULL when out of memory. */
+struct perfdb_engine_row *result_add_row(struct perfdb_engine_result *r, const char *op, const char *table,
+					 size_t line);
+
+/* Append the measure writeback takes for row r of t.  0 or -PERFDB_ENOMEM. */
+int result_add_measure(struct perfdb_measures *m, const char *op, const struct perfdb_table *t, size_t r,
+		       const struct perfdb_engine_row *row);
+
+/* ---- subprocess.c ------------------------------------------------------ */
+
+/* Subprocess mode: the table in a child under a watchdog, then its rows from the journal. */
+int subprocess_run_table(struct engine_run_ctx *x, const char *op, const struct perfdb_table *t,
+			 struct perfdb_err *err);
+
+/* ---- scaleout.c -------------------------------------------------------- */
+
+/* Whether op's rows are replayed by every rank together. */
+int scaleout_table_collective(const struct perfdb_engine_opts *o, const char *op);
+
+/* Whether the row of this ordinal is this rank's (always, outside mpirun). */
+int scaleout_row_mine(const struct perfdb_engine_opts *o, size_t ord);
+
+/* The rows this rank replays: collective tables whole, the rest round-robin. */
+size_t scaleout_rank_share(const struct perfdb_engine_opts *o, const struct perfdb_table *tabs,
+			   const char *const *names, size_t ntab);
+
+/* A collective row's step: rc, failed on every rank when it failed on one. */
+int scaleout_agree(const struct perfdb_engine_opts *o, int rc, struct perfdb_err *err);
+
+/* Before a collective row: whether any rank stops (*interrupted |= a rank's signal). */
+int scaleout_agree_stop(const struct perfdb_engine_opts *o, int stop, int sig_stop, int *interrupted);
+
+/* Resume: the journal and every rank's journal of an earlier MPI run.  0 or -PERFDB_E*. */
+int scaleout_journal_load_all(const char *journal, struct journal *j);
+
+/* A fresh run: remove the journals of earlier runs a later --resume would find.  0 or -PERFDB_EIO. */
+int scaleout_journal_reset(const struct perfdb_engine_opts *o);
+
+/* One result row as a record: op, then fields split by 0x1f, ended by 0x1e. */
+void scaleout_pack_row(struct perfdb_strbuf *b, const struct perfdb_engine_row *w);
+
+/*
+ * A record's fields after its op (the line first) into w, but its op, table
+ * and line; the reason is copied for rows not ok.  0 or -PERFDB_ENOMEM.
+ */
+int scaleout_unpack_row(const char *f, struct perfdb_engine_row *w);
+
+/*
+ * Every rank's rows to rank 0, which rebuilds the run's result in table and
+ * line order; rc is this rank's outcome so far.  Returns the run's outcome.
+ */
+int scaleout_gather_rows(const struct perfdb_engine_opts *o, const struct perfdb_table *tabs,
+			 const char *const *names, size_t ntab, struct perfdb_engine_result *res, int rc,
+			 struct perfdb_err *err);
+
+#endif

@@ -1,0 +1,85 @@
+/*
+ * The replay run's result (engine.h): a row per table row replayed,
+ * skipped or failed, and per successful row the measure perfdb_writeback
+ * takes, carrying the row's base columns (docs/spec/replay.md §2).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "replay/engine_internal.h"
+
+static const char *const base_cols[8] = {
+	"OP State", "Accelerator Core", "Input Shapes", "Input Data Types",
+	"Input Formats", "Output Shapes", "Output Data Types", "Output Formats",
+};
+
+void perfdb_engine_result_release(struct perfdb_engine_result *r)
+{
+	for (size_t i = 0; i < r->nrows; i++) {
+		free(r->rows[i].op);
+		free(r->rows[i].table);
+		free(r->rows[i].reason);
+	}
+	free(r->rows);
+	perfdb_measures_release(&r->measures);
+	memset(r, 0, sizeof(*r));
+}
+
+struct perfdb_engine_row *result_add_row(struct perfdb_engine_result *r, const char *op, const char *table,
+					 size_t line)
+{
+	if (r->nrows == r->cap) {
+		size_t cap = r->cap ? 2 * r->cap : 64;
+		void *p = realloc(r->rows, cap * sizeof(*r->rows));
+		if (!p)
+			return NULL;
+		r->rows = p;
+		r->cap = cap;
+	}
+	struct perfdb_engine_row *row = &r->rows[r->nrows];
+	memset(row, 0, sizeof(*row));
+	row->op = strdup(op);
+	row->table = strdup(table ? table : op);
+	if (!row->op || !row->table) {
+		free(row->op);
+		free(row->table);
+		return NULL;
+	}
+	row->line = line;
+	r->nrows++;
+	return row;
+}
+
+int result_add_measure(struct perfdb_measures *m, const char *op, const struct perfdb_table *t, size_t r,
+		       const struct perfdb_engine_row *row)
+{
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 64;
+		void *p = realloc(m->v, cap * sizeof(*m->v));
+		if (!p)
+			return -PERFDB_ENOMEM;
+		m->v = p;
+		m->cap = cap;
+	}
+	struct perfdb_measure *x = &m->v[m->n];
+	memset(x, 0, sizeof(*x));
+	x->op = strdup(op);
+	int bad = !x->op;
+	for (int b = 0; b < 8; b++) {
+		const char *v = perfdb_table_get(t, r, perfdb_table_col(t, base_cols[b]));
+		x->base[b] = strdup(v ? v : "");
+		bad |= !x->base[b];
+	}
+	long ep = perfdb_table_col(t, PERFDB_COL_EP_SIZE);
+	if (ep >= 0) {
+		x->ep_size = strdup(perfdb_table_get(t, r, ep));
+		bad |= !x->ep_size;
+	}
+	x->samples = row->samples;
+	x->mean = row->mean;
+	x->min = row->min;
+	x->median = row->median;
+	x->std = row->std;
+	m->n++;
+	return bad ? -PERFDB_ENOMEM : 0;
+}

@@ -1,0 +1,181 @@
+/*
+ * The replay engine's timing (docs/replay.md "Timing", "Contention";
+ * docs/spec/replay.md Decision 2; docs/style.md rule 8): warm-up, then
+ * samples of one synchronous call each until the adaptive stop (repeat
+ * samples and rsd, or the row budget), the caches flushed between samples
+ * for memory-bound ops whose working set fits the LLC, the per-row timeout,
+ * and the measurement repeated while the bandwidth probe says the row was
+ * contended.  Collective rows are timed on every rank together.
+ */
+#include <math.h>
+#include <mpi.h>
+#include <stdlib.h>
+
+#include "perfdb/stats.h"
+#include "replay/engine_internal.h"
+
+#define MAX_SAMPLES 100000
+
+/* Evict the case's data from the caches: stream through a buffer twice the LLC. */
+static volatile uint64_t flush_sink;
+static void cache_flush(uint64_t *buf, size_t n)
+{
+	uint64_t s = 0;
+	for (size_t i = 0; i < n; i += 8) {
+		buf[i] += 1;
+		s += buf[i];
+	}
+	flush_sink += s;
+}
+
+/*
+ * Warm up, then sample until the adaptive stop (Decision 2).  pr: the
+ * bandwidth probe read before the warm-up (which re-warms what the probe
+ * evicted) and after the timed loop; the row keeps the lower of the two.
+ */
+static int time_case(const struct perfdb_engine_opts *o, const struct perfdb_op_impl *impl,
+		     struct perfdb_op_case *c, uint64_t *flushbuf, size_t flushn, struct perfdb_probe *pr,
+		     struct perfdb_engine_row *row, struct perfdb_err *err)
+{
+	size_t ws = 0;
+	for (size_t i = 0; i < c->nin; i++)
+		ws += c->in[i].bytes;
+	for (size_t i = 0; i < c->nout; i++)
+		ws += c->out[i].bytes;
+	int flush = o->flush && c->def->memory_bound && flushbuf && ws < ENGINE_LLC_BYTES && !o->backend->time_run;
+	/*
+	 * Collective: every rank runs each call together.  Ranks enter each
+	 * sample after a barrier and the sample is the slowest rank's time
+	 * (nccl-tests); every stop decision is taken on values all ranks share.
+	 */
+	MPI_Comm *comm = c->def->collective ? o->comm : NULL;
+	double probe0 = pr ? perfdb_probe_gbs(pr) : 0;
+	double start = engine_now_s(CLOCK_MONOTONIC);
+	/* warm-up: at least 2 calls, up to 5 % of the budget */
+	for (int w = 0;; w++) {
+		int rc = impl->run(c, err);
+		double el = engine_now_s(CLOCK_MONOTONIC) - start;
+		int more = w < 1 || (el < 0.05 * o->budget_s && w < 20 && el <= o->timeout_s);
+		if (comm) {
+			/* a failure on any rank fails all; the first rank done warming up ends warm-up */
+			int v[2] = { rc < 0, !more }, g[2];
+			MPI_Allreduce(v, g, 2, MPI_INT, MPI_MAX, *comm);
+			if (g[0])
+				return rc < 0 ? rc : perfdb_err_set(err, PERFDB_EINVAL, "failed on another rank");
+			more = !g[1];
+		} else if (rc < 0) {
+			return rc;
+		}
+		if (!more)
+			break;
+	}
+	size_t cap = o->repeat > 64 ? o->repeat : 64, n = 0;
+	double *x = malloc(cap * sizeof(double));
+	if (!x)
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	double t_start = engine_now_s(CLOCK_MONOTONIC), cpu_start = engine_now_s(CLOCK_PROCESS_CPUTIME_ID);
+	double sum = 0, sumsq = 0;
+	int rc = 0;
+	for (;;) {
+		if (flush)
+			cache_flush(flushbuf, flushn);
+		if (comm)
+			MPI_Barrier(*comm);
+		double t0 = engine_now_s(CLOCK_MONOTONIC), us = 0;
+		if (o->backend->time_run)   /* device time, measured by the backend (flushing its own caches) */
+			rc = o->backend->time_run(impl, c, o->flush && c->def->memory_bound, &us, err);
+		else
+			rc = impl->run(c, err);
+		double t1 = engine_now_s(CLOCK_MONOTONIC);
+		if (!o->backend->time_run)
+			us = (t1 - t0) * 1e6;
+		double since_start = t1 - start, el = t1 - t_start;
+		if (comm) {
+			/* the slowest rank's sample and clocks; a failure anywhere fails all */
+			double v[4] = { us, since_start, el, rc < 0 }, g[4];
+			MPI_Allreduce(v, g, 4, MPI_DOUBLE, MPI_MAX, *comm);
+			if (g[3] > 0 && rc == 0)
+				rc = perfdb_err_set(err, PERFDB_EINVAL, "failed on another rank");
+			us = g[0];
+			since_start = g[1];
+			el = g[2];
+		}
+		if (rc < 0)
+			break;
+		if (n == cap) {
+			void *p = realloc(x, 2 * cap * sizeof(double));
+			if (!p) {
+				rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+				break;
+			}
+			x = p;
+			cap *= 2;
+		}
+		x[n++] = us;
+		sum += us;
+		sumsq += us * us;
+		if (since_start > o->timeout_s) {
+			if (n < o->repeat)
+				rc = perfdb_err_set(err, PERFDB_EINVAL, "timed out after %.1f s with %zu of %zu samples",
+						    since_start, n, o->repeat);
+			break;
+		}
+		if (n >= o->repeat) {
+			double mean = sum / (double)n, var = sumsq / (double)n - mean * mean;
+			double rsd = mean > 0 && var > 0 ? sqrt(var) / mean : 0;
+			if (rsd <= o->rsd || el >= o->budget_s || n >= MAX_SAMPLES)
+				break;
+		}
+	}
+	double wall = engine_now_s(CLOCK_MONOTONIC) - t_start, cpu = engine_now_s(CLOCK_PROCESS_CPUTIME_ID) - cpu_start;
+	if (rc == 0) {
+		struct perfdb_stats st;
+		perfdb_stats_compute(x, n, &st);
+		row->samples = st.n;
+		row->mean = st.mean;
+		row->median = st.median;
+		row->min = st.min;
+		row->std = st.std;
+		row->cpu_ratio = wall > 0 ? cpu / wall : 0;
+		double probe1 = pr ? perfdb_probe_gbs(pr) : 0;
+		row->probe_gbs = probe0 < probe1 ? probe0 : probe1;
+	}
+	free(x);
+	return rc;
+}
+
+/*
+ * time_case, again while the row's probe says it was measured under
+ * contention (probe.h: against the rows measured before it), at most
+ * o->contention_retries more times and only while another measurement
+ * as long as the last keeps the row within its timeout (so the subprocess
+ * watchdog's timeout x rows still holds); the row keeps the measurement
+ * taken with the most bandwidth, whose reading joins the reference.
+ */
+int timing_measure(const struct perfdb_engine_opts *o, const struct perfdb_op_impl *impl,
+		   struct perfdb_op_case *c, uint64_t *flushbuf, size_t flushn, struct perfdb_probe *pr,
+		   struct perfdb_engine_row *row, struct perfdb_err *err)
+{
+	double t0 = engine_now_s(CLOCK_MONOTONIC);
+	PERFDB_TRY(time_case(o, impl, c, flushbuf, flushn, pr, row, err));
+	double ref = pr ? perfdb_probe_reference(pr) : 0, last = engine_now_s(CLOCK_MONOTONIC) - t0;
+	for (int k = 0; pr && k < o->contention_retries && perfdb_probe_contended(row->probe_gbs, ref) &&
+			engine_now_s(CLOCK_MONOTONIC) - t0 + last <= o->timeout_s;
+	     k++) {
+		double t1 = engine_now_s(CLOCK_MONOTONIC);
+		struct perfdb_engine_row again = *row;
+		struct perfdb_err rerr;
+		perfdb_err_clear(&rerr);
+		if (time_case(o, impl, c, flushbuf, flushn, pr, &again, &rerr) < 0)
+			break;   /* a retry that fails (say, times out) keeps the measurement already taken */
+		last = engine_now_s(CLOCK_MONOTONIC) - t1;
+		again.retries = row->retries + 1;
+		if (again.probe_gbs > row->probe_gbs)
+			*row = again;
+		else
+			row->retries = again.retries;
+	}
+	if (pr && perfdb_probe_note(pr, row->probe_gbs) < 0)
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	return 0;
+}
