@@ -616,9 +616,7 @@ static int replay_row(const struct perfdb_engine_opts *o, const struct perfdb_op
 				      "60 %% of this machine's memory)", impl->name, (double)need / (1 << 30),
 				      (double)limit / (1 << 30));
 	/* the operator's own rules first, then the backend's limits */
-	int rc = def->check ? def->check(&c, err) : 0;
-	if (rc == 0)
-		rc = impl->check(&c, err);
+	int rc = perfdb_case_check(def, impl, &c, err);
 	if (def->collective && o->comm)
 		rc = agree(o, rc, err);
 	if (rc < 0)

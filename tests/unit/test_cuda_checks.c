@@ -25,7 +25,7 @@ static int check(const char *op, const char *ins, const char *idt, const char *o
 	assert_int_equal(perfdb_engine_build_case(op, ins, idt, "", outs, odt, "", &c, &err), 0);
 	const struct perfdb_op_impl *impl = perfdb_backend_cuda.find_op(op);
 	assert_non_null(impl);
-	int rc = impl->check(&c, &err);
+	int rc = perfdb_case_check(perfdb_opdef_get(impl->name), impl, &c, &err);
 	snprintf(msg, 256, "%.200s", err.msg);
 	return rc;
 }
