@@ -34,7 +34,7 @@ static inline double bench_time_op(struct perfdb_engine_pool *pool, const char *
 	reps = reps < 1 ? 1 : reps > BENCH_OP_MAX_REPS ? BENCH_OP_MAX_REPS : reps;
 	const struct perfdb_op_impl *impl = perfdb_backend_cpu.find_op(op);
 	if (!impl || perfdb_engine_build_case(op, ins, dts, "", outs, odt, "", &c, &err) < 0 ||
-	    impl->check(&c, &err) < 0 || perfdb_engine_alloc_case(pool, &c, 1, &err) < 0) {
+	    perfdb_case_check(perfdb_opdef_get(impl->name), impl, &c, &err) < 0 || perfdb_engine_alloc_case(pool, &c, 1, &err) < 0) {
 		fprintf(stderr, "%s: %s\n", op, impl ? err.msg : "not a cpu backend op");
 		return 0;
 	}

@@ -104,7 +104,7 @@ static double time_fia(const char *const *slots, int n, const char *out, const s
 	c.backend_ctx = bench_ctx;
 	c.cell = cell_of;
 	c.cell_ctx = cs;
-	if (impl->check(&c, &err) < 0 || perfdb_engine_alloc_case(&pool, &c, 1, &err) < 0 ||
+	if (perfdb_case_check(perfdb_opdef_get(impl->name), impl, &c, &err) < 0 || perfdb_engine_alloc_case(&pool, &c, 1, &err) < 0 ||
 	    impl->prepare(&c, &err) < 0) {
 		fprintf(stderr, "FIA: %s\n", err.msg);
 		impl->release(&c);

@@ -57,7 +57,7 @@ static double perfdb_us(const char *op, const char *in, const char *dt, const ch
 	if (rc == 0)
 		rc = perfdb_engine_alloc_case(&pool, &c, 7, &err);
 	if (rc == 0)
-		rc = impl->check(&c, &err);
+		rc = perfdb_case_check(perfdb_opdef_get(impl->name), impl, &c, &err);
 	if (rc == 0)
 		rc = impl->prepare(&c, &err);
 	for (int w = 0; rc == 0 && w < 3; w++)

@@ -48,9 +48,7 @@ static int replay_row(const struct perfdb_engine_opts *o, const struct perfdb_op
 	PERFDB_TRY(case_from_row(o, impl, t, r, row->line, &cc, &c, err));
 	const struct perfdb_opdef *def = c.def;
 	/* the operator's own rules first, then the backend's limits */
-	int rc = def->check ? def->check(&c, err) : 0;
-	if (rc == 0)
-		rc = impl->check(&c, err);
+	int rc = perfdb_case_check(def, impl, &c, err);
 	if (def->collective && o->comm)
 		rc = scaleout_agree(o, rc, err);
 	if (rc < 0)

@@ -292,7 +292,7 @@ static int reference(const struct tcase *t, size_t oi, double *ref, size_t n, st
 		if (!ci) {
 			rc = perfdb_err_set(err, PERFDB_EINVAL, "no CPU reference for %s", t->op);
 		} else {
-			rc = ci->check(&c, err);
+			rc = perfdb_case_check(perfdb_opdef_get(ci->name), ci, &c, err);
 			if (rc == 0 && ci->prepare)
 				rc = ci->prepare(with_ctx(&c), err);
 			if (rc == 0)
@@ -320,7 +320,7 @@ static int run_case(const struct tcase *t, struct perfdb_err *err, double *worst
 	int rc = build(t, &pool, &c, err);
 	c.line = 2;
 	if (rc == 0)
-		rc = impl->check(&c, err);
+		rc = perfdb_case_check(perfdb_opdef_get(impl->name), impl, &c, err);
 	if (rc == 0)
 		rc = impl->prepare(&c, err);
 	if (rc == 0)

@@ -37,7 +37,7 @@ static int check(int rank, int nranks)
 	c.rank = rank;
 	c.nranks = nranks;
 	c.ep_size = nranks;
-	if (impl->check(&c, &err) < 0 || perfdb_engine_alloc_case(&pool, &c, 5, &err) < 0)
+	if (perfdb_case_check(perfdb_opdef_get(impl->name), impl, &c, &err) < 0 || perfdb_engine_alloc_case(&pool, &c, 5, &err) < 0)
 		return fprintf(stderr, "rank %d: %s\n", rank, err.msg), 1;
 	float *x = c.in[0].data;
 	for (int i = 0; i < t * h; i++)

@@ -28,7 +28,7 @@ static int cpu_case_setup(struct perfdb_op_case *c, const char *op, const char *
 	const struct perfdb_op_impl *impl = perfdb_backend_cpu.find_op(op);
 	assert_non_null(impl);
 	assert_true(perfdb_opdef_get(op)->memory_bound);
-	int rc = impl->check(c, &err);
+	int rc = perfdb_case_check(perfdb_opdef_get(impl->name), impl, c, &err);
 	if (rc < 0)
 		return rc;
 	assert_int_equal(perfdb_engine_alloc_case(&pool, c, seed, &err), 0);

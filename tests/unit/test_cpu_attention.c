@@ -82,7 +82,7 @@ static int run_op(struct perfdb_op_case *c, const char *op, const struct slotdef
 	c->cell_ctx = cs;
 	const struct perfdb_op_impl *impl = perfdb_backend_cpu.find_op(c->op);
 	assert_non_null(impl);
-	int rc = impl->check(c, &err);
+	int rc = perfdb_case_check(perfdb_opdef_get(impl->name), impl, c, &err);
 	if (rc < 0) {
 		if (msg)
 			snprintf(msg, 256, "%.200s", err.msg);

@@ -61,7 +61,7 @@ static int build(struct perfdb_op_case *c, const char *ins, const char *idt, con
 	c->cell = cell;
 	const struct perfdb_op_impl *impl = perfdb_backend_cpu.find_op(OP);
 	assert_non_null(impl);
-	return impl->check(c, err);
+	return perfdb_case_check(perfdb_opdef_get(impl->name), impl, c, err);
 }
 
 static void put(struct perfdb_tensor *t, size_t i, double v)

@@ -42,7 +42,7 @@ static int run_full(struct perfdb_op_case *c, const char *op, const char *ins, c
 	c->nranks = 1;
 	const struct perfdb_op_impl *impl = perfdb_backend_cpu.find_op(op);
 	assert_non_null(impl);
-	int rc = impl->check(c, &err);
+	int rc = perfdb_case_check(perfdb_opdef_get(impl->name), impl, c, &err);
 	if (rc < 0)
 		return rc;
 	assert_int_equal(perfdb_engine_alloc_case(&pool, c, 11, &err), 0);

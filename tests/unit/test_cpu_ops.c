@@ -30,7 +30,7 @@ static int run_case(struct perfdb_op_case *c, const char *op, const char *ins, c
 	assert_int_equal(perfdb_engine_build_case(op, ins, idt, ifm, outs, odt, "", c, &err), 0);
 	const struct perfdb_op_impl *impl = perfdb_backend_cpu.find_op(op);
 	assert_non_null(impl);
-	int rc = impl->check(c, &err);
+	int rc = perfdb_case_check(perfdb_opdef_get(impl->name), impl, c, &err);
 	if (rc < 0)
 		return rc;
 	/* each tensor its own buffers: the pool is indexed by slot, fine within one case */
@@ -522,7 +522,7 @@ static void run_threads(const char *op, const char *ins, const char *idt, const 
 	assert_int_equal(perfdb_engine_build_case(op, ins, idt, "", outs, odt, "", &c, &err), 0);
 	c.threads = threads;
 	const struct perfdb_op_impl *impl = perfdb_backend_cpu.find_op(op);
-	assert_int_equal(impl->check(&c, &err), 0);
+	assert_int_equal(perfdb_case_check(perfdb_opdef_get(impl->name), impl, &c, &err), 0);
 	assert_int_equal(perfdb_engine_alloc_case(&pool, &c, 7, &err), 0);
 	if (impl->prepare)
 		assert_int_equal(impl->prepare(with_ctx(&c), &err), 0);
@@ -594,7 +594,7 @@ static void test_transpose_streaming(void **state)
 								  "DT_BF16", "", &c, &err), 0);
 			c.threads = threads;
 			const struct perfdb_op_impl *impl = perfdb_backend_cpu.find_op("Transpose");
-			assert_int_equal(impl->check(&c, &err), 0);
+			assert_int_equal(perfdb_case_check(perfdb_opdef_get(impl->name), impl, &c, &err), 0);
 			assert_int_equal(perfdb_engine_alloc_case(&pool, &c, 3, &err), 0);
 			assert_true(c.out[0].bytes >= (size_t)32 << 20);
 			memset(c.out[0].data, 0xff, c.out[0].bytes);
@@ -721,7 +721,7 @@ static void test_bf16_rows_streaming(void **state)
 								  op ? "DT_BF16" : "DT_BF16;DT_FLOAT", "", &c, &err), 0);
 			c.threads = threads;
 			const struct perfdb_op_impl *impl = perfdb_backend_cpu.find_op(name);
-			assert_int_equal(impl->check(&c, &err), 0);
+			assert_int_equal(perfdb_case_check(perfdb_opdef_get(impl->name), impl, &c, &err), 0);
 			assert_int_equal(perfdb_engine_alloc_case(&pool, &c, 5, &err), 0);
 			assert_true(c.out[0].bytes >= CPU_NT_MIN_BYTES);
 			assert_int_equal(impl->prepare ? impl->prepare(with_ctx(&c), &err) : 0, 0);

@@ -40,7 +40,7 @@ static int run_case(struct perfdb_op_case *c, const char *op, const char *ins, c
 	assert_int_equal(perfdb_engine_build_case(op, ins, idt, "", outs, odt, "", c, &err), 0);
 	const struct perfdb_op_impl *impl = perfdb_backend_cpu.find_op(op);
 	assert_non_null(impl);
-	int rc = impl->check(c, &err);
+	int rc = perfdb_case_check(perfdb_opdef_get(impl->name), impl, c, &err);
 	if (rc < 0)
 		return rc;
 	assert_int_equal(perfdb_engine_alloc_case(&pool, c, 7, &err), 0);

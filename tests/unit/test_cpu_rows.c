@@ -91,7 +91,7 @@ static void run_case(struct perfdb_op_case *c, const char *op, const char *ins, 
 	c->threads = threads;
 	const struct perfdb_op_impl *impl = perfdb_backend_cpu.find_op(op);
 	assert_non_null(impl);
-	assert_int_equal(impl->check(c, &err), 0);
+	assert_int_equal(perfdb_case_check(perfdb_opdef_get(impl->name), impl, c, &err), 0);
 	assert_int_equal(perfdb_engine_alloc_case(&pool, c, seed, &err), 0);
 	if (impl->prepare)
 		assert_int_equal(impl->prepare(with_ctx(c), &err), 0);

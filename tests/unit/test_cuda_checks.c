@@ -1,7 +1,7 @@
 /*
  * The CUDA backend's host side, which needs no GPU: which ops its tables
- * hold, and the checks of ScatterNdUpdate and Sort (the CPU backend's
- * checks plus what their CUDA kernels add), run on cases the engine builds
+ * hold, and the checks of ScatterNdUpdate and Sort (the operator layer's
+ * rules, then what their CUDA kernels add), run on cases the engine builds
  * from table-like rows.  The kernels themselves are checked on a GPU by
  * tests/device/cuda_ops_check.c.
  */
@@ -25,7 +25,7 @@ static int check(const char *op, const char *ins, const char *idt, const char *o
 	assert_int_equal(perfdb_engine_build_case(op, ins, idt, "", outs, odt, "", &c, &err), 0);
 	const struct perfdb_op_impl *impl = perfdb_backend_cuda.find_op(op);
 	assert_non_null(impl);
-	int rc = impl->check(&c, &err);
+	int rc = perfdb_case_check(perfdb_opdef_get(impl->name), impl, &c, &err);
 	snprintf(msg, 256, "%.200s", err.msg);
 	return rc;
 }
@@ -49,7 +49,7 @@ static void test_scatter_check(void **state)
 	assert_int_equal(check("ScatterNdUpdate", "64,48;10,1;10,48", "DT_BF16;INT64;DT_BF16", "64,48", "DT_BF16", msg),
 			 0);
 	assert_int_equal(check("ScatterNdUpdate", "33,5;7,1;7,5", "DT_FLOAT;INT32;DT_FLOAT", "", "", msg), 0);
-	/* the CPU backend's refusal: updates not (N, var.shape[1:]) */
+	/* the definition's refusal (run before the backend's check): updates not (N, var.shape[1:]) */
 	assert_true(check("ScatterNdUpdate", "8,2;3,1;3,3", "DT_FLOAT;INT32;DT_FLOAT", "8,2", "DT_FLOAT", msg) < 0);
 	assert_non_null(strstr(msg, "updates"));
 	/* the kernel's: int8 indices, an output of another size */
@@ -65,7 +65,7 @@ static void test_sort_check(void **state)
 	char msg[256];
 	assert_int_equal(check("Sort", "6,1000", "DT_FLOAT", "6,1000;6,1000", "DT_FLOAT;INT64", msg), 0);
 	assert_int_equal(check("Sort", "3,100", "DT_FLOAT16", "3,100", "DT_FLOAT16", msg), 0);
-	/* the CPU backend's refusal: indices of another size */
+	/* the definition's refusal (run before the backend's check): indices of another size */
 	assert_true(check("Sort", "4,8", "DT_BF16", "4,8;4,7", "DT_BF16;INT32", msg) < 0);
 	/* the kernel's: values of another dtype than the keys */
 	assert_true(check("Sort", "4,8", "DT_BF16", "4,8", "DT_FLOAT", msg) < 0);

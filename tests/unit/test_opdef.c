@@ -1,7 +1,8 @@
 /*
  * The operator layer (src/replay/opdef/): one definition per seed operator,
- * every backend op defined there, and the shared GEMM plan checked against
- * strides worked out by hand for each layout the tables record.
+ * every backend op defined there, the shared GEMM plan checked against
+ * strides worked out by hand for each layout the tables record, the row
+ * rules refusing bad rows without any backend, and the shared index spreading.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -132,6 +133,83 @@ static void test_gemm_plans(void **state)
 	plan_of("BatchMatMulV2", "4,8,16;5,16,32", "4,8,32", &g, -PERFDB_EINVAL);
 }
 
+/* A row refused by its definition alone (no backend), with the message the backends gave. */
+static void refused(const char *op, const char *ins, const char *idt, const char *outs, const char *odt,
+		    const char *want)
+{
+	struct perfdb_op_case c;
+	struct perfdb_err err;
+	perfdb_err_clear(&err);
+	assert_int_equal(perfdb_engine_build_case(op, ins, idt, "", outs, odt, "", &c, &err), 0);
+	const struct perfdb_opdef *d = perfdb_opdef_find(op);
+	assert_non_null(d);
+	assert_non_null(d->check);
+	int rc = d->check(&c, &err);
+	if (rc != -PERFDB_EINVAL)
+		fail_msg("%s: accepted (%d), expected \"%s\"", op, rc, want);
+	assert_string_equal(err.msg, want);
+	/* the same through the one sequence every caller runs, with no backend */
+	perfdb_err_clear(&err);
+	assert_int_equal(perfdb_case_check(d, NULL, &c, &err), -PERFDB_EINVAL);
+	assert_string_equal(err.msg, want);
+}
+
+static void test_row_rules(void **state)
+{
+	(void)state;
+	/* norm */
+	refused("RmsNorm", "4,8;7", "DT_BF16;DT_BF16", "4,8", "DT_BF16", "RmsNorm: gamma must have the last dim of x");
+	refused("SoftmaxV2", "4,8", "INT32", "4,8", "DT_FLOAT", "SoftmaxV2: input 0 must be an fp32/bf16/fp16 tensor");
+	refused("AddRmsNormBias", "4,8;4,7;8", "DT_FLOAT;DT_FLOAT;DT_FLOAT", "4,8", "DT_FLOAT",
+		"AddRmsNormBias: x1 and x2 differ in size");
+	/* eltwise */
+	refused("SwiGlu", "4,7", "DT_FLOAT", "4,3", "DT_FLOAT", "SwiGlu: output must halve the last dim of input 0");
+	refused("Add", "4,8;3", "DT_FLOAT;DT_FLOAT", "4,8", "DT_FLOAT", "Add: input 1 does not broadcast to the output");
+	refused("TensorMove", "4,8", "DT_FLOAT", "4,4", "DT_FLOAT", "TensorMove: input and output differ in size");
+	/* index */
+	refused("GatherV2", "16,8;4", "DT_FLOAT;DT_FLOAT", "4,8", "DT_FLOAT", "GatherV2: indices must be integers");
+	refused("Slice", "4,8", "DT_FLOAT", "4,9", "DT_FLOAT", "Slice: output dim 1 exceeds the input");
+	refused("Transpose", "2,4,6", "DT_FLOAT", "4,6,2", "DT_FLOAT", "Transpose: dims 0 and 1 are not swapped");
+	refused("ScatterNdUpdateAiCore", "8,2;3,1;3,3", "DT_FLOAT;INT32;DT_FLOAT", "8,2", "DT_FLOAT",
+		"ScatterNdUpdate: updates must be (N, var.shape[1:]) of var's dtype");
+	/* reduce */
+	refused("ArgMaxV2", "4,8", "DT_FLOAT", "4,3", "INT32", "ArgMaxV2: the output is not the input less one dim");
+	refused("Sort", "4,8", "DT_FLOAT", "4,8;4,8", "DT_FLOAT;DT_FLOAT",
+		"Sort: indices output must be int32/int64 of the input's size");
+}
+
+/* The indices every backend replays: spread over the table, distinct rows for a scatter that fits. */
+static void test_gather_indices(void **state)
+{
+	(void)state;
+	struct perfdb_op_case c;
+	struct perfdb_err err;
+	perfdb_err_clear(&err);
+	assert_int_equal(perfdb_engine_build_case("ScatterNdUpdate", "64,4;64,1;64,4", "DT_FLOAT;INT64;DT_FLOAT", "",
+						  "", "", "", &c, &err), 0);
+	int64_t ix[64] = { 0 };
+	c.in[1].data = ix;
+	assert_int_equal(perfdb_gather_indices(&c, &err), 0);
+	int seen[64] = { 0 };
+	for (size_t i = 0; i < 64; i++) {
+		assert_in_range(ix[i], 0, 63);
+		seen[ix[i]]++;
+	}
+	for (size_t i = 0; i < 64; i++)
+		assert_int_equal(seen[i], 1);
+	assert_int_equal(perfdb_engine_build_case("GatherV2", "1000,8;32", "DT_FLOAT;INT32", "", "32,8", "DT_FLOAT",
+						  "", &c, &err), 0);
+	int32_t g[32] = { 0 };
+	c.in[1].data = g;
+	assert_int_equal(perfdb_gather_indices(&c, &err), 0);
+	int distinct = 0;
+	for (size_t i = 0; i < 32; i++) {
+		assert_in_range(g[i], 0, 999);
+		distinct += i == 0 || g[i] != g[i - 1];
+	}
+	assert_true(distinct > 8);   /* not the 8 cache-hot rows randint(0, 8) gave */
+}
+
 static void test_even_groups(void **state)
 {
 	(void)state;
@@ -150,6 +228,8 @@ int main(void)
 		cmocka_unit_test(test_properties),
 		cmocka_unit_test(test_gemm_plans),
 		cmocka_unit_test(test_even_groups),
+		cmocka_unit_test(test_row_rules),
+		cmocka_unit_test(test_gather_indices),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,8 @@
 /*
  * CPU backend, data-movement ops (docs/spec/replay.md §4; docs/ops.md): GatherV2,
  * Index, Transpose, Slice, PadV3, ScatterNdUpdate.  They move elements of
- * any dtype as bytes.
+ * any dtype as bytes.  Their row rules and index spreading are the
+ * operator layer's (src/replay/opdef/rules_index.c, index_fill.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -14,58 +15,7 @@ static size_t esize(const struct perfdb_tensor *t)
 	return perfdb_dtype_bytes(t->dtype, 1);
 }
 
-static int is_int(enum perfdb_dtype d)
-{
-	return d == PERFDB_DTYPE_INT32 || d == PERFDB_DTYPE_INT64 || d == PERFDB_DTYPE_INT16 ||
-	       d == PERFDB_DTYPE_INT8 || d == PERFDB_DTYPE_UINT8;
-}
-
-/*
- * An index in [0, v) from the filled value k and the position i: spread over
- * the whole table (randint(0, 8) alone would hit 8 cache-hot rows), and
- * deterministic.
- */
-static int64_t spread(int64_t k, size_t i, int64_t v)
-{
-	uint64_t h = ((uint64_t)k + 1) * 0x9e3779b97f4a7c15ull ^ (uint64_t)i * 0xbf58476d1ce4e5b9ull;
-	return (int64_t)((h >> 11) % (uint64_t)v);
-}
-
 /* ---- GatherV2: out[i, :] = w[idx[i], :] (w = in0 (V,H), idx = in1) ---- */
-
-static int gather_check(const struct perfdb_op_case *c, struct perfdb_err *err)
-{
-	if (c->nin < 2 || !c->in[0].present || !c->in[1].present || c->nout < 1 || !c->out[0].present)
-		return perfdb_err_set(err, PERFDB_EINVAL, "GatherV2 needs inputs w, idx and an output");
-	const struct perfdb_tensor *w = &c->in[0], *ix = &c->in[1], *o = &c->out[0];
-	if (w->ndims != 2 || w->dims[0] < 1)
-		return perfdb_err_set(err, PERFDB_EINVAL, "GatherV2: input 0 must be a 2-D table");
-	if (!is_int(ix->dtype))
-		return perfdb_err_set(err, PERFDB_EINVAL, "GatherV2: indices must be integers");
-	if (o->numel != ix->numel * w->dims[1] || o->dtype != w->dtype)
-		return perfdb_err_set(err, PERFDB_EINVAL, "GatherV2: output must be (indices..., %lld) of the table's dtype",
-				      (long long)w->dims[1]);
-	return 0;
-}
-
-/* Indices come filled with randint(0,8): spread them over the table. */
-static int gather_prepare(struct perfdb_op_case *c, struct perfdb_err *err)
-{
-	(void)err;
-	struct perfdb_tensor *ix = &c->in[1];
-	int64_t v = c->in[0].dims[0];
-	for (size_t i = 0; i < (size_t)ix->numel; i++) {
-		int64_t k = cpu_ld_int(ix, i);
-		k = spread(k, i, v);
-		switch (ix->dtype) {
-		case PERFDB_DTYPE_INT64: ((int64_t *)ix->data)[i] = k; break;
-		case PERFDB_DTYPE_INT32: ((int32_t *)ix->data)[i] = (int32_t)k; break;
-		case PERFDB_DTYPE_INT16: ((int16_t *)ix->data)[i] = (int16_t)k; break;
-		default: ((uint8_t *)ix->data)[i] = (uint8_t)k; break;
-		}
-	}
-	return 0;
-}
 
 static void gather_range(void *ctx, size_t lo, size_t hi, int tid)
 {
@@ -94,25 +44,12 @@ static int gather_run(struct perfdb_op_case *c, struct perfdb_err *err)
  */
 struct tr { size_t outer, a, mid, b, inner; };
 
+/* The strides of the swap the operator layer found (the row passed its check). */
 static int tr_plan(const struct perfdb_op_case *c, struct tr *p, struct perfdb_err *err)
 {
-	if (c->nin < 1 || !c->in[0].present || c->nout < 1 || !c->out[0].present)
-		return perfdb_err_set(err, PERFDB_EINVAL, "Transpose needs an input and an output");
-	const struct perfdb_tensor *x = &c->in[0], *o = &c->out[0];
-	if (x->ndims != o->ndims || x->ndims < 2 || x->numel != o->numel || x->dtype != o->dtype)
-		return perfdb_err_set(err, PERFDB_EINVAL, "Transpose: input and output must have the same rank, size and dtype");
-	size_t d[2] = { 0, 1 }, nd = 0;
-	for (size_t i = 0; i < x->ndims && nd < 2; i++)
-		if (x->dims[i] != o->dims[i])
-			d[nd++] = i;
-	if (nd == 1)
-		return perfdb_err_set(err, PERFDB_EINVAL, "Transpose: output is not a transpose of the input");
-	if (nd == 0) {
-		d[0] = 0;
-		d[1] = 1;
-	}
-	if (x->dims[d[0]] != o->dims[d[1]] || x->dims[d[1]] != o->dims[d[0]])
-		return perfdb_err_set(err, PERFDB_EINVAL, "Transpose: dims %zu and %zu are not swapped", d[0], d[1]);
+	size_t d[2];
+	PERFDB_TRY(perfdb_transpose_dims(c, d, err));
+	const struct perfdb_tensor *x = &c->in[0];
 	*p = (struct tr){ 1, (size_t)x->dims[d[0]], 1, (size_t)x->dims[d[1]], esize(x) };
 	for (size_t i = 0; i < d[0]; i++)
 		p->outer *= (size_t)x->dims[i];
@@ -121,12 +58,6 @@ static int tr_plan(const struct perfdb_op_case *c, struct tr *p, struct perfdb_e
 	for (size_t i = d[1] + 1; i < x->ndims; i++)
 		p->inner *= (size_t)x->dims[i];
 	return 0;
-}
-
-static int tr_check(const struct perfdb_op_case *c, struct perfdb_err *err)
-{
-	struct tr p;
-	return tr_plan(c, &p, err);
 }
 
 /*
@@ -264,19 +195,6 @@ static int tr_run(struct perfdb_op_case *c, struct perfdb_err *err)
 
 /* ---- Slice: out = in0[0:out.dims[0], 0:out.dims[1], ...] (offsets zero) ---- */
 
-static int slice_check(const struct perfdb_op_case *c, struct perfdb_err *err)
-{
-	if (c->nin < 1 || !c->in[0].present || c->nout < 1 || !c->out[0].present)
-		return perfdb_err_set(err, PERFDB_EINVAL, "Slice needs an input and an output");
-	const struct perfdb_tensor *x = &c->in[0], *o = &c->out[0];
-	if (x->ndims != o->ndims || x->dtype != o->dtype || x->ndims < 1)
-		return perfdb_err_set(err, PERFDB_EINVAL, "Slice: input and output must have the same rank and dtype");
-	for (size_t i = 0; i < x->ndims; i++)
-		if (o->dims[i] > x->dims[i])
-			return perfdb_err_set(err, PERFDB_EINVAL, "Slice: output dim %zu exceeds the input", i);
-	return 0;
-}
-
 static int slice_run(struct perfdb_op_case *c, struct perfdb_err *err)
 {
 	(void)err;
@@ -299,75 +217,16 @@ static int slice_run(struct perfdb_op_case *c, struct perfdb_err *err)
 	return 0;
 }
 
-/* Spread an integer tensor's values over [0, v) (inputs are filled with randint(0, 8)). */
-static void fold_indices(struct perfdb_tensor *ix, int64_t v)
-{
-	for (size_t i = 0; i < (size_t)ix->numel; i++) {
-		int64_t k = cpu_ld_int(ix, i);
-		k = spread(k, i, v);
-		switch (ix->dtype) {
-		case PERFDB_DTYPE_INT64: ((int64_t *)ix->data)[i] = k; break;
-		case PERFDB_DTYPE_INT32: ((int32_t *)ix->data)[i] = (int32_t)k; break;
-		case PERFDB_DTYPE_INT16: ((int16_t *)ix->data)[i] = (int16_t)k; break;
-		case PERFDB_DTYPE_FLOAT: ((float *)ix->data)[i] = (float)k; break;   /* exact below 2^24 */
-		default: ((uint8_t *)ix->data)[i] = (uint8_t)k; break;
-		}
-	}
-}
-
 /*
  * ---- Index: out0 = x[idx] along dim 0 ----
  * aclnnIndex slots: in0 x, in1 indexed sizes, in2 indexed strides, last
  * input the indices (numel = out0's first dim); the signature of spec §1b
  * keeps [in0, out0[0]] for the same reason.
  */
-static const struct perfdb_tensor *index_ix(const struct perfdb_op_case *c)
-{
-	/*
-	 * The integer slot with out0's first dim (the grid writes x;(1,);(o,);(1,)),
-	 * then an fp32 one: a grown row whose template listed fewer dtypes than
-	 * slots leaves the indices at the default DT_FLOAT (spec §4); they are
-	 * read as whole numbers.  Else the last present slot.
-	 */
-	if (c->nout > 0 && c->out[0].present && c->out[0].ndims > 0) {
-		for (size_t i = c->nin; i-- > 1;)
-			if (c->in[i].present && is_int(c->in[i].dtype) && c->in[i].numel == c->out[0].dims[0])
-				return &c->in[i];
-		for (size_t i = c->nin; i-- > 1;)
-			if (c->in[i].present && c->in[i].dtype == PERFDB_DTYPE_FLOAT && c->in[i].numel == c->out[0].dims[0])
-				return &c->in[i];
-	}
-	for (size_t i = c->nin; i-- > 1;)
-		if (c->in[i].present)
-			return &c->in[i];
-	return NULL;
-}
-
-static int index_check(const struct perfdb_op_case *c, struct perfdb_err *err)
-{
-	if (c->nin < 2 || !c->in[0].present || c->nout < 1 || !c->out[0].present)
-		return perfdb_err_set(err, PERFDB_EINVAL, "Index needs x, indices and an output");
-	const struct perfdb_tensor *x = &c->in[0], *ix = index_ix(c), *o = &c->out[0];
-	if (!ix || !(is_int(ix->dtype) || (ix->dtype == PERFDB_DTYPE_FLOAT && x->dims[0] <= (1 << 24))) ||
-	    x->ndims < 1 || x->dims[0] < 1 || o->ndims < 1)
-		return perfdb_err_set(err, PERFDB_EINVAL, "Index: needs a non-empty x and integer indices");
-	int64_t row = x->dims[0] ? x->numel / x->dims[0] : 0;
-	if (o->dtype != x->dtype || ix->numel != o->dims[0] || o->numel != ix->numel * row)
-		return perfdb_err_set(err, PERFDB_EINVAL, "Index: output must be (indices, x.shape[1:]) of x's dtype");
-	return 0;
-}
-
-static int index_prepare(struct perfdb_op_case *c, struct perfdb_err *err)
-{
-	(void)err;
-	fold_indices((struct perfdb_tensor *)index_ix(c), c->in[0].dims[0]);
-	return 0;
-}
-
 static int index_run(struct perfdb_op_case *c, struct perfdb_err *err)
 {
 	(void)err;
-	const struct perfdb_tensor *x = &c->in[0], *ix = index_ix(c);
+	const struct perfdb_tensor *x = &c->in[0], *ix = perfdb_index_indices(c);
 	size_t row = (size_t)(x->numel / x->dims[0]) * esize(x);
 	for (size_t i = 0; i < (size_t)ix->numel; i++)
 		memcpy((char *)c->out[0].data + i * row, (const char *)x->data + (size_t)cpu_ld_int(ix, i) * row, row);
@@ -375,19 +234,6 @@ static int index_run(struct perfdb_op_case *c, struct perfdb_err *err)
 }
 
 /* ---- PadV3 (constant 0): out0 = x placed at offset 0 of a zero tensor of out0's shape ---- */
-
-static int pad_check(const struct perfdb_op_case *c, struct perfdb_err *err)
-{
-	if (c->nin < 1 || !c->in[0].present || c->nout < 1 || !c->out[0].present)
-		return perfdb_err_set(err, PERFDB_EINVAL, "PadV3 needs an input and an output");
-	const struct perfdb_tensor *x = &c->in[0], *o = &c->out[0];
-	if (x->ndims != o->ndims || x->dtype != o->dtype || x->ndims < 1)
-		return perfdb_err_set(err, PERFDB_EINVAL, "PadV3: input and output must have the same rank and dtype");
-	for (size_t i = 0; i < x->ndims; i++)
-		if (o->dims[i] < x->dims[i])
-			return perfdb_err_set(err, PERFDB_EINVAL, "PadV3: output dim %zu is below the input's", i);
-	return 0;
-}
 
 static int pad_run(struct perfdb_op_case *c, struct perfdb_err *err)
 {
@@ -417,42 +263,6 @@ static int pad_run(struct perfdb_op_case *c, struct perfdb_err *err)
  * in0 var (V, ...), in1 indices (N, 1) integer, in2 updates (N, ...); out0
  * is var itself on the NPU and is not written separately.
  */
-static int scatter_check(const struct perfdb_op_case *c, struct perfdb_err *err)
-{
-	if (c->nin < 3 || !c->in[0].present || !c->in[1].present || !c->in[2].present)
-		return perfdb_err_set(err, PERFDB_EINVAL, "ScatterNdUpdate needs var, indices and updates");
-	const struct perfdb_tensor *v = &c->in[0], *ix = &c->in[1], *u = &c->in[2];
-	if (!is_int(ix->dtype) || ix->ndims < 1 || ix->dims[ix->ndims - 1] != 1)
-		return perfdb_err_set(err, PERFDB_EINVAL, "ScatterNdUpdate: indices must be integers of shape (N, 1)");
-	if (v->ndims < 1 || v->dims[0] < 1 || u->dtype != v->dtype ||
-	    u->numel != ix->numel * (v->numel / v->dims[0]))
-		return perfdb_err_set(err, PERFDB_EINVAL, "ScatterNdUpdate: updates must be (N, var.shape[1:]) of var's dtype");
-	return 0;
-}
-
-/*
- * Distinct rows of var when there are no more updates than rows (as a KV
- * cache's slot updates: each slot written once, so the result does not
- * depend on the order of the writes, on any backend); repeats otherwise.
- */
-static int scatter_prepare(struct perfdb_op_case *c, struct perfdb_err *err)
-{
-	struct perfdb_tensor *ix = &c->in[1];
-	int64_t v = c->in[0].dims[0];
-	size_t n = (size_t)ix->numel;
-	if (n == 0 || (int64_t)n > v) {
-		fold_indices(ix, v);
-		return 0;
-	}
-	int64_t *rows = malloc(n * sizeof(int64_t));
-	if (!rows)
-		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
-	cpu_slots_distinct(rows, n, v, 1);
-	cpu_store_index(ix, rows, n);
-	free(rows);
-	return 0;
-}
-
 static int scatter_run(struct perfdb_op_case *c, struct perfdb_err *err)
 {
 	(void)err;
@@ -464,12 +274,12 @@ static int scatter_run(struct perfdb_op_case *c, struct perfdb_err *err)
 }
 
 const struct perfdb_op_impl cpu_ops_index[] = {
-	{ .name = "GatherV2", .check = gather_check, .prepare = gather_prepare, .run = gather_run },
-	{ .name = "Index", .check = index_check, .prepare = index_prepare, .run = index_run },
-	{ .name = "PadV3", .check = pad_check, .run = pad_run },
-	{ .name = "ScatterNdUpdate", .check = scatter_check, .prepare = scatter_prepare,
+	{ .name = "GatherV2", .check = cpu_no_limits, .prepare = perfdb_gather_indices, .run = gather_run },
+	{ .name = "Index", .check = cpu_no_limits, .prepare = perfdb_gather_indices, .run = index_run },
+	{ .name = "PadV3", .check = cpu_no_limits, .run = pad_run },
+	{ .name = "ScatterNdUpdate", .check = cpu_no_limits, .prepare = perfdb_gather_indices,
 	  .run = scatter_run },
-	{ .name = "Slice", .check = slice_check, .run = slice_run },
-	{ .name = "Transpose", .check = tr_check, .run = tr_run },
+	{ .name = "Slice", .check = cpu_no_limits, .run = slice_run },
+	{ .name = "Transpose", .check = cpu_no_limits, .run = tr_run },
 	{ .name = NULL },
 };

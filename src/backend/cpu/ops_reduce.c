@@ -6,11 +6,6 @@
 
 #include "cpu_internal.h"
 
-static int is_index_dtype(enum perfdb_dtype d)
-{
-	return d == PERFDB_DTYPE_INT32 || d == PERFDB_DTYPE_INT64;
-}
-
 static void put_index(struct perfdb_tensor *t, size_t i, int64_t v)
 {
 	if (t->dtype == PERFDB_DTYPE_INT64)
@@ -29,41 +24,15 @@ struct red { size_t outer, d, inner; };
 
 static int argmax_plan(const struct perfdb_op_case *c, struct red *p, struct perfdb_err *err)
 {
-	if (c->nin < 1 || !c->in[0].present || c->nout < 1 || !c->out[0].present)
-		return perfdb_err_set(err, PERFDB_EINVAL, "ArgMaxV2 needs an input and an output");
-	const struct perfdb_tensor *x = &c->in[0], *o = &c->out[0];
-	if (!cpu_is_float(x->dtype) || !is_index_dtype(o->dtype) || x->ndims < 1)
-		return perfdb_err_set(err, PERFDB_EINVAL, "ArgMaxV2: needs a float input and an int32/int64 output");
-	size_t dim = x->ndims;
-	for (size_t d = 0; d < x->ndims && dim == x->ndims; d++) {
-		int ok = 1;
-		if (o->ndims + 1 == x->ndims) {
-			for (size_t i = 0, j = 0; i < x->ndims; i++)
-				if (i != d)
-					ok &= x->dims[i] == o->dims[j++];
-		} else if (o->ndims == x->ndims) {
-			for (size_t i = 0; i < x->ndims; i++)
-				ok &= i == d ? o->dims[i] == 1 : x->dims[i] == o->dims[i];
-		} else {
-			ok = 0;
-		}
-		if (ok)
-			dim = d;
-	}
-	if (dim == x->ndims)
-		return perfdb_err_set(err, PERFDB_EINVAL, "ArgMaxV2: the output is not the input less one dim");
+	size_t dim;
+	PERFDB_TRY(perfdb_argmax_dim(c, &dim, err));
+	const struct perfdb_tensor *x = &c->in[0];
 	*p = (struct red){ 1, (size_t)x->dims[dim], 1 };
 	for (size_t i = 0; i < dim; i++)
 		p->outer *= (size_t)x->dims[i];
 	for (size_t i = dim + 1; i < x->ndims; i++)
 		p->inner *= (size_t)x->dims[i];
-	return p->d ? 0 : perfdb_err_set(err, PERFDB_EINVAL, "ArgMaxV2: empty reduction");
-}
-
-static int argmax_check(const struct perfdb_op_case *c, struct perfdb_err *err)
-{
-	struct red p;
-	return argmax_plan(c, &p, err);
+	return 0;
 }
 
 static int argmax_run(struct perfdb_op_case *c, struct perfdb_err *err)
@@ -97,18 +66,6 @@ static int kv_cmp(const void *a, const void *b)
 	if (x->v != y->v)
 		return x->v < y->v ? -1 : 1;
 	return x->i < y->i ? -1 : x->i > y->i;   /* stable */
-}
-
-static int sort_check(const struct perfdb_op_case *c, struct perfdb_err *err)
-{
-	if (c->nin < 1 || !c->in[0].present || c->nout < 1 || !c->out[0].present)
-		return perfdb_err_set(err, PERFDB_EINVAL, "Sort needs an input and an output");
-	const struct perfdb_tensor *x = &c->in[0], *o = &c->out[0];
-	if (!cpu_is_float(x->dtype) || !cpu_is_float(o->dtype) || x->numel != o->numel || x->ndims < 1)
-		return perfdb_err_set(err, PERFDB_EINVAL, "Sort: input and values output must be float tensors of one size");
-	if (c->nout > 1 && c->out[1].present && (!is_index_dtype(c->out[1].dtype) || c->out[1].numel != x->numel))
-		return perfdb_err_set(err, PERFDB_EINVAL, "Sort: indices output must be int32/int64 of the input's size");
-	return 0;
 }
 
 static int sort_prepare(struct perfdb_op_case *c, struct perfdb_err *err)
@@ -145,8 +102,8 @@ static void sort_release(struct perfdb_op_case *c)
 }
 
 const struct perfdb_op_impl cpu_ops_reduce[] = {
-	{ .name = "ArgMaxV2", .check = argmax_check, .run = argmax_run },
-	{ .name = "Sort", .check = sort_check, .prepare = sort_prepare, .run = sort_run,
+	{ .name = "ArgMaxV2", .check = cpu_no_limits, .run = argmax_run },
+	{ .name = "Sort", .check = cpu_no_limits, .prepare = sort_prepare, .run = sort_run,
 	  .release = sort_release },
 	{ .name = NULL },
 };

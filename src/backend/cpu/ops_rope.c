@@ -55,31 +55,9 @@ float *cpu_rope_table(size_t rows, size_t d, double base)
 	return t;
 }
 
-static int64_t gcd64(int64_t a, int64_t b)
-{
-	while (b) {
-		int64_t r = a % b;
-		a = b;
-		b = r;
-	}
-	return a;
-}
-
 void cpu_slots_distinct(int64_t *slots, size_t n, int64_t nslots, int64_t block_size)
 {
-	int64_t bs = block_size > 0 && nslots % block_size == 0 ? block_size : 1;
-	int64_t nb = nslots / bs;
-	/* block i -> (a·i + 7) mod nb, a coprime with nb: a bijection on the block ids */
-	int64_t a = (int64_t)(0x9e3779b1u % (uint64_t)nb) | 1;
-	while (gcd64(a, nb) != 1)
-		a += 2;
-	int64_t pb = 7 % nb;   /* block 0's place; block i+1's is (pb + a) mod nb, no overflow */
-	for (size_t i = 0; i < n; i++) {
-		int64_t off = (int64_t)i % bs;
-		if (i && off == 0)
-			pb = (pb + a) % nb;
-		slots[i] = pb * bs + off;
-	}
+	perfdb_slots_distinct(slots, n, nslots, block_size);
 }
 
 void cpu_store_index(struct perfdb_tensor *t, const int64_t *v, size_t n)

@@ -89,4 +89,41 @@ static inline int64_t perfdb_even_group_end(int64_t t, int64_t e, int64_t g)
 	return base * (g + 1) + (g + 1 < rem ? g + 1 : rem);
 }
 
+/*
+ * Whether a backend takes a row: the definition's rules (def->check), then
+ * the backend's own limits (impl->check), as the engine runs them.  def or
+ * either check NULL: that step passes.  0 or -PERFDB_EINVAL with the
+ * first refusal's reason in err.  Everything that checks a row outside
+ * the engine (unit tests, benches) calls this, never impl->check alone.
+ */
+struct perfdb_op_impl;
+int perfdb_case_check(const struct perfdb_opdef *def, const struct perfdb_op_impl *impl,
+		      const struct perfdb_op_case *c, struct perfdb_err *err);
+
+/*
+ * What the data-movement and reduction ops' rules decide and the backends
+ * read (rules_index.c, rules_reduce.c), each after the op's check passed:
+ * the tensor holding Index's indices (NULL: none); the two dims Transpose
+ * swaps; the dim ArgMaxV2 reduces.  The last two refuse a bad row with the
+ * op's message.
+ */
+const struct perfdb_tensor *perfdb_index_indices(const struct perfdb_op_case *c);
+int perfdb_transpose_dims(const struct perfdb_op_case *c, size_t d[2], struct perfdb_err *err);
+int perfdb_argmax_dim(const struct perfdb_op_case *c, size_t *dim, struct perfdb_err *err);
+
+/*
+ * The index operands of GatherV2, Index and ScatterNdUpdate spread over
+ * their table in place (index_fill.c), the same on every backend; a no-op
+ * for other ops.  Called once after the buffers are filled, before any
+ * timed call.  0 or -PERFDB_ENOMEM.
+ */
+int perfdb_gather_indices(struct perfdb_op_case *c, struct perfdb_err *err);
+/*
+ * n distinct slots in [0, nslots) (n <= nslots), deterministic: tokens
+ * fill blocks of block_size slots in order, the blocks taken in a
+ * scattered order (an affine permutation of the block ids), as a paged
+ * KV-cache allocator hands them out.
+ */
+void perfdb_slots_distinct(int64_t *slots, size_t n, int64_t nslots, int64_t block_size);
+
 #endif

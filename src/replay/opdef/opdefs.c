@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "replay/opdef/opdef.h"
+#include "replay/opdef/rules.h"
 
 /* ---- rows kept without replay ------------------------------------------------ */
 
@@ -70,9 +71,9 @@ static int mla_inplace(const struct perfdb_op_case *c, size_t out)
 #define CB false   /* compute-bound (or the op's own traffic pattern): no cache flush */
 
 const struct perfdb_opdef perfdb_opdefs[] = {
-	{ .name = "Add", .family = "eltwise", .memory_bound = MB },
-	{ .name = "AddRmsNormBias", .family = "norm", .memory_bound = MB },
-	{ .name = "ArgMaxV2", .family = "reduce", .memory_bound = MB },
+	{ .name = "Add", .family = "eltwise", .memory_bound = MB, .check = perfdb_rules_add },
+	{ .name = "AddRmsNormBias", .family = "norm", .memory_bound = MB, .check = perfdb_rules_add_rmsnorm_bias },
+	{ .name = "ArgMaxV2", .family = "reduce", .memory_bound = MB, .check = perfdb_rules_argmax },
 	{ .name = "AscendQuantV2", .family = "quant", .memory_bound = MB },
 	{ .name = "BatchMatMulV2", .family = "matmul", .memory_bound = CB },
 	{ .name = "Cast", .family = "eltwise", .memory_bound = MB },
@@ -81,15 +82,15 @@ const struct perfdb_opdef perfdb_opdefs[] = {
 	{ .name = "DynamicQuant", .family = "quant", .memory_bound = MB },
 	{ .name = "Fill", .family = "eltwise", .memory_bound = MB },
 	{ .name = "FusedInferAttentionScore", .family = "attention", .memory_bound = CB, .skip = attention_skip },
-	{ .name = "GatherV2", .family = "index", .memory_bound = MB },
+	{ .name = "GatherV2", .family = "index", .memory_bound = MB, .check = perfdb_rules_gather },
 	{ .name = "GroupedMatmul", .family = "moe", .memory_bound = CB },
 	{ .name = "GroupedMatmulSwigluQuant", .family = "moe", .memory_bound = CB },
-	{ .name = "Index", .family = "index", .memory_bound = MB },
+	{ .name = "Index", .family = "index", .memory_bound = MB, .check = perfdb_rules_index },
 	{ .name = "InterleaveRope", .family = "rope", .memory_bound = MB },
 	{ .name = "KvRmsNormRopeCache", .family = "cache", .memory_bound = MB, .inplace = kvcache_inplace },
 	{ .name = "LayerNormV3", .family = "norm", .memory_bound = MB },
 	{ .name = "LightningIndexer", .family = "attention", .memory_bound = CB },
-	{ .name = "MaskedFill", .family = "eltwise", .memory_bound = MB },
+	{ .name = "MaskedFill", .family = "eltwise", .memory_bound = MB, .check = perfdb_rules_masked_fill },
 	{ .name = "MatMulCommon", .family = "matmul", .memory_bound = CB },
 	{ .name = "MatMulV2", .family = "matmul", .memory_bound = CB },
 	{ .name = "MatMulV3", .family = "matmul", .memory_bound = CB },
@@ -97,26 +98,26 @@ const struct perfdb_opdef perfdb_opdefs[] = {
 	{ .name = "MoeTokenPermute", .family = "moe", .memory_bound = MB },
 	{ .name = "MoeTokenUnpermute", .family = "moe", .memory_bound = MB },
 	{ .name = "Mul", .family = "eltwise", .memory_bound = MB },
-	{ .name = "PadV3", .family = "index", .memory_bound = MB },
+	{ .name = "PadV3", .family = "index", .memory_bound = MB, .check = perfdb_rules_pad },
 	{ .name = "QuantBatchMatmulV3", .family = "quant", .memory_bound = CB },
 	{ .name = "RINGMLAPrefillBF16Kernel", .family = "attention", .memory_bound = CB },
 	{ .name = "ReshapeAndCacheNdKernel", .family = "cache", .memory_bound = MB, .inplace = reshape_cache_inplace },
-	{ .name = "RmsNorm", .family = "norm", .memory_bound = MB },
-	{ .name = "ScatterNdUpdate", .family = "index", .memory_bound = MB },
-	{ .name = "ScatterNdUpdateAiCore", .family = "index", .memory_bound = MB },
-	{ .name = "Slice", .family = "index", .memory_bound = MB },
-	{ .name = "SliceAiCore", .family = "index", .memory_bound = MB },
-	{ .name = "SoftmaxV2", .family = "norm", .memory_bound = MB },
+	{ .name = "RmsNorm", .family = "norm", .memory_bound = MB, .check = perfdb_rules_rmsnorm },
+	{ .name = "ScatterNdUpdate", .family = "index", .memory_bound = MB, .check = perfdb_rules_scatter },
+	{ .name = "ScatterNdUpdateAiCore", .family = "index", .memory_bound = MB, .check = perfdb_rules_scatter },
+	{ .name = "Slice", .family = "index", .memory_bound = MB, .check = perfdb_rules_slice },
+	{ .name = "SliceAiCore", .family = "index", .memory_bound = MB, .check = perfdb_rules_slice },
+	{ .name = "SoftmaxV2", .family = "norm", .memory_bound = MB, .check = perfdb_rules_softmax },
 	/*
 	 * Sort: O(n log n) compares over data read once; the CPU backend used to
 	 * time it cache-warm and the CUDA backend flushed.  One answer now: the
 	 * device-side one (an engine's sort input is not cache-resident).
 	 */
-	{ .name = "Sort", .family = "reduce", .memory_bound = MB },
+	{ .name = "Sort", .family = "reduce", .memory_bound = MB, .check = perfdb_rules_sort },
 	{ .name = "SparseFlashAttention", .family = "attention", .memory_bound = CB },
-	{ .name = "SwiGlu", .family = "eltwise", .memory_bound = MB },
-	{ .name = "TensorMove", .family = "eltwise", .memory_bound = MB },
-	{ .name = "Transpose", .family = "index", .memory_bound = MB },
+	{ .name = "SwiGlu", .family = "eltwise", .memory_bound = MB, .check = perfdb_rules_swiglu },
+	{ .name = "TensorMove", .family = "eltwise", .memory_bound = MB, .check = perfdb_rules_tensor_move },
+	{ .name = "Transpose", .family = "index", .memory_bound = MB, .check = perfdb_rules_transpose },
 	{ .name = "TransposeBatchMatMul", .family = "matmul", .memory_bound = CB },
 	{ .name = "_triton_rope_siso", .family = "rope", .memory_bound = MB },
 	{ .name = "mla_preprocess_0_mix_aic", .family = "attention", .memory_bound = CB, .inplace = mla_inplace },

@@ -1,0 +1,48 @@
+/*
+ * What the row rules of the operator layer share (rules_*.c, opdefs.c):
+ * the shape and dtype predicates several ops' rules ask, and each family's
+ * check functions for the table in opdefs.c.  Not for backends: what they
+ * may use of the rules is declared in opdef.h.
+ */
+#ifndef PERFDB_REPLAY_OPDEF_RULES_H
+#define PERFDB_REPLAY_OPDEF_RULES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "perfdb/err.h"
+#include "replay/opdef/op_case.h"
+
+/* Whether d is fp32, bf16 or fp16 (the float dtypes replay fills and the arithmetic ops take). */
+int perfdb_rules_is_float(enum perfdb_dtype d);
+/* Whether d is one of the integer dtypes an index may have (int8..int64, uint8). */
+int perfdb_rules_is_int(enum perfdb_dtype d);
+/* The last dim of t (1 for a scalar). */
+int64_t perfdb_rules_last(const struct perfdb_tensor *t);
+/* b broadcasts trailing-wise into out: b's dims (leading 1s dropped) are out's last dims. */
+int perfdb_rules_trailing_bcast(const struct perfdb_tensor *b, const struct perfdb_tensor *out);
+/* The first nin inputs and output 0 present, else "<op> needs N input(s) and an output" / "input i is empty". */
+int perfdb_rules_need(const struct perfdb_op_case *c, size_t nin, struct perfdb_err *err);
+
+/* ---- each family's rules (opdefs.c's table) ---- */
+
+int perfdb_rules_rmsnorm(const struct perfdb_op_case *c, struct perfdb_err *err);
+int perfdb_rules_add_rmsnorm_bias(const struct perfdb_op_case *c, struct perfdb_err *err);
+int perfdb_rules_softmax(const struct perfdb_op_case *c, struct perfdb_err *err);
+
+int perfdb_rules_add(const struct perfdb_op_case *c, struct perfdb_err *err);
+int perfdb_rules_swiglu(const struct perfdb_op_case *c, struct perfdb_err *err);
+int perfdb_rules_tensor_move(const struct perfdb_op_case *c, struct perfdb_err *err);
+int perfdb_rules_masked_fill(const struct perfdb_op_case *c, struct perfdb_err *err);
+
+int perfdb_rules_gather(const struct perfdb_op_case *c, struct perfdb_err *err);
+int perfdb_rules_index(const struct perfdb_op_case *c, struct perfdb_err *err);
+int perfdb_rules_pad(const struct perfdb_op_case *c, struct perfdb_err *err);
+int perfdb_rules_scatter(const struct perfdb_op_case *c, struct perfdb_err *err);
+int perfdb_rules_slice(const struct perfdb_op_case *c, struct perfdb_err *err);
+int perfdb_rules_transpose(const struct perfdb_op_case *c, struct perfdb_err *err);
+
+int perfdb_rules_argmax(const struct perfdb_op_case *c, struct perfdb_err *err);
+int perfdb_rules_sort(const struct perfdb_op_case *c, struct perfdb_err *err);
+
+#endif
