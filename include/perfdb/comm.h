@@ -25,6 +25,7 @@
 
 #include "perfdb/device.h"
 #include "perfdb/err.h"
+#include "perfdb/half.h"
 #include "perfdb/stats.h"
 #include "perfdb/strbuf.h"
 
@@ -82,11 +83,6 @@ extern const char *const perfdb_comm_dtype_names[PERFDB_COMM_NDTYPES + 1];
 const struct perfdb_comm_dtype_info *perfdb_comm_dtype(enum perfdb_comm_dtype d);
 int perfdb_comm_dtype_from_name(const char *name);   /* -1 if unknown */
 
-/* bf16 / fp16 storage: conversions round to nearest, ties to even; NaN stays NaN. */
-float perfdb_bf16_to_float(uint16_t h);
-uint16_t perfdb_bf16_from_float(float f);
-float perfdb_fp16_to_float(uint16_t h);
-uint16_t perfdb_fp16_from_float(float f);
 /* inout[i] = in[i] + inout[i], computed in float and rounded once. */
 void perfdb_bf16_sum(const uint16_t *in, uint16_t *inout, size_t n);
 void perfdb_fp16_sum(const uint16_t *in, uint16_t *inout, size_t n);

@@ -144,12 +144,12 @@ static uint16_t *rnd_bf16(size_t n)
 	uint16_t *p = aligned_alloc(64, (n * 2 + 63) & ~(size_t)63);
 	assert_non_null(p);
 	for (size_t i = 0; i < n; i++)
-		p[i] = cpu_f32_to_bf16(rnd());
+		p[i] = perfdb_bf16_from_float(rnd());
 	return p;
 }
 #endif
 
-/* bf16 pairs: packing exact (rounding as cpu_f32_to_bf16), tiles as the fp32 ones on the packed values. */
+/* bf16 pairs: packing exact (rounding as perfdb_bf16_from_float), tiles as the fp32 ones on the packed values. */
 static void test_bf16_products(void **state)
 {
 	(void)state;
@@ -180,8 +180,8 @@ static void test_bf16_products(void **state)
 		for (size_t i = 0; i < mp; i++) {
 			uint32_t w;
 			memcpy(&w, &st[q * mp + i], 4);
-			assert_int_equal(w, cpu_f32_to_bf16(st0[2 * q * mp + i]) |
-						    (uint32_t)cpu_f32_to_bf16(st0[(2 * q + 1) * mp + i]) << 16);
+			assert_int_equal(w, perfdb_bf16_from_float(st0[2 * q * mp + i]) |
+						    (uint32_t)perfdb_bf16_from_float(st0[(2 * q + 1) * mp + i]) << 16);
 		}
 	/* S = K·Qt on (d, d+1) pairs per lane */
 	uint16_t *K = rnd_bf16(nk * dk), *qv = rnd_bf16(dk * mp);
@@ -196,7 +196,7 @@ static void test_bf16_products(void **state)
 		for (size_t i = 0; i < mp; i++) {
 			double s = 0, m = 0;
 			for (size_t d = 0; d < dk; d++) {
-				double t = (double)cpu_bf16_to_f32(K[j * dk + d]) * cpu_bf16_to_f32(qv[d * mp + i]);
+				double t = (double)perfdb_bf16_to_float(K[j * dk + d]) * perfdb_bf16_to_float(qv[d * mp + i]);
 				s += t;
 				m += fabs(t);
 			}
@@ -216,8 +216,8 @@ static void test_bf16_products(void **state)
 		for (size_t i = 0; i < mp; i++) {
 			double s = (double)O0[d * mp + i] * alpha[i], m = fabs(s);
 			for (size_t j = 0; j < nk; j++) {
-				double t = (double)cpu_bf16_to_f32(V[j * dv + d]) *
-					   cpu_bf16_to_f32(cpu_f32_to_bf16(st0[j * mp + i]));
+				double t = (double)perfdb_bf16_to_float(V[j * dv + d]) *
+					   perfdb_bf16_to_float(perfdb_bf16_from_float(st0[j * mp + i]));
 				s += t;
 				m += fabs(t);
 			}

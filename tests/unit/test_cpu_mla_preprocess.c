@@ -100,7 +100,7 @@ static void fill(struct perfdb_tensor *t, double lo, double hi, int integer)
 static double to_act(double v, enum perfdb_dtype d)
 {
 	float f = (float)v;
-	return d == PERFDB_DTYPE_BF16 ? cpu_bf16_to_f32(cpu_f32_to_bf16(f)) : cpu_f16_to_f32(cpu_f32_to_f16(f));
+	return d == PERFDB_DTYPE_BF16 ? perfdb_bf16_to_float(perfdb_bf16_from_float(f)) : perfdb_fp16_to_float(perfdb_fp16_from_float(f));
 }
 
 /* round half to even, saturated, refusing inputs too close to a boundary (see the header) */

@@ -64,17 +64,17 @@ static float tol_of(enum perfdb_dtype d)
 static void test_conversions(void **state)
 {
 	(void)state;
-	assert_int_equal(cpu_f32_to_bf16(1.0f), 0x3f80);
-	assert_int_equal(cpu_f32_to_bf16(-2.0f), 0xc000);
-	assert_int_equal(cpu_f32_to_f16(1.0f), 0x3c00);
-	assert_int_equal(cpu_f32_to_f16(65504.0f), 0x7bff);
-	assert_int_equal(cpu_f32_to_f16(0x1p-24f), 0x0001);      /* smallest subnormal */
-	assert_int_equal(cpu_f32_to_f16(1e6f), 0x7c00);          /* overflow -> inf */
-	assert_true(cpu_f16_to_f32(0x3555) > 0.333f && cpu_f16_to_f32(0x3555) < 0.3334f);
-	assert_true(cpu_f16_to_f32(0x0001) == 0x1p-24f);
-	assert_true(cpu_bf16_to_f32(0x3f80) == 1.0f);
+	assert_int_equal(perfdb_bf16_from_float(1.0f), 0x3f80);
+	assert_int_equal(perfdb_bf16_from_float(-2.0f), 0xc000);
+	assert_int_equal(perfdb_fp16_from_float(1.0f), 0x3c00);
+	assert_int_equal(perfdb_fp16_from_float(65504.0f), 0x7bff);
+	assert_int_equal(perfdb_fp16_from_float(0x1p-24f), 0x0001);      /* smallest subnormal */
+	assert_int_equal(perfdb_fp16_from_float(1e6f), 0x7c00);          /* overflow -> inf */
+	assert_true(perfdb_fp16_to_float(0x3555) > 0.333f && perfdb_fp16_to_float(0x3555) < 0.3334f);
+	assert_true(perfdb_fp16_to_float(0x0001) == 0x1p-24f);
+	assert_true(perfdb_bf16_to_float(0x3f80) == 1.0f);
 	/* ties to even: 1 + 2^-8 lies halfway between bf16 1.0 and 1.0078125 */
-	assert_int_equal(cpu_f32_to_bf16(1.0f + 0x1p-8f), 0x3f80);
+	assert_int_equal(perfdb_bf16_from_float(1.0f + 0x1p-8f), 0x3f80);
 }
 
 /* ---- §4 parsing and tensor building ---- */
@@ -337,10 +337,10 @@ static void test_bf16_rows(void **state)
 		size_t n = N - off;
 		cpu_store_row(&t, off, n, src + off);
 		for (size_t i = 0; i < n; i++)
-			assert_int_equal(h[off + i], cpu_f32_to_bf16(src[off + i]));
+			assert_int_equal(h[off + i], perfdb_bf16_from_float(src[off + i]));
 		cpu_load_row(&t, off, n, back);
 		for (size_t i = 0; i < n; i++) {
-			float want = cpu_bf16_to_f32(h[off + i]);
+			float want = perfdb_bf16_to_float(h[off + i]);
 			assert_memory_equal(&back[i], &want, 4);
 		}
 	}

@@ -127,7 +127,7 @@ static void test_qmm_dequant(void **state)
 		for (int64_t n = 0; n < 32; n++) {
 			double want = (double)acc_at(&c, m, n, 48, 32, 0) * ((float *)c.in[2].data)[n] *
 				      ((float *)c.in[3].data)[m];
-			float got = cpu_bf16_to_f32(((uint16_t *)c.out[0].data)[m * 32 + n]);
+			float got = perfdb_bf16_to_float(((uint16_t *)c.out[0].data)[m * 32 + n]);
 			if (fabs(got - want) > 1e-2 * (1 + fabs(want)))
 				fail_msg("bf16 (%lld,%lld): got %g, want %g", (long long)m, (long long)n, (double)got, want);
 		}

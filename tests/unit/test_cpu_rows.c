@@ -173,7 +173,7 @@ static size_t bad_arnb(const struct perfdb_op_case *c, size_t rows, size_t h)
 				bad += memcmp(&xf, (const float *)xs->data + r * h + j, 4) != 0;
 			else
 				bad += ((const uint16_t *)xs->data)[r * h + j] !=
-				       (xs->dtype == PERFDB_DTYPE_FLOAT16 ? cpu_f32_to_f16(xf) : cpu_f32_to_bf16(xf));
+				       (xs->dtype == PERFDB_DTYPE_FLOAT16 ? perfdb_fp16_from_float(xf) : perfdb_bf16_from_float(xf));
 		}
 	}
 	return bad;
@@ -261,7 +261,7 @@ static void fill(enum perfdb_dtype d, void *p, size_t n, uint32_t seed)
 		if (d == PERFDB_DTYPE_FLOAT)
 			((float *)p)[i] = f;
 		else
-			((uint16_t *)p)[i] = d == PERFDB_DTYPE_FLOAT16 ? cpu_f32_to_f16(f) : cpu_f32_to_bf16(f);
+			((uint16_t *)p)[i] = d == PERFDB_DTYPE_FLOAT16 ? perfdb_fp16_from_float(f) : perfdb_bf16_from_float(f);
 	}
 }
 
@@ -270,7 +270,7 @@ static double get(enum perfdb_dtype d, const void *p, size_t i)
 	if (d == PERFDB_DTYPE_FLOAT)
 		return ((const float *)p)[i];
 	uint16_t v = ((const uint16_t *)p)[i];
-	return d == PERFDB_DTYPE_FLOAT16 ? cpu_f16_to_f32(v) : cpu_bf16_to_f32(v);
+	return d == PERFDB_DTYPE_FLOAT16 ? perfdb_fp16_to_float(v) : perfdb_bf16_to_float(v);
 }
 
 /*
@@ -299,8 +299,8 @@ static void test_rows_swiglu_range(void **state)
 			break;
 		for (size_t j = 0; j < h; j++) {
 			float g = j < h - nfar ? gs[j % 16] : far[j - (h - nfar)], u = us[j % 3];
-			x[j] = d == PERFDB_DTYPE_FLOAT16 ? cpu_f32_to_f16(g) : cpu_f32_to_bf16(g);
-			x[h + j] = d == PERFDB_DTYPE_FLOAT16 ? cpu_f32_to_f16(u) : cpu_f32_to_bf16(u);
+			x[j] = d == PERFDB_DTYPE_FLOAT16 ? perfdb_fp16_from_float(g) : perfdb_bf16_from_float(g);
+			x[h + j] = d == PERFDB_DTYPE_FLOAT16 ? perfdb_fp16_from_float(u) : perfdb_bf16_from_float(u);
 		}
 		for (int kb = 0; kb < (f == CPU_ROW_BF16_CVT ? 2 : 1); kb++) {
 			memset(y, 0xff, sizeof(y));
@@ -395,7 +395,7 @@ static void test_rows_bf16_direct(void **state)
 }
 
 /*
- * The vector conversions against cpu_f32_to_f16/cpu_f32_to_bf16, every
+ * The vector conversions against perfdb_fp16_from_float/perfdb_bf16_from_float, every
  * 16-bit pattern: x1 runs over all of them, x2 over a permutation, and
  * xsum = x1 + x2 (one fp32 addition, then one rounding) must equal the
  * scalar conversion of the same fp32 sum: ties, fp16 subnormals, overflow
@@ -443,7 +443,7 @@ static void test_rows_conversions(void **state)
 				denormals++;
 				s = copysignf(0.0f, s);
 			}
-			bad += xs[i] != (di ? cpu_f32_to_bf16(s) : cpu_f32_to_f16(s));
+			bad += xs[i] != (di ? perfdb_bf16_from_float(s) : perfdb_fp16_from_float(s));
 		}
 		assert_int_equal(bad, 0);
 		assert_true(!cvt || denormals > 0);
@@ -454,7 +454,7 @@ static void test_rows_conversions(void **state)
 		assert_non_null(zero);
 		(void)cpu_rows_rms(f, zero, zero, NULL, y, gam, nanb, n, 1e-6f, 0);
 		for (size_t i = 0; i < n; i++)
-			bad += y[i] != cpu_f32_to_bf16(nanb[i]);
+			bad += y[i] != perfdb_bf16_from_float(nanb[i]);
 		free(zero);
 		assert_int_equal(bad, 0);
 	}

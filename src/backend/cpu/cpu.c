@@ -154,7 +154,7 @@ __attribute__((target("avx512f"))) static size_t bf16_load512(const uint16_t *h,
 	return i;
 }
 
-/* Same rounding as cpu_f32_to_bf16: nearest even, NaN kept quiet. */
+/* Same rounding as perfdb_bf16_from_float: nearest even, NaN kept quiet. */
 __attribute__((target("avx512f"))) static size_t bf16_store512(uint16_t *h, size_t n, const float *src)
 {
 	const __m512i one = _mm512_set1_epi32(1), bias = _mm512_set1_epi32(0x7fff),
@@ -191,7 +191,7 @@ CPU_CLONES void cpu_load_row(const struct perfdb_tensor *t, size_t off, size_t n
 	}
 	case PERFDB_DTYPE_FLOAT16:
 		for (size_t i = 0; i < n; i++)
-			dst[i] = cpu_f16_to_f32(h[i]);
+			dst[i] = perfdb_fp16_to_float(h[i]);
 		break;
 	default:
 		memcpy(dst, (const float *)t->data + off, n * sizeof(float));
@@ -208,7 +208,7 @@ CPU_CLONES void cpu_store_row(struct perfdb_tensor *t, size_t off, size_t n, con
 		if (__builtin_cpu_supports("avx512f"))
 			i = bf16_store512(h, n, src);
 #endif
-		/* cpu_f32_to_bf16 written branch-free, so the loop vectorises */
+		/* perfdb_bf16_from_float written branch-free, so the loop vectorises */
 		for (; i < n; i++) {
 			uint32_t u;
 			memcpy(&u, &src[i], 4);
@@ -219,7 +219,7 @@ CPU_CLONES void cpu_store_row(struct perfdb_tensor *t, size_t off, size_t n, con
 	}
 	case PERFDB_DTYPE_FLOAT16:
 		for (size_t i = 0; i < n; i++)
-			h[i] = cpu_f32_to_f16(src[i]);
+			h[i] = perfdb_fp16_from_float(src[i]);
 		break;
 	default:
 		memcpy((float *)t->data + off, src, n * sizeof(float));
@@ -247,4 +247,20 @@ int cpu_same_dims(const struct perfdb_tensor *a, const struct perfdb_tensor *b)
 		if (a->dims[i] != b->dims[i])
 			return 0;
 	return 1;
+}
+
+/* 16 partial sums so the loop vectorises at any ISA level; one order everywhere, so every norm gives the same rstd. */
+CPU_CLONES float cpu_sumsq(const float *x, size_t h)
+{
+	float acc[16] = { 0 };
+	size_t j = 0;
+	for (; j + 16 <= h; j += 16)
+		for (size_t k = 0; k < 16; k++)
+			acc[k] += x[j + k] * x[j + k];
+	float s = 0.0f;
+	for (size_t k = 0; k < 16; k++)
+		s += acc[k];
+	for (; j < h; j++)
+		s += x[j] * x[j];
+	return s;
 }

@@ -1,6 +1,7 @@
 /*
- * Shared by the CPU backend's op files: element conversions for the float
- * dtypes stored in their own format (bf16, fp16, fp32), row scratch, and
+ * Shared by the CPU backend's op files: element access for the float
+ * dtypes stored in their own format (bf16, fp16, fp32; the conversions are
+ * core's, include/perfdb/half.h), row scratch, and
  * the op tables of each family (one file per family, docs/style.md rule 3).
  */
 #ifndef PERFDB_CPU_INTERNAL_H
@@ -12,67 +13,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
-
-static inline float cpu_bf16_to_f32(uint16_t h)
-{
-	uint32_t u = (uint32_t)h << 16;
-	float f;
-	memcpy(&f, &u, 4);
-	return f;
-}
-
-static inline uint16_t cpu_f32_to_bf16(float f)
-{
-	uint32_t u;
-	memcpy(&u, &f, 4);
-	if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x7fffffu))
-		return (uint16_t)((u >> 16) | 0x40);          /* quiet NaN */
-	u += 0x7fffu + ((u >> 16) & 1u);                      /* round to nearest even */
-	return (uint16_t)(u >> 16);
-}
-
-static inline float cpu_f16_to_f32(uint16_t h)
-{
-	uint32_t s = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu, u;
-	if (e == 0) {
-		if (m == 0) {
-			u = s;
-		} else {                                      /* subnormal: normalise */
-			e = 127 - 15 + 1;
-			while (!(m & 0x400u)) {
-				m <<= 1;
-				e--;
-			}
-			u = s | (e << 23) | ((m & 0x3ffu) << 13);
-		}
-	} else if (e == 31) {
-		u = s | 0x7f800000u | (m << 13);
-	} else {
-		u = s | ((e + 127 - 15) << 23) | (m << 13);
-	}
-	float f;
-	memcpy(&f, &u, 4);
-	return f;
-}
-
-static inline uint16_t cpu_f32_to_f16(float f)
-{
-	uint32_t u;
-	memcpy(&u, &f, 4);
-	uint32_t s = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
-	if (a >= 0x7f800000u)                                 /* inf / NaN */
-		return (uint16_t)(s | 0x7c00u | (a > 0x7f800000u ? 0x200u : 0));
-	if (a >= 0x477ff000u)                                 /* overflow to inf */
-		return (uint16_t)(s | 0x7c00u);
-	if (a < 0x38800000u) {                                /* subnormal or zero: units of 2^-24 */
-		float v;
-		memcpy(&v, &a, 4);
-		return (uint16_t)(s | (uint32_t)lrintf(v * 0x1p24f));   /* exact scale, ties to even */
-	}
-	uint32_t r = a - 0x38000000u;                         /* rebias */
-	r += 0xfffu + ((r >> 13) & 1u);
-	return (uint16_t)(s | (r >> 13));
-}
+#include "perfdb/half.h"
 
 /* Hot loops are compiled for AVX-512 and AVX2 with a portable fallback, picked at load time. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
@@ -105,15 +46,13 @@ static inline float cpu_expf(float x)
 /* Element i of a float tensor (fp32, bf16 or fp16) as float. */
 static inline float cpu_ld(const struct perfdb_tensor *t, size_t i)
 {
-	switch (t->dtype) {
-	case PERFDB_DTYPE_BF16: return cpu_bf16_to_f32(((const uint16_t *)t->data)[i]);
-	case PERFDB_DTYPE_FLOAT16: return cpu_f16_to_f32(((const uint16_t *)t->data)[i]);
-	default: return ((const float *)t->data)[i];
-	}
+	return perfdb_float_elem(t->data, t->dtype, i);
 }
 
 /* Convert n elements starting at element off of t into dst (fp32). */
 void cpu_load_row(const struct perfdb_tensor *t, size_t off, size_t n, float *dst);
+/* The sum of squares of x[0..h) (the norms' and rope-norms' rstd). */
+float cpu_sumsq(const float *x, size_t h);
 /* Store n fp32 values into t at element off, converting to its dtype. */
 void cpu_store_row(struct perfdb_tensor *t, size_t off, size_t n, const float *src);
 /* Whether dtype is fp32, bf16 or fp16. */
@@ -169,7 +108,7 @@ void cpu_swiglu_row_bf16(const uint16_t *x, uint16_t *y, size_t h);
  * rounded by vcvtneps2bf16 where the CPU has AVX512_BF16, 15 % faster,
  * fp32 denormal results flushed to zero as in kern_bf16.c; else in
  * integer arithmetic).  Same fp32 arithmetic and order as the generic
- * path, conversions bitwise as cpu_f32_to_f16/cpu_f32_to_bf16 on non-NaN
+ * path, conversions bitwise as perfdb_fp16_from_float/perfdb_bf16_from_float on non-NaN
  * values (CPU_ROW_BF16_CVT: but for denormals); nt as above.
  * cpu_rows_rms: one row y = (x * rstd) * gam (+ bias) with x = x1, or
  * x = x1 + x2 when x2 is not NULL (then also stored to xsum when that is

@@ -6,7 +6,7 @@
  * about three times the instructions per element and was the bottleneck of
  * these memory-bound ops on one thread (RmsNorm 31-37 %, SoftmaxV2 16-17 %
  * of a STREAM triad).  Arithmetic is fp32 throughout, as in the generic
- * path; vcvtneps2bf16 rounds to nearest even like cpu_f32_to_bf16 (it
+ * path; vcvtneps2bf16 rounds to nearest even like perfdb_bf16_from_float (it
  * flushes fp32 denormals to zero, far below what a bf16 result keeps).
  */
 #include "cpu_internal.h"

@@ -12,8 +12,8 @@
  * non-NaN value (tests/unit/test_cpu_rows.c tries every 16-bit pattern):
  * fp16 loads (vcvtph2ps) are exact; fp16 stores (vcvtps2ph, rounding
  * given in the immediate, MXCSR not consulted) round to nearest even,
- * subnormals included, and overflow to inf as cpu_f32_to_f16; bf16
- * stores round in integer arithmetic exactly as cpu_f32_to_bf16
+ * subnormals included, and overflow to inf as perfdb_fp16_from_float; bf16
+ * stores round in integer arithmetic exactly as perfdb_bf16_from_float
  * (CPU_ROW_BF16: no AVX512_BF16 needed) or, where the CPU has
  * AVX512_BF16, through vcvtneps2bf16 (CPU_ROW_BF16_CVT: the same rounding
  * but fp32 denormal results flushed to zero, as in kern_bf16.c; 15 %

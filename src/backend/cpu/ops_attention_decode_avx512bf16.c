@@ -248,7 +248,7 @@ TBF void attn_run_decode_bf16(const struct attn_problem *p, const struct item *i
 		if (dr)
 			cpu_load_row(p->qr, (size_t)qr * dr, dr, s->row + dq);
 		for (size_t d = 0; d < dk; d++)
-			Q[i * dk + d] = cpu_f32_to_bf16(s->row[d] * p->scale);
+			Q[i * dk + d] = perfdb_bf16_from_float(s->row[d] * p->scale);
 		int64_t e = p->kv_end(p->ctx, b, g, si);
 		e = e < 0 ? 0 : e > kvlen ? kvlen : e;
 		s->end[i] = (int32_t)e;

@@ -32,8 +32,8 @@ CPU_CLONES void attn_run_prefill(const struct attn_problem *p, const struct item
 		if (bf) {   /* (d, d+1) bf16 pairs per lane */
 			uint32_t *q2 = (uint32_t *)s->qt;
 			for (size_t d = 0; d < dk; d += 2)
-				q2[d / 2 * mp + i] = cpu_f32_to_bf16(s->row[d] * p->scale) |
-						     (uint32_t)cpu_f32_to_bf16(s->row[d + 1] * p->scale) << 16;
+				q2[d / 2 * mp + i] = perfdb_bf16_from_float(s->row[d] * p->scale) |
+						     (uint32_t)perfdb_bf16_from_float(s->row[d + 1] * p->scale) << 16;
 		} else {
 			for (size_t d = 0; d < dk; d++)
 				s->qt[d * mp + i] = s->row[d] * p->scale;

@@ -192,22 +192,6 @@ static int kv_prepare(struct perfdb_op_case *c, struct perfdb_err *err)
 	return slots_prepare(c, 4, 5, (int64_t)k.dk, err);
 }
 
-/* Sum of squares with 16 partial sums: vectorises without reassociation flags. */
-CPU_CLONES static float sumsq(const float *x, size_t h)
-{
-	float acc[16] = { 0 };
-	size_t j = 0;
-	for (; j + 16 <= h; j += 16)
-		for (size_t k = 0; k < 16; k++)
-			acc[k] += x[j + k] * x[j + k];
-	float s = 0.0f;
-	for (size_t k = 0; k < 16; k++)
-		s += acc[k];
-	for (; j < h; j++)
-		s += x[j] * x[j];
-	return s;
-}
-
 CPU_CLONES static void scale_rows(float *x, const float *g, float r, size_t n)
 {
 	for (size_t j = 0; j < n; j++)
@@ -232,7 +216,7 @@ static int kv_run(struct perfdb_op_case *c, struct perfdb_err *err)
 	struct perfdb_tensor *ckv = opt_out(c, 3, k.t * k.dv) ? &c->out[3] : NULL;
 	for (size_t i = 0; i < k.t; i++) {
 		cpu_load_row(&c->in[0], i * w, w, x);
-		float rstd = 1.0f / sqrtf(sumsq(x, k.dv) / (float)k.dv + KV_EPS);
+		float rstd = 1.0f / sqrtf(cpu_sumsq(x, k.dv) / (float)k.dv + KV_EPS);
 		scale_rows(x, g, rstd, k.dv);
 		cpu_store_row(&c->in[6], (size_t)slot[i] * k.dv, k.dv, x);
 		if (ckv)

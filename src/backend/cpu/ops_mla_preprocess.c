@@ -474,10 +474,10 @@ static void round_act(float *x, size_t n, enum perfdb_dtype act)
 {
 	if (act == PERFDB_DTYPE_BF16)
 		for (size_t i = 0; i < n; i++)
-			x[i] = cpu_bf16_to_f32(cpu_f32_to_bf16(x[i]));
+			x[i] = perfdb_bf16_to_float(perfdb_bf16_from_float(x[i]));
 	else
 		for (size_t i = 0; i < n; i++)
-			x[i] = cpu_f16_to_f32(cpu_f32_to_f16(x[i]));
+			x[i] = perfdb_fp16_to_float(perfdb_fp16_from_float(x[i]));
 }
 
 CPU_CLONES static void quant_affine(const float *x, int8_t *q, size_t n, float inv, float off)
@@ -501,7 +501,7 @@ static void stage_in(struct stage *s, size_t r, float *x, int per_token)
 	} else if (s->abf16) {
 		uint16_t *a = (uint16_t *)s->a + r * k;
 		for (size_t i = 0; i < k; i++)
-			a[i] = cpu_f32_to_bf16(x[i]);
+			a[i] = perfdb_bf16_from_float(x[i]);
 	} else {
 		memcpy((float *)s->a + r * k, x, k * sizeof(float));
 	}
@@ -598,7 +598,7 @@ static void phase_q(void *ctx, size_t lo, size_t hi, int tid)
 		round_act(y, nq, p->act);
 		if (p->act == PERFDB_DTYPE_BF16)
 			for (size_t i = 0; i < nq; i++)
-				s->y1h[r * nq + i] = cpu_f32_to_bf16(y[i]);
+				s->y1h[r * nq + i] = perfdb_bf16_from_float(y[i]);
 		cos_sin(c, r, rd, cs, sn);
 		for (size_t h = 0; h < (size_t)p->n; h++) {
 			cpu_rope_neox(y + h * hd + (size_t)p->nope, cs, sn, qr, rd);

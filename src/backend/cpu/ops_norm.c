@@ -49,22 +49,6 @@ static void put_rstd(struct perfdb_op_case *c, size_t oi, size_t r, float v)
 
 /* ---- RmsNorm: y = x * rsqrt(mean(x^2) + eps) * gamma; out1 = rstd ---- */
 
-/* Sum of squares with 16 partial sums: vectorises without reassociation flags. */
-CPU_CLONES static float sumsq(const float *x, size_t h)
-{
-	float acc[16] = { 0 };
-	size_t j = 0;
-	for (; j + 16 <= h; j += 16)
-		for (size_t k = 0; k < 16; k++)
-			acc[k] += x[j + k] * x[j + k];
-	float s = 0.0f;
-	for (size_t k = 0; k < 16; k++)
-		s += acc[k];
-	for (; j < h; j++)
-		s += x[j] * x[j];
-	return s;
-}
-
 struct rms_args {
 	struct perfdb_op_case *c;
 	const struct perfdb_tensor *x1, *x2, *g, *bias;
@@ -132,7 +116,7 @@ CPU_CLONES static void rms_range(void *ctx, size_t lo, size_t hi, int tid)
 			if (p->xsum)
 				cpu_store_row(p->xsum, r * h, h, x);
 		}
-		float ss = sumsq(x, h);
+		float ss = cpu_sumsq(x, h);
 		float rstd = 1.0f / sqrtf(ss / (float)h + RMS_EPS);
 		for (size_t j = 0; j < h; j++)
 			x[j] = x[j] * rstd * gam[j];

@@ -213,22 +213,6 @@ static void free_priv(struct perfdb_op_case *c)
 	c->priv = NULL;
 }
 
-/* Sum of squares with 16 partial sums: vectorises without reassociation flags. */
-CPU_CLONES static float sumsq(const float *x, size_t h)
-{
-	float acc[16] = { 0 };
-	size_t j = 0;
-	for (; j + 16 <= h; j += 16)
-		for (size_t k = 0; k < 16; k++)
-			acc[k] += x[j + k] * x[j + k];
-	float s = 0.0f;
-	for (size_t k = 0; k < 16; k++)
-		s += acc[k];
-	for (; j < h; j++)
-		s += x[j] * x[j];
-	return s;
-}
-
 /* heads rows of hd in x: y = rope(rmsnorm(x)·w) per head. */
 CPU_CLONES static void norm_rope_heads(float *x, size_t heads, size_t hd, const float *w, const float *cs,
 				       const float *sn)
@@ -236,7 +220,7 @@ CPU_CLONES static void norm_rope_heads(float *x, size_t heads, size_t hd, const 
 	float t[CPU_ROPE_MAX_D];
 	for (size_t h = 0; h < heads; h++) {
 		float *r = x + h * hd;
-		float rstd = 1.0f / sqrtf(sumsq(r, hd) / (float)hd + QKV_EPS);
+		float rstd = 1.0f / sqrtf(cpu_sumsq(r, hd) / (float)hd + QKV_EPS);
 		for (size_t j = 0; j < hd; j++)
 			t[j] = r[j] * rstd * w[j];
 		cpu_rope_neox(t, cs, sn, r, hd);

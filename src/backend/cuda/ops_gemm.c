@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "cuda_internal.h"
-#include "perfdb/comm.h"   /* perfdb_bf16_to_float, perfdb_fp16_to_float */
+#include "perfdb/half.h"
 
 
 struct lt_state {
@@ -300,23 +300,8 @@ static int qbmm_setup(struct perfdb_op_case *c, struct cu_case *k, struct perfdb
 		float *h = malloc((size_t)s->nscale * sizeof(float));
 		if (!h)
 			return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
-		for (int64_t i = 0; i < s->nscale; i++) {
-			if (t->dtype == PERFDB_DTYPE_FLOAT) {
-				h[i] = ((const float *)t->data)[i];
-			} else {
-				uint16_t v = ((const uint16_t *)t->data)[i];
-				uint32_t bits;
-				if (t->dtype == PERFDB_DTYPE_BF16) {
-					bits = (uint32_t)v << 16;
-					memcpy(&h[i], &bits, 4);
-				} else {
-					/* fp16 -> fp32 for normal numbers; the filled data is in [-1, 1) */
-					uint32_t sign = (uint32_t)(v >> 15) << 31, ex = (v >> 10) & 0x1f, man = v & 0x3ff;
-					bits = ex ? sign | ((ex + 112) << 23) | (man << 13) : sign;
-					memcpy(&h[i], &bits, 4);
-				}
-			}
-		}
+		for (int64_t i = 0; i < s->nscale; i++)
+			h[i] = perfdb_float_elem(t->data, t->dtype, (size_t)i);
 		cudaError_t e = cudaMalloc((void **)&s->scale_f32, (size_t)s->nscale * sizeof(float));
 		if (e == cudaSuccess)
 			e = cudaMemcpy(s->scale_f32, h, (size_t)s->nscale * sizeof(float), cudaMemcpyHostToDevice);
@@ -436,9 +421,7 @@ static int scale_f32(const struct perfdb_op_case *c, size_t i, int64_t n, float 
 	if (!h)
 		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 	for (int64_t j = 0; j < n; j++)
-		h[j] = t->dtype == PERFDB_DTYPE_FLOAT ? ((const float *)t->data)[j]
-		       : t->dtype == PERFDB_DTYPE_BF16 ? perfdb_bf16_to_float(((const uint16_t *)t->data)[j])
-						       : perfdb_fp16_to_float(((const uint16_t *)t->data)[j]);
+		h[j] = perfdb_float_elem(t->data, t->dtype, (size_t)j);
 	cudaError_t e = cudaMalloc((void **)dev, (size_t)n * sizeof(float));
 	if (e == cudaSuccess)
 		e = cudaMemcpy(*dev, h, (size_t)n * sizeof(float), cudaMemcpyHostToDevice);

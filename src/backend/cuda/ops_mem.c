@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cuda_internal.h"
+#include "perfdb/half.h"
 
 /* An op whose rules are all the operator layer's: these kernels take every row it accepts. */
 static int no_limits(const struct perfdb_op_case *c, struct perfdb_err *err)
@@ -160,19 +161,7 @@ static int mfill_setup(struct perfdb_op_case *c, struct cu_case *k, struct perfd
 	/* the value is a one-element tensor read once, as the CPU backend reads in2[0] */
 	const struct perfdb_tensor *v = c->nin > 2 && c->in[2].present ? &c->in[2] : NULL;
 	if (v && v->numel > 0 && cu_float_dt(v->dtype) >= 0) {
-		if (v->dtype == PERFDB_DTYPE_FLOAT) {
-			s->v = ((const float *)v->data)[0];
-		} else {
-			uint16_t h = ((const uint16_t *)v->data)[0];
-			uint32_t bits;
-			if (v->dtype == PERFDB_DTYPE_BF16) {
-				bits = (uint32_t)h << 16;
-			} else {
-				uint32_t sign = (uint32_t)(h >> 15) << 31, ex = (h >> 10) & 0x1f, man = h & 0x3ff;
-				bits = ex ? sign | ((ex + 112) << 23) | (man << 13) : sign;
-			}
-			memcpy(&s->v, &bits, 4);
-		}
+		s->v = perfdb_float_elem(v->data, v->dtype, 0);
 	}
 	return 0;
 }
