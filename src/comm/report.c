@@ -23,12 +23,13 @@
 #include "perfdb/comm.h"
 #include "perfdb/fsio.h"
 #include "perfdb/lock.h"
+#include "perfdb/schema.h"
 #include "perfdb/table.h"
 
 const char *const perfdb_comm_columns[PERFDB_COMM_NCOLS] = {
-	"message_bytes", "num_devices", "dtype", "topology_tier", "Duration(us)",
-	"bandwidth_gbps", "busbw_gbps", "Min Duration(us)", "Max Duration(us)",
-	"Std Duration(us)", "Samples", "Backend",
+	PERFDB_COL_MESSAGE_BYTES, PERFDB_COL_NUM_DEVICES, PERFDB_COL_DTYPE, PERFDB_COL_TOPOLOGY_TIER,
+	PERFDB_COL_DURATION, PERFDB_COL_BANDWIDTH, PERFDB_COL_BUSBW, PERFDB_COL_MIN_DURATION,
+	PERFDB_COL_MAX_DURATION, PERFDB_COL_STD_DURATION, PERFDB_COL_SAMPLES, PERFDB_COL_BACKEND,
 };
 
 double perfdb_comm_round2(double x)

@@ -23,6 +23,7 @@
 #include "perfdb/comm.h"
 #include "perfdb/fsio.h"
 #include "perfdb/table.h"
+#include "perfdb/schema.h"
 
 const char *perfdb_comm_status_name(enum perfdb_comm_status s)
 {
@@ -125,12 +126,12 @@ static int validate_file(const char *path, enum perfdb_comm_op op,
 	int rc = perfdb_table_load(&t, path, err);
 	if (rc < 0)
 		goto out;
-	long c_bytes = perfdb_table_col(&t, "message_bytes");
-	long c_n = perfdb_table_col(&t, "num_devices");
-	long c_tier = perfdb_table_col(&t, "topology_tier");
+	long c_bytes = perfdb_table_col(&t, PERFDB_COL_MESSAGE_BYTES);
+	long c_n = perfdb_table_col(&t, PERFDB_COL_NUM_DEVICES);
+	long c_tier = perfdb_table_col(&t, PERFDB_COL_TOPOLOGY_TIER);
 	long c_lat = perfdb_table_col(&t, "Average Duration(us)");
 	if (c_lat < 0)
-		c_lat = perfdb_table_col(&t, "Duration(us)");
+		c_lat = perfdb_table_col(&t, PERFDB_COL_DURATION);
 	for (size_t i = 0; i < t.nrows; i++) {
 		struct perfdb_comm_vrow row = { .line = t.rows[i].line };
 		long long b, n, tier = 1;

@@ -11,6 +11,7 @@
 #include "perfdb/dtype.h"
 #include "perfdb/shape.h"
 #include "replay/engine_internal.h"
+#include "perfdb/schema.h"
 
 static struct perfdb_span span_of(const char *s)
 {
@@ -161,9 +162,9 @@ int case_from_row(const struct perfdb_engine_opts *o, const struct perfdb_op_imp
 	cc->t = t;
 	cc->r = r;
 #define CELL(name) perfdb_table_get(t, r, perfdb_table_col(t, name))
-	PERFDB_TRY(perfdb_engine_build_case(impl->name, CELL("Input Shapes"), CELL("Input Data Types"),
-					    CELL("Input Formats"), CELL("Output Shapes"),
-					    CELL("Output Data Types"), CELL("Output Formats"), c, err));
+	PERFDB_TRY(perfdb_engine_build_case(impl->name, CELL(PERFDB_COL_IN_SHAPES), CELL(PERFDB_COL_IN_DTYPES),
+					    CELL(PERFDB_COL_IN_FORMATS), CELL(PERFDB_COL_OUT_SHAPES),
+					    CELL(PERFDB_COL_OUT_DTYPES), CELL(PERFDB_COL_OUT_FORMATS), c, err));
 #undef CELL
 	case_context(o, cc, c);
 	c->line = line;

@@ -15,6 +15,7 @@
 #include "perfdb/signature.h"
 #include "perfdb/table.h"
 #include "replay/engine_internal.h"
+#include "perfdb/schema.h"
 
 /* No hooks: a run without o->hooks. */
 static const struct perfdb_engine_hooks no_hooks;
@@ -75,8 +76,8 @@ static int row_key(const char *op, const char *table, const struct perfdb_table 
 		   struct perfdb_strbuf *sig, struct perfdb_strbuf *key)
 {
 #define CELL(name) perfdb_table_get(t, r, perfdb_table_col(t, name))
-	struct perfdb_sig_row sr = { CELL("Input Shapes"), CELL("Input Data Types"), CELL("Input Formats"),
-				     CELL("Output Shapes"), CELL("Output Data Types"),
+	struct perfdb_sig_row sr = { CELL(PERFDB_COL_IN_SHAPES), CELL(PERFDB_COL_IN_DTYPES),
+				     CELL(PERFDB_COL_IN_FORMATS), CELL(PERFDB_COL_OUT_SHAPES), CELL(PERFDB_COL_OUT_DTYPES),
 				     perfdb_table_col(t, PERFDB_COL_EP_SIZE) >= 0 ? CELL(PERFDB_COL_EP_SIZE) : NULL };
 #undef CELL
 	if (perfdb_sig_compute(op, &sr, sig) < 0)
@@ -130,8 +131,8 @@ int engine_run_table(struct engine_run_ctx *x, const char *op, const struct perf
 			snprintf(m, sizeof(m), "not supported by the %s backend", be->name);
 			rc = set_reason(row, PERFDB_ENGINE_SKIPPED, m);
 			res->nskipped++;
-		} else if (o->missing_only && (perfdb_wb_valid(perfdb_table_get(t, r, cmb)) ||
-					       perfdb_wb_valid(perfdb_table_get(t, r, cprof)))) {
+		} else if (o->missing_only && perfdb_schema_usable_duration(perfdb_table_get(t, r, cmb),
+									    perfdb_table_get(t, r, cprof), false, NULL)) {
 			rc = set_reason(row, PERFDB_ENGINE_SKIPPED, "has a valid duration");
 			res->nskipped++;
 		} else if (case_skipped(o, impl, t, r, why, sizeof(why))) {
@@ -248,7 +249,7 @@ int perfdb_engine_run(const struct perfdb_engine_opts *o, struct perfdb_engine_r
 			perfdb_strbuf_release(&p);
 			goto out;
 		}
-		if (perfdb_table_col(&tabs[ntab], "Input Shapes") < 0) {
+		if (perfdb_table_col(&tabs[ntab], PERFDB_COL_IN_SHAPES) < 0) {
 			perfdb_table_release(&tabs[ntab]);
 			rc = perfdb_err_set(err, PERFDB_ESCHEMA, "%s: no 'Input Shapes' column", p.buf);
 			perfdb_strbuf_release(&p);

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "perfdb/replay.h"
+#include "perfdb/schema.h"
 #include "perfdb/table.h"
 
 /* Ops that need the vLLM-Ascend custom OPP (docs/spec/replay.md §1 step 5). */
@@ -58,8 +59,9 @@ int perfdb_msprof_all_usable(const char *dbdir, const char *const *ops, size_t n
 			usable = 0;
 		} else {
 			for (size_t r = 0; r < t.nrows && usable; r++)
-				usable = perfdb_wb_valid(perfdb_table_get(&t, r, perfdb_table_col(&t, PERFDB_COL_MB_DUR))) ||
-					 perfdb_wb_valid(perfdb_table_get(&t, r, perfdb_table_col(&t, PERFDB_COL_PROF_AVG)));
+				usable = perfdb_schema_usable_duration(
+					perfdb_table_get(&t, r, perfdb_table_col(&t, PERFDB_COL_MB_DUR)),
+					perfdb_table_get(&t, r, perfdb_table_col(&t, PERFDB_COL_PROF_AVG)), false, NULL);
 			found++;
 		}
 		perfdb_table_release(&t);

@@ -7,11 +7,9 @@
 #include <string.h>
 
 #include "replay/engine_internal.h"
+#include "perfdb/schema.h"
 
-static const char *const base_cols[8] = {
-	"OP State", "Accelerator Core", "Input Shapes", "Input Data Types",
-	"Input Formats", "Output Shapes", "Output Data Types", "Output Formats",
-};
+static const char *const base_cols[PERFDB_SCHEMA_NBASE] = { PERFDB_SCHEMA_BASE_COLS };
 
 void perfdb_engine_result_release(struct perfdb_engine_result *r)
 {

@@ -10,13 +10,14 @@
 
 #include "replay/opdef/opdef.h"
 #include "replay/opdef/rules.h"
+#include "perfdb/schema.h"
 
 /* ---- rows kept without replay ------------------------------------------------ */
 
 /* The reference [SKIP]s attention rows it cannot build, keeping them: here rows without q, k, v. */
 static int attention_skip(const struct perfdb_op_case *c, char *why, size_t whylen)
 {
-	const char *s = perfdb_case_cell(c, "Input Shapes");
+	const char *s = perfdb_case_cell(c, PERFDB_COL_IN_SHAPES);
 	int semis = 0;
 	for (; s && *s; s++)
 		semis += *s == ';';
@@ -33,7 +34,7 @@ static int attention_skip(const struct perfdb_op_case *c, char *why, size_t whyl
  */
 static int dfc_skip(const struct perfdb_op_case *c, char *why, size_t whylen)
 {
-	const char *v = perfdb_case_cell(c, "EP Size");
+	const char *v = perfdb_case_cell(c, PERFDB_COL_EP_SIZE);
 	if (!v)
 		return 0;
 	char *end;
