@@ -52,6 +52,16 @@ struct perfdb_op_impl {
 };
 
 /*
+ * Whether a backend takes a row: the definition's rules (def->check), then
+ * the backend's own limits (impl->check), as the engine runs them.  def or
+ * either check NULL: that step passes.  0 or -PERFDB_EINVAL with the
+ * first refusal's reason in err.  Everything that checks a row outside
+ * the engine (unit tests, benches) calls this, never impl->check alone.
+ */
+int perfdb_case_check(const struct perfdb_opdef *def, const struct perfdb_op_impl *impl,
+		      const struct perfdb_op_case *c, struct perfdb_err *err);
+
+/*
  * The device level: one device a backend can measure, as the driver reports
  * it, read without setting the backend up (no stream, no library handle,
  * no workspace), so naming a device costs what a property query costs.

@@ -90,17 +90,6 @@ static inline int64_t perfdb_even_group_end(int64_t t, int64_t e, int64_t g)
 }
 
 /*
- * Whether a backend takes a row: the definition's rules (def->check), then
- * the backend's own limits (impl->check), as the engine runs them.  def or
- * either check NULL: that step passes.  0 or -PERFDB_EINVAL with the
- * first refusal's reason in err.  Everything that checks a row outside
- * the engine (unit tests, benches) calls this, never impl->check alone.
- */
-struct perfdb_op_impl;
-int perfdb_case_check(const struct perfdb_opdef *def, const struct perfdb_op_impl *impl,
-		      const struct perfdb_op_case *c, struct perfdb_err *err);
-
-/*
  * What the data-movement and reduction ops' rules decide and the backends
  * read (rules_index.c, rules_reduce.c), each after the op's check passed:
  * the tensor holding Index's indices (NULL: none); the two dims Transpose

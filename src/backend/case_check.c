@@ -1,5 +1,5 @@
 /*
- * Whether a backend takes a row (opdef.h perfdb_case_check): the one
+ * Whether a backend takes a row (backend.h perfdb_case_check): the one
  * sequence of checks the engine, the unit tests and the benches run, so
  * that none of them can skip the operator's own rules.
  */
