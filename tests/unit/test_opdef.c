@@ -176,6 +176,11 @@ static void test_row_rules(void **state)
 	refused("ArgMaxV2", "4,8", "DT_FLOAT", "4,3", "INT32", "ArgMaxV2: the output is not the input less one dim");
 	refused("Sort", "4,8", "DT_FLOAT", "4,8;4,8", "DT_FLOAT;DT_FLOAT",
 		"Sort: indices output must be int32/int64 of the input's size");
+	/* misc */
+	refused("Cast", "4,8", "DT_FLOAT", "4,9", "DT_BF16", "Cast: input and output differ in size");
+	refused("Mul", "4,8;3", "DT_FLOAT;DT_FLOAT", "4,8", "DT_FLOAT", "Mul: input 1 does not broadcast to the output");
+	refused("LayerNormV3", "4,8;7", "DT_FLOAT;DT_FLOAT", "4,8", "DT_FLOAT",
+		"LayerNormV3: gamma's size must match x's trailing dims");
 }
 
 /* The indices every backend replays: spread over the table, distinct rows for a scatter that fits. */

@@ -45,4 +45,9 @@ int perfdb_rules_transpose(const struct perfdb_op_case *c, struct perfdb_err *er
 int perfdb_rules_argmax(const struct perfdb_op_case *c, struct perfdb_err *err);
 int perfdb_rules_sort(const struct perfdb_op_case *c, struct perfdb_err *err);
 
+int perfdb_rules_cast(const struct perfdb_op_case *c, struct perfdb_err *err);
+int perfdb_rules_fill(const struct perfdb_op_case *c, struct perfdb_err *err);
+int perfdb_rules_mul(const struct perfdb_op_case *c, struct perfdb_err *err);
+int perfdb_rules_layer_norm(const struct perfdb_op_case *c, struct perfdb_err *err);
+
 #endif
