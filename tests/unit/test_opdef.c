@@ -181,6 +181,13 @@ static void test_row_rules(void **state)
 	refused("Mul", "4,8;3", "DT_FLOAT;DT_FLOAT", "4,8", "DT_FLOAT", "Mul: input 1 does not broadcast to the output");
 	refused("LayerNormV3", "4,8;7", "DT_FLOAT;DT_FLOAT", "4,8", "DT_FLOAT",
 		"LayerNormV3: gamma's size must match x's trailing dims");
+	/* rope */
+	refused("InterleaveRope", "2,4,8,64;2,1,8,32;2,1,8,32", "DT_BF16;DT_BF16;DT_BF16", "2,4,8,64", "DT_BF16",
+		"InterleaveRope: cos and sin must both be (B or 1, 1, S or 1, D)");
+	refused("split_qkv_rmsnorm_rope_kernel", "4,384;128", "DT_BF16;DT_BF16", "4,256;4,64;4,64",
+		"DT_BF16;DT_BF16;DT_BF16", "split_qkv_rmsnorm_rope_kernel: q and kv widths must be multiples of the head dim 128");
+	refused("_triton_rope_siso", "4,8,64;;16,64", "DT_BF16;;DT_BF16", "4,8,32", "DT_BF16",
+		"_triton_rope_siso: output 0 must have q's shape");
 }
 
 /* The indices every backend replays: spread over the table, distinct rows for a scatter that fits. */

@@ -86,7 +86,7 @@ const struct perfdb_opdef perfdb_opdefs[] = {
 	{ .name = "GroupedMatmul", .family = "moe", .memory_bound = CB },
 	{ .name = "GroupedMatmulSwigluQuant", .family = "moe", .memory_bound = CB },
 	{ .name = "Index", .family = "index", .memory_bound = MB, .check = perfdb_rules_index },
-	{ .name = "InterleaveRope", .family = "rope", .memory_bound = MB },
+	{ .name = "InterleaveRope", .family = "rope", .memory_bound = MB, .check = perfdb_rules_interleave_rope },
 	{ .name = "KvRmsNormRopeCache", .family = "cache", .memory_bound = MB, .inplace = kvcache_inplace },
 	{ .name = "LayerNormV3", .family = "norm", .memory_bound = MB, .check = perfdb_rules_layer_norm },
 	{ .name = "LightningIndexer", .family = "attention", .memory_bound = CB },
@@ -119,9 +119,9 @@ const struct perfdb_opdef perfdb_opdefs[] = {
 	{ .name = "TensorMove", .family = "eltwise", .memory_bound = MB, .check = perfdb_rules_tensor_move },
 	{ .name = "Transpose", .family = "index", .memory_bound = MB, .check = perfdb_rules_transpose },
 	{ .name = "TransposeBatchMatMul", .family = "matmul", .memory_bound = CB },
-	{ .name = "_triton_rope_siso", .family = "rope", .memory_bound = MB },
+	{ .name = "_triton_rope_siso", .family = "rope", .memory_bound = MB, .check = perfdb_rules_triton_rope },
 	{ .name = "mla_preprocess_0_mix_aic", .family = "attention", .memory_bound = CB, .inplace = mla_inplace },
-	{ .name = "split_qkv_rmsnorm_rope_kernel", .family = "rope", .memory_bound = MB },
+	{ .name = "split_qkv_rmsnorm_rope_kernel", .family = "rope", .memory_bound = MB, .check = perfdb_rules_qkv_rope },
 };
 const size_t perfdb_nopdefs = sizeof(perfdb_opdefs) / sizeof(perfdb_opdefs[0]);
 

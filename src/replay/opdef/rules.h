@@ -50,4 +50,8 @@ int perfdb_rules_fill(const struct perfdb_op_case *c, struct perfdb_err *err);
 int perfdb_rules_mul(const struct perfdb_op_case *c, struct perfdb_err *err);
 int perfdb_rules_layer_norm(const struct perfdb_op_case *c, struct perfdb_err *err);
 
+int perfdb_rules_interleave_rope(const struct perfdb_op_case *c, struct perfdb_err *err);
+int perfdb_rules_qkv_rope(const struct perfdb_op_case *c, struct perfdb_err *err);
+int perfdb_rules_triton_rope(const struct perfdb_op_case *c, struct perfdb_err *err);
+
 #endif
