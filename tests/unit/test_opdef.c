@@ -188,6 +188,12 @@ static void test_row_rules(void **state)
 		"DT_BF16;DT_BF16;DT_BF16", "split_qkv_rmsnorm_rope_kernel: q and kv widths must be multiples of the head dim 128");
 	refused("_triton_rope_siso", "4,8,64;;16,64", "DT_BF16;;DT_BF16", "4,8,32", "DT_BF16",
 		"_triton_rope_siso: output 0 must have q's shape");
+	/* cache */
+	refused("ReshapeAndCacheNdKernel", "4,2,64;4,2,64;1,2,2,64;8,2,2,64;4", "DT_BF16;DT_BF16;DT_BF16;DT_BF16;INT32",
+		"", "", "ReshapeAndCacheNdKernel: cache 2 must hold at least 4 rows of input 0 (both caches the same count)");
+	refused("KvRmsNormRopeCache", "2,1,4,576;512;2,1,4,64;2,1,4,64;7;16,16,1,64;16,16,1,512",
+		"DT_BF16;DT_BF16;DT_BF16;DT_BF16;INT64;DT_BF16;DT_BF16", "", "",
+		"KvRmsNormRopeCache: index must hold one slot per token (8)");
 }
 
 /* The indices every backend replays: spread over the table, distinct rows for a scatter that fits. */

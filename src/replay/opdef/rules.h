@@ -54,4 +54,7 @@ int perfdb_rules_interleave_rope(const struct perfdb_op_case *c, struct perfdb_e
 int perfdb_rules_qkv_rope(const struct perfdb_op_case *c, struct perfdb_err *err);
 int perfdb_rules_triton_rope(const struct perfdb_op_case *c, struct perfdb_err *err);
 
+int perfdb_rules_reshape_cache(const struct perfdb_op_case *c, struct perfdb_err *err);
+int perfdb_rules_kv_rmsnorm_rope_cache(const struct perfdb_op_case *c, struct perfdb_err *err);
+
 #endif
