@@ -21,6 +21,8 @@ int perfdb_rules_is_int(enum perfdb_dtype d);
 int64_t perfdb_rules_last(const struct perfdb_tensor *t);
 /* b broadcasts trailing-wise into out: b's dims (leading 1s dropped) are out's last dims. */
 int perfdb_rules_trailing_bcast(const struct perfdb_tensor *b, const struct perfdb_tensor *out);
+/* a and b have the same dims. */
+int perfdb_rules_same_dims(const struct perfdb_tensor *a, const struct perfdb_tensor *b);
 /* The first nin inputs and output 0 present, else "<op> needs N input(s) and an output" / "input i is empty". */
 int perfdb_rules_need(const struct perfdb_op_case *c, size_t nin, struct perfdb_err *err);
 

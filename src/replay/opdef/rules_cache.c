@@ -49,16 +49,6 @@ void perfdb_kv_plan(const struct perfdb_op_case *c, struct perfdb_kv_plan *k)
 	k->t = w ? (size_t)c->in[0].numel / w : 0;
 }
 
-static int same_dims(const struct perfdb_tensor *a, const struct perfdb_tensor *b)
-{
-	if (a->ndims != b->ndims)
-		return 0;
-	for (size_t i = 0; i < a->ndims; i++)
-		if (a->dims[i] != b->dims[i])
-			return 0;
-	return 1;
-}
-
 static int opt_out(const struct perfdb_op_case *c, size_t i, size_t numel)
 {
 	return c->nout > i && c->out[i].present && perfdb_rules_is_float(c->out[i].dtype) &&
@@ -93,7 +83,7 @@ int perfdb_rules_kv_rmsnorm_rope_cache(const struct perfdb_op_case *c, struct pe
 	if (kv->ndims < 1 || (size_t)kv->dims[kv->ndims - 1] != k.dv + k.dk)
 		return perfdb_err_set(err, PERFDB_EINVAL, "KvRmsNormRopeCache: kv's last dim must be gamma's %zu + rope %zu",
 				      k.dv, k.dk);
-	if (!same_dims(&c->in[2], &c->in[3]) || ((size_t)c->in[2].numel != k.t * k.dk && (size_t)c->in[2].numel != k.dk))
+	if (!perfdb_rules_same_dims(&c->in[2], &c->in[3]) || ((size_t)c->in[2].numel != k.t * k.dk && (size_t)c->in[2].numel != k.dk))
 		return perfdb_err_set(err, PERFDB_EINVAL,
 				      "KvRmsNormRopeCache: cos and sin must be one %zu-row per token (or one row)", k.dk);
 	if ((size_t)c->in[4].numel != k.t)

@@ -23,16 +23,6 @@ static int all_float(const struct perfdb_op_case *c, size_t nin, size_t nout, st
 	return 0;
 }
 
-static int same_dims(const struct perfdb_tensor *a, const struct perfdb_tensor *b)
-{
-	if (a->ndims != b->ndims)
-		return 0;
-	for (size_t i = 0; i < a->ndims; i++)
-		if (a->dims[i] != b->dims[i])
-			return 0;
-	return 1;
-}
-
 /* x (B,N,S,D), cos/sin (B or 1, 1, S or 1, D) -> y (B,N,S,D). */
 int perfdb_rules_interleave_rope(const struct perfdb_op_case *c, struct perfdb_err *err)
 {
@@ -41,7 +31,7 @@ int perfdb_rules_interleave_rope(const struct perfdb_op_case *c, struct perfdb_e
 	if (x->ndims != 4)
 		return perfdb_err_set(err, PERFDB_EINVAL, "InterleaveRope: x must be 4-D (B,N,S,D)");
 	int64_t d = x->dims[3];
-	if (cs->ndims != 4 || !same_dims(cs, sn) || cs->dims[1] != 1 || cs->dims[3] != d ||
+	if (cs->ndims != 4 || !perfdb_rules_same_dims(cs, sn) || cs->dims[1] != 1 || cs->dims[3] != d ||
 	    (cs->dims[0] != 1 && cs->dims[0] != x->dims[0]) || (cs->dims[2] != 1 && cs->dims[2] != x->dims[2]))
 		return perfdb_err_set(err, PERFDB_EINVAL,
 				      "InterleaveRope: cos and sin must both be (B or 1, 1, S or 1, D)");
