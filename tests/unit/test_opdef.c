@@ -176,6 +176,24 @@ static void test_row_rules(void **state)
 	refused("ArgMaxV2", "4,8", "DT_FLOAT", "4,3", "INT32", "ArgMaxV2: the output is not the input less one dim");
 	refused("Sort", "4,8", "DT_FLOAT", "4,8;4,8", "DT_FLOAT;DT_FLOAT",
 		"Sort: indices output must be int32/int64 of the input's size");
+	/* misc */
+	refused("Cast", "4,8", "DT_FLOAT", "4,9", "DT_BF16", "Cast: input and output differ in size");
+	refused("Mul", "4,8;3", "DT_FLOAT;DT_FLOAT", "4,8", "DT_FLOAT", "Mul: input 1 does not broadcast to the output");
+	refused("LayerNormV3", "4,8;7", "DT_FLOAT;DT_FLOAT", "4,8", "DT_FLOAT",
+		"LayerNormV3: gamma's size must match x's trailing dims");
+	/* rope */
+	refused("InterleaveRope", "2,4,8,64;2,1,8,32;2,1,8,32", "DT_BF16;DT_BF16;DT_BF16", "2,4,8,64", "DT_BF16",
+		"InterleaveRope: cos and sin must both be (B or 1, 1, S or 1, D)");
+	refused("split_qkv_rmsnorm_rope_kernel", "4,384;128", "DT_BF16;DT_BF16", "4,256;4,64;4,64",
+		"DT_BF16;DT_BF16;DT_BF16", "split_qkv_rmsnorm_rope_kernel: q and kv widths must be multiples of the head dim 128");
+	refused("_triton_rope_siso", "4,8,64;;16,64", "DT_BF16;;DT_BF16", "4,8,32", "DT_BF16",
+		"_triton_rope_siso: output 0 must have q's shape");
+	/* cache */
+	refused("ReshapeAndCacheNdKernel", "4,2,64;4,2,64;1,2,2,64;8,2,2,64;4", "DT_BF16;DT_BF16;DT_BF16;DT_BF16;INT32",
+		"", "", "ReshapeAndCacheNdKernel: cache 2 must hold at least 4 rows of input 0 (both caches the same count)");
+	refused("KvRmsNormRopeCache", "2,1,4,576;512;2,1,4,64;2,1,4,64;7;16,16,1,64;16,16,1,512",
+		"DT_BF16;DT_BF16;DT_BF16;DT_BF16;INT64;DT_BF16;DT_BF16", "", "",
+		"KvRmsNormRopeCache: index must hold one slot per token (8)");
 }
 
 /* The indices every backend replays: spread over the table, distinct rows for a scatter that fits. */

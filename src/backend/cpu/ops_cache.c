@@ -10,12 +10,7 @@
 #include <string.h>
 
 #include "cpu_rope.h"
-
-/* Slots of one row, or the number of (row-sized) slots of a cache: numel / row. */
-static int64_t slots_of(const struct perfdb_tensor *cache, int64_t row)
-{
-	return row > 0 && cache->numel % row == 0 ? cache->numel / row : -1;
-}
+#include "replay/opdef/cache.h"
 
 /* Block size of a paged cache (blocks, block_size, heads, d): dims[1]; else 1. */
 static int64_t block_of(const struct perfdb_tensor *cache)
@@ -31,7 +26,7 @@ static int slots_prepare(struct perfdb_op_case *c, size_t map_slot, size_t cache
 	int64_t *s = malloc((n ? n : 1) * sizeof(int64_t));
 	if (!s)
 		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
-	cpu_slots_distinct(s, n, slots_of(&c->in[cache_slot], row), block_of(&c->in[cache_slot]));
+	cpu_slots_distinct(s, n, perfdb_cache_slots(&c->in[cache_slot], row), block_of(&c->in[cache_slot]));
 	cpu_store_index(map, s, n);
 	c->priv = s;
 	return 0;
@@ -64,38 +59,6 @@ static void move_row(const struct perfdb_tensor *src, size_t so, struct perfdb_t
  * in0 key (T, Nkv, D), in1 value (T, Nkv, Dv), in2 key_cache (blocks,
  * block_size, Nkv, D), in3 value_cache (…, Nkv, Dv), in4 slot_mapping (T).
  */
-static int rac_check(const struct perfdb_op_case *c, struct perfdb_err *err)
-{
-	if (c->nin < 5)
-		return perfdb_err_set(err, PERFDB_EINVAL,
-				      "ReshapeAndCacheNdKernel needs key, value, key_cache, value_cache, slot_mapping");
-	for (size_t i = 0; i < 5; i++)
-		if (!c->in[i].present)
-			return perfdb_err_set(err, PERFDB_EINVAL, "ReshapeAndCacheNdKernel: input %zu is empty", i);
-	const struct perfdb_tensor *map = &c->in[4];
-	int64_t t = map->numel;
-	if (t < 1)
-		return perfdb_err_set(err, PERFDB_EINVAL, "ReshapeAndCacheNdKernel: empty slot_mapping");
-	int64_t ns = -1;
-	for (size_t k = 0; k < 2; k++) {
-		const struct perfdb_tensor *x = &c->in[k], *cache = &c->in[k + 2];
-		if (x->numel % t)
-			return perfdb_err_set(err, PERFDB_EINVAL,
-					      "ReshapeAndCacheNdKernel: input %zu is not one row per slot_mapping entry", k);
-		int64_t s = slots_of(cache, x->numel / t);
-		if (s < t || (ns >= 0 && s != ns))
-			return perfdb_err_set(err, PERFDB_EINVAL,
-					      "ReshapeAndCacheNdKernel: cache %zu must hold at least %lld rows of input %zu (both caches the same count)",
-					      k + 2, (long long)t, k);
-		ns = s;
-		if (x->dtype != cache->dtype && (!cpu_is_float(x->dtype) || !cpu_is_float(cache->dtype)))
-			return perfdb_err_set(err, PERFDB_EINVAL,
-					      "ReshapeAndCacheNdKernel: input %zu and its cache must share a dtype or both be float",
-					      k);
-	}
-	return 0;
-}
-
 static int rac_prepare(struct perfdb_op_case *c, struct perfdb_err *err)
 {
 	return slots_prepare(c, 4, 2, c->in[0].numel / c->in[4].numel, err);
@@ -126,69 +89,28 @@ static int rac_run(struct perfdb_op_case *c, struct perfdb_err *err)
  */
 #define KV_EPS 1e-5f
 
-struct kv_dims { size_t t, dv, dk; };
-
-static void kv_dims(const struct perfdb_op_case *c, struct kv_dims *k)
-{
-	k->dv = (size_t)c->in[1].numel;
-	k->dk = c->in[2].ndims ? (size_t)c->in[2].dims[c->in[2].ndims - 1] : 0;
-	size_t w = k->dv + k->dk;
-	k->t = w ? (size_t)c->in[0].numel / w : 0;
-}
-
+/* Whether the optional output i is written (the definition refused a present one of another shape). */
 static int opt_out(const struct perfdb_op_case *c, size_t i, size_t numel)
 {
 	return c->nout > i && c->out[i].present && cpu_is_float(c->out[i].dtype) && (size_t)c->out[i].numel == numel;
 }
 
+/* The row rules are the definition's (rules_cache.c); rows of Dk and Dv are stack and row scratch here. */
 static int kv_check(const struct perfdb_op_case *c, struct perfdb_err *err)
 {
-	if (c->nin < 7)
-		return perfdb_err_set(err, PERFDB_EINVAL,
-				      "KvRmsNormRopeCache needs kv, gamma, cos, sin, index, k_cache, ckv_cache");
-	for (size_t i = 0; i < 7; i++)
-		if (!c->in[i].present)
-			return perfdb_err_set(err, PERFDB_EINVAL, "KvRmsNormRopeCache: input %zu is empty", i);
-	for (size_t i = 7; i < c->nin; i++)
-		if (c->in[i].present)
-			return perfdb_err_set(err, PERFDB_EINVAL,
-					      "KvRmsNormRopeCache: quantised caches (input %zu: scale/offset) are not supported", i);
-	for (size_t i = 0; i < 7; i++)
-		if (i != 4 && !cpu_is_float(c->in[i].dtype))
-			return perfdb_err_set(err, PERFDB_EINVAL, "KvRmsNormRopeCache: input %zu must be fp32/bf16/fp16", i);
-	struct kv_dims k;
-	kv_dims(c, &k);
-	const struct perfdb_tensor *kv = &c->in[0];
+	struct perfdb_kv_plan k;
+	perfdb_kv_plan(c, &k);
 	if (k.dk < 2 || k.dk % 2 || k.dk > CPU_ROPE_MAX_D || k.dv < 1 || k.dv > 8192)
 		return perfdb_err_set(err, PERFDB_EINVAL,
 				      "KvRmsNormRopeCache: rope dim (cos's last) must be even and at most %d, gamma at most 8192",
 				      CPU_ROPE_MAX_D);
-	if (kv->ndims < 1 || (size_t)kv->dims[kv->ndims - 1] != k.dv + k.dk)
-		return perfdb_err_set(err, PERFDB_EINVAL, "KvRmsNormRopeCache: kv's last dim must be gamma's %zu + rope %zu",
-				      k.dv, k.dk);
-	if (!cpu_same_dims(&c->in[2], &c->in[3]) ||
-	    ((size_t)c->in[2].numel != k.t * k.dk && (size_t)c->in[2].numel != k.dk))
-		return perfdb_err_set(err, PERFDB_EINVAL,
-				      "KvRmsNormRopeCache: cos and sin must be one %zu-row per token (or one row)", k.dk);
-	if ((size_t)c->in[4].numel != k.t)
-		return perfdb_err_set(err, PERFDB_EINVAL, "KvRmsNormRopeCache: index must hold one slot per token (%zu)",
-				      k.t);
-	int64_t sk = slots_of(&c->in[5], (int64_t)k.dk), sv = slots_of(&c->in[6], (int64_t)k.dv);
-	if (sk < (int64_t)k.t || sk != sv)
-		return perfdb_err_set(err, PERFDB_EINVAL,
-				      "KvRmsNormRopeCache: k_cache and ckv_cache must hold the same number (>= %zu) of rows of %zu and %zu",
-				      k.t, k.dk, k.dv);
-	if (c->nout > 2 && c->out[2].present && !opt_out(c, 2, k.t * k.dk))
-		return perfdb_err_set(err, PERFDB_EINVAL, "KvRmsNormRopeCache: output 2 (k_rope) must be float (T, %zu)", k.dk);
-	if (c->nout > 3 && c->out[3].present && !opt_out(c, 3, k.t * k.dv))
-		return perfdb_err_set(err, PERFDB_EINVAL, "KvRmsNormRopeCache: output 3 (c_kv) must be float (T, %zu)", k.dv);
 	return 0;
 }
 
 static int kv_prepare(struct perfdb_op_case *c, struct perfdb_err *err)
 {
-	struct kv_dims k;
-	kv_dims(c, &k);
+	struct perfdb_kv_plan k;
+	perfdb_kv_plan(c, &k);
 	return slots_prepare(c, 4, 5, (int64_t)k.dk, err);
 }
 
@@ -201,8 +123,8 @@ CPU_CLONES static void scale_rows(float *x, const float *g, float r, size_t n)
 static int kv_run(struct perfdb_op_case *c, struct perfdb_err *err)
 {
 	(void)err;
-	struct kv_dims k;
-	kv_dims(c, &k);
+	struct perfdb_kv_plan k;
+	perfdb_kv_plan(c, &k);
 	const int64_t *slot = c->priv;
 	size_t w = k.dv + k.dk;
 	int bc = (size_t)c->in[2].numel != k.dk;   /* per-token cos/sin */
@@ -236,7 +158,7 @@ static int kv_run(struct perfdb_op_case *c, struct perfdb_err *err)
 const struct perfdb_op_impl cpu_ops_cache[] = {
 	{ .name = "KvRmsNormRopeCache", .check = kv_check, .prepare = kv_prepare, .run = kv_run,
 	  .release = slots_free },
-	{ .name = "ReshapeAndCacheNdKernel", .check = rac_check, .prepare = rac_prepare, .run = rac_run,
+	{ .name = "ReshapeAndCacheNdKernel", .check = cpu_no_limits, .prepare = rac_prepare, .run = rac_run,
 	  .release = slots_free },
 	{ .name = NULL },
 };

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "cpu_rope.h"
+#include "replay/opdef/rope.h"
 
 /* ---- helpers shared with ops_cache.c (cpu_rope.h) ---- */
 
@@ -81,46 +82,17 @@ void cpu_store_index(struct perfdb_tensor *t, const int64_t *v, size_t n)
 	}
 }
 
-static int all_float(const struct perfdb_op_case *c, size_t nin, size_t nout, struct perfdb_err *err)
-{
-	if (c->nin < nin || c->nout < nout)
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s needs %zu inputs and %zu output(s)", c->op, nin, nout);
-	for (size_t i = 0; i < nin; i++)
-		if (!c->in[i].present || !cpu_is_float(c->in[i].dtype))
-			return perfdb_err_set(err, PERFDB_EINVAL, "%s: input %zu must be an fp32/bf16/fp16 tensor",
-					      c->op, i);
-	for (size_t i = 0; i < nout; i++)
-		if (!c->out[i].present || !cpu_is_float(c->out[i].dtype))
-			return perfdb_err_set(err, PERFDB_EINVAL, "%s: output %zu must be an fp32/bf16/fp16 tensor",
-					      c->op, i);
-	return 0;
-}
-
-static size_t last(const struct perfdb_tensor *t)
-{
-	return t->ndims ? (size_t)t->dims[t->ndims - 1] : 1;
-}
-
 /*
  * ---- InterleaveRope: x (B,N,S,D), cos/sin (B or 1, 1, S or 1, D) -> y (B,N,S,D) ----
  * torch_npu.npu_interleave_rope (DeepSeek MLA's rope part).
  */
+/* The row rules are the definition's (rules_rope.c); the rows are stack scratch of CPU_ROPE_MAX_D. */
 static int irope_check(const struct perfdb_op_case *c, struct perfdb_err *err)
 {
-	PERFDB_TRY(all_float(c, 3, 1, err));
-	const struct perfdb_tensor *x = &c->in[0], *cs = &c->in[1], *sn = &c->in[2], *o = &c->out[0];
-	if (x->ndims != 4)
-		return perfdb_err_set(err, PERFDB_EINVAL, "InterleaveRope: x must be 4-D (B,N,S,D)");
-	int64_t d = x->dims[3];
+	int64_t d = c->in[0].dims[3];
 	if (d < 2 || d % 2 || d > CPU_ROPE_MAX_D)
 		return perfdb_err_set(err, PERFDB_EINVAL, "InterleaveRope: D must be even and at most %d",
 				      CPU_ROPE_MAX_D);
-	if (cs->ndims != 4 || !cpu_same_dims(cs, sn) || cs->dims[1] != 1 || cs->dims[3] != d ||
-	    (cs->dims[0] != 1 && cs->dims[0] != x->dims[0]) || (cs->dims[2] != 1 && cs->dims[2] != x->dims[2]))
-		return perfdb_err_set(err, PERFDB_EINVAL,
-				      "InterleaveRope: cos and sin must both be (B or 1, 1, S or 1, D)");
-	if (o->numel != x->numel || last(o) != (size_t)d)
-		return perfdb_err_set(err, PERFDB_EINVAL, "InterleaveRope: output must have x's shape");
 	return 0;
 }
 
@@ -167,42 +139,21 @@ static int irope_run(struct perfdb_op_case *c, struct perfdb_err *err)
  */
 #define QKV_EPS 1e-6f
 
-struct qkv_plan { size_t t, hd, q, kv; };
-
-static void qkv_plan(const struct perfdb_op_case *c, struct qkv_plan *p)
-{
-	p->hd = (size_t)c->in[1].numel;
-	p->q = last(&c->out[0]);
-	p->kv = last(&c->out[1]);
-	p->t = (size_t)(c->out[0].numel / (int64_t)(p->q ? p->q : 1));
-}
-
 static int qkv_check(const struct perfdb_op_case *c, struct perfdb_err *err)
 {
-	PERFDB_TRY(all_float(c, 2, 3, err));
-	if (c->nin > 2 && c->in[2].present && (!cpu_is_float(c->in[2].dtype) || c->in[2].numel != c->in[1].numel))
-		return perfdb_err_set(err, PERFDB_EINVAL, "split_qkv_rmsnorm_rope_kernel: k_weight must match q_weight");
-	struct qkv_plan p;
-	qkv_plan(c, &p);
+	struct perfdb_qkv_plan p;
+	perfdb_qkv_plan(c, &p);
 	if (p.hd < 2 || p.hd % 2 || p.hd > CPU_ROPE_MAX_D)
 		return perfdb_err_set(err, PERFDB_EINVAL,
 				      "split_qkv_rmsnorm_rope_kernel: head dim (weight size) must be even and at most %d",
 				      CPU_ROPE_MAX_D);
-	if (p.q == 0 || p.kv == 0 || p.q % p.hd || p.kv % p.hd)
-		return perfdb_err_set(err, PERFDB_EINVAL,
-				      "split_qkv_rmsnorm_rope_kernel: q and kv widths must be multiples of the head dim %zu",
-				      p.hd);
-	if (last(&c->in[0]) != p.q + 2 * p.kv || (size_t)c->in[0].numel != p.t * (p.q + 2 * p.kv) ||
-	    (size_t)c->out[1].numel != p.t * p.kv || (size_t)c->out[2].numel != p.t * p.kv)
-		return perfdb_err_set(err, PERFDB_EINVAL,
-				      "split_qkv_rmsnorm_rope_kernel: qkv must be (T, q + 2kv) for outputs (T,q), (T,kv), (T,kv)");
 	return 0;
 }
 
 static int qkv_prepare(struct perfdb_op_case *c, struct perfdb_err *err)
 {
-	struct qkv_plan p;
-	qkv_plan(c, &p);
+	struct perfdb_qkv_plan p;
+	perfdb_qkv_plan(c, &p);
 	c->priv = cpu_rope_table(p.t ? p.t : 1, p.hd, 1e6);
 	return c->priv ? 0 : perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 }
@@ -230,8 +181,8 @@ CPU_CLONES static void norm_rope_heads(float *x, size_t heads, size_t hd, const 
 static int qkv_run(struct perfdb_op_case *c, struct perfdb_err *err)
 {
 	(void)err;
-	struct qkv_plan p;
-	qkv_plan(c, &p);
+	struct perfdb_qkv_plan p;
+	perfdb_qkv_plan(c, &p);
 	const struct perfdb_tensor *in = &c->in[0];
 	const struct perfdb_tensor *kw = c->nin > 2 && c->in[2].present ? &c->in[2] : &c->in[1];
 	float wq[CPU_ROPE_MAX_D], wk[CPU_ROPE_MAX_D], buf[4096];
@@ -278,26 +229,12 @@ static int qkv_run(struct perfdb_op_case *c, struct perfdb_err *err)
  */
 static int trope_check(const struct perfdb_op_case *c, struct perfdb_err *err)
 {
-	if (c->nin < 3 || !c->in[0].present || !c->in[2].present || c->nout < 1 || !c->out[0].present)
-		return perfdb_err_set(err, PERFDB_EINVAL, "_triton_rope_siso needs q, cos_sin_cache and an output");
-	const struct perfdb_tensor *q = &c->in[0], *k = &c->in[1], *cc = &c->in[2];
-	if (!cpu_is_float(q->dtype) || !cpu_is_float(cc->dtype) || !cpu_is_float(c->out[0].dtype))
-		return perfdb_err_set(err, PERFDB_EINVAL, "_triton_rope_siso: tensors must be fp32/bf16/fp16");
-	if (q->ndims != 3 || cc->ndims != 2)
-		return perfdb_err_set(err, PERFDB_EINVAL, "_triton_rope_siso: q must be (T,H,D) and cos_sin_cache (P,D)");
+	const struct perfdb_tensor *q = &c->in[0], *cc = &c->in[2];
 	int64_t d = q->dims[2];
 	if (d < 2 || d % 2 || d > CPU_ROPE_MAX_D || cc->dims[1] != d || cc->dims[0] < 1)
 		return perfdb_err_set(err, PERFDB_EINVAL,
 				      "_triton_rope_siso: D must be even, at most %d, and the cache's last dim",
 				      CPU_ROPE_MAX_D);
-	if (c->out[0].numel != q->numel)
-		return perfdb_err_set(err, PERFDB_EINVAL, "_triton_rope_siso: output 0 must have q's shape");
-	if (k->present) {
-		if (!cpu_is_float(k->dtype) || k->ndims != 3 || k->dims[0] != q->dims[0] || k->dims[2] != d)
-			return perfdb_err_set(err, PERFDB_EINVAL, "_triton_rope_siso: k must be (T,Hk,D) like q");
-		if (c->nout < 2 || !c->out[1].present || !cpu_is_float(c->out[1].dtype) || c->out[1].numel != k->numel)
-			return perfdb_err_set(err, PERFDB_EINVAL, "_triton_rope_siso: output 1 must have k's shape");
-	}
 	return 0;
 }
 

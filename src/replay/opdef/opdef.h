@@ -100,6 +100,9 @@ const struct perfdb_tensor *perfdb_index_indices(const struct perfdb_op_case *c)
 int perfdb_transpose_dims(const struct perfdb_op_case *c, size_t d[2], struct perfdb_err *err);
 int perfdb_argmax_dim(const struct perfdb_op_case *c, size_t *dim, struct perfdb_err *err);
 
+/* Whether Cast converts from or to d and Fill writes it (rules_misc.c): fp32/fp16/bf16/fp64, int8..int64, uint8, bool. */
+int perfdb_castable(enum perfdb_dtype d);
+
 /*
  * The index operands of GatherV2, Index and ScatterNdUpdate spread over
  * their table in place (index_fill.c), the same on every backend; a no-op

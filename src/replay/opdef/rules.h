@@ -21,6 +21,8 @@ int perfdb_rules_is_int(enum perfdb_dtype d);
 int64_t perfdb_rules_last(const struct perfdb_tensor *t);
 /* b broadcasts trailing-wise into out: b's dims (leading 1s dropped) are out's last dims. */
 int perfdb_rules_trailing_bcast(const struct perfdb_tensor *b, const struct perfdb_tensor *out);
+/* a and b have the same dims. */
+int perfdb_rules_same_dims(const struct perfdb_tensor *a, const struct perfdb_tensor *b);
 /* The first nin inputs and output 0 present, else "<op> needs N input(s) and an output" / "input i is empty". */
 int perfdb_rules_need(const struct perfdb_op_case *c, size_t nin, struct perfdb_err *err);
 
@@ -44,5 +46,17 @@ int perfdb_rules_transpose(const struct perfdb_op_case *c, struct perfdb_err *er
 
 int perfdb_rules_argmax(const struct perfdb_op_case *c, struct perfdb_err *err);
 int perfdb_rules_sort(const struct perfdb_op_case *c, struct perfdb_err *err);
+
+int perfdb_rules_cast(const struct perfdb_op_case *c, struct perfdb_err *err);
+int perfdb_rules_fill(const struct perfdb_op_case *c, struct perfdb_err *err);
+int perfdb_rules_mul(const struct perfdb_op_case *c, struct perfdb_err *err);
+int perfdb_rules_layer_norm(const struct perfdb_op_case *c, struct perfdb_err *err);
+
+int perfdb_rules_interleave_rope(const struct perfdb_op_case *c, struct perfdb_err *err);
+int perfdb_rules_qkv_rope(const struct perfdb_op_case *c, struct perfdb_err *err);
+int perfdb_rules_triton_rope(const struct perfdb_op_case *c, struct perfdb_err *err);
+
+int perfdb_rules_reshape_cache(const struct perfdb_op_case *c, struct perfdb_err *err);
+int perfdb_rules_kv_rmsnorm_rope_cache(const struct perfdb_op_case *c, struct perfdb_err *err);
 
 #endif

@@ -1,7 +1,6 @@
 /*
  * The element-wise family's row rules (docs/ops.md "Element-wise"): Add,
- * SwiGlu, TensorMove, MaskedFill.  Cast, Fill and Mul keep theirs in the
- * CPU backend for now (docs/ops.md "The operator layer").
+ * SwiGlu, TensorMove, MaskedFill (Cast, Fill and Mul: rules_misc.c).
  */
 #include "replay/opdef/rules.h"
 

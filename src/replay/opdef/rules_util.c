@@ -44,3 +44,13 @@ int perfdb_rules_need(const struct perfdb_op_case *c, size_t nin, struct perfdb_
 			return perfdb_err_set(err, PERFDB_EINVAL, "%s: input %zu is empty", c->op, i);
 	return 0;
 }
+
+int perfdb_rules_same_dims(const struct perfdb_tensor *a, const struct perfdb_tensor *b)
+{
+	if (a->ndims != b->ndims)
+		return 0;
+	for (size_t i = 0; i < a->ndims; i++)
+		if (a->dims[i] != b->dims[i])
+			return 0;
+	return 1;
+}
