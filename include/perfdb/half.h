@@ -97,4 +97,21 @@ static inline float perfdb_float_elem(const void *data, enum perfdb_dtype d, siz
 	}
 }
 
+/*
+ * Element i of an integer buffer (int8..int64, uint8, bool), or of a float
+ * one holding whole numbers (Index's fp32 indices, spec §4), as int64.
+ */
+static inline int64_t perfdb_int_elem(const void *data, enum perfdb_dtype d, size_t i)
+{
+	switch (d) {
+	case PERFDB_DTYPE_INT8: return ((const int8_t *)data)[i];
+	case PERFDB_DTYPE_UINT8:
+	case PERFDB_DTYPE_BOOL: return ((const uint8_t *)data)[i];
+	case PERFDB_DTYPE_INT16: return ((const int16_t *)data)[i];
+	case PERFDB_DTYPE_INT32: return ((const int32_t *)data)[i];
+	case PERFDB_DTYPE_INT64: return ((const int64_t *)data)[i];
+	default: return (int64_t)perfdb_float_elem(data, d, i);
+	}
+}
+
 #endif

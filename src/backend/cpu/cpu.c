@@ -228,15 +228,7 @@ CPU_CLONES void cpu_store_row(struct perfdb_tensor *t, size_t off, size_t n, con
 
 int64_t cpu_ld_int(const struct perfdb_tensor *t, size_t i)
 {
-	switch (t->dtype) {
-	case PERFDB_DTYPE_INT8: return ((const int8_t *)t->data)[i];
-	case PERFDB_DTYPE_UINT8:
-	case PERFDB_DTYPE_BOOL: return ((const uint8_t *)t->data)[i];
-	case PERFDB_DTYPE_INT16: return ((const int16_t *)t->data)[i];
-	case PERFDB_DTYPE_INT32: return ((const int32_t *)t->data)[i];
-	case PERFDB_DTYPE_INT64: return ((const int64_t *)t->data)[i];
-	default: return (int64_t)cpu_ld(t, i);
-	}
+	return perfdb_int_elem(t->data, t->dtype, i);
 }
 
 int cpu_same_dims(const struct perfdb_tensor *a, const struct perfdb_tensor *b)

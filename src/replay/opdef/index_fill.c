@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "perfdb/half.h"
 #include "replay/opdef/opdef.h"
 #include "replay/opdef/rules.h"
 
@@ -38,20 +39,6 @@ void perfdb_slots_distinct(int64_t *slots, size_t n, int64_t nslots, int64_t blo
 	}
 }
 
-/* Element i of an index tensor: an integer dtype, or fp32 holding whole numbers (Index, spec §4). */
-static int64_t ld_index(const struct perfdb_tensor *t, size_t i)
-{
-	switch (t->dtype) {
-	case PERFDB_DTYPE_INT8: return ((const int8_t *)t->data)[i];
-	case PERFDB_DTYPE_UINT8:
-	case PERFDB_DTYPE_BOOL: return ((const uint8_t *)t->data)[i];
-	case PERFDB_DTYPE_INT16: return ((const int16_t *)t->data)[i];
-	case PERFDB_DTYPE_INT32: return ((const int32_t *)t->data)[i];
-	case PERFDB_DTYPE_INT64: return ((const int64_t *)t->data)[i];
-	default: return (int64_t)((const float *)t->data)[i];
-	}
-}
-
 static void st_index(struct perfdb_tensor *t, size_t i, int64_t k)
 {
 	switch (t->dtype) {
@@ -73,7 +60,7 @@ static int64_t spread(int64_t k, size_t i, int64_t v)
 static void fold(struct perfdb_tensor *ix, int64_t v)
 {
 	for (size_t i = 0; i < (size_t)ix->numel; i++)
-		st_index(ix, i, spread(ld_index(ix, i), i, v));
+		st_index(ix, i, spread(perfdb_int_elem(ix->data, ix->dtype, i), i, v));
 }
 
 /*
