@@ -121,7 +121,8 @@ const struct perfdb_opdef perfdb_opdefs[] = {
 	{ .name = "Transpose", .family = "index", .memory_bound = MB, .check = perfdb_rules_transpose },
 	{ .name = "TransposeBatchMatMul", .family = "matmul", .memory_bound = CB, .check = perfdb_rules_matmul },
 	{ .name = "_triton_rope_siso", .family = "rope", .memory_bound = MB, .check = perfdb_rules_triton_rope },
-	{ .name = "mla_preprocess_0_mix_aic", .family = "attention", .memory_bound = CB, .inplace = mla_inplace },
+	{ .name = "mla_preprocess_0_mix_aic", .family = "attention", .memory_bound = CB, .inplace = mla_inplace,
+	  .check = perfdb_rules_mla_preprocess },
 	{ .name = "split_qkv_rmsnorm_rope_kernel", .family = "rope", .memory_bound = MB, .check = perfdb_rules_qkv_rope },
 };
 const size_t perfdb_nopdefs = sizeof(perfdb_opdefs) / sizeof(perfdb_opdefs[0]);
