@@ -196,6 +196,44 @@ static void test_row_rules(void **state)
 		"KvRmsNormRopeCache: index must hold one slot per token (8)");
 }
 
+/*
+ * The matmul, mla_preprocess and attention families' rules: what both
+ * backends refused, now refused by the definition alone.  The CPU's dtype
+ * limits (float GEMMs) stay its check, so an INT8 MatMul passes here.
+ */
+static void test_row_rules_matmul_attention(void **state)
+{
+	(void)state;
+	/* matmul */
+	refused("MatMulV2", "8,64;16,32", "DT_BF16;DT_BF16", "8,32", "DT_BF16",
+		"MatMulV2: input 1 is not (64,32) or its transpose");
+	refused("BatchMatMulV2", "2,8,64;3,64,32", "DT_FLOAT;DT_FLOAT", "2,8,32", "DT_FLOAT",
+		"BatchMatMulV2: batch of input 1 does not match");
+	refused("TransposeBatchMatMul", "8,2,64", "DT_BF16", "8,2,32", "DT_BF16",
+		"TransposeBatchMatMul needs 2 inputs and 1 output");
+	struct perfdb_op_case c;
+	struct perfdb_err err;
+	perfdb_err_clear(&err);
+	assert_int_equal(perfdb_engine_build_case("MatMulV2", "8,64;32,64", "INT8;INT8", "", "8,32", "INT32", "", &c,
+						  &err), 0);
+	assert_int_equal(perfdb_opdef_find("MatMulV2")->check(&c, &err), 0);
+	/* mla_preprocess (aclnn slot order; an INT8 kv_cache is the op's int8_nzcache, the CPU's limit) */
+#define MLA_DT(kvc) "DT_BF16;DT_BF16;DT_BF16;DT_BF16;DT_INT8;DT_INT8;DT_FLOAT;DT_INT32;DT_BF16;DT_BF16;DT_BF16;" \
+	"DT_INT8;DT_INT8;DT_FLOAT;DT_INT32;DT_BF16;DT_BF16;DT_BF16;DT_BF16;" kvc ";DT_BF16;DT_INT32;DT_BF16;DT_BF16"
+	static const char mla_outs[] = "3,2,32;4,4,1,32;3,2,8;4,4,1,8";
+	refused("mla_preprocess_0_mix_aic",
+		"3,64;64;64;1;1;72,60;72;72;32;32;1;1;48,32;48;48;32;3,8;3,8;2,16,32;4,4,1,32;4,4,1,8;3;1;2",
+		MLA_DT("DT_BF16"), mla_outs, "DT_BF16;DT_BF16;DT_BF16;DT_BF16",
+		"mla_preprocess_0_mix_aic: in5 wdqkv has K=60, expected 64");
+	perfdb_err_clear(&err);
+	assert_int_equal(perfdb_engine_build_case("mla_preprocess_0_mix_aic",
+						  "3,64;64;64;1;1;72,64;72;72;32;32;1;1;48,32;48;48;32;3,8;3,8;2,16,32;"
+						  "4,4,1,32;4,4,1,8;3;1;2", MLA_DT("DT_INT8"), "", mla_outs,
+						  "DT_BF16;DT_BF16;DT_BF16;DT_BF16", "", &c, &err), 0);
+	assert_int_equal(perfdb_opdef_find("mla_preprocess_0_mix_aic")->check(&c, &err), 0);
+#undef MLA_DT
+}
+
 /* The indices every backend replays: spread over the table, distinct rows for a scatter that fits. */
 static void test_gather_indices(void **state)
 {
@@ -247,6 +285,7 @@ int main(void)
 		cmocka_unit_test(test_gemm_plans),
 		cmocka_unit_test(test_even_groups),
 		cmocka_unit_test(test_row_rules),
+		cmocka_unit_test(test_row_rules_matmul_attention),
 		cmocka_unit_test(test_gather_indices),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

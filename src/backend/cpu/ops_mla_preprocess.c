@@ -29,228 +29,13 @@
 #include "cpu_gemm.h"
 #include "cpu_quant.h"
 #include "cpu_rope.h"
+#include "replay/opdef/mla.h"
 
 #define OP "mla_preprocess_0_mix_aic"
-
-enum {
-	X, GAMMA0, BETA0, QSCALE0, QOFFSET0, WDQKV, DESCALE0, BIAS0, GAMMA1, BETA1, QSCALE1, QOFFSET1,
-	WUQ, DESCALE1, BIAS1, GAMMA2, COS, SIN, WUK, KVCACHE, KRCACHE, SLOTS, NIN_MIN
-};
-enum { QOUT, KVOUT, QROPE, KROUT };
-
-static const char *const IN_NAME[NIN_MIN] = {
-	"input", "gamma0", "beta0", "quant_scale0", "quant_offset0", "wdqkv", "descale0", "bias0",
-	"gamma1", "beta1", "quant_scale1", "quant_offset1", "wuq", "descale1", "bias1", "gamma2",
-	"cos", "sin", "wuk", "kv_cache", "kv_cache_rope", "slot_mapping",
-};
-
-/* What the row's shapes and Runtime cells say. */
-struct plan {
-	int64_t t, h;                 /* tokens, hidden size */
-	int64_t kv, rope, ql, d0;     /* kv_lora, rope dim, q_lora; d0 = kv + rope + ql */
-	int64_t n, nope, hd;          /* heads, nope dim, hd = nope + rope */
-	int64_t qw;                   /* q_out0's last dim: kv (krope_ctkv) or kv + rope (mode 0) */
-	int64_t crow;                 /* kv_cache row: kv or kv + rope */
-	int64_t nslots, block;
-	int split;                    /* cache_mode krope_ctkv: separate rope cache and q_rope output */
-	int per_token;                /* quant_mode per_token_quant_symm */
-	float eps;
-	enum perfdb_dtype act;
-};
-
-static int64_t last_dim(const struct perfdb_tensor *t)
-{
-	return t->ndims ? t->dims[t->ndims - 1] : 1;
-}
 
 static int present(const struct perfdb_op_case *c, size_t i)
 {
 	return i < c->nin && c->in[i].present;
-}
-
-static int need(const struct perfdb_op_case *c, size_t i, struct perfdb_err *err)
-{
-	if (!present(c, i))
-		return perfdb_err_set(err, PERFDB_EINVAL, OP ": in%zu %s is missing", i, IN_NAME[i]);
-	return 0;
-}
-
-/* A float vector input of n elements (gamma/beta). */
-static int vec(const struct perfdb_op_case *c, size_t i, int64_t n, struct perfdb_err *err)
-{
-	const struct perfdb_tensor *t = &c->in[i];
-	if (!cpu_is_float(t->dtype))
-		return perfdb_err_set(err, PERFDB_EINVAL, OP ": in%zu %s has dtype %s, expected a float dtype", i,
-				      IN_NAME[i], perfdb_dtype_name(t->dtype));
-	if (t->numel != n)
-		return perfdb_err_set(err, PERFDB_EINVAL, OP ": in%zu %s has %lld elements, expected %lld", i,
-				      IN_NAME[i], (long long)t->numel, (long long)n);
-	return 0;
-}
-
-/* The Runtime cells: accepted by name or by the aclnn number. */
-static int modes(const struct perfdb_op_case *c, struct plan *p, int *cache_mode, struct perfdb_err *err)
-{
-	const char *cm = perfdb_case_cell(c, "Runtime cache_mode");
-	const char *qm = perfdb_case_cell(c, "Runtime quant_mode");
-	const char *ep = perfdb_case_cell(c, "Runtime epsilon");
-	*cache_mode = -1;
-	if (cm) {
-		if (!strcmp(cm, "krope_ctkv") || !strcmp(cm, "1"))
-			*cache_mode = 1;
-		else if (!strcmp(cm, "0"))
-			*cache_mode = 0;
-		else
-			return perfdb_err_set(err, PERFDB_EINVAL,
-					      OP ": cache_mode '%s' is not supported (krope_ctkv and 0 are)", cm);
-	}
-	p->per_token = 0;
-	if (qm) {
-		if (!strcmp(qm, "per_token_quant_symm") || !strcmp(qm, "1"))
-			p->per_token = 1;
-		else if (strcmp(qm, "per_tensor_quant_asymm") && strcmp(qm, "0"))
-			return perfdb_err_set(err, PERFDB_EINVAL,
-					      OP ": quant_mode '%s' is not supported (per_tensor_quant_asymm and per_token_quant_symm are)",
-					      qm);
-	}
-	p->eps = 1e-5f;
-	if (ep) {
-		char *end;
-		double e = strtod(ep, &end);
-		if (end == ep || *end || !(e >= 0))
-			return perfdb_err_set(err, PERFDB_EINVAL, OP ": bad Runtime epsilon '%s'", ep);
-		p->eps = (float)e;
-	}
-	return 0;
-}
-
-/* A GEMM stage's weight (stored (n, k), as transposeWdq/transposeWuq = true) and its scales. */
-static int stage_check(const struct perfdb_op_case *c, size_t w, size_t ds, size_t bs, size_t qs, size_t qo,
-		       int64_t k, int64_t n, int per_token, struct perfdb_err *err)
-{
-	const struct perfdb_tensor *t = &c->in[w];
-	if (t->format != PERFDB_FORMAT_FRACTAL_NZ && t->ndims == 2 && t->dims[1] != k)
-		return perfdb_err_set(err, PERFDB_EINVAL, OP ": in%zu %s has K=%lld, expected %lld", w, IN_NAME[w],
-				      (long long)t->dims[1], (long long)k);
-	if (t->numel != k * n)
-		return perfdb_err_set(err, PERFDB_EINVAL, OP ": in%zu %s has %lld elements, expected %lld x %lld", w,
-				      IN_NAME[w], (long long)t->numel, (long long)n, (long long)k);
-	if (cpu_is_float(t->dtype))
-		return 0;   /* float weights: a float GEMM, no quantisation */
-	if (t->dtype != PERFDB_DTYPE_INT8)
-		return perfdb_err_set(err, PERFDB_EINVAL, OP ": in%zu %s has dtype %s, expected INT8, BF16 or FLOAT16",
-				      w, IN_NAME[w], perfdb_dtype_name(t->dtype));
-	PERFDB_TRY(need(c, ds, err));
-	if (c->in[ds].numel != n)
-		return perfdb_err_set(err, PERFDB_EINVAL, OP ": in%zu %s has %lld elements, expected %lld", ds,
-				      IN_NAME[ds], (long long)c->in[ds].numel, (long long)n);
-	if (present(c, bs) && c->in[bs].numel != n)
-		return perfdb_err_set(err, PERFDB_EINVAL, OP ": in%zu %s has %lld elements, expected %lld", bs,
-				      IN_NAME[bs], (long long)c->in[bs].numel, (long long)n);
-	if (!per_token) {
-		PERFDB_TRY(need(c, qs, err));
-		PERFDB_TRY(need(c, qo, err));
-		if (c->in[qs].numel != 1 || c->in[qo].numel != 1)
-			return perfdb_err_set(err, PERFDB_EINVAL,
-					      OP ": in%zu %s and in%zu %s must hold one value (per-tensor quantisation)",
-					      qs, IN_NAME[qs], qo, IN_NAME[qo]);
-	}
-	return 0;
-}
-
-static int plan_of(const struct perfdb_op_case *c, struct plan *p, struct perfdb_err *err)
-{
-	memset(p, 0, sizeof(*p));
-	int cache_mode;
-	PERFDB_TRY(modes(c, p, &cache_mode, err));
-	if (c->nin < NIN_MIN || c->nout < 2)
-		return perfdb_err_set(err, PERFDB_EINVAL, OP ": needs %d inputs and 2-4 outputs, the row has %zu and %zu",
-				      NIN_MIN, c->nin, c->nout);
-	static const size_t required[] = { X, GAMMA0, WDQKV, GAMMA1, WUQ, GAMMA2, COS, SIN, WUK, KVCACHE, SLOTS };
-	for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++)
-		PERFDB_TRY(need(c, required[i], err));
-	if (!c->out[QOUT].present)
-		return perfdb_err_set(err, PERFDB_EINVAL, OP ": out0 q_out is missing");
-	const struct perfdb_tensor *x = &c->in[X], *q = &c->out[QOUT], *kc = &c->in[KVCACHE];
-	if (x->ndims != 2 || x->dims[0] < 1 || x->dims[1] < 1)
-		return perfdb_err_set(err, PERFDB_EINVAL, OP ": in0 input must be (tokens, hidden)");
-	p->act = x->dtype;
-	if (p->act != PERFDB_DTYPE_BF16 && p->act != PERFDB_DTYPE_FLOAT16)
-		return perfdb_err_set(err, PERFDB_EINVAL, OP ": in0 input has dtype %s, expected BF16 or FLOAT16",
-				      perfdb_dtype_name(p->act));
-	p->t = x->dims[0];
-	p->h = x->dims[1];
-	if (kc->format == PERFDB_FORMAT_FRACTAL_NZ || kc->dtype == PERFDB_DTYPE_INT8)
-		return perfdb_err_set(err, PERFDB_EINVAL,
-				      OP ": FRACTAL_NZ or INT8 kv_cache (cache_mode int8_nzcache/nzcache) is not supported");
-	p->kv = c->in[GAMMA2].numel;
-	p->ql = c->in[GAMMA1].numel;
-	p->rope = last_dim(&c->in[COS]);
-	if (p->kv < 1 || p->ql < 1 || p->rope < 2 || p->rope % 2 || p->rope > CPU_ROPE_MAX_D)
-		return perfdb_err_set(err, PERFDB_EINVAL, OP ": bad dims kv_lora=%lld (gamma2), q_lora=%lld (gamma1), "
-				      "rope=%lld (cos: even, at most %d)", (long long)p->kv, (long long)p->ql,
-				      (long long)p->rope, CPU_ROPE_MAX_D);
-	p->d0 = p->kv + p->rope + p->ql;
-	/* cache mode: the Runtime cell, else the shapes (a rope cache: krope_ctkv) */
-	p->split = cache_mode >= 0 ? cache_mode : present(c, KRCACHE);
-	p->qw = p->split ? p->kv : p->kv + p->rope;
-	p->crow = p->qw;
-	if (q->ndims != 3 || q->dims[0] != p->t || q->dims[2] != p->qw || q->dims[1] < 1)
-		return perfdb_err_set(err, PERFDB_EINVAL, OP ": out0 q_out must be (%lld, heads, %lld)%s", (long long)p->t,
-				      (long long)p->qw, p->split ? "" : " (cache mode 0: kv_lora + rope)");
-	if (q->dtype != p->act)
-		return perfdb_err_set(err, PERFDB_EINVAL, OP ": out0 q_out must have the input's dtype");
-	p->n = q->dims[1];
-	PERFDB_TRY(vec(c, GAMMA0, p->h, err));
-	PERFDB_TRY(vec(c, GAMMA1, p->ql, err));
-	PERFDB_TRY(vec(c, GAMMA2, p->kv, err));
-	if (present(c, BETA0))
-		PERFDB_TRY(vec(c, BETA0, p->h, err));
-	if (present(c, BETA1))
-		PERFDB_TRY(vec(c, BETA1, p->ql, err));
-	PERFDB_TRY(stage_check(c, WDQKV, DESCALE0, BIAS0, QSCALE0, QOFFSET0, p->h, p->d0, p->per_token, err));
-	const struct perfdb_tensor *wuq = &c->in[WUQ];
-	int64_t nq = wuq->numel % p->ql ? -1 : wuq->numel / p->ql;
-	if (nq < 1 || nq % p->n || nq / p->n <= p->rope)
-		return perfdb_err_set(err, PERFDB_EINVAL,
-				      OP ": in12 wuq has %lld elements, expected q_lora %lld x heads %lld x (nope + rope %lld)",
-				      (long long)wuq->numel, (long long)p->ql, (long long)p->n, (long long)p->rope);
-	p->hd = nq / p->n;
-	p->nope = p->hd - p->rope;
-	PERFDB_TRY(stage_check(c, WUQ, DESCALE1, BIAS1, QSCALE1, QOFFSET1, p->ql, nq, p->per_token, err));
-	const struct perfdb_tensor *wuk = &c->in[WUK];
-	if (!cpu_is_float(wuk->dtype) || wuk->numel != p->n * p->nope * p->kv)
-		return perfdb_err_set(err, PERFDB_EINVAL, OP ": in18 wuk must be a float (%lld, %lld, %lld)", (long long)p->n,
-				      (long long)p->nope, (long long)p->kv);
-	for (size_t i = COS; i <= SIN; i++)
-		if (!cpu_is_float(c->in[i].dtype) || c->in[i].numel != p->t * p->rope)
-			return perfdb_err_set(err, PERFDB_EINVAL, OP ": in%zu %s must be a float (%lld, %lld)", i,
-					      IN_NAME[i], (long long)p->t, (long long)p->rope);
-	if (c->in[SLOTS].numel != p->t || cpu_is_float(c->in[SLOTS].dtype))
-		return perfdb_err_set(err, PERFDB_EINVAL, OP ": in21 slot_mapping must be an integer (%lld,)",
-				      (long long)p->t);
-	if (!cpu_is_float(kc->dtype) || kc->numel % p->crow)
-		return perfdb_err_set(err, PERFDB_EINVAL, OP ": in19 kv_cache must be a float (blocks, block_size, 1, %lld)",
-				      (long long)p->crow);
-	p->nslots = kc->numel / p->crow;
-	p->block = kc->ndims == 4 ? kc->dims[1] : 1;
-	if (p->nslots < p->t)
-		return perfdb_err_set(err, PERFDB_EINVAL, OP ": in19 kv_cache has %lld slots for %lld tokens",
-				      (long long)p->nslots, (long long)p->t);
-	if (p->split) {
-		PERFDB_TRY(need(c, KRCACHE, err));
-		const struct perfdb_tensor *kr = &c->in[KRCACHE];
-		if (kr->format == PERFDB_FORMAT_FRACTAL_NZ || !cpu_is_float(kr->dtype) ||
-		    kr->numel != p->nslots * p->rope)
-			return perfdb_err_set(err, PERFDB_EINVAL,
-					      OP ": in20 kv_cache_rope must be a float ND cache of %lld slots x %lld",
-					      (long long)p->nslots, (long long)p->rope);
-		if (c->nout <= QROPE || !c->out[QROPE].present || c->out[QROPE].numel != p->t * p->n * p->rope ||
-		    c->out[QROPE].dtype != p->act)
-			return perfdb_err_set(err, PERFDB_EINVAL, OP ": out2 q_rope_out must be (%lld, %lld, %lld) of the input's dtype",
-					      (long long)p->t, (long long)p->n, (long long)p->rope);
-	}
-	return 0;
 }
 
 /* ---- state ------------------------------------------------------------ */
@@ -270,7 +55,7 @@ struct stage {
 };
 
 struct state {
-	struct plan p;
+	struct perfdb_mla_plan p;
 	struct stage s0, s1;
 	struct cpu_mm uk;             /* (T, nope) · (nope, kv), one head */
 	dnnl_memory_t *wuk;           /* n reordered heads */
@@ -377,7 +162,7 @@ static int weight_of(const struct cpu_mm *mm, const struct perfdb_tensor *t, siz
 	return rc;
 }
 
-static int stage_init(struct stage *s, const struct perfdb_op_case *c, const struct plan *p, size_t w, size_t ds,
+static int stage_init(struct stage *s, const struct perfdb_op_case *c, const struct perfdb_mla_plan *p, size_t w, size_t ds,
 		      size_t bs, size_t qs, size_t qo, int64_t k, int64_t n, struct perfdb_err *err)
 {
 	const struct perfdb_tensor *wt = &c->in[w];
@@ -421,14 +206,14 @@ static int prepare(struct perfdb_op_case *c, struct perfdb_err *err)
 	if (!s)
 		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 	c->priv = s;
-	PERFDB_TRY(plan_of(c, &s->p, err));
-	const struct plan *p = &s->p;
+	PERFDB_TRY(perfdb_mla_plan(c, &s->p, err));   /* complete: both checks passed */
+	const struct perfdb_mla_plan *p = &s->p;
 	size_t t = (size_t)p->t, nq = (size_t)(p->n * p->hd);
-	s->g0 = load_vec(c, GAMMA0, p->h, 1);
-	s->b0 = load_vec(c, BETA0, p->h, 0);
-	s->g1 = load_vec(c, GAMMA1, p->ql, 1);
-	s->b1 = load_vec(c, BETA1, p->ql, 0);
-	s->g2 = load_vec(c, GAMMA2, p->kv, 1);
+	s->g0 = load_vec(c, PERFDB_MLA_GAMMA0, p->h, 1);
+	s->b0 = load_vec(c, PERFDB_MLA_BETA0, p->h, 0);
+	s->g1 = load_vec(c, PERFDB_MLA_GAMMA1, p->ql, 1);
+	s->b1 = load_vec(c, PERFDB_MLA_BETA1, p->ql, 0);
+	s->g2 = load_vec(c, PERFDB_MLA_GAMMA2, p->kv, 1);
 	s->xs = malloc(t * (size_t)p->h * sizeof(float));
 	s->y0 = malloc(t * (size_t)p->d0 * sizeof(float));
 	s->y1 = malloc(t * nq * sizeof(float));
@@ -440,15 +225,15 @@ static int prepare(struct perfdb_op_case *c, struct perfdb_err *err)
 	    !s->slots || !s->wuk)
 		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 	cpu_slots_distinct(s->slots, t, p->nslots, p->block);
-	cpu_store_index(&c->in[SLOTS], s->slots, t);
-	PERFDB_TRY(stage_init(&s->s0, c, p, WDQKV, DESCALE0, BIAS0, QSCALE0, QOFFSET0, p->h, p->d0, err));
-	PERFDB_TRY(stage_init(&s->s1, c, p, WUQ, DESCALE1, BIAS1, QSCALE1, QOFFSET1, p->ql, (int64_t)nq, err));
+	cpu_store_index(&c->in[PERFDB_MLA_SLOTS], s->slots, t);
+	PERFDB_TRY(stage_init(&s->s0, c, p, PERFDB_MLA_WDQKV, PERFDB_MLA_DESCALE0, PERFDB_MLA_BIAS0, PERFDB_MLA_QSCALE0, PERFDB_MLA_QOFFSET0, p->h, p->d0, err));
+	PERFDB_TRY(stage_init(&s->s1, c, p, PERFDB_MLA_WUQ, PERFDB_MLA_DESCALE1, PERFDB_MLA_BIAS1, PERFDB_MLA_QSCALE1, PERFDB_MLA_QOFFSET1, p->ql, (int64_t)nq, err));
 	/* wuk per head: A = the head's q_nope columns of y1, C = its columns of qn */
 	int bf16 = p->act == PERFDB_DTYPE_BF16;
 	dnnl_data_type_t dt = bf16 ? dnnl_bf16 : dnnl_f32;
 	PERFDB_TRY(cpu_mm_init(&s->uk, c->backend_ctx, p->t, p->nope, p->kv, dt, (int64_t)nq, dt, dnnl_f32, p->n * p->kv, err));
 	for (int64_t h = 0; h < p->n; h++)
-		PERFDB_TRY(weight_of(&s->uk, &c->in[WUK], (size_t)(h * p->nope * p->kv), bf16, 0, &s->wuk[h], err));
+		PERFDB_TRY(weight_of(&s->uk, &c->in[PERFDB_MLA_WUK], (size_t)(h * p->nope * p->kv), bf16, 0, &s->wuk[h], err));
 	return 0;
 }
 
@@ -535,7 +320,7 @@ static void phase_in(void *ctx, size_t lo, size_t hi, int tid)
 	size_t h = (size_t)s->p.h;
 	for (size_t r = lo; r < hi; r++) {
 		float *x = s->xs + r * h;
-		cpu_load_row(&j->c->in[X], r * h, h, x);
+		cpu_load_row(&j->c->in[PERFDB_MLA_X], r * h, h, x);
 		rms_row(x, s->g0, s->b0, h, s->p.eps);
 		stage_in(&s->s0, r, x, s->p.per_token);
 	}
@@ -544,8 +329,8 @@ static void phase_in(void *ctx, size_t lo, size_t hi, int tid)
 /* cos/sin of token r as fp32 rows. */
 static void cos_sin(const struct perfdb_op_case *c, size_t r, size_t d, float *cs, float *sn)
 {
-	cpu_load_row(&c->in[COS], r * d, d, cs);
-	cpu_load_row(&c->in[SIN], r * d, d, sn);
+	cpu_load_row(&c->in[PERFDB_MLA_COS], r * d, d, cs);
+	cpu_load_row(&c->in[PERFDB_MLA_SIN], r * d, d, sn);
 }
 
 /*
@@ -560,7 +345,7 @@ static void phase_mid(void *ctx, size_t lo, size_t hi, int tid)
 	const struct job *j = ctx;
 	struct perfdb_op_case *c = j->c;
 	struct state *s = j->s;
-	const struct plan *p = &s->p;
+	const struct perfdb_mla_plan *p = &s->p;
 	size_t d0 = (size_t)p->d0, kv = (size_t)p->kv, rd = (size_t)p->rope, crow = (size_t)p->crow;
 	float cs[CPU_ROPE_MAX_D], sn[CPU_ROPE_MAX_D], kr[CPU_ROPE_MAX_D];
 	for (size_t r = lo; r < hi; r++) {
@@ -572,13 +357,13 @@ static void phase_mid(void *ctx, size_t lo, size_t hi, int tid)
 		stage_in(&s->s1, r, q, p->per_token);
 		size_t slot = (size_t)s->slots[r];
 		rms_row(y, s->g2, NULL, kv, p->eps);
-		cpu_store_row(&c->in[KVCACHE], slot * crow, kv, y);
+		cpu_store_row(&c->in[PERFDB_MLA_KVCACHE], slot * crow, kv, y);
 		cos_sin(c, r, rd, cs, sn);
 		cpu_rope_neox(y + kv, cs, sn, kr, rd);
 		if (p->split)
-			cpu_store_row(&c->in[KRCACHE], slot * rd, rd, kr);
+			cpu_store_row(&c->in[PERFDB_MLA_KRCACHE], slot * rd, rd, kr);
 		else
-			cpu_store_row(&c->in[KVCACHE], slot * crow + kv, rd, kr);
+			cpu_store_row(&c->in[PERFDB_MLA_KVCACHE], slot * crow + kv, rd, kr);
 	}
 }
 
@@ -589,7 +374,7 @@ static void phase_q(void *ctx, size_t lo, size_t hi, int tid)
 	const struct job *j = ctx;
 	struct perfdb_op_case *c = j->c;
 	struct state *s = j->s;
-	const struct plan *p = &s->p;
+	const struct perfdb_mla_plan *p = &s->p;
 	size_t nq = (size_t)(p->n * p->hd), rd = (size_t)p->rope, hd = (size_t)p->hd;
 	float cs[CPU_ROPE_MAX_D], sn[CPU_ROPE_MAX_D], qr[CPU_ROPE_MAX_D];
 	for (size_t r = lo; r < hi; r++) {
@@ -604,9 +389,9 @@ static void phase_q(void *ctx, size_t lo, size_t hi, int tid)
 			cpu_rope_neox(y + h * hd + (size_t)p->nope, cs, sn, qr, rd);
 			size_t row = r * (size_t)p->n + h;
 			if (p->split)
-				cpu_store_row(&c->out[QROPE], row * rd, rd, qr);
+				cpu_store_row(&c->out[PERFDB_MLA_QROPE], row * rd, rd, qr);
 			else
-				cpu_store_row(&c->out[QOUT], row * (size_t)p->qw + (size_t)p->kv, rd, qr);
+				cpu_store_row(&c->out[PERFDB_MLA_QOUT], row * (size_t)p->qw + (size_t)p->kv, rd, qr);
 		}
 	}
 }
@@ -614,7 +399,7 @@ static void phase_q(void *ctx, size_t lo, size_t hi, int tid)
 static int run(struct perfdb_op_case *c, struct perfdb_err *err)
 {
 	struct state *s = c->priv;
-	const struct plan *p = &s->p;
+	const struct perfdb_mla_plan *p = &s->p;
 	struct job j = { c, s };
 	size_t t = (size_t)p->t, nq = (size_t)(p->n * p->hd), kv = (size_t)p->kv;
 	cpu_parallel(t, t * (size_t)p->h, c->threads, phase_in, &j);
@@ -629,18 +414,43 @@ static int run(struct perfdb_op_case *c, struct perfdb_err *err)
 		PERFDB_TRY(cpu_mm_run(&s->uk, a, s->wuk[h], s->qn + (size_t)h * kv, err));
 	}
 	if (p->split) {
-		cpu_store_row(&c->out[QOUT], 0, t * (size_t)p->n * kv, s->qn);
+		cpu_store_row(&c->out[PERFDB_MLA_QOUT], 0, t * (size_t)p->n * kv, s->qn);
 	} else {
 		for (size_t row = 0; row < t * (size_t)p->n; row++)
-			cpu_store_row(&c->out[QOUT], row * (size_t)p->qw, kv, s->qn + row * kv);
+			cpu_store_row(&c->out[PERFDB_MLA_QOUT], row * (size_t)p->qw, kv, s->qn + row * kv);
 	}
 	return 0;
 }
 
+/*
+ * The CPU's limits, after the definition's rules (src/replay/opdef/rules_mla.c):
+ * the Runtime modes and the cache layout it implements, and the dims its
+ * kernels take (the rope dim rotated in CPU_ROPE_MAX_D-wide row buffers).
+ */
 static int check(const struct perfdb_op_case *c, struct perfdb_err *err)
 {
-	struct plan p;
-	return plan_of(c, &p, err);
+	const char *cm = perfdb_case_cell(c, "Runtime cache_mode");
+	const char *qm = perfdb_case_cell(c, "Runtime quant_mode");
+	if (cm && strcmp(cm, "krope_ctkv") && strcmp(cm, "1") && strcmp(cm, "0"))
+		return perfdb_err_set(err, PERFDB_EINVAL, OP ": cache_mode '%s' is not supported (krope_ctkv and 0 are)",
+				      cm);
+	if (qm && strcmp(qm, "per_token_quant_symm") && strcmp(qm, "1") && strcmp(qm, "per_tensor_quant_asymm") &&
+	    strcmp(qm, "0"))
+		return perfdb_err_set(err, PERFDB_EINVAL,
+				      OP ": quant_mode '%s' is not supported (per_tensor_quant_asymm and per_token_quant_symm are)",
+				      qm);
+	const struct perfdb_tensor *kc = &c->in[PERFDB_MLA_KVCACHE];
+	if (kc->format == PERFDB_FORMAT_FRACTAL_NZ || kc->dtype == PERFDB_DTYPE_INT8)
+		return perfdb_err_set(err, PERFDB_EINVAL,
+				      OP ": FRACTAL_NZ or INT8 kv_cache (cache_mode int8_nzcache/nzcache) is not supported");
+	int64_t kv = c->in[PERFDB_MLA_GAMMA2].numel, ql = c->in[PERFDB_MLA_GAMMA1].numel;
+	const struct perfdb_tensor *cs = &c->in[PERFDB_MLA_COS];
+	int64_t rope = cs->ndims ? cs->dims[cs->ndims - 1] : 1;
+	if (kv < 1 || ql < 1 || rope < 2 || rope % 2 || rope > CPU_ROPE_MAX_D)
+		return perfdb_err_set(err, PERFDB_EINVAL, OP ": bad dims kv_lora=%lld (gamma2), q_lora=%lld (gamma1), "
+				      "rope=%lld (cos: even, at most %d)", (long long)kv, (long long)ql, (long long)rope,
+				      CPU_ROPE_MAX_D);
+	return 0;
 }
 
 const struct perfdb_op_impl cpu_ops_mla_preprocess[] = {

@@ -6,10 +6,13 @@
  * transposed operand (`.t()` of a recorded (N,K) weight) or the (M,B,K)
  * layout of TransposeBatchMatMul costs no copy on any backend.  Which
  * dtypes a backend's GEMM takes is that backend's limit, not planned here.
+ * The family's row rule is this plan: a row is the definition's when it
+ * has one (perfdb_rules_matmul).
  */
 #include <string.h>
 
 #include "replay/opdef/opdef.h"
+#include "replay/opdef/rules.h"
 
 static int is2(const struct perfdb_tensor *t)
 {
@@ -129,4 +132,10 @@ int perfdb_gemm_plan(const struct perfdb_op_case *c, struct perfdb_gemm *g, stru
 	if ((strcmp(c->op, "BatchMatMulV2") == 0 && is2(&c->in[0])) || strncmp(c->op, "MatMul", 6) == 0)
 		return perfdb_gemm_plan_2d(c, g, err);
 	return plan3(c, g, err);
+}
+
+int perfdb_rules_matmul(const struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	struct perfdb_gemm g;
+	return perfdb_gemm_plan(c, &g, err);
 }

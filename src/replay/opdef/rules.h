@@ -28,6 +28,12 @@ int perfdb_rules_need(const struct perfdb_op_case *c, size_t nin, struct perfdb_
 
 /* ---- each family's rules (opdefs.c's table) ---- */
 
+/* The MatMul family: 2 inputs and an output laid out as perfdb_gemm_plan plans them (gemm_plan.c). */
+int perfdb_rules_matmul(const struct perfdb_op_case *c, struct perfdb_err *err);
+
+/* mla_preprocess_0_mix_aic: its plan (rules_mla.c, mla.h) */
+int perfdb_rules_mla_preprocess(const struct perfdb_op_case *c, struct perfdb_err *err);
+
 int perfdb_rules_rmsnorm(const struct perfdb_op_case *c, struct perfdb_err *err);
 int perfdb_rules_add_rmsnorm_bias(const struct perfdb_op_case *c, struct perfdb_err *err);
 int perfdb_rules_softmax(const struct perfdb_op_case *c, struct perfdb_err *err);
