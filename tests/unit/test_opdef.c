@@ -210,6 +210,11 @@ static void test_row_rules_moe_quant_dfc(void **state)
 		"MoeTokenPermute: 9 output rows exceed T*k = 8");
 	refused("MoeTokenUnpermute", "8,16;8", "DT_FLOAT;INT32", "3,16", "DT_FLOAT",
 		"MoeTokenUnpermute: permuted rows (8) must be T*k for T = 3, sorted_indices (T*k,)");
+	/* quant (QuantBatchMatmulV3's rules are still each backend's) */
+	refused("DynamicQuant", "4,8;7", "DT_BF16;DT_FLOAT", "4,8", "INT8", "DynamicQuant: smooth_scales must be a float (8,)");
+	refused("AscendQuantV2", "4,8;8", "DT_FLOAT;DT_FLOAT", "4,8", "INT16",
+		"AscendQuantV2: output 0 must have the input's shape (int8)");
+	assert_null(perfdb_opdef_find("QuantBatchMatmulV3")->check);
 }
 
 /* The indices every backend replays: spread over the table, distinct rows for a scatter that fits. */

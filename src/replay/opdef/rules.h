@@ -65,4 +65,7 @@ int perfdb_rules_gating_topk(const struct perfdb_op_case *c, struct perfdb_err *
 int perfdb_rules_token_permute(const struct perfdb_op_case *c, struct perfdb_err *err);
 int perfdb_rules_token_unpermute(const struct perfdb_op_case *c, struct perfdb_err *err);
 
+int perfdb_rules_dynamic_quant(const struct perfdb_op_case *c, struct perfdb_err *err);
+int perfdb_rules_ascend_quant(const struct perfdb_op_case *c, struct perfdb_err *err);
+
 #endif
