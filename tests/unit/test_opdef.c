@@ -215,6 +215,10 @@ static void test_row_rules_moe_quant_dfc(void **state)
 	refused("AscendQuantV2", "4,8;8", "DT_FLOAT;DT_FLOAT", "4,8", "INT16",
 		"AscendQuantV2: output 0 must have the input's shape (int8)");
 	assert_null(perfdb_opdef_find("QuantBatchMatmulV3")->check);
+	/* dfc */
+	refused("DispatchFFNCombine", "12,32;3,32,16;3,7,32;12,2;48;96;12,2",
+		"DT_FLOAT;DT_FLOAT;DT_FLOAT;INT32;DT_FLOAT;DT_FLOAT;DT_FLOAT", "12,32", "DT_FLOAT",
+		"DispatchFFNCombine: w2 must be (E,n/2,H) = (3,8,32)");
 }
 
 /* The indices every backend replays: spread over the table, distinct rows for a scatter that fits. */

@@ -68,4 +68,6 @@ int perfdb_rules_token_unpermute(const struct perfdb_op_case *c, struct perfdb_e
 int perfdb_rules_dynamic_quant(const struct perfdb_op_case *c, struct perfdb_err *err);
 int perfdb_rules_ascend_quant(const struct perfdb_op_case *c, struct perfdb_err *err);
 
+int perfdb_rules_dfc(const struct perfdb_op_case *c, struct perfdb_err *err);
+
 #endif
