@@ -234,6 +234,31 @@ static void test_row_rules_matmul_attention(void **state)
 #undef MLA_DT
 }
 
+/* ---- the MoE, quantisation and DFC families' rules (opdef-checks3) ---- */
+static void test_row_rules_moe_quant_dfc(void **state)
+{
+	(void)state;
+	/* moe */
+	refused("GroupedMatmul", "10,64;4,64,32", "DT_BF16;DT_BF16", "9,32", "DT_BF16",
+		"GroupedMatmul: x (T,K) and output 0 (T,N) must be 2-D with the same T");
+	refused("GroupedMatmulSwigluQuant", "10,64;4,64,32", "INT8;INT8", "10,20", "INT8",
+		"GroupedMatmulSwigluQuant: output 0 must be (T,N/2) for the weight's N = 32");
+	refused("MoeGatingTopK", "4,16", "INT32", "4,2;4,2", "DT_FLOAT;INT32", "MoeGatingTopK: x must be a float (T,E)");
+	refused("MoeTokenPermute", "4,8;4,2", "DT_FLOAT;INT32", "9,8", "DT_FLOAT",
+		"MoeTokenPermute: 9 output rows exceed T*k = 8");
+	refused("MoeTokenUnpermute", "8,16;8", "DT_FLOAT;INT32", "3,16", "DT_FLOAT",
+		"MoeTokenUnpermute: permuted rows (8) must be T*k for T = 3, sorted_indices (T*k,)");
+	/* quant (QuantBatchMatmulV3's rules are still each backend's) */
+	refused("DynamicQuant", "4,8;7", "DT_BF16;DT_FLOAT", "4,8", "INT8", "DynamicQuant: smooth_scales must be a float (8,)");
+	refused("AscendQuantV2", "4,8;8", "DT_FLOAT;DT_FLOAT", "4,8", "INT16",
+		"AscendQuantV2: output 0 must have the input's shape (int8)");
+	assert_null(perfdb_opdef_find("QuantBatchMatmulV3")->check);
+	/* dfc */
+	refused("DispatchFFNCombine", "12,32;3,32,16;3,7,32;12,2;48;96;12,2",
+		"DT_FLOAT;DT_FLOAT;DT_FLOAT;INT32;DT_FLOAT;DT_FLOAT;DT_FLOAT", "12,32", "DT_FLOAT",
+		"DispatchFFNCombine: w2 must be (E,n/2,H) = (3,8,32)");
+}
+
 /* The indices every backend replays: spread over the table, distinct rows for a scatter that fits. */
 static void test_gather_indices(void **state)
 {
@@ -286,6 +311,7 @@ int main(void)
 		cmocka_unit_test(test_even_groups),
 		cmocka_unit_test(test_row_rules),
 		cmocka_unit_test(test_row_rules_matmul_attention),
+		cmocka_unit_test(test_row_rules_moe_quant_dfc),
 		cmocka_unit_test(test_gather_indices),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

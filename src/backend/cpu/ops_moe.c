@@ -13,6 +13,7 @@
 #include "cpu_gemm.h"
 #include "cpu_internal.h"
 #include "cpu_quant.h"
+#include "replay/opdef/moe.h"
 
 /* Write an integer into element i of t, in t's dtype (index-like inputs). */
 static void st_int(struct perfdb_tensor *t, size_t i, int64_t v)
@@ -69,46 +70,22 @@ struct gmm_state {
 	dnnl_data_type_t at;
 };
 
+/* The operator's shape (moe.h, shared with the definitions), then what the CPU kernels take. */
 static int gmm_plan(const struct perfdb_op_case *c, struct gmm_plan *p, struct perfdb_err *err)
 {
 	memset(p, 0, sizeof(*p));
-	p->swq = strcmp(c->op, "GroupedMatmulSwigluQuant") == 0;
-	if (c->nin < 2 || c->nout < 1 || !c->in[0].present || !c->in[1].present || !c->out[0].present)
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s needs x (slot 0), weight (slot 1) and output 0", c->op);
+	struct perfdb_gmm_shape sh;
+	PERFDB_TRY(perfdb_gmm_shape(c, &sh, err));
+	p->t = sh.t;
+	p->k = sh.k;
+	p->n = sh.n;
+	p->e = sh.e;
+	p->swq = sh.swq;
+	p->scale = sh.scale;
+	p->glist = sh.glist;
+	p->ptok = sh.ptok;
 	const struct perfdb_tensor *x = &c->in[0], *w = &c->in[1], *o = &c->out[0];
-	if (x->ndims != 2 || o->ndims != 2 || o->dims[0] != x->dims[0])
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: x (T,K) and output 0 (T,N) must be 2-D with the same T",
-				      c->op);
-	p->t = x->dims[0];
-	p->k = x->dims[1];
-	p->scale = c->nin > 3 && c->in[3].present ? &c->in[3] : NULL;
-	p->glist = c->nin > 7 && c->in[7].present ? &c->in[7] : NULL;
-	p->ptok = c->nin > 8 && c->in[8].present ? &c->in[8] : NULL;
-	if (p->glist)
-		p->e = p->glist->numel;
-	else if (p->scale && p->scale->ndims == 2)
-		p->e = p->scale->dims[0];
-	else
-		p->e = w->ndims >= 3 ? w->dims[0] : 1;
-	if (p->e < 1 || p->k < 1 || p->t < 1)
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: no groups or an empty x", c->op);
-	if (w->numel % (p->e * p->k))
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: weight has %lld elements, not a multiple of E*K = %lld*%lld",
-				      c->op, (long long)w->numel, (long long)p->e, (long long)p->k);
-	p->n = w->numel / (p->e * p->k);
-	if (p->swq) {
-		if (p->n % 2 || (o->dims[1] != p->n / 2 && o->dims[1] != p->n))
-			return perfdb_err_set(err, PERFDB_EINVAL, "%s: output 0 must be (T,N/2) for the weight's N = %lld",
-					      c->op, (long long)p->n);
-		if (c->nout > 1 && c->out[1].present && (c->out[1].numel != p->t || !cpu_is_float(c->out[1].dtype)))
-			return perfdb_err_set(err, PERFDB_EINVAL, "%s: output 1 (scales) must be float (T,)", c->op);
-		p->int8 = 1;
-	} else {
-		if (o->dims[1] != p->n)
-			return perfdb_err_set(err, PERFDB_EINVAL, "%s: weight holds %lld groups of (%lld,%lld), output has N = %lld",
-					      c->op, (long long)p->e, (long long)p->k, (long long)p->n, (long long)o->dims[1]);
-		p->int8 = x->dtype == PERFDB_DTYPE_INT8;
-	}
+	p->int8 = p->swq || x->dtype == PERFDB_DTYPE_INT8;
 	if (x->dtype != PERFDB_DTYPE_INT8 && !cpu_is_float(x->dtype))
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: x dtype %s not supported", c->op, perfdb_dtype_name(x->dtype));
 	if (w->dtype != PERFDB_DTYPE_INT8 && !cpu_is_float(w->dtype))
@@ -353,14 +330,11 @@ struct gt_plan {
 	int64_t t, e, k, groups, kgroup;
 };
 
+/* After the definition's rules (rules_moe.c: the slots, x a float (T,E)): the CPU's expert bound, then the rest. */
 static int gt_plan(const struct perfdb_op_case *c, struct gt_plan *p, struct perfdb_err *err)
 {
 	memset(p, 0, sizeof(*p));
-	if (c->nin < 1 || !c->in[0].present || c->nout < 2 || !c->out[0].present || !c->out[1].present)
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s needs x and outputs y, expert_idx", c->op);
 	const struct perfdb_tensor *x = &c->in[0], *y = &c->out[0], *id = &c->out[1];
-	if (x->ndims != 2 || !cpu_is_float(x->dtype))
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: x must be a float (T,E)", c->op);
 	p->t = x->dims[0];
 	p->e = x->dims[1];
 	if (p->e < 1 || p->e > GT_MAXE)
@@ -554,28 +528,6 @@ static void perm_release(struct perfdb_op_case *c)
 	c->priv = NULL;
 }
 
-static int perm_check(const struct perfdb_op_case *c, struct perfdb_err *err)
-{
-	if (c->nin < 2 || !c->in[0].present || !c->in[1].present || c->nout < 1 || !c->out[0].present)
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s needs tokens, indices and output 0", c->op);
-	const struct perfdb_tensor *x = &c->in[0], *id = &c->in[1], *o = &c->out[0];
-	if (x->ndims != 2 || o->ndims != 2 || o->dims[1] != x->dims[1] || x->dtype != o->dtype)
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: tokens (T,H) and output (R,H) of one dtype", c->op);
-	if (id->numel % (x->dims[0] ? x->dims[0] : 1) || id->numel < x->dims[0])
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: indices must be (T,k) for T = %lld", c->op,
-				      (long long)x->dims[0]);
-	if (o->dims[0] > id->numel)
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: %lld output rows exceed T*k = %lld", c->op,
-				      (long long)o->dims[0], (long long)id->numel);
-	if (!is_int_dtype(id->dtype) && !cpu_is_float(id->dtype))
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: indices dtype %s not supported", c->op,
-				      perfdb_dtype_name(id->dtype));
-	if (c->nout > 1 && c->out[1].present && (c->out[1].numel != id->numel || !is_int_dtype(c->out[1].dtype) ||
-						 c->out[1].dtype == PERFDB_DTYPE_INT8 || c->out[1].dtype == PERFDB_DTYPE_UINT8))
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: output 1 (sorted_indices) must be int32/int64 (T*k,)", c->op);
-	return 0;
-}
-
 static int perm_prepare(struct perfdb_op_case *c, struct perfdb_err *err)
 {
 	struct perm_state *s = calloc(1, sizeof(*s));
@@ -606,25 +558,6 @@ static int perm_run(struct perfdb_op_case *c, struct perfdb_err *err)
 	if (c->nout > 1 && c->out[1].present)
 		for (size_t i = 0; i < npairs; i++)
 			st_int(&c->out[1], i, s->order[i]);
-	return 0;
-}
-
-static int unperm_check(const struct perfdb_op_case *c, struct perfdb_err *err)
-{
-	if (c->nin < 2 || !c->in[0].present || !c->in[1].present || c->nout < 1 || !c->out[0].present)
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s needs permuted tokens, sorted_indices and output 0", c->op);
-	const struct perfdb_tensor *x = &c->in[0], *si = &c->in[1], *o = &c->out[0];
-	if (x->ndims != 2 || o->ndims != 2 || o->dims[1] != x->dims[1] || !cpu_is_float(x->dtype) ||
-	    !cpu_is_float(o->dtype))
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: permuted (T*k,H) and output (T,H) must be float", c->op);
-	if (o->dims[0] < 1 || x->dims[0] % o->dims[0] || si->numel != x->dims[0])
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: permuted rows (%lld) must be T*k for T = %lld, sorted_indices (T*k,)",
-				      c->op, (long long)x->dims[0], (long long)o->dims[0]);
-	if (!is_int_dtype(si->dtype) && !cpu_is_float(si->dtype))
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: sorted_indices dtype %s not supported", c->op,
-				      perfdb_dtype_name(si->dtype));
-	if (c->nin > 2 && c->in[2].present && (c->in[2].numel != x->dims[0] || !cpu_is_float(c->in[2].dtype)))
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: probs must be float (T,k)", c->op);
 	return 0;
 }
 
@@ -697,9 +630,9 @@ const struct perfdb_op_impl cpu_ops_moe[] = {
 	  .release = gmm_release },
 	{ .name = "MoeGatingTopK", .check = gt_check, .prepare = gt_prepare, .run = gt_run,
 	  .release = gt_release },
-	{ .name = "MoeTokenPermute", .check = perm_check, .prepare = perm_prepare, .run = perm_run,
+	{ .name = "MoeTokenPermute", .check = cpu_no_limits, .prepare = perm_prepare, .run = perm_run,
 	  .release = perm_release },
-	{ .name = "MoeTokenUnpermute", .check = unperm_check, .prepare = unperm_prepare, .run = unperm_run,
+	{ .name = "MoeTokenUnpermute", .check = cpu_no_limits, .prepare = unperm_prepare, .run = unperm_run,
 	  .release = perm_release },
 	{ .name = NULL },
 };

@@ -49,7 +49,7 @@ CPU_CLONES void cpu_store_q(struct perfdb_tensor *t, size_t off, size_t n, const
 
 int cpu_is_q_target(enum perfdb_dtype d)
 {
-	return d == PERFDB_DTYPE_INT8 || d == PERFDB_DTYPE_INT32 || cpu_is_float(d);
+	return perfdb_quant_target(d);
 }
 
 void cpu_to_s8(const struct perfdb_tensor *t, int8_t *dst)
@@ -103,27 +103,7 @@ static int row_prepare(struct perfdb_op_case *c, struct perfdb_err *err)
 }
 
 /* ---- DynamicQuant ---------------------------------------------------- */
-/* in0 x (..., D) float, in1 smooth_scales (D,) optional; out0 (..., D) int8, out1 (rows,) fp32 scales */
-
-static int dq_check(const struct perfdb_op_case *c, struct perfdb_err *err)
-{
-	if (c->nin < 1 || !c->in[0].present || c->nout < 1 || !c->out[0].present)
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s needs input 0 and output 0", c->op);
-	const struct perfdb_tensor *x = &c->in[0], *y = &c->out[0];
-	if (!cpu_is_float(x->dtype))
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: input dtype %s is not a float dtype", c->op,
-				      perfdb_dtype_name(x->dtype));
-	if (!cpu_is_q_target(y->dtype) || y->numel != x->numel || last_dim(y) != last_dim(x))
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: output 0 must have the input's shape (int8)", c->op);
-	if (c->nin > 1 && c->in[1].present && (c->in[1].numel != last_dim(x) || !cpu_is_float(c->in[1].dtype)))
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: smooth_scales must be a float (%lld,)", c->op,
-				      (long long)last_dim(x));
-	if (c->nout > 1 && c->out[1].present &&
-	    (c->out[1].numel != rows_of(x) || !cpu_is_float(c->out[1].dtype)))
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: output 1 (scales) must be float with %lld elements",
-				      c->op, (long long)rows_of(x));
-	return 0;
-}
+/* in0 x (..., D) float, in1 smooth_scales (D,) optional; out0 (..., D) int8, out1 (rows,) fp32 scales (rules: rules_quant.c) */
 
 CPU_CLONES static void mul_row(float *x, const float *s, size_t n)
 {
@@ -173,26 +153,6 @@ static void aq_release(struct perfdb_op_case *c)
 	}
 	free(s);
 	c->priv = NULL;
-}
-
-static int aq_check(const struct perfdb_op_case *c, struct perfdb_err *err)
-{
-	if (c->nin < 2 || !c->in[0].present || !c->in[1].present || c->nout < 1 || !c->out[0].present)
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s needs x, scale and output 0", c->op);
-	const struct perfdb_tensor *x = &c->in[0], *y = &c->out[0];
-	int64_t d = last_dim(x);
-	if (!cpu_is_float(x->dtype))
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: input dtype %s is not a float dtype", c->op,
-				      perfdb_dtype_name(x->dtype));
-	if (!cpu_is_q_target(y->dtype) || y->numel != x->numel)
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: output 0 must have the input's shape (int8)", c->op);
-	for (size_t i = 1; i < 3 && i < c->nin; i++) {
-		const struct perfdb_tensor *t = &c->in[i];
-		if (t->present && ((t->numel != d && t->numel != 1) || !cpu_is_float(t->dtype)))
-			return perfdb_err_set(err, PERFDB_EINVAL, "%s: input %zu must be a float (%lld,) or (1,)",
-					      c->op, i, (long long)d);
-	}
-	return 0;
 }
 
 static int aq_prepare(struct perfdb_op_case *c, struct perfdb_err *err)
@@ -445,9 +405,9 @@ static int qmm_run(struct perfdb_op_case *c, struct perfdb_err *err)
 }
 
 const struct perfdb_op_impl cpu_ops_quant[] = {
-	{ .name = "DynamicQuant", .check = dq_check, .prepare = row_prepare, .run = dq_run,
+	{ .name = "DynamicQuant", .check = cpu_no_limits, .prepare = row_prepare, .run = dq_run,
 	  .release = row_release },
-	{ .name = "AscendQuantV2", .check = aq_check, .prepare = aq_prepare, .run = aq_run,
+	{ .name = "AscendQuantV2", .check = cpu_no_limits, .prepare = aq_prepare, .run = aq_run,
 	  .release = aq_release },
 	{ .name = "QuantBatchMatmulV3", .check = qmm_check, .prepare = qmm_prepare, .run = qmm_run,
 	  .release = qmm_release },

@@ -102,6 +102,12 @@ int perfdb_argmax_dim(const struct perfdb_op_case *c, size_t *dim, struct perfdb
 
 /* Whether Cast converts from or to d and Fill writes it (rules_misc.c): fp32/fp16/bf16/fp64, int8..int64, uint8, bool. */
 int perfdb_castable(enum perfdb_dtype d);
+/*
+ * Whether a quantised output may be recorded in d (rules_quant.c): int8,
+ * or int32/fp32/bf16/fp16 (a synthetic table's slot), which hold the same
+ * integer values.
+ */
+int perfdb_quant_target(enum perfdb_dtype d);
 
 /*
  * The index operands of GatherV2, Index and ScatterNdUpdate spread over

@@ -65,4 +65,15 @@ int perfdb_rules_triton_rope(const struct perfdb_op_case *c, struct perfdb_err *
 int perfdb_rules_reshape_cache(const struct perfdb_op_case *c, struct perfdb_err *err);
 int perfdb_rules_kv_rmsnorm_rope_cache(const struct perfdb_op_case *c, struct perfdb_err *err);
 
+int perfdb_rules_gmm(const struct perfdb_op_case *c, struct perfdb_err *err);
+int perfdb_rules_gmm_swiglu_quant(const struct perfdb_op_case *c, struct perfdb_err *err);
+int perfdb_rules_gating_topk(const struct perfdb_op_case *c, struct perfdb_err *err);
+int perfdb_rules_token_permute(const struct perfdb_op_case *c, struct perfdb_err *err);
+int perfdb_rules_token_unpermute(const struct perfdb_op_case *c, struct perfdb_err *err);
+
+int perfdb_rules_dynamic_quant(const struct perfdb_op_case *c, struct perfdb_err *err);
+int perfdb_rules_ascend_quant(const struct perfdb_op_case *c, struct perfdb_err *err);
+
+int perfdb_rules_dfc(const struct perfdb_op_case *c, struct perfdb_err *err);
+
 #endif
