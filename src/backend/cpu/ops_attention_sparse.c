@@ -17,6 +17,7 @@
 
 #include "cpu_internal.h"
 #include "ops_attention_kernel.h"
+#include "replay/opdef/attention.h"
 
 #define MAX_BATCH 65536
 #define MAX_LIST ((int64_t)1 << 28)    /* selected positions kept by SparseFlashAttention */
@@ -50,7 +51,7 @@ static int batch_lengths(const struct perfdb_op_case *c, const char *col, int cu
 			len[b] = cum ? total / nb + (b == nb - 1 ? total % nb : 0) : each_max;
 		return 0;
 	}
-	if (attn_parse_list(s, len, nb) != nb)
+	if (perfdb_attn_parse_list(s, len, nb) != nb)
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: %s must list %lld integers", c->op, col, (long long)nb);
 	int64_t prev = 0;
 	for (int64_t b = 0; b < nb; b++) {
@@ -77,7 +78,7 @@ static int64_t batch_count(const struct perfdb_op_case *c, const char *col, int6
 	if (!s)
 		return fallback;
 	int64_t *tmp = malloc(MAX_BATCH * sizeof(int64_t));
-	int64_t n = tmp ? attn_parse_list(s, tmp, MAX_BATCH) : -1;
+	int64_t n = tmp ? perfdb_attn_parse_list(s, tmp, MAX_BATCH) : -1;
 	free(tmp);
 	return n > 0 ? n : fallback;
 }
@@ -214,7 +215,7 @@ static void qk_write_lengths(const struct qk *x, struct perfdb_tensor *ql, struc
 static int sparse_mode_of(const struct perfdb_op_case *c, int *mode, struct perfdb_err *err)
 {
 	int64_t v;
-	int r = attn_cell_int(c, "Runtime sparse_mode", &v);
+	int r = perfdb_attn_cell_int(c, "Runtime sparse_mode", &v);
 	if (r < 0)
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: bad Runtime sparse_mode", c->op);
 	*mode = r ? (int)v : 3;
@@ -317,7 +318,7 @@ static int sfa_plan(const struct perfdb_op_case *c, struct sfa *f, struct perfdb
 				      f->x.tnd ? "T" : "B,S1", (long long)f->x.n2);
 	f->kk = idx->dims[idx->ndims - 1];
 	int64_t x;
-	int r = attn_cell_int(c, "Runtime sparse_block_size", &x);
+	int r = perfdb_attn_cell_int(c, "Runtime sparse_block_size", &x);
 	if (r < 0 || (r && x < 1))
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: bad Runtime sparse_block_size", c->op);
 	f->sbs = r ? x : 1;
@@ -798,7 +799,7 @@ static int ring_plan(const struct perfdb_op_case *c, struct ring *f, struct perf
 		int64_t *tmp = malloc((size_t)f->nb * 2 * sizeof(int64_t));
 		if (!tmp)
 			return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
-		int64_t n = attn_parse_list(cell, tmp, f->nb * 2);
+		int64_t n = perfdb_attn_parse_list(cell, tmp, f->nb * 2);
 		for (int64_t b = 0; b < f->nb && n >= f->nb; b++) {
 			f->qlen[b] = tmp[b];
 			f->kvlen[b] = two ? tmp[f->nb + b] : tmp[b];

@@ -34,6 +34,9 @@ int perfdb_rules_matmul(const struct perfdb_op_case *c, struct perfdb_err *err);
 /* mla_preprocess_0_mix_aic: its plan (rules_mla.c, mla.h) */
 int perfdb_rules_mla_preprocess(const struct perfdb_op_case *c, struct perfdb_err *err);
 
+/* FusedInferAttentionScore: what every backend applies of its plan (rules_attention.c, attention.h) */
+int perfdb_rules_fia(const struct perfdb_op_case *c, struct perfdb_err *err);
+
 int perfdb_rules_rmsnorm(const struct perfdb_op_case *c, struct perfdb_err *err);
 int perfdb_rules_add_rmsnorm_bias(const struct perfdb_op_case *c, struct perfdb_err *err);
 int perfdb_rules_softmax(const struct perfdb_op_case *c, struct perfdb_err *err);

@@ -1,0 +1,58 @@
+/*
+ * FusedInferAttentionScore's shape-level plan (docs/ops.md "Attention";
+ * slot layout docs/spec/grid.md §3): the layout, heads, head dims, batches,
+ * per-batch lengths and paged-KV geometry a row's shapes and `Runtime …`
+ * cells say, what the CPU backend's check and prepare read (rules_attention.c).
+ * The definition's check is the part of it every backend applies; the
+ * dtypes a kernel takes are the backend's limits.  Also the Runtime list
+ * and integer cells every attention op reads.
+ */
+#ifndef PERFDB_REPLAY_OPDEF_ATTENTION_H
+#define PERFDB_REPLAY_OPDEF_ATTENTION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "perfdb/err.h"
+#include "replay/opdef/op_case.h"
+
+/* The most batches a row's plan takes (its length lists). */
+#define PERFDB_FIA_MAX_BATCH 65536
+
+enum perfdb_fia_layout { PERFDB_FIA_TND, PERFDB_FIA_BNSD };
+
+/* FIA's slots (docs/spec/grid.md §3). */
+enum {
+	PERFDB_FIA_Q = 0, PERFDB_FIA_K = 1, PERFDB_FIA_V = 2, PERFDB_FIA_MASK = 4, PERFDB_FIA_SEQ = 5,
+	PERFDB_FIA_SEQ_KV = 6, PERFDB_FIA_BLOCK_TABLE = 14, PERFDB_FIA_Q_ROPE = 24, PERFDB_FIA_K_ROPE = 25
+};
+
+struct perfdb_fia_plan {
+	int layout;                           /* enum perfdb_fia_layout */
+	int out_nbsd;                         /* BNSD_NBSD: output (N, B, S, Dv) */
+	int paged;                            /* key/value through the block table (slot 14) */
+	int kv3d;                             /* paged cache (blocks, block_size, N_kv·D), else (blocks, N_kv, block_size, D) */
+	int sparse;                           /* sparse mode 0, 2 or 3 */
+	int64_t nb, hq, hkv, dq, dr, dv;      /* batches, heads, q·k dim (without rope), rope dim, value dim */
+	int64_t t, sq, tkv, skv;              /* TND tokens, BNSD S; contiguous kv tokens (TND) or S_kv (BNSD) */
+	int64_t bs, nblk, btc;                /* paged: block size, blocks, block-table columns */
+	int64_t *qlen, *kvlen, *qst, *kvst;   /* nb each, per batch: lengths and starts (one allocation) */
+	bool qlen_given, kvlen_given;         /* from the Runtime cells rather than inferred */
+	const struct perfdb_tensor *q, *k, *v, *mask, *qr, *kr, *bt, *out;
+};
+
+/*
+ * The row's plan, or -PERFDB_EINVAL with the rule it breaks
+ * ("FusedInferAttentionScore: …"), -PERFDB_ENOMEM.  Reads shapes and
+ * cells only (no data).  p is overwritten; release it with
+ * perfdb_fia_plan_release whatever the result.
+ */
+int perfdb_fia_plan(const struct perfdb_op_case *c, struct perfdb_fia_plan *p, struct perfdb_err *err);
+void perfdb_fia_plan_release(struct perfdb_fia_plan *p);
+
+/* "a,b,c" (quotes, brackets and spaces ignored) into v; the count, or -1 past max or on junk. */
+int64_t perfdb_attn_parse_list(const char *s, int64_t *v, int64_t max);
+/* One integer cell: 1 with *v set, 0 when absent, -1 when not an integer. */
+int perfdb_attn_cell_int(const struct perfdb_op_case *c, const char *col, int64_t *v);
+
+#endif
