@@ -276,6 +276,19 @@ static void test_row_rules_matmul_attention(void **state)
 		assert_int_equal(rc, -PERFDB_EINVAL);
 		assert_string_equal(err.msg, fia_want[i]);
 	}
+	/* the DeepSeek-V3.2 / MLA kernels: their plans are the definitions' (the float dtypes the CPU's) */
+	refused("SparseFlashAttention", "4,2,16;4,1,16;4,1,16;4,1,2", "DT_BF16;DT_BF16;DT_BF16;DT_BF16", "4,2,16",
+		"DT_BF16", "SparseFlashAttention: slot 3 (sparse_indices) must be an integer tensor");
+	refused("LightningIndexer", "4,2,16;4,1,16;4,3", "DT_BF16;DT_BF16;DT_BF16", "4,1,2", "DT_INT32",
+		"LightningIndexer: weights must hold one value per query head");
+	refused("RINGMLAPrefillBF16Kernel", "4,3,16;4,3,8;4,2,16;4,2,8;4,2,16", "DT_BF16;DT_BF16;DT_BF16;DT_BF16;DT_BF16",
+		"4,3,16", "DT_BF16", "RINGMLAPrefillBF16Kernel: 3 heads are not a multiple of 2 kv heads");
+	/* an integer query is the CPU kernel's limit, not the op's rule */
+	perfdb_err_clear(&err);
+	assert_int_equal(perfdb_engine_build_case("RINGMLAPrefillBF16Kernel", "4,2,16;4,2,8;4,2,16;4,2,8;4,2,16",
+						  "INT32;DT_BF16;DT_BF16;DT_BF16;DT_BF16", "", "4,2,16", "DT_BF16", "",
+						  &c, &err), 0);
+	assert_int_equal(perfdb_opdef_find("RINGMLAPrefillBF16Kernel")->check(&c, &err), 0);
 }
 
 /* The indices every backend replays: spread over the table, distinct rows for a scatter that fits. */

@@ -91,7 +91,7 @@ const struct perfdb_opdef perfdb_opdefs[] = {
 	{ .name = "InterleaveRope", .family = "rope", .memory_bound = MB, .check = perfdb_rules_interleave_rope },
 	{ .name = "KvRmsNormRopeCache", .family = "cache", .memory_bound = MB, .inplace = kvcache_inplace, .check = perfdb_rules_kv_rmsnorm_rope_cache },
 	{ .name = "LayerNormV3", .family = "norm", .memory_bound = MB, .check = perfdb_rules_layer_norm },
-	{ .name = "LightningIndexer", .family = "attention", .memory_bound = CB },
+	{ .name = "LightningIndexer", .family = "attention", .memory_bound = CB, .check = perfdb_rules_li },
 	{ .name = "MaskedFill", .family = "eltwise", .memory_bound = MB, .check = perfdb_rules_masked_fill },
 	{ .name = "MatMulCommon", .family = "matmul", .memory_bound = CB, .check = perfdb_rules_matmul },
 	{ .name = "MatMulV2", .family = "matmul", .memory_bound = CB, .check = perfdb_rules_matmul },
@@ -102,7 +102,7 @@ const struct perfdb_opdef perfdb_opdefs[] = {
 	{ .name = "Mul", .family = "eltwise", .memory_bound = MB, .check = perfdb_rules_mul },
 	{ .name = "PadV3", .family = "index", .memory_bound = MB, .check = perfdb_rules_pad },
 	{ .name = "QuantBatchMatmulV3", .family = "quant", .memory_bound = CB },
-	{ .name = "RINGMLAPrefillBF16Kernel", .family = "attention", .memory_bound = CB },
+	{ .name = "RINGMLAPrefillBF16Kernel", .family = "attention", .memory_bound = CB, .check = perfdb_rules_ring },
 	{ .name = "ReshapeAndCacheNdKernel", .family = "cache", .memory_bound = MB, .inplace = reshape_cache_inplace, .check = perfdb_rules_reshape_cache },
 	{ .name = "RmsNorm", .family = "norm", .memory_bound = MB, .check = perfdb_rules_rmsnorm },
 	{ .name = "ScatterNdUpdate", .family = "index", .memory_bound = MB, .check = perfdb_rules_scatter },
@@ -116,7 +116,7 @@ const struct perfdb_opdef perfdb_opdefs[] = {
 	 * device-side one (an engine's sort input is not cache-resident).
 	 */
 	{ .name = "Sort", .family = "reduce", .memory_bound = MB, .check = perfdb_rules_sort },
-	{ .name = "SparseFlashAttention", .family = "attention", .memory_bound = CB },
+	{ .name = "SparseFlashAttention", .family = "attention", .memory_bound = CB, .check = perfdb_rules_sfa },
 	{ .name = "SwiGlu", .family = "eltwise", .memory_bound = MB, .check = perfdb_rules_swiglu },
 	{ .name = "TensorMove", .family = "eltwise", .memory_bound = MB, .check = perfdb_rules_tensor_move },
 	{ .name = "Transpose", .family = "index", .memory_bound = MB, .check = perfdb_rules_transpose },

@@ -37,6 +37,11 @@ int perfdb_rules_mla_preprocess(const struct perfdb_op_case *c, struct perfdb_er
 /* FusedInferAttentionScore: what every backend applies of its plan (rules_attention.c, attention.h) */
 int perfdb_rules_fia(const struct perfdb_op_case *c, struct perfdb_err *err);
 
+/* SparseFlashAttention, LightningIndexer, RINGMLAPrefillBF16Kernel: their plans (rules_attention_sparse.c) */
+int perfdb_rules_sfa(const struct perfdb_op_case *c, struct perfdb_err *err);
+int perfdb_rules_li(const struct perfdb_op_case *c, struct perfdb_err *err);
+int perfdb_rules_ring(const struct perfdb_op_case *c, struct perfdb_err *err);
+
 int perfdb_rules_rmsnorm(const struct perfdb_op_case *c, struct perfdb_err *err);
 int perfdb_rules_add_rmsnorm_bias(const struct perfdb_op_case *c, struct perfdb_err *err);
 int perfdb_rules_softmax(const struct perfdb_op_case *c, struct perfdb_err *err);
