@@ -12,14 +12,13 @@
 #ifndef PERFDB_REPLAY_OPDEF_ATTENTION_H
 #define PERFDB_REPLAY_OPDEF_ATTENTION_H
 
-#include <stdbool.h>
 #include <stdint.h>
 
 #include "perfdb/err.h"
 #include "replay/opdef/op_case.h"
 
-/* The most batches a row's plan takes (its length lists). */
-#define PERFDB_FIA_MAX_BATCH 65536
+/* The most batches an attention row's plan takes (its length lists). */
+#define PERFDB_ATTN_MAX_BATCH 65536
 
 enum perfdb_fia_layout { PERFDB_FIA_TND, PERFDB_FIA_BNSD };
 
@@ -39,7 +38,6 @@ struct perfdb_fia_plan {
 	int64_t t, sq, tkv, skv;              /* TND tokens, BNSD S; contiguous kv tokens (TND) or S_kv (BNSD) */
 	int64_t bs, nblk, btc;                /* paged: block size, blocks, block-table columns */
 	int64_t *qlen, *kvlen, *qst, *kvst;   /* nb each, per batch: lengths and starts (one allocation) */
-	bool qlen_given, kvlen_given;         /* from the Runtime cells rather than inferred */
 	const struct perfdb_tensor *q, *k, *v, *mask, *qr, *kr, *bt, *out;
 };
 

@@ -123,34 +123,49 @@ void perfdb_fia_plan_release(struct perfdb_fia_plan *p)
 	p->qlen = p->kvlen = p->qst = p->kvst = NULL;
 }
 
-/* Per-batch lengths from a Runtime list (cumulative or not) or an even split of total. */
-static int lengths(const struct perfdb_op_case *c, const char *col, int cumulative, int64_t nb, int64_t total,
-		   int64_t each_max, int64_t *len, bool *given, struct perfdb_err *err)
+/*
+ * Per-batch lengths: from a Runtime list (cumulative when cum), else from the
+ * slot's count and an even split of total (cum) or each_max.
+ */
+int perfdb_attn_lengths(const struct perfdb_op_case *c, const char *col, int cum, int64_t nb, int64_t total,
+			int64_t each_max, int64_t *len, struct perfdb_err *err)
 {
 	const char *s = perfdb_case_cell(c, col);
-	*given = s != NULL;
 	if (!s) {
 		for (int64_t b = 0; b < nb; b++)
-			len[b] = cumulative ? total / nb + (b == nb - 1 ? total % nb : 0) : each_max;
+			len[b] = cum ? total / nb + (b == nb - 1 ? total % nb : 0) : each_max;
 		return 0;
 	}
 	if (perfdb_attn_parse_list(s, len, nb) != nb)
-		return BAD("%s must list %lld integers", col, (long long)nb);
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: %s must list %lld integers", c->op, col, (long long)nb);
 	int64_t prev = 0;
 	for (int64_t b = 0; b < nb; b++) {
-		int64_t v = len[b];
-		if (cumulative) {
-			if (v < prev)
-				return BAD("%s is not cumulative", col);
-			len[b] = v - prev;
+		if (cum) {
+			if (len[b] < prev)
+				return perfdb_err_set(err, PERFDB_EINVAL, "%s: %s is not cumulative", c->op, col);
+			int64_t v = len[b];
+			len[b] -= prev;
 			prev = v;
-		} else if (v < 0 || v > each_max) {
-			return BAD("%s value %lld outside 0..%lld", col, (long long)v, (long long)each_max);
+		} else if (len[b] < 0 || len[b] > each_max) {
+			return perfdb_err_set(err, PERFDB_EINVAL, "%s: %s value %lld outside 0..%lld", c->op, col,
+					      (long long)len[b], (long long)each_max);
 		}
 	}
-	if (cumulative && prev > total)
-		return BAD("%s ends at %lld, past the %lld tokens", col, (long long)prev, (long long)total);
+	if (cum && prev > total)
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: %s ends at %lld, past the %lld tokens", c->op, col,
+				      (long long)prev, (long long)total);
 	return 0;
+}
+
+int64_t perfdb_attn_count(const struct perfdb_op_case *c, const char *col, int64_t fallback)
+{
+	const char *s = perfdb_case_cell(c, col);
+	if (!s)
+		return fallback;
+	int64_t *tmp = malloc(PERFDB_ATTN_MAX_BATCH * sizeof(int64_t));
+	int64_t n = tmp ? perfdb_attn_parse_list(s, tmp, PERFDB_ATTN_MAX_BATCH) : -1;
+	free(tmp);
+	return n > 0 ? n : fallback;
 }
 
 /* Heads and kv geometry: hq, dq, paged/kv3d, bs, nblk, btc, hkv, tkv/skv. */
@@ -242,17 +257,11 @@ static int batches(const struct perfdb_op_case *c, struct perfdb_fia_plan *f, st
 		f->sq = q->dims[2];
 	} else {
 		f->t = q->dims[0];
-		const char *qs = perfdb_case_cell(c, PERFDB_COL_RT_SEQ_VALUES);
-		int64_t *tmp = malloc(PERFDB_FIA_MAX_BATCH * sizeof(int64_t));
-		if (!tmp)
-			return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
-		int64_t nq = qs ? perfdb_attn_parse_list(qs, tmp, PERFDB_FIA_MAX_BATCH) : -1;
-		free(tmp);
 		const struct perfdb_tensor *seq = slot(c, PERFDB_FIA_SEQ);
-		f->nb = nq > 0 ? nq : seq ? seq->numel : f->paged ? f->bt->dims[0] : 1;
+		f->nb = perfdb_attn_count(c, PERFDB_COL_RT_SEQ_VALUES, seq ? seq->numel : f->paged ? f->bt->dims[0] : 1);
 	}
-	if (f->nb < 1 || f->nb > PERFDB_FIA_MAX_BATCH)
-		return BAD("batch %lld outside 1..%d", (long long)f->nb, PERFDB_FIA_MAX_BATCH);
+	if (f->nb < 1 || f->nb > PERFDB_ATTN_MAX_BATCH)
+		return BAD("batch %lld outside 1..%d", (long long)f->nb, PERFDB_ATTN_MAX_BATCH);
 	if (f->paged && f->bt->dims[0] != f->nb)
 		return BAD("block_table has %lld rows for %lld batches", (long long)f->bt->dims[0], (long long)f->nb);
 	f->qlen = calloc((size_t)f->nb * 4, sizeof(int64_t));
@@ -262,11 +271,10 @@ static int batches(const struct perfdb_op_case *c, struct perfdb_fia_plan *f, st
 	f->qst = f->kvlen + f->nb;
 	f->kvst = f->qst + f->nb;
 	int tnd = f->layout == PERFDB_FIA_TND;
-	PERFDB_TRY(lengths(c, PERFDB_COL_RT_SEQ_VALUES, tnd, f->nb, f->t, f->sq, f->qlen, &f->qlen_given, err));
+	PERFDB_TRY(perfdb_attn_lengths(c, PERFDB_COL_RT_SEQ_VALUES, tnd, f->nb, f->t, f->sq, f->qlen, err));
 	int kvcum = tnd && !f->paged;
 	int64_t kvmax = f->paged ? f->btc * f->bs : f->skv;
-	PERFDB_TRY(lengths(c, PERFDB_COL_RT_SEQ_KV_VALUES, kvcum, f->nb, f->tkv, kvmax, f->kvlen, &f->kvlen_given,
-			   err));
+	PERFDB_TRY(perfdb_attn_lengths(c, PERFDB_COL_RT_SEQ_KV_VALUES, kvcum, f->nb, f->tkv, kvmax, f->kvlen, err));
 	for (int64_t b = 1; b < f->nb; b++) {
 		f->qst[b] = f->qst[b - 1] + f->qlen[b - 1];
 		f->kvst[b] = f->kvst[b - 1] + f->kvlen[b - 1];

@@ -25,51 +25,6 @@ static int need(const struct perfdb_op_case *c, size_t i, const char *what, stru
 	return 0;
 }
 
-/*
- * Per-batch lengths: from a Runtime list (cumulative when cum), else from the
- * slot's count and an even split of total (cum) or each_max.
- */
-static int batch_lengths(const struct perfdb_op_case *c, const char *col, int cum, int64_t nb, int64_t total,
-			 int64_t each_max, int64_t *len, struct perfdb_err *err)
-{
-	const char *s = perfdb_case_cell(c, col);
-	if (!s) {
-		for (int64_t b = 0; b < nb; b++)
-			len[b] = cum ? total / nb + (b == nb - 1 ? total % nb : 0) : each_max;
-		return 0;
-	}
-	if (perfdb_attn_parse_list(s, len, nb) != nb)
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: %s must list %lld integers", c->op, col, (long long)nb);
-	int64_t prev = 0;
-	for (int64_t b = 0; b < nb; b++) {
-		if (cum) {
-			if (len[b] < prev)
-				return perfdb_err_set(err, PERFDB_EINVAL, "%s: %s is not cumulative", c->op, col);
-			int64_t v = len[b];
-			len[b] -= prev;
-			prev = v;
-		} else if (len[b] < 0 || len[b] > each_max) {
-			return perfdb_err_set(err, PERFDB_EINVAL, "%s: %s value %lld outside 0..%lld", c->op, col,
-					      (long long)len[b], (long long)each_max);
-		}
-	}
-	if (cum && prev > total)
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: %s ends at %lld, past the %lld tokens", c->op, col,
-				      (long long)prev, (long long)total);
-	return 0;
-}
-
-static int64_t batch_count(const struct perfdb_op_case *c, const char *col, int64_t fallback)
-{
-	const char *s = perfdb_case_cell(c, col);
-	if (!s)
-		return fallback;
-	int64_t *tmp = malloc(PERFDB_FIA_MAX_BATCH * sizeof(int64_t));
-	int64_t n = tmp ? perfdb_attn_parse_list(s, tmp, PERFDB_FIA_MAX_BATCH) : -1;
-	free(tmp);
-	return n > 0 ? n : fallback;
-}
-
 void perfdb_attn_qk_release(struct perfdb_attn_qk *x)
 {
 	free(x->qlen);
@@ -110,14 +65,14 @@ static int qk_plan(const struct perfdb_op_case *c, struct perfdb_attn_qk *x, con
 	}
 	if (x->tnd) {
 		x->t = q->dims[0];
-		x->nb = batch_count(c, PERFDB_COL_RT_SEQ_VALUES, qlens ? qlens->numel : x->paged ? bt->dims[0] : 1);
+		x->nb = perfdb_attn_count(c, PERFDB_COL_RT_SEQ_VALUES, qlens ? qlens->numel : x->paged ? bt->dims[0] : 1);
 	} else {
 		x->nb = q->dims[0];
 		x->s1 = q->dims[1];
 	}
-	if (x->nb < 1 || x->nb > PERFDB_FIA_MAX_BATCH)
+	if (x->nb < 1 || x->nb > PERFDB_ATTN_MAX_BATCH)
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: batch %lld outside 1..%d", c->op, (long long)x->nb,
-				      PERFDB_FIA_MAX_BATCH);
+				      PERFDB_ATTN_MAX_BATCH);
 	if (x->paged && bt->dims[0] != x->nb)
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: block_table has %lld rows for %lld batches", c->op,
 				      (long long)bt->dims[0], (long long)x->nb);
@@ -134,8 +89,8 @@ static int qk_plan(const struct perfdb_op_case *c, struct perfdb_attn_qk *x, con
 	x->kvlen = x->qlen + x->nb;
 	x->qst = x->kvlen + x->nb;
 	x->kvst = x->qst + x->nb;
-	PERFDB_TRY(batch_lengths(c, PERFDB_COL_RT_SEQ_VALUES, x->tnd, x->nb, x->t, x->s1, x->qlen, err));
-	PERFDB_TRY(batch_lengths(c, PERFDB_COL_RT_SEQ_KV_VALUES, !x->paged && x->kv_tnd, x->nb, x->t2,
+	PERFDB_TRY(perfdb_attn_lengths(c, PERFDB_COL_RT_SEQ_VALUES, x->tnd, x->nb, x->t, x->s1, x->qlen, err));
+	PERFDB_TRY(perfdb_attn_lengths(c, PERFDB_COL_RT_SEQ_KV_VALUES, !x->paged && x->kv_tnd, x->nb, x->t2,
 				 x->paged ? x->btc * x->bs : x->s2, x->kvlen, err));
 	for (int64_t b = 1; b < x->nb; b++) {
 		x->qst[b] = x->qst[b - 1] + x->qlen[b - 1];
@@ -287,10 +242,10 @@ int perfdb_ring_plan(const struct perfdb_op_case *c, struct perfdb_ring_plan *f,
 	int two = sl && sl->ndims == 2 && sl->dims[0] == 2;
 	f->two = two;
 	f->nb = sl ? (two ? sl->dims[1] : sl->numel) : 1;
-	f->nb = batch_count(c, "Runtime seqlen_values", f->nb * (two ? 2 : 1)) / (two ? 2 : 1);
-	if (f->nb < 1 || f->nb > PERFDB_FIA_MAX_BATCH)
+	f->nb = perfdb_attn_count(c, "Runtime seqlen_values", f->nb * (two ? 2 : 1)) / (two ? 2 : 1);
+	if (f->nb < 1 || f->nb > PERFDB_ATTN_MAX_BATCH)
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: batch %lld outside 1..%d", c->op, (long long)f->nb,
-				      PERFDB_FIA_MAX_BATCH);
+				      PERFDB_ATTN_MAX_BATCH);
 	f->qlen = calloc((size_t)f->nb * 4, sizeof(int64_t));
 	if (!f->qlen)
 		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
