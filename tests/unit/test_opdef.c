@@ -201,6 +201,21 @@ static void test_row_rules(void **state)
  * backends refused, now refused by the definition alone.  The CPU's dtype
  * limits (float GEMMs) stay its check, so an INT8 MatMul passes here.
  */
+/* A hand-made row's Runtime cells (FusedInferAttentionScore's rules read them). */
+struct fia_row {
+	const char *const *cols;
+	const char *const *vals;
+};
+
+static const char *fia_cell(const void *ctx, const char *col)
+{
+	const struct fia_row *r = ctx;
+	for (size_t i = 0; i < 3; i++)
+		if (strcmp(r->cols[i], col) == 0)
+			return r->vals[i];
+	return NULL;
+}
+
 static void test_row_rules_matmul_attention(void **state)
 {
 	(void)state;
@@ -232,6 +247,48 @@ static void test_row_rules_matmul_attention(void **state)
 						  "DT_BF16;DT_BF16;DT_BF16;DT_BF16", "", &c, &err), 0);
 	assert_int_equal(perfdb_opdef_find("mla_preprocess_0_mix_aic")->check(&c, &err), 0);
 #undef MLA_DT
+	/* FusedInferAttentionScore: the slots, layouts, sparse modes and num_heads every backend applies */
+	refused("FusedInferAttentionScore", "8,4,64;8,4,64;", "DT_BF16;DT_BF16;", "8,4,64", "DT_BF16",
+		"FusedInferAttentionScore: slot 2 (value) is empty");
+	static const char *const fia_cols[] = { "Runtime input_layout", "Runtime sparse_mode", "Runtime num_heads" };
+	static const char *const fia_bad[][3] = {
+		{ "BSH", NULL, NULL }, { NULL, "1", NULL }, { NULL, NULL, "8" }, { "TND", "[4]", NULL },
+	};
+	static const char *const fia_want[] = {
+		"FusedInferAttentionScore: input_layout BSH not supported (TND, BNSD, BNSD_NBSD)",
+		"FusedInferAttentionScore: sparse_mode 1 not supported (0, 2, 3)",
+		"FusedInferAttentionScore: Runtime num_heads disagrees with the query's 4 heads",
+		NULL,   /* a sparse mode not every backend reads as an integer: the backends' limit */
+	};
+	for (size_t i = 0; i < sizeof(fia_want) / sizeof(fia_want[0]); i++) {
+		struct fia_row row = { fia_cols, fia_bad[i] };
+		perfdb_err_clear(&err);
+		assert_int_equal(perfdb_engine_build_case("FusedInferAttentionScore", "8,4,64;8,4,64;8,4,64",
+							  "DT_BF16;DT_BF16;DT_BF16", "", "8,4,64", "DT_BF16", "", &c,
+							  &err), 0);
+		c.cell = fia_cell;
+		c.cell_ctx = &row;
+		int rc = perfdb_opdef_find("FusedInferAttentionScore")->check(&c, &err);
+		if (!fia_want[i]) {
+			assert_int_equal(rc, 0);
+			continue;
+		}
+		assert_int_equal(rc, -PERFDB_EINVAL);
+		assert_string_equal(err.msg, fia_want[i]);
+	}
+	/* the DeepSeek-V3.2 / MLA kernels: their plans are the definitions' (the float dtypes the CPU's) */
+	refused("SparseFlashAttention", "4,2,16;4,1,16;4,1,16;4,1,2", "DT_BF16;DT_BF16;DT_BF16;DT_BF16", "4,2,16",
+		"DT_BF16", "SparseFlashAttention: slot 3 (sparse_indices) must be an integer tensor");
+	refused("LightningIndexer", "4,2,16;4,1,16;4,3", "DT_BF16;DT_BF16;DT_BF16", "4,1,2", "DT_INT32",
+		"LightningIndexer: weights must hold one value per query head");
+	refused("RINGMLAPrefillBF16Kernel", "4,3,16;4,3,8;4,2,16;4,2,8;4,2,16", "DT_BF16;DT_BF16;DT_BF16;DT_BF16;DT_BF16",
+		"4,3,16", "DT_BF16", "RINGMLAPrefillBF16Kernel: 3 heads are not a multiple of 2 kv heads");
+	/* an integer query is the CPU kernel's limit, not the op's rule */
+	perfdb_err_clear(&err);
+	assert_int_equal(perfdb_engine_build_case("RINGMLAPrefillBF16Kernel", "4,2,16;4,2,8;4,2,16;4,2,8;4,2,16",
+						  "INT32;DT_BF16;DT_BF16;DT_BF16;DT_BF16", "", "4,2,16", "DT_BF16", "",
+						  &c, &err), 0);
+	assert_int_equal(perfdb_opdef_find("RINGMLAPrefillBF16Kernel")->check(&c, &err), 0);
 }
 
 /* ---- the MoE, quantisation and DFC families' rules (opdef-checks3) ---- */

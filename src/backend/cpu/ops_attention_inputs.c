@@ -1,45 +1,12 @@
 /*
- * What the attention ops (ops_attention.c, ops_attention_sparse.c) read
- * from a row and write into their index inputs: Runtime list and integer
- * cells, int32/int64 elements, shuffled block tables
- * (ops_attention_kernel.h).
+ * What the attention ops (ops_attention.c, ops_attention_sparse.c) write
+ * into their index inputs: int32/int64 elements, shuffled block tables
+ * (ops_attention_kernel.h).  The Runtime cells they read are the operator
+ * layer's (replay/opdef/attention.h).
  */
 #include <stdlib.h>
 
 #include "ops_attention_kernel.h"
-
-/* "a,b,c" (quotes and spaces ignored) into v; returns the count or -1. */
-int64_t attn_parse_list(const char *s, int64_t *v, int64_t max)
-{
-	int64_t n = 0;
-	while (*s) {
-		while (*s == '"' || *s == ' ' || *s == '[' || *s == '(')
-			s++;
-		if (!*s || *s == ']' || *s == ')')
-			break;
-		char *e;
-		long long x = strtoll(s, &e, 10);
-		if (e == s || n >= max)
-			return -1;
-		v[n++] = x;
-		s = e;
-		while (*s == '"' || *s == ' ' || *s == ']' || *s == ')')
-			s++;
-		if (*s == ',')
-			s++;
-		else if (*s)
-			return -1;
-	}
-	return n;
-}
-
-int attn_cell_int(const struct perfdb_op_case *c, const char *col, int64_t *v)
-{
-	const char *s = perfdb_case_cell(c, col);
-	if (!s)
-		return 0;
-	return attn_parse_list(s, v, 1) == 1 ? 1 : -1;
-}
 
 void attn_st_int(struct perfdb_tensor *t, size_t i, int64_t v)
 {

@@ -72,11 +72,7 @@ void attn_plan_free(struct attn_plan *pl);
  */
 void attn_qk_tile(const float *K, size_t dk, const float *Qt, size_t mp, float *St, size_t nk);
 
-/* Helpers shared by the attention ops (ops_attention_inputs.c). */
-/* "a,b,c" (quotes, brackets and spaces ignored) into v; the count, or -1 past max or on junk. */
-int64_t attn_parse_list(const char *s, int64_t *v, int64_t max);
-/* One integer cell: 1 with *v set, 0 when absent, -1 when not an integer. */
-int attn_cell_int(const struct perfdb_op_case *c, const char *col, int64_t *v);
+/* Helpers shared by the attention ops (ops_attention_inputs.c; the Runtime cells: replay/opdef/attention.h). */
 /* Element i of an int32/int64 tensor (other dtypes untouched). */
 void attn_st_int(struct perfdb_tensor *t, size_t i, int64_t v);
 /* A block table filled with a deterministic shuffle of distinct ids < nblocks (reused past nblocks). */

@@ -7,7 +7,10 @@
  * REG_OP), and the argument order of torch_npu.atb.npu_ring_mla for the
  * ATB ring-MLA prefill kernel.  Attributes that a row does not record
  * (sparse_block_size, scale_value, the lengths) come from `Runtime …`
- * cells when present, else the documented defaults.
+ * cells when present, else the documented defaults.  Their row rules and
+ * shape-level plans are the operator layer's (replay/opdef/attention.h,
+ * rules_attention_sparse.c); this file adds the float dtypes its kernels
+ * take and their scratch.
  */
 #include <math.h>
 #include <stdio.h>
@@ -17,167 +20,31 @@
 
 #include "cpu_internal.h"
 #include "ops_attention_kernel.h"
-
-#define MAX_BATCH 65536
-#define MAX_LIST ((int64_t)1 << 28)    /* selected positions kept by SparseFlashAttention */
+#include "replay/opdef/attention.h"
 
 static const struct perfdb_tensor *slot(const struct perfdb_op_case *c, size_t i)
 {
 	return i < c->nin && c->in[i].present ? &c->in[i] : NULL;
 }
 
+/* The kernels' limit: a present slot is fp32, bf16 or fp16 (its presence is the definition's rule). */
 static int need_float(const struct perfdb_op_case *c, const struct perfdb_tensor *t, const char *what,
 		      struct perfdb_err *err)
 {
-	if (!t)
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: slot %s is empty", c->op, what);
-	if (!cpu_is_float(t->dtype))
+	if (t && !cpu_is_float(t->dtype))
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: %s dtype %s not supported (fp32, bf16, fp16)", c->op,
 				      what, perfdb_dtype_name(t->dtype));
 	return 0;
 }
 
-/*
- * Per-batch lengths: from a Runtime list (cumulative when cum), else from the
- * slot's count and an even split of total (cum) or each_max.
- */
-static int batch_lengths(const struct perfdb_op_case *c, const char *col, int cum, int64_t nb, int64_t total,
-			 int64_t each_max, int64_t *len, struct perfdb_err *err)
-{
-	const char *s = perfdb_case_cell(c, col);
-	if (!s) {
-		for (int64_t b = 0; b < nb; b++)
-			len[b] = cum ? total / nb + (b == nb - 1 ? total % nb : 0) : each_max;
-		return 0;
-	}
-	if (attn_parse_list(s, len, nb) != nb)
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: %s must list %lld integers", c->op, col, (long long)nb);
-	int64_t prev = 0;
-	for (int64_t b = 0; b < nb; b++) {
-		if (cum) {
-			if (len[b] < prev)
-				return perfdb_err_set(err, PERFDB_EINVAL, "%s: %s is not cumulative", c->op, col);
-			int64_t v = len[b];
-			len[b] -= prev;
-			prev = v;
-		} else if (len[b] < 0 || len[b] > each_max) {
-			return perfdb_err_set(err, PERFDB_EINVAL, "%s: %s value %lld outside 0..%lld", c->op, col,
-					      (long long)len[b], (long long)each_max);
-		}
-	}
-	if (cum && prev > total)
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: %s ends at %lld, past the %lld tokens", c->op, col,
-				      (long long)prev, (long long)total);
-	return 0;
-}
-
-static int64_t batch_count(const struct perfdb_op_case *c, const char *col, int64_t fallback)
-{
-	const char *s = perfdb_case_cell(c, col);
-	if (!s)
-		return fallback;
-	int64_t *tmp = malloc(MAX_BATCH * sizeof(int64_t));
-	int64_t n = tmp ? attn_parse_list(s, tmp, MAX_BATCH) : -1;
-	free(tmp);
-	return n > 0 ? n : fallback;
-}
-
-/*
- * The query and key sides shared by SparseFlashAttention and
- * LightningIndexer: query BSND (B,S1,N1,D) or TND (T,N1,D); key BSND
- * (B,S2,N2,D), TND (T2,N2,D) or, with a block table, PA_BSND
- * (blocks,block_size,N2,D).  Lengths per batch.
- */
-struct qk {
-	int tnd, kv_tnd, paged;
-	int64_t nb, n1, n2, d, s1, t, s2, t2, bs, btc, nblk;
-	int64_t *qlen, *kvlen, *qst, *kvst;
-	const struct perfdb_tensor *bt;
-};
-
-static void qk_free(struct qk *x)
-{
-	free(x->qlen);
-	x->qlen = NULL;
-}
-
-static int qk_plan(const struct perfdb_op_case *c, struct qk *x, const struct perfdb_tensor *q,
-		   const struct perfdb_tensor *k, const struct perfdb_tensor *bt, const struct perfdb_tensor *qlens,
-		   struct perfdb_err *err)
-{
-	if (q->ndims != 3 && q->ndims != 4)
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: query must be (B,S,N,D) or (T,N,D)", c->op);
-	x->tnd = q->ndims == 3;
-	x->n1 = q->dims[q->ndims - 2];
-	x->d = q->dims[q->ndims - 1];
-	x->bt = bt;
-	x->paged = bt != NULL;
-	if (k->ndims != 3 && k->ndims != 4)
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: key must be (B,S,N,D), (T,N,D) or (blocks,block,N,D)",
-				      c->op);
-	x->n2 = k->dims[k->ndims - 2];
-	if (k->dims[k->ndims - 1] != x->d)
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: key head dim %lld differs from the query's %lld", c->op,
-				      (long long)k->dims[k->ndims - 1], (long long)x->d);
-	if (x->n2 < 1 || x->n1 % x->n2 != 0)
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: %lld query heads are not a multiple of %lld kv heads",
-				      c->op, (long long)x->n1, (long long)x->n2);
-	if (x->paged) {
-		if (bt->ndims != 2 || cpu_is_float(bt->dtype) || k->ndims != 4)
-			return perfdb_err_set(err, PERFDB_EINVAL,
-					      "%s: a block table needs a 2-D integer table and a (blocks,block,N,D) key",
-					      c->op);
-		x->nblk = k->dims[0];
-		x->bs = k->dims[1];
-		x->btc = bt->dims[1];
-	} else {
-		x->kv_tnd = k->ndims == 3;
-	}
-	if (x->tnd) {
-		x->t = q->dims[0];
-		x->nb = batch_count(c, "Runtime actual_seq_lengths_values",
-				    qlens ? qlens->numel : x->paged ? bt->dims[0] : 1);
-	} else {
-		x->nb = q->dims[0];
-		x->s1 = q->dims[1];
-	}
-	if (x->nb < 1 || x->nb > MAX_BATCH)
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: batch %lld outside 1..%d", c->op, (long long)x->nb,
-				      MAX_BATCH);
-	if (x->paged && bt->dims[0] != x->nb)
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: block_table has %lld rows for %lld batches", c->op,
-				      (long long)bt->dims[0], (long long)x->nb);
-	if (!x->paged && !x->kv_tnd) {
-		if (k->dims[0] != x->nb)
-			return perfdb_err_set(err, PERFDB_EINVAL, "%s: key batch differs from the query's", c->op);
-		x->s2 = k->dims[1];
-	} else if (!x->paged) {
-		x->t2 = k->dims[0];
-	}
-	x->qlen = calloc((size_t)x->nb * 4, sizeof(int64_t));
-	if (!x->qlen)
-		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
-	x->kvlen = x->qlen + x->nb;
-	x->qst = x->kvlen + x->nb;
-	x->kvst = x->qst + x->nb;
-	PERFDB_TRY(batch_lengths(c, "Runtime actual_seq_lengths_values", x->tnd, x->nb, x->t, x->s1, x->qlen, err));
-	PERFDB_TRY(batch_lengths(c, "Runtime actual_seq_lengths_kv_values", !x->paged && x->kv_tnd, x->nb, x->t2,
-				 x->paged ? x->btc * x->bs : x->s2, x->kvlen, err));
-	for (int64_t b = 1; b < x->nb; b++) {
-		x->qst[b] = x->qst[b - 1] + x->qlen[b - 1];
-		x->kvst[b] = x->kvst[b - 1] + x->kvlen[b - 1];
-	}
-	return 0;
-}
-
 /* Token index of query (b, s): its row over the N1 heads starts at token * N1. */
-static int64_t qk_token(const struct qk *x, int64_t b, int64_t s)
+static int64_t qk_token(const struct perfdb_attn_qk *x, int64_t b, int64_t s)
 {
 	return x->tnd ? x->qst[b] + s : b * x->s1 + s;
 }
 
 /* Row (x D) of key position pos of batch b, kv head g. */
-static int64_t qk_kv_row(const struct qk *x, int64_t b, int64_t g, int64_t pos)
+static int64_t qk_kv_row(const struct perfdb_attn_qk *x, int64_t b, int64_t g, int64_t pos)
 {
 	if (x->paged) {
 		int64_t blk = cpu_ld_int(x->bt, (size_t)(b * x->btc + pos / x->bs));
@@ -187,7 +54,7 @@ static int64_t qk_kv_row(const struct qk *x, int64_t b, int64_t g, int64_t pos)
 }
 
 /* Keys visible to query s of batch b: all of the sequence, or causal from the bottom right (mode 3). */
-static int64_t qk_visible(const struct qk *x, int mode, int64_t b, int64_t s)
+static int64_t qk_visible(const struct perfdb_attn_qk *x, int mode, int64_t b, int64_t s)
 {
 	int64_t L = x->kvlen[b];
 	if (mode != 3)
@@ -197,7 +64,7 @@ static int64_t qk_visible(const struct qk *x, int mode, int64_t b, int64_t s)
 }
 
 /* Fill the length inputs with the lengths used (cumulative in TND, per batch for a paged key). */
-static void qk_write_lengths(const struct qk *x, struct perfdb_tensor *ql, struct perfdb_tensor *kl)
+static void qk_write_lengths(const struct perfdb_attn_qk *x, struct perfdb_tensor *ql, struct perfdb_tensor *kl)
 {
 	int64_t acc = 0;
 	for (int64_t b = 0; ql && b < x->nb && b < ql->numel; b++) {
@@ -211,18 +78,6 @@ static void qk_write_lengths(const struct qk *x, struct perfdb_tensor *ql, struc
 	}
 }
 
-static int sparse_mode_of(const struct perfdb_op_case *c, int *mode, struct perfdb_err *err)
-{
-	int64_t v;
-	int r = attn_cell_int(c, "Runtime sparse_mode", &v);
-	if (r < 0)
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: bad Runtime sparse_mode", c->op);
-	*mode = r ? (int)v : 3;
-	if (*mode != 0 && *mode != 3)
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: sparse_mode %d not supported (0, 3)", c->op, *mode);
-	return 0;
-}
-
 /* ==== SparseFlashAttention ============================================ */
 /*
  * in: 0 query, 1 key, 2 value, 3 sparse_indices (B,S1,N2,K) or (T,N2,K)
@@ -233,9 +88,7 @@ static int sparse_mode_of(const struct perfdb_op_case *c, int *mode, struct perf
  * those past the sequence or (mode 3) past s + kv_len - q_len dropped.
  */
 struct sfa {
-	struct qk x;
-	int mode;
-	int64_t kk, sbs, dr, dv;
+	struct perfdb_sfa_plan s;   /* the operator layer's plan */
 	int32_t *pos;          /* per (token, g): up to kk*sbs positions */
 	int32_t *cnt;          /* per (token, g) */
 	int64_t *maxlen;       /* per batch: kk*sbs, the kernel's key bound */
@@ -248,7 +101,7 @@ static void sfa_free(struct sfa *f)
 	if (!f)
 		return;
 	attn_plan_free(f->plan);
-	qk_free(&f->x);
+	perfdb_attn_qk_release(&f->s.x);
 	free(f->pos);
 	free(f->cnt);
 	free(f->maxlen);
@@ -258,79 +111,36 @@ static void sfa_free(struct sfa *f)
 static int64_t sfa_q_row(const void *ctx, int64_t b, int64_t h, int64_t s)
 {
 	const struct sfa *f = ctx;
-	return qk_token(&f->x, b, s) * f->x.n1 + h;
+	return qk_token(&f->s.x, b, s) * f->s.x.n1 + h;
 }
 
 static int64_t sfa_kv_row(const void *ctx, int64_t b, int64_t g, int64_t s, int64_t j)
 {
 	const struct sfa *f = ctx;
-	size_t li = (size_t)(qk_token(&f->x, b, s) * f->x.n2 + g);
-	return qk_kv_row(&f->x, b, g, f->pos[li * (size_t)(f->kk * f->sbs) + (size_t)j]);
+	size_t li = (size_t)(qk_token(&f->s.x, b, s) * f->s.x.n2 + g);
+	return qk_kv_row(&f->s.x, b, g, f->pos[li * (size_t)(f->s.kk * f->s.sbs) + (size_t)j]);
 }
 
 static int64_t sfa_kv_end(const void *ctx, int64_t b, int64_t g, int64_t s)
 {
 	const struct sfa *f = ctx;
-	return f->cnt[qk_token(&f->x, b, s) * f->x.n2 + g];
+	return f->cnt[qk_token(&f->s.x, b, s) * f->s.x.n2 + g];
 }
 
+/* The kernel's float dtypes, then the definition's plan. */
 static int sfa_plan(const struct perfdb_op_case *c, struct sfa *f, struct perfdb_err *err)
 {
-	const struct perfdb_tensor *q = slot(c, 0), *k = slot(c, 1), *v = slot(c, 2), *idx = slot(c, 3),
-				   *qr = slot(c, 7), *kr = slot(c, 8), *o = c->nout ? &c->out[0] : NULL;
-	PERFDB_TRY(need_float(c, q, "0 (query)", err));
-	PERFDB_TRY(need_float(c, k, "1 (key)", err));
-	PERFDB_TRY(need_float(c, v, "2 (value)", err));
-	if (!idx || cpu_is_float(idx->dtype))
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: slot 3 (sparse_indices) must be an integer tensor", c->op);
-	if (!o || !o->present || !cpu_is_float(o->dtype))
+	const struct perfdb_tensor *o = c->nout && c->out[0].present ? &c->out[0] : NULL;
+	PERFDB_TRY(need_float(c, slot(c, 0), "0 (query)", err));
+	PERFDB_TRY(need_float(c, slot(c, 1), "1 (key)", err));
+	PERFDB_TRY(need_float(c, slot(c, 2), "2 (value)", err));
+	if (o && !cpu_is_float(o->dtype))
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: output 0 must be a float tensor", c->op);
-	PERFDB_TRY(qk_plan(c, &f->x, q, k, slot(c, 4), slot(c, 5), err));
-	if (!!qr != !!kr)
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: query_rope (7) and key_rope (8) go together", c->op);
-	if (qr) {
-		PERFDB_TRY(need_float(c, qr, "7 (query_rope)", err));
-		PERFDB_TRY(need_float(c, kr, "8 (key_rope)", err));
-		f->dr = qr->dims[qr->ndims - 1];
-		int ok = qr->ndims == q->ndims && kr->ndims == k->ndims && f->dr > 0 &&
-			 kr->dims[kr->ndims - 1] == f->dr;
-		for (size_t i = 0; ok && i + 1 < q->ndims; i++)
-			ok = qr->dims[i] == q->dims[i];
-		for (size_t i = 0; ok && i + 1 < k->ndims; i++)
-			ok = kr->dims[i] == k->dims[i];
-		if (!ok)
-			return perfdb_err_set(err, PERFDB_EINVAL, "%s: rope shapes must match query/key but for the last dim",
-					      c->op);
+	if (slot(c, 7) && slot(c, 8)) {
+		PERFDB_TRY(need_float(c, slot(c, 7), "7 (query_rope)", err));
+		PERFDB_TRY(need_float(c, slot(c, 8), "8 (key_rope)", err));
 	}
-	int ok = v->ndims == k->ndims;
-	for (size_t i = 0; ok && i + 1 < k->ndims; i++)
-		ok = v->dims[i] == k->dims[i];
-	if (!ok)
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: value must match the key but for its head dim", c->op);
-	f->dv = v->dims[v->ndims - 1];
-	/* indices: the query's leading dims, then N2, K */
-	ok = idx->ndims == q->ndims && idx->dims[idx->ndims - 2] == f->x.n2;
-	for (size_t i = 0; ok && i + 2 < q->ndims; i++)
-		ok = idx->dims[i] == q->dims[i];
-	if (!ok)
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: sparse_indices must be (%s,%lld,K)", c->op,
-				      f->x.tnd ? "T" : "B,S1", (long long)f->x.n2);
-	f->kk = idx->dims[idx->ndims - 1];
-	int64_t x;
-	int r = attn_cell_int(c, "Runtime sparse_block_size", &x);
-	if (r < 0 || (r && x < 1))
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: bad Runtime sparse_block_size", c->op);
-	f->sbs = r ? x : 1;
-	PERFDB_TRY(sparse_mode_of(c, &f->mode, err));
-	int64_t ntok = f->x.tnd ? f->x.t : f->x.nb * f->x.s1;
-	if (f->kk < 1 || f->kk * f->sbs * ntok * f->x.n2 > MAX_LIST)
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: %lld x %lld selected positions is too many", c->op,
-				      (long long)ntok, (long long)(f->kk * f->sbs));
-	ok = o->numel == ntok * f->x.n1 * f->dv;
-	if (!ok)
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: output 0 must hold %lld x %lld heads x %lld", c->op,
-				      (long long)ntok, (long long)f->x.n1, (long long)f->dv);
-	return 0;
+	return perfdb_sfa_plan(c, &f->s, err);
 }
 
 static int sfa_check(const struct perfdb_op_case *c, struct perfdb_err *err)
@@ -355,16 +165,16 @@ static int sfa_prepare(struct perfdb_op_case *c, struct perfdb_err *err)
 		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 	c->priv = f;
 	PERFDB_TRY(sfa_plan(c, f, err));
-	struct qk *x = &f->x;
+	struct perfdb_attn_qk *x = &f->s.x;
 	qk_write_lengths(x, &c->in[5], &c->in[6]);
 	if (x->paged)
 		PERFDB_TRY(attn_fill_table(&c->in[4], x->nblk, err));
-	int64_t ntok = x->tnd ? x->t : x->nb * x->s1, per = f->kk * f->sbs;
+	int64_t ntok = x->tnd ? x->t : x->nb * x->s1, per = f->s.kk * f->s.sbs;
 	size_t nl = (size_t)(ntok * x->n2);
 	int64_t maxvis = 0;
 	for (int64_t b = 0; b < x->nb; b++)
 		maxvis = x->kvlen[b] > maxvis ? x->kvlen[b] : maxvis;
-	int64_t nbmax = (maxvis + f->sbs - 1) / f->sbs;
+	int64_t nbmax = (maxvis + f->s.sbs - 1) / f->s.sbs;
 	f->pos = malloc(nl * (size_t)per * sizeof(int32_t));
 	f->cnt = calloc(nl, sizeof(int32_t));
 	f->maxlen = malloc((size_t)x->nb * sizeof(int64_t));
@@ -378,13 +188,13 @@ static int sfa_prepare(struct perfdb_op_case *c, struct perfdb_err *err)
 	for (int64_t b = 0; b < x->nb; b++) {
 		f->maxlen[b] = per;
 		for (int64_t s = 0; s < x->qlen[b]; s++) {
-			int64_t vis = qk_visible(x, f->mode, b, s), nbv = (vis + f->sbs - 1) / f->sbs;
+			int64_t vis = qk_visible(x, f->s.mode, b, s), nbv = (vis + f->s.sbs - 1) / f->s.sbs;
 			for (int64_t g = 0; g < x->n2; g++) {
 				size_t li = (size_t)(qk_token(x, b, s) * x->n2 + g);
-				int64_t take = nbv < f->kk ? nbv : f->kk, n = 0;
+				int64_t take = nbv < f->s.kk ? nbv : f->s.kk, n = 0;
 				for (int64_t i = 0; i < nbv; i++)
 					pool[i] = (int32_t)i;
-				for (int64_t i = 0; i < f->kk; i++) {
+				for (int64_t i = 0; i < f->s.kk; i++) {
 					int64_t blk = -1;
 					if (i < take) {   /* partial Fisher-Yates: pool[i] becomes a fresh random block */
 						st = st * 6364136223846793005u + 1442695040888963407u;
@@ -393,13 +203,13 @@ static int sfa_prepare(struct perfdb_op_case *c, struct perfdb_err *err)
 						pool[i] = pool[j];
 						pool[j] = t;
 						blk = pool[i];
-						for (int64_t e = 0; e < f->sbs; e++) {
-							int64_t p = blk * f->sbs + e;
+						for (int64_t e = 0; e < f->s.sbs; e++) {
+							int64_t p = blk * f->s.sbs + e;
 							if (p < vis)
 								f->pos[li * (size_t)per + (size_t)n++] = (int32_t)p;
 						}
 					}
-					attn_st_int(idx, li * (size_t)f->kk + (size_t)i, blk);
+					attn_st_int(idx, li * (size_t)f->s.kk + (size_t)i, blk);
 				}
 				f->cnt[li] = (int32_t)n;
 			}
@@ -409,13 +219,13 @@ static int sfa_prepare(struct perfdb_op_case *c, struct perfdb_err *err)
 	const struct perfdb_tensor *qr = slot(c, 7);
 	f->p = (struct attn_problem){
 		.q = &c->in[0], .qr = qr, .k = &c->in[1], .kr = qr ? &c->in[8] : NULL, .v = &c->in[2],
-		.out = &c->out[0], .nb = x->nb, .hq = x->n1, .hkv = x->n2, .dq = x->d, .dr = f->dr, .dv = f->dv,
+		.out = &c->out[0], .nb = x->nb, .hq = x->n1, .hkv = x->n2, .dq = x->d, .dr = f->s.dr, .dv = f->s.dv,
 		.qlen = x->qlen, .kvlen = f->maxlen, .q_row = sfa_q_row, .o_row = sfa_q_row, .kv_row = sfa_kv_row,
 		.kv_end = sfa_kv_end, .ctx = f, .per_query = true,
 	};
 	double sc;
 	const char *cell = perfdb_case_cell(c, "Runtime scale_value");
-	f->p.scale = cell && sscanf(cell, "%lf", &sc) == 1 ? (float)sc : 1.0f / sqrtf((float)(x->d + f->dr));
+	f->p.scale = cell && sscanf(cell, "%lf", &sc) == 1 ? (float)sc : 1.0f / sqrtf((float)(x->d + f->s.dr));
 	return attn_plan_new(&f->plan, &f->p, c->threads, err);
 }
 
@@ -454,9 +264,8 @@ struct li_scr {
 };
 
 struct li {
-	struct qk x;
-	int mode;
-	int64_t kk, g, gp;     /* output K; heads per kv head, padded to 16 */
+	struct perfdb_li_plan s;   /* the operator layer's plan */
+	int64_t gp;            /* heads per kv head, padded to 16 (the scratch's lanes) */
 	int threads;
 	struct li_scr *scr;    /* threads of them */
 	int64_t *tok0;         /* first linear query index of each batch (nb + 1) */
@@ -466,7 +275,7 @@ static void li_free(struct li *f)
 {
 	if (!f)
 		return;
-	qk_free(&f->x);
+	perfdb_attn_qk_release(&f->s.x);
 	for (int t = 0; f->scr && t < f->threads; t++) {
 		struct li_scr *z = &f->scr[t];
 		free(z->qt);
@@ -482,29 +291,15 @@ static void li_free(struct li *f)
 	free(f);
 }
 
+/* The kernel's float dtypes, then the definition's plan. */
 static int li_plan(const struct perfdb_op_case *c, struct li *f, struct perfdb_err *err)
 {
-	const struct perfdb_tensor *q = slot(c, 0), *k = slot(c, 1), *w = slot(c, 2),
-				   *o = c->nout ? &c->out[0] : NULL;
-	PERFDB_TRY(need_float(c, q, "0 (query)", err));
-	PERFDB_TRY(need_float(c, k, "1 (key)", err));
-	PERFDB_TRY(need_float(c, w, "2 (weights)", err));
-	if (!o || !o->present || cpu_is_float(o->dtype))
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: output 0 must be an integer tensor", c->op);
-	PERFDB_TRY(qk_plan(c, &f->x, q, k, slot(c, 5), slot(c, 3), err));
-	int64_t ntok = f->x.tnd ? f->x.t : f->x.nb * f->x.s1;
-	if (w->numel != ntok * f->x.n1)
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: weights must hold one value per query head", c->op);
-	int ok = o->ndims == q->ndims && o->dims[o->ndims - 2] == f->x.n2;
-	for (size_t i = 0; ok && i + 2 < q->ndims; i++)
-		ok = o->dims[i] == q->dims[i];
-	if (!ok)
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: output 0 must be (%s,%lld,K)", c->op,
-				      f->x.tnd ? "T" : "B,S1", (long long)f->x.n2);
-	f->kk = o->dims[o->ndims - 1];
-	f->g = f->x.n1 / f->x.n2;
-	f->gp = (f->g + 15) & ~(int64_t)15;
-	return sparse_mode_of(c, &f->mode, err);
+	PERFDB_TRY(need_float(c, slot(c, 0), "0 (query)", err));
+	PERFDB_TRY(need_float(c, slot(c, 1), "1 (key)", err));
+	PERFDB_TRY(need_float(c, slot(c, 2), "2 (weights)", err));
+	PERFDB_TRY(perfdb_li_plan(c, &f->s, err));
+	f->gp = (f->s.g + 15) & ~(int64_t)15;
+	return 0;
 }
 
 static int li_check(const struct perfdb_op_case *c, struct perfdb_err *err)
@@ -524,23 +319,23 @@ static int li_prepare(struct perfdb_op_case *c, struct perfdb_err *err)
 		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 	c->priv = f;
 	PERFDB_TRY(li_plan(c, f, err));
-	qk_write_lengths(&f->x, &c->in[3], &c->in[4]);
-	if (f->x.paged)
-		PERFDB_TRY(attn_fill_table(&c->in[5], f->x.nblk, err));
+	qk_write_lengths(&f->s.x, &c->in[3], &c->in[4]);
+	if (f->s.x.paged)
+		PERFDB_TRY(attn_fill_table(&c->in[5], f->s.x.nblk, err));
 	int64_t maxl = 1;
-	for (int64_t b = 0; b < f->x.nb; b++)
-		maxl = f->x.kvlen[b] > maxl ? f->x.kvlen[b] : maxl;
-	size_t d = (size_t)f->x.d, gp = (size_t)f->gp;
+	for (int64_t b = 0; b < f->s.x.nb; b++)
+		maxl = f->s.x.kvlen[b] > maxl ? f->s.x.kvlen[b] : maxl;
+	size_t d = (size_t)f->s.x.d, gp = (size_t)f->gp;
 	if (d > 1024)
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: head dim %zu over 1024", c->op, d);
 	f->threads = c->threads > 1 ? c->threads : 1;
 	f->scr = calloc((size_t)f->threads, sizeof(*f->scr));
-	f->tok0 = malloc((size_t)(f->x.nb + 1) * sizeof(int64_t));
+	f->tok0 = malloc((size_t)(f->s.x.nb + 1) * sizeof(int64_t));
 	if (!f->scr || !f->tok0)
 		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 	f->tok0[0] = 0;
-	for (int64_t b = 0; b < f->x.nb; b++)
-		f->tok0[b + 1] = f->tok0[b] + f->x.qlen[b];
+	for (int64_t b = 0; b < f->s.x.nb; b++)
+		f->tok0[b + 1] = f->tok0[b] + f->s.x.qlen[b];
 	for (int t = 0; t < f->threads; t++) {
 		struct li_scr *z = &f->scr[t];
 		z->qt = aligned_alloc(64, d * gp * sizeof(float));
@@ -549,7 +344,7 @@ static int li_prepare(struct perfdb_op_case *c, struct perfdb_err *err)
 		z->w = aligned_alloc(64, gp * sizeof(float));
 		z->score = malloc((size_t)maxl * sizeof(float));
 		z->order = malloc((size_t)maxl * sizeof(int32_t));
-		z->rk = malloc((size_t)(f->kk > 0 ? f->kk : 1) * sizeof(struct ranked));
+		z->rk = malloc((size_t)(f->s.kk > 0 ? f->s.kk : 1) * sizeof(struct ranked));
 		if (!z->qt || !z->kt || !z->st || !z->w || !z->score || !z->order || !z->rk)
 			return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 		memset(z->qt, 0, d * gp * sizeof(float));
@@ -608,7 +403,7 @@ static void top_k(const float *sc, int32_t *idx, int64_t n, int64_t k, struct ra
 CPU_CLONES static void li_scores(struct li *f, struct li_scr *z, struct perfdb_op_case *c, int64_t b, int64_t g,
 				      int64_t vis)
 {
-	struct qk *x = &f->x;
+	struct perfdb_attn_qk *x = &f->s.x;
 	size_t d = (size_t)x->d, gp = (size_t)f->gp;
 	for (int64_t j0 = 0; j0 < vis; j0 += ATTN_BK) {
 		size_t nk = (size_t)(vis - j0 < ATTN_BK ? vis - j0 : ATTN_BK), nk8 = (nk + 7) & ~(size_t)7;
@@ -629,17 +424,17 @@ CPU_CLONES static void li_scores(struct li *f, struct li_scr *z, struct perfdb_o
 /* Query q (linear over the batches) for every kv head, with thread t's scratch. */
 static void li_query(struct li *f, struct perfdb_op_case *c, int64_t q, int t)
 {
-	struct qk *x = &f->x;
+	struct perfdb_attn_qk *x = &f->s.x;
 	struct li_scr *z = &f->scr[t];
 	size_t d = (size_t)x->d, gp = (size_t)f->gp;
 	float tmp[1024];   /* d <= 1024: li_prepare */
 	int64_t b = 0;
 	while (f->tok0[b + 1] <= q)
 		b++;
-	int64_t s = q - f->tok0[b], tok = qk_token(x, b, s), vis = qk_visible(x, f->mode, b, s);
+	int64_t s = q - f->tok0[b], tok = qk_token(x, b, s), vis = qk_visible(x, f->s.mode, b, s);
 	for (int64_t g = 0; g < x->n2; g++) {
-		for (int64_t h = 0; h < f->g; h++) {
-			int64_t qh = g * f->g + h;
+		for (int64_t h = 0; h < f->s.g; h++) {
+			int64_t qh = g * f->s.g + h;
 			cpu_load_row(&c->in[0], (size_t)(tok * x->n1 + qh) * d, d, tmp);
 			for (size_t i = 0; i < d; i++)
 				z->qt[i * gp + (size_t)h] = tmp[i];
@@ -648,9 +443,9 @@ static void li_query(struct li *f, struct perfdb_op_case *c, int64_t q, int t)
 		li_scores(f, z, c, b, g, vis);
 		for (int64_t j = 0; j < vis; j++)
 			z->order[j] = (int32_t)j;
-		top_k(z->score, z->order, vis, f->kk, z->rk);
-		size_t base = (size_t)((tok * x->n2 + g) * f->kk);
-		for (int64_t i = 0; i < f->kk; i++)
+		top_k(z->score, z->order, vis, f->s.kk, z->rk);
+		size_t base = (size_t)((tok * x->n2 + g) * f->s.kk);
+		for (int64_t i = 0; i < f->s.kk; i++)
 			attn_st_int(&c->out[0], base + (size_t)i, i < vis ? z->order[i] : -1);
 	}
 }
@@ -664,7 +459,7 @@ static int li_run(struct perfdb_op_case *c, struct perfdb_err *err)
 {
 	(void)err;
 	struct li *f = c->priv;
-	int64_t nq = f->tok0[f->x.nb];
+	int64_t nq = f->tok0[f->s.x.nb];
 	if (f->threads <= 1) {
 		for (int64_t q = 0; q < nq; q++)
 			li_query(f, c, q, 0);
@@ -693,9 +488,7 @@ static void li_release(struct perfdb_op_case *c)
  * output (T,N,Dv), out 1 softmax_lse (N,T) fp32.
  */
 struct ring {
-	int64_t nb, t, t2, n, nkv, dn, dr, dv;
-	int64_t *qlen, *kvlen, *qst, *kvst;
-	int causal, merge;
+	struct perfdb_ring_plan s;      /* the operator layer's plan */
 	struct perfdb_tensor lse;       /* the kernel's log-sum-exp (out 1, or scratch) */
 	void *lse_mem;
 	float *row, *row2;
@@ -708,7 +501,7 @@ static void ring_free(struct ring *f)
 	if (!f)
 		return;
 	attn_plan_free(f->plan);
-	free(f->qlen);
+	perfdb_ring_plan_release(&f->s);
 	free(f->lse_mem);
 	free(f->row);
 	free(f);
@@ -717,116 +510,43 @@ static void ring_free(struct ring *f)
 static int64_t ring_q_row(const void *ctx, int64_t b, int64_t h, int64_t s)
 {
 	const struct ring *f = ctx;
-	return (f->qst[b] + s) * f->n + h;
+	return (f->s.qst[b] + s) * f->s.n + h;
 }
 
 static int64_t ring_kv_row(const void *ctx, int64_t b, int64_t g, int64_t s, int64_t j)
 {
 	const struct ring *f = ctx;
 	(void)s;
-	return (f->kvst[b] + j) * f->nkv + g;
+	return (f->s.kvst[b] + j) * f->s.nkv + g;
 }
 
 static int64_t ring_kv_end(const void *ctx, int64_t b, int64_t g, int64_t s)
 {
 	const struct ring *f = ctx;
 	(void)g;
-	return f->causal ? s + 1 + f->kvlen[b] - f->qlen[b] : f->kvlen[b];
+	return f->s.causal ? s + 1 + f->s.kvlen[b] - f->s.qlen[b] : f->s.kvlen[b];
 }
 
 static int64_t ring_lse_at(const void *ctx, int64_t b, int64_t h, int64_t s)
 {
 	const struct ring *f = ctx;
-	return h * f->t + f->qst[b] + s;
+	return h * f->s.t + f->s.qst[b] + s;
 }
 
+/* The kernel's float dtypes around the definition's plan (the output's message needs its sizes). */
 static int ring_plan(const struct perfdb_op_case *c, struct ring *f, struct perfdb_err *err)
 {
-	const char *name[] = { "0 (q_nope)", "1 (q_rope)", "2 (k_nope)", "3 (k_rope)", "4 (value)" };
-	for (size_t i = 0; i < 5; i++) {
+	static const char *const name[] = { "0 (q_nope)", "1 (q_rope)", "2 (k_nope)", "3 (k_rope)", "4 (value)" };
+	for (size_t i = 0; i < 5; i++)
 		PERFDB_TRY(need_float(c, slot(c, i), name[i], err));
-		if (c->in[i].ndims != 3)
-			return perfdb_err_set(err, PERFDB_EINVAL, "%s: slot %s must be (tokens,heads,dim)", c->op, name[i]);
-	}
-	const struct perfdb_tensor *qn = &c->in[0], *qr = &c->in[1], *kn = &c->in[2], *kr = &c->in[3],
-				   *v = &c->in[4], *sl = slot(c, 6), *po = slot(c, 7), *pl = slot(c, 8);
-	f->t = qn->dims[0];
-	f->n = qn->dims[1];
-	f->dn = qn->dims[2];
-	f->dr = qr->dims[2];
-	f->t2 = kn->dims[0];
-	f->nkv = kn->dims[1];
-	if (qr->dims[0] != f->t || qr->dims[1] != f->n || kn->dims[2] != f->dn || kr->dims[0] != f->t2 ||
-	    kr->dims[1] != f->nkv || kr->dims[2] != f->dr || v->dims[0] != f->t2 || v->dims[1] != f->nkv)
-		return perfdb_err_set(err, PERFDB_EINVAL,
-				      "%s: q_rope, k_nope, k_rope, value must match q_nope's tokens/heads and each other",
-				      c->op);
-	f->dv = v->dims[2];
-	if (f->nkv < 1 || f->n % f->nkv != 0)
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: %lld heads are not a multiple of %lld kv heads", c->op,
-				      (long long)f->n, (long long)f->nkv);
-	const struct perfdb_tensor *o = c->nout ? &c->out[0] : NULL;
-	if (!o || !o->present || !cpu_is_float(o->dtype) || o->numel != f->t * f->n * f->dv)
+	PERFDB_TRY(perfdb_ring_plan(c, &f->s, err));
+	const struct perfdb_ring_plan *s = &f->s;
+	if (!cpu_is_float(c->out[0].dtype))
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: output 0 must be (%lld,%lld,%lld)", c->op,
-				      (long long)f->t, (long long)f->n, (long long)f->dv);
-	if (c->nout > 1 && c->out[1].present && (c->out[1].dtype != PERFDB_DTYPE_FLOAT || c->out[1].numel != f->n * f->t))
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: output 1 (softmax_lse) must be fp32 (%lld,%lld)", c->op,
-				      (long long)f->n, (long long)f->t);
-	f->merge = po && pl;
-	if (!!po != !!pl)
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: prev_out (7) and prev_lse (8) go together", c->op);
-	if (f->merge && (!cpu_is_float(po->dtype) || po->numel != o->numel || pl->dtype != PERFDB_DTYPE_FLOAT ||
-			 pl->numel != f->n * f->t))
+				      (long long)s->t, (long long)s->n, (long long)s->dv);
+	if (s->merge && !cpu_is_float(c->in[7].dtype))
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: prev_out must match the output, prev_lse be fp32 (N,T)",
 				      c->op);
-	f->causal = slot(c, 5) != NULL;
-	int two = sl && sl->ndims == 2 && sl->dims[0] == 2;
-	f->nb = sl ? (two ? sl->dims[1] : sl->numel) : 1;
-	f->nb = batch_count(c, "Runtime seqlen_values", f->nb * (two ? 2 : 1)) / (two ? 2 : 1);
-	if (f->nb < 1 || f->nb > MAX_BATCH)
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: batch %lld outside 1..%d", c->op, (long long)f->nb,
-				      MAX_BATCH);
-	f->qlen = calloc((size_t)f->nb * 4, sizeof(int64_t));
-	if (!f->qlen)
-		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
-	f->kvlen = f->qlen + f->nb;
-	f->qst = f->kvlen + f->nb;
-	f->kvst = f->qst + f->nb;
-	/* Runtime seqlen_values: q lengths, then (two rows) kv lengths; else even splits */
-	const char *cell = perfdb_case_cell(c, "Runtime seqlen_values");
-	if (cell) {
-		int64_t *tmp = malloc((size_t)f->nb * 2 * sizeof(int64_t));
-		if (!tmp)
-			return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
-		int64_t n = attn_parse_list(cell, tmp, f->nb * 2);
-		for (int64_t b = 0; b < f->nb && n >= f->nb; b++) {
-			f->qlen[b] = tmp[b];
-			f->kvlen[b] = two ? tmp[f->nb + b] : tmp[b];
-		}
-		free(tmp);
-		if (n != f->nb * (two ? 2 : 1))
-			return perfdb_err_set(err, PERFDB_EINVAL, "%s: Runtime seqlen_values must list %lld integers",
-					      c->op, (long long)(f->nb * (two ? 2 : 1)));
-	} else {
-		for (int64_t b = 0; b < f->nb; b++) {
-			f->qlen[b] = f->t / f->nb + (b == f->nb - 1 ? f->t % f->nb : 0);
-			f->kvlen[b] = f->t2 / f->nb + (b == f->nb - 1 ? f->t2 % f->nb : 0);
-		}
-	}
-	int64_t sq = 0, sk = 0;
-	for (int64_t b = 0; b < f->nb; b++) {
-		if (f->qlen[b] < 0 || f->kvlen[b] < 0 || (f->causal && f->kvlen[b] < f->qlen[b]))
-			return perfdb_err_set(err, PERFDB_EINVAL, "%s: bad lengths of batch %lld (causal needs kv >= q)",
-					      c->op, (long long)b);
-		if (b) {
-			f->qst[b] = f->qst[b - 1] + f->qlen[b - 1];
-			f->kvst[b] = f->kvst[b - 1] + f->kvlen[b - 1];
-		}
-		sq += f->qlen[b];
-		sk += f->kvlen[b];
-	}
-	if (sq > f->t || sk > f->t2)
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: lengths sum past the tokens", c->op);
 	return 0;
 }
 
@@ -849,33 +569,33 @@ static int ring_prepare(struct perfdb_op_case *c, struct perfdb_err *err)
 	PERFDB_TRY(ring_plan(c, f, err));
 	struct perfdb_tensor *sl = &c->in[6];
 	if (slot(c, 6)) {
-		int two = sl->ndims == 2 && sl->dims[0] == 2;
-		for (int64_t b = 0; b < f->nb; b++) {
-			attn_st_int(sl, (size_t)b, f->qlen[b]);
+		int two = f->s.two;
+		for (int64_t b = 0; b < f->s.nb; b++) {
+			attn_st_int(sl, (size_t)b, f->s.qlen[b]);
 			if (two)
-				attn_st_int(sl, (size_t)(f->nb + b), f->kvlen[b]);
+				attn_st_int(sl, (size_t)(f->s.nb + b), f->s.kvlen[b]);
 		}
 	}
 	if (c->nout > 1 && c->out[1].present) {
 		f->p.lse = &c->out[1];
-	} else if (f->merge) {
-		f->lse_mem = malloc((size_t)(f->n * f->t) * sizeof(float));
+	} else if (f->s.merge) {
+		f->lse_mem = malloc((size_t)(f->s.n * f->s.t) * sizeof(float));
 		if (!f->lse_mem)
 			return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 		f->lse = (struct perfdb_tensor){ .present = true, .dtype = PERFDB_DTYPE_FLOAT, .ndims = 2,
-						 .dims = { f->n, f->t }, .numel = f->n * f->t, .data = f->lse_mem,
-						 .bytes = (size_t)(f->n * f->t) * sizeof(float) };
+						 .dims = { f->s.n, f->s.t }, .numel = f->s.n * f->s.t, .data = f->lse_mem,
+						 .bytes = (size_t)(f->s.n * f->s.t) * sizeof(float) };
 		f->p.lse = &f->lse;
 	}
-	if (f->merge) {
+	if (f->s.merge) {
 		/* a previous step's lse: finite, as the first ring step leaves it */
 		float *pl = c->in[8].data;
 		for (int64_t i = 0; i < c->in[8].numel; i++)
 			pl[i] = (float)(i % 7) * 0.25f;
-		f->row = malloc((size_t)f->dv * 2 * sizeof(float));
+		f->row = malloc((size_t)f->s.dv * 2 * sizeof(float));
 		if (!f->row)
 			return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
-		f->row2 = f->row + f->dv;
+		f->row2 = f->row + f->s.dv;
 	}
 	f->p.q = &c->in[0];
 	f->p.qr = &c->in[1];
@@ -883,17 +603,17 @@ static int ring_prepare(struct perfdb_op_case *c, struct perfdb_err *err)
 	f->p.kr = &c->in[3];
 	f->p.v = &c->in[4];
 	f->p.out = &c->out[0];
-	f->p.nb = f->nb;
-	f->p.hq = f->n;
-	f->p.hkv = f->nkv;
-	f->p.dq = f->dn;
-	f->p.dr = f->dr;
-	f->p.dv = f->dv;
+	f->p.nb = f->s.nb;
+	f->p.hq = f->s.n;
+	f->p.hkv = f->s.nkv;
+	f->p.dq = f->s.dn;
+	f->p.dr = f->s.dr;
+	f->p.dv = f->s.dv;
 	double sc;
 	const char *cell = perfdb_case_cell(c, "Runtime qk_scale");
-	f->p.scale = cell && sscanf(cell, "%lf", &sc) == 1 ? (float)sc : 1.0f / sqrtf((float)(f->dn + f->dr));
-	f->p.qlen = f->qlen;
-	f->p.kvlen = f->kvlen;
+	f->p.scale = cell && sscanf(cell, "%lf", &sc) == 1 ? (float)sc : 1.0f / sqrtf((float)(f->s.dn + f->s.dr));
+	f->p.qlen = f->s.qlen;
+	f->p.kvlen = f->s.kvlen;
 	f->p.q_row = ring_q_row;
 	f->p.o_row = ring_q_row;
 	f->p.kv_row = ring_kv_row;
@@ -908,10 +628,10 @@ static void ring_merge(struct ring *f, struct perfdb_op_case *c)
 {
 	const float *pl = c->in[8].data;
 	float *lse = f->p.lse->data;
-	size_t dv = (size_t)f->dv;
-	for (int64_t b = 0; b < f->nb; b++)
-		for (int64_t s = 0; s < f->qlen[b]; s++)
-			for (int64_t h = 0; h < f->n; h++) {
+	size_t dv = (size_t)f->s.dv;
+	for (int64_t b = 0; b < f->s.nb; b++)
+		for (int64_t s = 0; s < f->s.qlen[b]; s++)
+			for (int64_t h = 0; h < f->s.n; h++) {
 				size_t li = (size_t)ring_lse_at(f, b, h, s), ro = (size_t)ring_q_row(f, b, h, s) * dv;
 				float l1 = pl[li], l2 = lse[li], m = l1 > l2 ? l1 : l2;
 				if (m == -INFINITY)
@@ -930,7 +650,7 @@ static int ring_run(struct perfdb_op_case *c, struct perfdb_err *err)
 {
 	struct ring *f = c->priv;
 	PERFDB_TRY(attn_plan_run(f->plan, err));
-	if (f->merge)
+	if (f->s.merge)
 		ring_merge(f, c);
 	return 0;
 }

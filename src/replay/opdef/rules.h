@@ -26,6 +26,16 @@ int perfdb_rules_same_dims(const struct perfdb_tensor *a, const struct perfdb_te
 /* The first nin inputs and output 0 present, else "<op> needs N input(s) and an output" / "input i is empty". */
 int perfdb_rules_need(const struct perfdb_op_case *c, size_t nin, struct perfdb_err *err);
 
+/*
+ * The attention ops' per-batch lengths (rules_attention.c): from the Runtime
+ * list col (cumulative when cum; "<op>: <col> …" when it breaks that), else
+ * an even split of total (cum) or each_max; and the batch count such a list
+ * gives (fallback when absent or unreadable).
+ */
+int perfdb_attn_lengths(const struct perfdb_op_case *c, const char *col, int cum, int64_t nb, int64_t total,
+			int64_t each_max, int64_t *len, struct perfdb_err *err);
+int64_t perfdb_attn_count(const struct perfdb_op_case *c, const char *col, int64_t fallback);
+
 /* ---- each family's rules (opdefs.c's table) ---- */
 
 /* The MatMul family: 2 inputs and an output laid out as perfdb_gemm_plan plans them (gemm_plan.c). */
@@ -33,6 +43,14 @@ int perfdb_rules_matmul(const struct perfdb_op_case *c, struct perfdb_err *err);
 
 /* mla_preprocess_0_mix_aic: its plan (rules_mla.c, mla.h) */
 int perfdb_rules_mla_preprocess(const struct perfdb_op_case *c, struct perfdb_err *err);
+
+/* FusedInferAttentionScore: what every backend applies of its plan (rules_attention.c, attention.h) */
+int perfdb_rules_fia(const struct perfdb_op_case *c, struct perfdb_err *err);
+
+/* SparseFlashAttention, LightningIndexer, RINGMLAPrefillBF16Kernel: their plans (rules_attention_sparse.c) */
+int perfdb_rules_sfa(const struct perfdb_op_case *c, struct perfdb_err *err);
+int perfdb_rules_li(const struct perfdb_op_case *c, struct perfdb_err *err);
+int perfdb_rules_ring(const struct perfdb_op_case *c, struct perfdb_err *err);
 
 int perfdb_rules_rmsnorm(const struct perfdb_op_case *c, struct perfdb_err *err);
 int perfdb_rules_add_rmsnorm_bias(const struct perfdb_op_case *c, struct perfdb_err *err);
