@@ -54,6 +54,9 @@ unsigned perfdb_dtype_bits(enum perfdb_dtype t);
 /* Bytes for n elements, rounding sub-byte types up; 0 for unknown. */
 size_t perfdb_dtype_bytes(enum perfdb_dtype t, size_t n);
 
+/* Whether t is fp32, bf16 or fp16: the float dtypes replay fills and the kernels compute in fp32. */
+int perfdb_dtype_is_float(enum perfdb_dtype t);
+
 /*
  * Append the canonical spelling of one dtype token to out: known spellings
  * become `DT_*`, an empty token stays empty, unknown tokens are appended

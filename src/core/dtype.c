@@ -172,6 +172,11 @@ unsigned perfdb_dtype_bits(enum perfdb_dtype t)
 
 /* Saturates at SIZE_MAX instead of wrapping: a caller that allocates the
  * result then fails cleanly rather than under-allocating. */
+int perfdb_dtype_is_float(enum perfdb_dtype t)
+{
+	return t == PERFDB_DTYPE_FLOAT || t == PERFDB_DTYPE_BF16 || t == PERFDB_DTYPE_FLOAT16;
+}
+
 size_t perfdb_dtype_bytes(enum perfdb_dtype t, size_t n)
 {
 	size_t bits = perfdb_dtype_bits(t);

@@ -66,7 +66,7 @@ static int build(struct perfdb_op_case *c, const char *ins, const char *idt, con
 
 static void put(struct perfdb_tensor *t, size_t i, double v)
 {
-	if (cpu_is_float(t->dtype)) {
+	if (perfdb_dtype_is_float(t->dtype)) {
 		float f = (float)v;
 		cpu_store_row(t, i, 1, &f);
 	} else if (t->dtype == PERFDB_DTYPE_INT8) {
@@ -78,7 +78,7 @@ static void put(struct perfdb_tensor *t, size_t i, double v)
 
 static double get(const struct perfdb_tensor *t, size_t i)
 {
-	return cpu_is_float(t->dtype) ? (double)cpu_ld(t, i) : (double)cpu_ld_int(t, i);
+	return perfdb_dtype_is_float(t->dtype) ? (double)cpu_ld(t, i) : (double)cpu_ld_int(t, i);
 }
 
 static uint64_t rng = 12345;

@@ -135,11 +135,6 @@ void cpu_parallel(size_t n, size_t work, int threads, void (*fn)(void *ctx, size
 	}
 }
 
-int cpu_is_float(enum perfdb_dtype d)
-{
-	return d == PERFDB_DTYPE_FLOAT || d == PERFDB_DTYPE_BF16 || d == PERFDB_DTYPE_FLOAT16;
-}
-
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #include <immintrin.h>
 #define CPU_BF16_AVX512 1
@@ -229,16 +224,6 @@ CPU_CLONES void cpu_store_row(struct perfdb_tensor *t, size_t off, size_t n, con
 int64_t cpu_ld_int(const struct perfdb_tensor *t, size_t i)
 {
 	return perfdb_int_elem(t->data, t->dtype, i);
-}
-
-int cpu_same_dims(const struct perfdb_tensor *a, const struct perfdb_tensor *b)
-{
-	if (a->ndims != b->ndims)
-		return 0;
-	for (size_t i = 0; i < a->ndims; i++)
-		if (a->dims[i] != b->dims[i])
-			return 0;
-	return 1;
 }
 
 /* 16 partial sums so the loop vectorises at any ISA level; one order everywhere, so every norm gives the same rstd. */

@@ -55,12 +55,8 @@ void cpu_load_row(const struct perfdb_tensor *t, size_t off, size_t n, float *ds
 float cpu_sumsq(const float *x, size_t h);
 /* Store n fp32 values into t at element off, converting to its dtype. */
 void cpu_store_row(struct perfdb_tensor *t, size_t off, size_t n, const float *src);
-/* Whether dtype is fp32, bf16 or fp16. */
-int cpu_is_float(enum perfdb_dtype d);
 /* Value of an integer tensor's element i (int8..int64, uint8, bool). */
 int64_t cpu_ld_int(const struct perfdb_tensor *t, size_t i);
-/* Same shape (dims equal). */
-int cpu_same_dims(const struct perfdb_tensor *a, const struct perfdb_tensor *b);
 
 /*
  * --threads for the own kernels: fn(ctx, lo, hi, tid) runs on contiguous

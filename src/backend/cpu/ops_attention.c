@@ -107,7 +107,7 @@ static int64_t kv_end(const void *ctx, int64_t b, int64_t g, int64_t s)
 
 static int float_slot(const struct perfdb_tensor *t, const char *what, struct perfdb_err *err)
 {
-	if (t && !cpu_is_float(t->dtype))
+	if (t && !perfdb_dtype_is_float(t->dtype))
 		return BAD("%s dtype %s not supported (fp32, bf16, fp16)", what, perfdb_dtype_name(t->dtype));
 	return 0;
 }
@@ -122,7 +122,7 @@ static int fia_plan(const struct perfdb_op_case *c, struct fia *f, struct perfdb
 	PERFDB_TRY(float_slot(slot(c, 0), "0 (query)", err));
 	PERFDB_TRY(float_slot(slot(c, 1), "1 (key)", err));
 	PERFDB_TRY(float_slot(slot(c, 2), "2 (value)", err));
-	if (o && !cpu_is_float(o->dtype))
+	if (o && !perfdb_dtype_is_float(o->dtype))
 		return BAD("output 0 must be a float tensor");
 	if (slot(c, 24) && slot(c, 25)) {
 		PERFDB_TRY(float_slot(slot(c, 24), "24 (query_rope)", err));

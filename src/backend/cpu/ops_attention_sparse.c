@@ -31,7 +31,7 @@ static const struct perfdb_tensor *slot(const struct perfdb_op_case *c, size_t i
 static int need_float(const struct perfdb_op_case *c, const struct perfdb_tensor *t, const char *what,
 		      struct perfdb_err *err)
 {
-	if (t && !cpu_is_float(t->dtype))
+	if (t && !perfdb_dtype_is_float(t->dtype))
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: %s dtype %s not supported (fp32, bf16, fp16)", c->op,
 				      what, perfdb_dtype_name(t->dtype));
 	return 0;
@@ -134,7 +134,7 @@ static int sfa_plan(const struct perfdb_op_case *c, struct sfa *f, struct perfdb
 	PERFDB_TRY(need_float(c, slot(c, 0), "0 (query)", err));
 	PERFDB_TRY(need_float(c, slot(c, 1), "1 (key)", err));
 	PERFDB_TRY(need_float(c, slot(c, 2), "2 (value)", err));
-	if (o && !cpu_is_float(o->dtype))
+	if (o && !perfdb_dtype_is_float(o->dtype))
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: output 0 must be a float tensor", c->op);
 	if (slot(c, 7) && slot(c, 8)) {
 		PERFDB_TRY(need_float(c, slot(c, 7), "7 (query_rope)", err));
@@ -541,10 +541,10 @@ static int ring_plan(const struct perfdb_op_case *c, struct ring *f, struct perf
 		PERFDB_TRY(need_float(c, slot(c, i), name[i], err));
 	PERFDB_TRY(perfdb_ring_plan(c, &f->s, err));
 	const struct perfdb_ring_plan *s = &f->s;
-	if (!cpu_is_float(c->out[0].dtype))
+	if (!perfdb_dtype_is_float(c->out[0].dtype))
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: output 0 must be (%lld,%lld,%lld)", c->op,
 				      (long long)s->t, (long long)s->n, (long long)s->dv);
-	if (s->merge && !cpu_is_float(c->in[7].dtype))
+	if (s->merge && !perfdb_dtype_is_float(c->in[7].dtype))
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: prev_out must match the output, prev_lse be fp32 (N,T)",
 				      c->op);
 	return 0;

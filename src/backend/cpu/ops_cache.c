@@ -92,7 +92,7 @@ static int rac_run(struct perfdb_op_case *c, struct perfdb_err *err)
 /* Whether the optional output i is written (the definition refused a present one of another shape). */
 static int opt_out(const struct perfdb_op_case *c, size_t i, size_t numel)
 {
-	return c->nout > i && c->out[i].present && cpu_is_float(c->out[i].dtype) && (size_t)c->out[i].numel == numel;
+	return c->nout > i && c->out[i].present && perfdb_dtype_is_float(c->out[i].dtype) && (size_t)c->out[i].numel == numel;
 }
 
 /* The row rules are the definition's (rules_cache.c); rows of Dk and Dv are stack and row scratch here. */

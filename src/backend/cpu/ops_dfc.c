@@ -151,7 +151,7 @@ static int dfc_prepare(struct perfdb_op_case *c, struct perfdb_err *err)
 		case PERFDB_DTYPE_INT32: ((int32_t *)c->in[3].data)[i] = (int32_t)v; break;
 		case PERFDB_DTYPE_INT64: ((int64_t *)c->in[3].data)[i] = v; break;
 		default:
-			if (cpu_is_float(c->in[3].dtype)) {
+			if (perfdb_dtype_is_float(c->in[3].dtype)) {
 				float f = (float)v;
 				cpu_store_row(&c->in[3], i, 1, &f);
 			}
@@ -340,7 +340,7 @@ static int dfc_run(struct perfdb_op_case *c, struct perfdb_err *err)
 			case PERFDB_DTYPE_INT32: ((int32_t *)c->out[1].data)[j] = (int32_t)s->me[j]; break;
 			case PERFDB_DTYPE_INT64: ((int64_t *)c->out[1].data)[j] = s->me[j]; break;
 			default:
-				if (cpu_is_float(c->out[1].dtype))
+				if (perfdb_dtype_is_float(c->out[1].dtype))
 					cpu_store_row(&c->out[1], (size_t)j, 1, &f);
 			}
 		}

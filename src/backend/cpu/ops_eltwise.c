@@ -151,7 +151,7 @@ static int mfill_run(struct perfdb_op_case *c, struct perfdb_err *err)
 	(void)err;
 	const struct perfdb_tensor *a = &c->in[0], *mk = &c->in[1];
 	struct perfdb_tensor *o = &c->out[0];
-	float v = c->nin > 2 && c->in[2].present && cpu_is_float(c->in[2].dtype) ? cpu_ld(&c->in[2], 0) : 0.0f;
+	float v = c->nin > 2 && c->in[2].present && perfdb_dtype_is_float(c->in[2].dtype) ? cpu_ld(&c->in[2], 0) : 0.0f;
 	const uint8_t *mask = mk->data;
 	size_t n = (size_t)o->numel, mn = (size_t)mk->numel;
 	float x[BLK];

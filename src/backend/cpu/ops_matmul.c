@@ -51,10 +51,10 @@ static int mm_check(const struct perfdb_op_case *c, struct perfdb_err *err)
 {
 	const struct perfdb_tensor *o = &c->out[0];
 	for (int i = 0; i < 2; i++)
-		if (!cpu_is_float(c->in[i].dtype))
+		if (!perfdb_dtype_is_float(c->in[i].dtype))
 			return perfdb_err_set(err, PERFDB_EINVAL, "%s: input %d dtype %s not supported",
 					      c->op, i, perfdb_dtype_name(c->in[i].dtype));
-	if (o->present && !cpu_is_float(o->dtype))
+	if (o->present && !perfdb_dtype_is_float(o->dtype))
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: output dtype %s not supported", c->op,
 				      perfdb_dtype_name(o->dtype));
 	return 0;

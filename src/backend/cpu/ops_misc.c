@@ -88,7 +88,7 @@ static int cast_run(struct perfdb_op_case *c, struct perfdb_err *err)
 		memcpy(o->data, x->data, o->bytes);
 		return 0;
 	}
-	if (cpu_is_float(x->dtype) && cpu_is_float(o->dtype)) {   /* fp32/bf16/fp16 among themselves */
+	if (perfdb_dtype_is_float(x->dtype) && perfdb_dtype_is_float(o->dtype)) {   /* fp32/bf16/fp16 among themselves */
 		float f[BLK];
 		for (size_t i = 0; i < n; i += BLK) {
 			size_t m = n - i < BLK ? n - i : BLK;
@@ -228,7 +228,7 @@ CPU_CLONES static void ln_apply(float *x, const float *g, const float *b, float 
 
 static void put_stat(struct perfdb_op_case *c, size_t oi, size_t r, float v)
 {
-	if (c->nout > oi && c->out[oi].present && (size_t)c->out[oi].numel > r && cpu_is_float(c->out[oi].dtype))
+	if (c->nout > oi && c->out[oi].present && (size_t)c->out[oi].numel > r && perfdb_dtype_is_float(c->out[oi].dtype))
 		cpu_store_row(&c->out[oi], r, 1, &v);
 }
 

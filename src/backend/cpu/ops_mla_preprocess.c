@@ -111,7 +111,7 @@ static void release(struct perfdb_op_case *c)
 /* An element of a scale/offset/bias input as float: floats as such, integers by value. */
 static float val_at(const struct perfdb_tensor *t, size_t i)
 {
-	return cpu_is_float(t->dtype) ? cpu_ld(t, i) : (float)cpu_ld_int(t, i);
+	return perfdb_dtype_is_float(t->dtype) ? cpu_ld(t, i) : (float)cpu_ld_int(t, i);
 }
 
 /* A descale element: float, or an INT32/INT64 whose low 32 bits hold the fp32 (npu_trans_quant_param). */

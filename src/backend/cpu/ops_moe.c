@@ -86,20 +86,20 @@ static int gmm_plan(const struct perfdb_op_case *c, struct gmm_plan *p, struct p
 	p->ptok = sh.ptok;
 	const struct perfdb_tensor *x = &c->in[0], *w = &c->in[1], *o = &c->out[0];
 	p->int8 = p->swq || x->dtype == PERFDB_DTYPE_INT8;
-	if (x->dtype != PERFDB_DTYPE_INT8 && !cpu_is_float(x->dtype))
+	if (x->dtype != PERFDB_DTYPE_INT8 && !perfdb_dtype_is_float(x->dtype))
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: x dtype %s not supported", c->op, perfdb_dtype_name(x->dtype));
-	if (w->dtype != PERFDB_DTYPE_INT8 && !cpu_is_float(w->dtype))
+	if (w->dtype != PERFDB_DTYPE_INT8 && !perfdb_dtype_is_float(w->dtype))
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: weight dtype %s not supported", c->op,
 				      perfdb_dtype_name(w->dtype));
 	if (!cpu_is_q_target(o->dtype))
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: output dtype %s not supported", c->op,
 				      perfdb_dtype_name(o->dtype));
-	if (p->scale && (p->scale->numel != p->e * p->n || !cpu_is_float(p->scale->dtype)))
+	if (p->scale && (p->scale->numel != p->e * p->n || !perfdb_dtype_is_float(p->scale->dtype)))
 		p->scale = NULL;   /* the float path's scale is all ones in the reference; a foreign shape is ignored */
-	if (p->ptok && (p->ptok->numel != p->t || !cpu_is_float(p->ptok->dtype)))
+	if (p->ptok && (p->ptok->numel != p->t || !perfdb_dtype_is_float(p->ptok->dtype)))
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: per_token_scale (slot 8) must be float (T,) = (%lld,)",
 				      c->op, (long long)p->t);
-	if (p->glist && !is_int_dtype(p->glist->dtype) && !cpu_is_float(p->glist->dtype))
+	if (p->glist && !is_int_dtype(p->glist->dtype) && !perfdb_dtype_is_float(p->glist->dtype))
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: group_list dtype %s not supported", c->op,
 				      perfdb_dtype_name(p->glist->dtype));
 	return 0;
@@ -340,7 +340,7 @@ static int gt_plan(const struct perfdb_op_case *c, struct gt_plan *p, struct per
 	if (p->e < 1 || p->e > GT_MAXE)
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: %lld experts (1..%d supported)", c->op, (long long)p->e,
 				      GT_MAXE);
-	if (y->ndims != 2 || y->dims[0] != p->t || !cpu_is_float(y->dtype) || !cpu_same_dims(y, id))
+	if (y->ndims != 2 || y->dims[0] != p->t || !perfdb_dtype_is_float(y->dtype) || !perfdb_tensor_same_dims(y, id))
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: outputs 0 and 1 must be (T,k), y float", c->op);
 	p->k = y->dims[1];
 	p->groups = p->e % 8 == 0 && p->e >= 16 ? 8 : 1;
@@ -349,13 +349,13 @@ static int gt_plan(const struct perfdb_op_case *c, struct gt_plan *p, struct per
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: k = %lld exceeds the %lld experts of the %lld kept groups",
 				      c->op, (long long)p->k, (long long)(p->kgroup * (p->e / p->groups)),
 				      (long long)p->kgroup);
-	if (!is_int_dtype(id->dtype) && !cpu_is_float(id->dtype))
+	if (!is_int_dtype(id->dtype) && !perfdb_dtype_is_float(id->dtype))
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: expert_idx dtype %s not supported", c->op,
 				      perfdb_dtype_name(id->dtype));
-	if (c->nin > 1 && c->in[1].present && (c->in[1].numel != p->e || !cpu_is_float(c->in[1].dtype)))
+	if (c->nin > 1 && c->in[1].present && (c->in[1].numel != p->e || !perfdb_dtype_is_float(c->in[1].dtype)))
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: bias must be a float (E,)", c->op);
 	if (c->nout > 2 && c->out[2].present &&
-	    ((c->out[2].numel != p->t && c->out[2].numel != p->t * p->e) || !cpu_is_float(c->out[2].dtype)))
+	    ((c->out[2].numel != p->t && c->out[2].numel != p->t * p->e) || !perfdb_dtype_is_float(c->out[2].dtype)))
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: output 2 must be float (T,E) or (T,)", c->op);
 	return 0;
 }

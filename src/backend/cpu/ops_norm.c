@@ -43,7 +43,7 @@ static void scratch_free(struct perfdb_op_case *c)
 /* Optional fp32 rstd output (slot out_i): one value per row. */
 static void put_rstd(struct perfdb_op_case *c, size_t oi, size_t r, float v)
 {
-	if (c->nout > oi && c->out[oi].present && (size_t)c->out[oi].numel > r && cpu_is_float(c->out[oi].dtype))
+	if (c->nout > oi && c->out[oi].present && (size_t)c->out[oi].numel > r && perfdb_dtype_is_float(c->out[oi].dtype))
 		cpu_store_row(&c->out[oi], r, 1, &v);
 }
 
@@ -63,7 +63,7 @@ struct rms_args {
 static int rows_fast(const struct rms_args *p, const struct perfdb_tensor *y)
 {
 	enum perfdb_dtype d = p->x1->dtype;
-	if (!cpu_is_float(d) || y->dtype != d || (p->x2 && p->x2->dtype != d) || !cpu_has_avx512())
+	if (!perfdb_dtype_is_float(d) || y->dtype != d || (p->x2 && p->x2->dtype != d) || !cpu_has_avx512())
 		return 0;
 	if (!p->xsum)
 		return 1;
@@ -215,7 +215,7 @@ CPU_CLONES static void softmax_range(void *ctx, size_t lo, size_t hi, int tid)
 				      hi - lo, c->out[0].bytes >= CPU_NT_MIN_BYTES);
 		return;
 	}
-	if (cpu_is_float(a->dtype) && c->out[0].dtype == a->dtype && cpu_has_avx512()) {
+	if (perfdb_dtype_is_float(a->dtype) && c->out[0].dtype == a->dtype && cpu_has_avx512()) {
 		size_t o = lo * h * perfdb_dtype_bytes(a->dtype, 1);   /* fp32/fp16 (bf16 without AVX512_BF16) */
 		cpu_rows_softmax(cpu_row_fmt(a->dtype), (const char *)a->data + o, (char *)c->out[0].data + o, x, h,
 				 hi - lo, c->out[0].bytes >= CPU_NT_MIN_BYTES);

@@ -59,7 +59,7 @@ void cpu_to_s8(const struct perfdb_tensor *t, int8_t *dst)
 		return;
 	}
 	for (size_t i = 0; i < (size_t)t->numel; i++)
-		dst[i] = (int8_t)(cpu_is_float(t->dtype) ? cpu_q8(cpu_ld(t, i) * 127.0f) : (float)cpu_ld_int(t, i));
+		dst[i] = (int8_t)(perfdb_dtype_is_float(t->dtype) ? cpu_q8(cpu_ld(t, i) * 127.0f) : (float)cpu_ld_int(t, i));
 }
 
 /* ---- common checks --------------------------------------------------- */
@@ -245,11 +245,11 @@ static int qmm_plan(const struct perfdb_op_case *c, struct qmm_plan *p, struct p
 				      (long long)w->numel, (long long)p->k, (long long)p->n);
 	p->wtrans = w->ndims == 2 && w->dims[0] == p->n && w->dims[1] == p->k && p->n != p->k;
 	for (int i = 0; i < 2; i++)
-		if (c->in[i].dtype != PERFDB_DTYPE_INT8 && !cpu_is_float(c->in[i].dtype))
+		if (c->in[i].dtype != PERFDB_DTYPE_INT8 && !perfdb_dtype_is_float(c->in[i].dtype))
 			return perfdb_err_set(err, PERFDB_EINVAL, "%s: input %d dtype %s is neither INT8 nor float",
 					      c->op, i, perfdb_dtype_name(c->in[i].dtype));
 	const struct perfdb_tensor *s = &c->in[2];
-	if ((s->numel != p->n && s->numel != 1) || !(cpu_is_float(s->dtype) || s->dtype == PERFDB_DTYPE_INT64))
+	if ((s->numel != p->n && s->numel != 1) || !(perfdb_dtype_is_float(s->dtype) || s->dtype == PERFDB_DTYPE_INT64))
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: scale must be (N,) or (1,) float/int64", c->op);
 	p->scale = s;
 	for (size_t i = 3; i < c->nin; i++) {
@@ -258,11 +258,11 @@ static int qmm_plan(const struct perfdb_op_case *c, struct qmm_plan *p, struct p
 			continue;
 		if (t->dtype == PERFDB_DTYPE_INT32 && (t->numel == p->n || t->numel == 1) && !p->bias) {
 			p->bias = t;
-		} else if (cpu_is_float(t->dtype) && t->numel == p->m && !p->ptok && p->m != p->n && p->m != 1) {
+		} else if (perfdb_dtype_is_float(t->dtype) && t->numel == p->m && !p->ptok && p->m != p->n && p->m != 1) {
 			p->ptok = t;
-		} else if (cpu_is_float(t->dtype) && (t->numel == 1 || t->numel == p->n) && !p->offset) {
+		} else if (perfdb_dtype_is_float(t->dtype) && (t->numel == 1 || t->numel == p->n) && !p->offset) {
 			p->offset = t;
-		} else if (cpu_is_float(t->dtype) && t->numel == p->m && !p->ptok) {
+		} else if (perfdb_dtype_is_float(t->dtype) && t->numel == p->m && !p->ptok) {
 			p->ptok = t;
 		} else {
 			return perfdb_err_set(err, PERFDB_EINVAL,

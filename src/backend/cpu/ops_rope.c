@@ -73,7 +73,7 @@ void cpu_store_index(struct perfdb_tensor *t, const int64_t *v, size_t n)
 		case PERFDB_DTYPE_BOOL: ((uint8_t *)t->data)[i] = (uint8_t)v[i]; break;
 		case PERFDB_DTYPE_FLOAT64: ((double *)t->data)[i] = (double)v[i]; break;
 		default:
-			if (cpu_is_float(t->dtype)) {
+			if (perfdb_dtype_is_float(t->dtype)) {
 				float f = (float)v[i];
 				cpu_store_row(t, i, 1, &f);
 			}

@@ -72,4 +72,15 @@ static inline const char *perfdb_case_cell(const struct perfdb_op_case *c, const
 	return v && *v ? v : NULL;
 }
 
+/* Whether a and b have the same dims (a shape relation rules and kernels both ask). */
+static inline int perfdb_tensor_same_dims(const struct perfdb_tensor *a, const struct perfdb_tensor *b)
+{
+	if (a->ndims != b->ndims)
+		return 0;
+	for (size_t i = 0; i < a->ndims; i++)
+		if (a->dims[i] != b->dims[i])
+			return 0;
+	return 1;
+}
+
 #endif

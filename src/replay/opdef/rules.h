@@ -13,16 +13,12 @@
 #include "perfdb/err.h"
 #include "replay/opdef/op_case.h"
 
-/* Whether d is fp32, bf16 or fp16 (the float dtypes replay fills and the arithmetic ops take). */
-int perfdb_rules_is_float(enum perfdb_dtype d);
 /* Whether d is one of the integer dtypes an index may have (int8..int64, uint8). */
 int perfdb_rules_is_int(enum perfdb_dtype d);
 /* The last dim of t (1 for a scalar). */
 int64_t perfdb_rules_last(const struct perfdb_tensor *t);
 /* b broadcasts trailing-wise into out: b's dims (leading 1s dropped) are out's last dims. */
 int perfdb_rules_trailing_bcast(const struct perfdb_tensor *b, const struct perfdb_tensor *out);
-/* a and b have the same dims. */
-int perfdb_rules_same_dims(const struct perfdb_tensor *a, const struct perfdb_tensor *b);
 /* The first nin inputs and output 0 present, else "<op> needs N input(s) and an output" / "input i is empty". */
 int perfdb_rules_need(const struct perfdb_op_case *c, size_t nin, struct perfdb_err *err);
 

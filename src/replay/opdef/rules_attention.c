@@ -181,7 +181,7 @@ static int heads(const struct perfdb_op_case *c, struct perfdb_fia_plan *f, stru
 	f->bt = slot(c, PERFDB_FIA_BLOCK_TABLE);
 	f->paged = f->bt != NULL;
 	if (f->paged) {
-		if (f->bt->ndims != 2 || perfdb_rules_is_float(f->bt->dtype))
+		if (f->bt->ndims != 2 || perfdb_dtype_is_float(f->bt->dtype))
 			return BAD("block_table (14) must be a 2-D integer tensor");
 		f->btc = f->bt->dims[1];
 		f->kv3d = k->ndims == 3;

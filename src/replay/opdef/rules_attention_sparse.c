@@ -53,7 +53,7 @@ static int qk_plan(const struct perfdb_op_case *c, struct perfdb_attn_qk *x, con
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: %lld query heads are not a multiple of %lld kv heads",
 				      c->op, (long long)x->n1, (long long)x->n2);
 	if (x->paged) {
-		if (bt->ndims != 2 || perfdb_rules_is_float(bt->dtype) || k->ndims != 4)
+		if (bt->ndims != 2 || perfdb_dtype_is_float(bt->dtype) || k->ndims != 4)
 			return perfdb_err_set(err, PERFDB_EINVAL,
 					      "%s: a block table needs a 2-D integer table and a (blocks,block,N,D) key",
 					      c->op);
@@ -119,7 +119,7 @@ int perfdb_sfa_plan(const struct perfdb_op_case *c, struct perfdb_sfa_plan *f, s
 	PERFDB_TRY(need(c, 2, "2 (value)", err));
 	const struct perfdb_tensor *q = slot(c, 0), *k = slot(c, 1), *v = slot(c, 2), *idx = slot(c, 3),
 				   *qr = slot(c, 7), *kr = slot(c, 8), *o = c->nout ? &c->out[0] : NULL;
-	if (!idx || perfdb_rules_is_float(idx->dtype))
+	if (!idx || perfdb_dtype_is_float(idx->dtype))
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: slot 3 (sparse_indices) must be an integer tensor", c->op);
 	if (!o || !o->present)
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: output 0 must be a float tensor", c->op);
@@ -176,7 +176,7 @@ int perfdb_li_plan(const struct perfdb_op_case *c, struct perfdb_li_plan *f, str
 	PERFDB_TRY(need(c, 2, "2 (weights)", err));
 	const struct perfdb_tensor *q = slot(c, 0), *k = slot(c, 1), *w = slot(c, 2),
 				   *o = c->nout ? &c->out[0] : NULL;
-	if (!o || !o->present || perfdb_rules_is_float(o->dtype))
+	if (!o || !o->present || perfdb_dtype_is_float(o->dtype))
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: output 0 must be an integer tensor", c->op);
 	PERFDB_TRY(qk_plan(c, &f->x, q, k, slot(c, 5), slot(c, 3), err));
 	int64_t ntok = f->x.tnd ? f->x.t : f->x.nb * f->x.s1;

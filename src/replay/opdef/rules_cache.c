@@ -33,7 +33,7 @@ int perfdb_rules_reshape_cache(const struct perfdb_op_case *c, struct perfdb_err
 					      "ReshapeAndCacheNdKernel: cache %zu must hold at least %lld rows of input %zu (both caches the same count)",
 					      k + 2, (long long)t, k);
 		ns = s;
-		if (x->dtype != cache->dtype && (!perfdb_rules_is_float(x->dtype) || !perfdb_rules_is_float(cache->dtype)))
+		if (x->dtype != cache->dtype && (!perfdb_dtype_is_float(x->dtype) || !perfdb_dtype_is_float(cache->dtype)))
 			return perfdb_err_set(err, PERFDB_EINVAL,
 					      "ReshapeAndCacheNdKernel: input %zu and its cache must share a dtype or both be float",
 					      k);
@@ -51,7 +51,7 @@ void perfdb_kv_plan(const struct perfdb_op_case *c, struct perfdb_kv_plan *k)
 
 static int opt_out(const struct perfdb_op_case *c, size_t i, size_t numel)
 {
-	return c->nout > i && c->out[i].present && perfdb_rules_is_float(c->out[i].dtype) &&
+	return c->nout > i && c->out[i].present && perfdb_dtype_is_float(c->out[i].dtype) &&
 	       (size_t)c->out[i].numel == numel;
 }
 
@@ -73,7 +73,7 @@ int perfdb_rules_kv_rmsnorm_rope_cache(const struct perfdb_op_case *c, struct pe
 			return perfdb_err_set(err, PERFDB_EINVAL,
 					      "KvRmsNormRopeCache: quantised caches (input %zu: scale/offset) are not supported", i);
 	for (size_t i = 0; i < 7; i++)
-		if (i != 4 && !perfdb_rules_is_float(c->in[i].dtype))
+		if (i != 4 && !perfdb_dtype_is_float(c->in[i].dtype))
 			return perfdb_err_set(err, PERFDB_EINVAL, "KvRmsNormRopeCache: input %zu must be fp32/bf16/fp16", i);
 	struct perfdb_kv_plan k;
 	perfdb_kv_plan(c, &k);
@@ -83,7 +83,7 @@ int perfdb_rules_kv_rmsnorm_rope_cache(const struct perfdb_op_case *c, struct pe
 	if (kv->ndims < 1 || (size_t)kv->dims[kv->ndims - 1] != k.dv + k.dk)
 		return perfdb_err_set(err, PERFDB_EINVAL, "KvRmsNormRopeCache: kv's last dim must be gamma's %zu + rope %zu",
 				      k.dv, k.dk);
-	if (!perfdb_rules_same_dims(&c->in[2], &c->in[3]) || ((size_t)c->in[2].numel != k.t * k.dk && (size_t)c->in[2].numel != k.dk))
+	if (!perfdb_tensor_same_dims(&c->in[2], &c->in[3]) || ((size_t)c->in[2].numel != k.t * k.dk && (size_t)c->in[2].numel != k.dk))
 		return perfdb_err_set(err, PERFDB_EINVAL,
 				      "KvRmsNormRopeCache: cos and sin must be one %zu-row per token (or one row)", k.dk);
 	if ((size_t)c->in[4].numel != k.t)

@@ -28,27 +28,27 @@ int perfdb_dfc_plan(const struct perfdb_op_case *c, struct perfdb_dfc_plan *p, s
 	p->t = x->dims[0];
 	p->h = x->dims[1];
 	if (w1->ndims != 3 || w1->dims[1] != p->h || w1->dims[2] % 2 ||
-	    (!perfdb_rules_is_float(w1->dtype) && w1->dtype != PERFDB_DTYPE_INT8))
+	    (!perfdb_dtype_is_float(w1->dtype) && w1->dtype != PERFDB_DTYPE_INT8))
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: w1 must be (E,H,n) with H = %lld and n even", c->op,
 				      (long long)p->h);
 	p->e = w1->dims[0];
 	p->n = w1->dims[2];
 	if (w2->ndims != 3 || w2->dims[0] != p->e || w2->dims[1] != p->n / 2 || w2->dims[2] != p->h ||
-	    (!perfdb_rules_is_float(w2->dtype) && w2->dtype != PERFDB_DTYPE_INT8))
+	    (!perfdb_dtype_is_float(w2->dtype) && w2->dtype != PERFDB_DTYPE_INT8))
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: w2 must be (E,n/2,H) = (%lld,%lld,%lld)", c->op,
 				      (long long)p->e, (long long)(p->n / 2), (long long)p->h);
 	if (id->ndims != 2 || id->dims[0] != p->t || id->dims[1] < 1)
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: expert ids (slot 3) must be (T,k) for T = %lld", c->op,
 				      (long long)p->t);
 	p->k = id->dims[1];
-	if (!perfdb_rules_is_float(id->dtype) && (id->dtype == PERFDB_DTYPE_BOOL || id->dtype == PERFDB_DTYPE_FLOAT64 ||
+	if (!perfdb_dtype_is_float(id->dtype) && (id->dtype == PERFDB_DTYPE_BOOL || id->dtype == PERFDB_DTYPE_FLOAT64 ||
 					 perfdb_dtype_bits(id->dtype) < 8))
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: expert ids dtype %s not supported", c->op,
 				      perfdb_dtype_name(id->dtype));
-	if (c->in[6].present && (c->in[6].numel != p->t * p->k || !perfdb_rules_is_float(c->in[6].dtype)))
+	if (c->in[6].present && (c->in[6].numel != p->t * p->k || !perfdb_dtype_is_float(c->in[6].dtype)))
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: probs (slot 6) must be float (T,k)", c->op);
 	const struct perfdb_tensor *o = &c->out[0];
-	if (o->ndims != 2 || o->dims[0] != p->t || o->dims[1] != p->h || !perfdb_rules_is_float(o->dtype))
+	if (o->ndims != 2 || o->dims[0] != p->t || o->dims[1] != p->h || !perfdb_dtype_is_float(o->dtype))
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: output 0 must be float (T,H)", c->op);
 	if (p->t * p->k > PERFDB_DFC_MAX_OUTPUT)
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: T*k = %lld routed rows exceed max_output %d", c->op,

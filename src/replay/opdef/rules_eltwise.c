@@ -12,8 +12,8 @@ int perfdb_rules_add(const struct perfdb_op_case *c, struct perfdb_err *err)
 	int bp = c->nin > 1 && b->present;
 	/* integer Add (position and length arithmetic in the graph): one integer dtype throughout */
 	int ints = perfdb_rules_is_int(o->dtype) && a->dtype == o->dtype && (!bp || b->dtype == o->dtype);
-	if (!ints && (!perfdb_rules_is_float(a->dtype) || !perfdb_rules_is_float(o->dtype) ||
-		      (bp && !perfdb_rules_is_float(b->dtype))))
+	if (!ints && (!perfdb_dtype_is_float(a->dtype) || !perfdb_dtype_is_float(o->dtype) ||
+		      (bp && !perfdb_dtype_is_float(b->dtype))))
 		return perfdb_err_set(err, PERFDB_EINVAL, "Add: fp32/bf16/fp16 tensors, or one integer dtype for all");
 	if (a->numel != o->numel)
 		return perfdb_err_set(err, PERFDB_EINVAL, "Add: input 0 and output differ in size");
@@ -27,7 +27,7 @@ int perfdb_rules_swiglu(const struct perfdb_op_case *c, struct perfdb_err *err)
 {
 	PERFDB_TRY(perfdb_rules_need(c, 1, err));
 	const struct perfdb_tensor *a = &c->in[0], *o = &c->out[0];
-	if (!perfdb_rules_is_float(a->dtype) || !perfdb_rules_is_float(o->dtype))
+	if (!perfdb_dtype_is_float(a->dtype) || !perfdb_dtype_is_float(o->dtype))
 		return perfdb_err_set(err, PERFDB_EINVAL, "SwiGlu: only fp32/bf16/fp16 tensors are supported");
 	if (a->ndims < 1 || a->dims[a->ndims - 1] % 2 || a->numel != 2 * o->numel ||
 	    o->dims[o->ndims - 1] * 2 != a->dims[a->ndims - 1])
@@ -49,7 +49,7 @@ int perfdb_rules_masked_fill(const struct perfdb_op_case *c, struct perfdb_err *
 {
 	PERFDB_TRY(perfdb_rules_need(c, 2, err));
 	const struct perfdb_tensor *a = &c->in[0], *m = &c->in[1], *o = &c->out[0];
-	if (!perfdb_rules_is_float(a->dtype) || a->dtype != o->dtype || a->numel != o->numel)
+	if (!perfdb_dtype_is_float(a->dtype) || a->dtype != o->dtype || a->numel != o->numel)
 		return perfdb_err_set(err, PERFDB_EINVAL, "MaskedFill: input 0 and output must be the same float tensor");
 	if (m->dtype != PERFDB_DTYPE_BOOL && m->dtype != PERFDB_DTYPE_UINT8 && m->dtype != PERFDB_DTYPE_INT8)
 		return perfdb_err_set(err, PERFDB_EINVAL, "MaskedFill: mask must be bool");

@@ -15,7 +15,7 @@ static int is_intlike(enum perfdb_dtype d)
 
 int perfdb_castable(enum perfdb_dtype d)
 {
-	return perfdb_rules_is_float(d) || d == PERFDB_DTYPE_FLOAT64 || is_intlike(d);
+	return perfdb_dtype_is_float(d) || d == PERFDB_DTYPE_FLOAT64 || is_intlike(d);
 }
 
 static int one_in_out(const struct perfdb_op_case *c, struct perfdb_err *err)
@@ -52,8 +52,8 @@ int perfdb_rules_mul(const struct perfdb_op_case *c, struct perfdb_err *err)
 	PERFDB_TRY(one_in_out(c, err));
 	const struct perfdb_tensor *a = &c->in[0], *b = &c->in[1], *o = &c->out[0];
 	int hb = c->nin > 1 && b->present;
-	if (!perfdb_rules_is_float(a->dtype) || !perfdb_rules_is_float(o->dtype) ||
-	    (hb && !perfdb_rules_is_float(b->dtype)))
+	if (!perfdb_dtype_is_float(a->dtype) || !perfdb_dtype_is_float(o->dtype) ||
+	    (hb && !perfdb_dtype_is_float(b->dtype)))
 		return perfdb_err_set(err, PERFDB_EINVAL, "Mul: only fp32/bf16/fp16 tensors are supported");
 	if (a->numel != o->numel)
 		return perfdb_err_set(err, PERFDB_EINVAL, "Mul: input 0 and output differ in size");
@@ -74,8 +74,8 @@ int perfdb_rules_layer_norm(const struct perfdb_op_case *c, struct perfdb_err *e
 		return perfdb_err_set(err, PERFDB_EINVAL, "LayerNormV3 needs x, gamma and an output");
 	const struct perfdb_tensor *x = &c->in[0], *g = &c->in[1], *o = &c->out[0];
 	int hb = c->nin > 2 && c->in[2].present;
-	if (!perfdb_rules_is_float(x->dtype) || !perfdb_rules_is_float(g->dtype) || !perfdb_rules_is_float(o->dtype) ||
-	    (hb && !perfdb_rules_is_float(c->in[2].dtype)))
+	if (!perfdb_dtype_is_float(x->dtype) || !perfdb_dtype_is_float(g->dtype) || !perfdb_dtype_is_float(o->dtype) ||
+	    (hb && !perfdb_dtype_is_float(c->in[2].dtype)))
 		return perfdb_err_set(err, PERFDB_EINVAL, "LayerNormV3: tensors must be fp32/bf16/fp16");
 	/* gamma's elements must be a product of x's trailing dims */
 	int64_t h = 1;

@@ -36,7 +36,7 @@ static int need(const struct perfdb_op_case *c, size_t i, struct perfdb_err *err
 static int vec(const struct perfdb_op_case *c, size_t i, int64_t n, struct perfdb_err *err)
 {
 	const struct perfdb_tensor *t = &c->in[i];
-	if (!perfdb_rules_is_float(t->dtype))
+	if (!perfdb_dtype_is_float(t->dtype))
 		return perfdb_err_set(err, PERFDB_EINVAL, OP ": in%zu %s has dtype %s, expected a float dtype", i,
 				      IN_NAME[i], perfdb_dtype_name(t->dtype));
 	if (t->numel != n)
@@ -83,7 +83,7 @@ static int stage_check(const struct perfdb_op_case *c, size_t w, size_t ds, size
 	if (t->numel != k * n)
 		return perfdb_err_set(err, PERFDB_EINVAL, OP ": in%zu %s has %lld elements, expected %lld x %lld", w,
 				      IN_NAME[w], (long long)t->numel, (long long)n, (long long)k);
-	if (perfdb_rules_is_float(t->dtype))
+	if (perfdb_dtype_is_float(t->dtype))
 		return 0;   /* float weights: a float GEMM, no quantisation */
 	if (t->dtype != PERFDB_DTYPE_INT8)
 		return perfdb_err_set(err, PERFDB_EINVAL, OP ": in%zu %s has dtype %s, expected INT8, BF16 or FLOAT16",
@@ -168,19 +168,19 @@ int perfdb_mla_plan(const struct perfdb_op_case *c, struct perfdb_mla_plan *p, s
 	PERFDB_TRY(stage_check(c, PERFDB_MLA_WUQ, PERFDB_MLA_DESCALE1, PERFDB_MLA_BIAS1, PERFDB_MLA_QSCALE1,
 			       PERFDB_MLA_QOFFSET1, p->ql, nq, p->per_token, err));
 	const struct perfdb_tensor *wuk = &c->in[PERFDB_MLA_WUK];
-	if (!perfdb_rules_is_float(wuk->dtype) || wuk->numel != p->n * p->nope * p->kv)
+	if (!perfdb_dtype_is_float(wuk->dtype) || wuk->numel != p->n * p->nope * p->kv)
 		return perfdb_err_set(err, PERFDB_EINVAL, OP ": in18 wuk must be a float (%lld, %lld, %lld)", (long long)p->n,
 				      (long long)p->nope, (long long)p->kv);
 	for (size_t i = PERFDB_MLA_COS; i <= PERFDB_MLA_SIN; i++)
-		if (!perfdb_rules_is_float(c->in[i].dtype) || c->in[i].numel != p->t * p->rope)
+		if (!perfdb_dtype_is_float(c->in[i].dtype) || c->in[i].numel != p->t * p->rope)
 			return perfdb_err_set(err, PERFDB_EINVAL, OP ": in%zu %s must be a float (%lld, %lld)", i,
 					      IN_NAME[i], (long long)p->t, (long long)p->rope);
-	if (c->in[PERFDB_MLA_SLOTS].numel != p->t || perfdb_rules_is_float(c->in[PERFDB_MLA_SLOTS].dtype))
+	if (c->in[PERFDB_MLA_SLOTS].numel != p->t || perfdb_dtype_is_float(c->in[PERFDB_MLA_SLOTS].dtype))
 		return perfdb_err_set(err, PERFDB_EINVAL, OP ": in21 slot_mapping must be an integer (%lld,)",
 				      (long long)p->t);
 	if (kc->format == PERFDB_FORMAT_FRACTAL_NZ || kc->dtype == PERFDB_DTYPE_INT8)
 		return 0;   /* the NZ caches (int8_nzcache, nzcache): planned by no backend, refused by their checks */
-	if (!perfdb_rules_is_float(kc->dtype) || kc->numel % p->crow)
+	if (!perfdb_dtype_is_float(kc->dtype) || kc->numel % p->crow)
 		return perfdb_err_set(err, PERFDB_EINVAL, OP ": in19 kv_cache must be a float (blocks, block_size, 1, %lld)",
 				      (long long)p->crow);
 	p->nslots = kc->numel / p->crow;
@@ -191,7 +191,7 @@ int perfdb_mla_plan(const struct perfdb_op_case *c, struct perfdb_mla_plan *p, s
 	if (p->split) {
 		PERFDB_TRY(need(c, PERFDB_MLA_KRCACHE, err));
 		const struct perfdb_tensor *kr = &c->in[PERFDB_MLA_KRCACHE];
-		if (kr->format == PERFDB_FORMAT_FRACTAL_NZ || !perfdb_rules_is_float(kr->dtype) ||
+		if (kr->format == PERFDB_FORMAT_FRACTAL_NZ || !perfdb_dtype_is_float(kr->dtype) ||
 		    kr->numel != p->nslots * p->rope)
 			return perfdb_err_set(err, PERFDB_EINVAL,
 					      OP ": in20 kv_cache_rope must be a float ND cache of %lld slots x %lld",

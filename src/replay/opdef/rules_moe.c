@@ -52,7 +52,7 @@ int perfdb_gmm_shape(const struct perfdb_op_case *c, struct perfdb_gmm_shape *p,
 			return perfdb_err_set(err, PERFDB_EINVAL, "%s: output 0 must be (T,N/2) for the weight's N = %lld",
 					      c->op, (long long)p->n);
 		if (c->nout > 1 && c->out[1].present &&
-		    (c->out[1].numel != p->t || !perfdb_rules_is_float(c->out[1].dtype)))
+		    (c->out[1].numel != p->t || !perfdb_dtype_is_float(c->out[1].dtype)))
 			return perfdb_err_set(err, PERFDB_EINVAL, "%s: output 1 (scales) must be float (T,)", c->op);
 	} else if (o->dims[1] != p->n) {
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: weight holds %lld groups of (%lld,%lld), output has N = %lld",
@@ -79,7 +79,7 @@ int perfdb_rules_gating_topk(const struct perfdb_op_case *c, struct perfdb_err *
 	if (c->nin < 1 || !c->in[0].present || c->nout < 2 || !c->out[0].present || !c->out[1].present)
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s needs x and outputs y, expert_idx", c->op);
 	const struct perfdb_tensor *x = &c->in[0];
-	if (x->ndims != 2 || !perfdb_rules_is_float(x->dtype))
+	if (x->ndims != 2 || !perfdb_dtype_is_float(x->dtype))
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: x must be a float (T,E)", c->op);
 	return 0;
 }
@@ -87,7 +87,7 @@ int perfdb_rules_gating_topk(const struct perfdb_op_case *c, struct perfdb_err *
 /* An index operand: any integer dtype, or a float holding whole numbers (a synthetic row's default). */
 static int index_dtype(enum perfdb_dtype d)
 {
-	return perfdb_rules_is_int(d) || perfdb_rules_is_float(d);
+	return perfdb_rules_is_int(d) || perfdb_dtype_is_float(d);
 }
 
 /* in0 tokens (T,H), in1 expert ids (T,k); out0 (R,H) R <= T*k of the tokens' dtype, out1 sorted_indices (T*k,). */
@@ -120,8 +120,8 @@ int perfdb_rules_token_unpermute(const struct perfdb_op_case *c, struct perfdb_e
 	if (c->nin < 2 || !c->in[0].present || !c->in[1].present || c->nout < 1 || !c->out[0].present)
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s needs permuted tokens, sorted_indices and output 0", c->op);
 	const struct perfdb_tensor *x = &c->in[0], *si = &c->in[1], *o = &c->out[0];
-	if (x->ndims != 2 || o->ndims != 2 || o->dims[1] != x->dims[1] || !perfdb_rules_is_float(x->dtype) ||
-	    !perfdb_rules_is_float(o->dtype))
+	if (x->ndims != 2 || o->ndims != 2 || o->dims[1] != x->dims[1] || !perfdb_dtype_is_float(x->dtype) ||
+	    !perfdb_dtype_is_float(o->dtype))
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: permuted (T*k,H) and output (T,H) must be float", c->op);
 	if (o->dims[0] < 1 || x->dims[0] % o->dims[0] || si->numel != x->dims[0])
 		return perfdb_err_set(err, PERFDB_EINVAL,
@@ -130,7 +130,7 @@ int perfdb_rules_token_unpermute(const struct perfdb_op_case *c, struct perfdb_e
 	if (!index_dtype(si->dtype))
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: sorted_indices dtype %s not supported", c->op,
 				      perfdb_dtype_name(si->dtype));
-	if (c->nin > 2 && c->in[2].present && (c->in[2].numel != x->dims[0] || !perfdb_rules_is_float(c->in[2].dtype)))
+	if (c->nin > 2 && c->in[2].present && (c->in[2].numel != x->dims[0] || !perfdb_dtype_is_float(c->in[2].dtype)))
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: probs must be float (T,k)", c->op);
 	return 0;
 }

@@ -11,10 +11,10 @@ static int floats(const struct perfdb_op_case *c, size_t nin, struct perfdb_err 
 	if (c->nin < nin || c->nout < 1 || !c->out[0].present)
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s needs %zu input(s) and an output", c->op, nin);
 	for (size_t i = 0; i < nin; i++)
-		if (!c->in[i].present || !perfdb_rules_is_float(c->in[i].dtype))
+		if (!c->in[i].present || !perfdb_dtype_is_float(c->in[i].dtype))
 			return perfdb_err_set(err, PERFDB_EINVAL, "%s: input %zu must be an fp32/bf16/fp16 tensor",
 					      c->op, i);
-	if (!perfdb_rules_is_float(c->out[0].dtype))
+	if (!perfdb_dtype_is_float(c->out[0].dtype))
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: output 0 must be a float tensor", c->op);
 	if (c->in[0].numel != c->out[0].numel || perfdb_rules_last(&c->in[0]) != perfdb_rules_last(&c->out[0]))
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: input 0 and output 0 differ in shape", c->op);
@@ -39,10 +39,10 @@ int perfdb_rules_add_rmsnorm_bias(const struct perfdb_op_case *c, struct perfdb_
 		return perfdb_err_set(err, PERFDB_EINVAL, "AddRmsNormBias: x1 and x2 differ in size");
 	if (c->in[2].numel != h)
 		return perfdb_err_set(err, PERFDB_EINVAL, "AddRmsNormBias: gamma must have the last dim of x");
-	if (c->nin > 3 && c->in[3].present && (!perfdb_rules_is_float(c->in[3].dtype) || c->in[3].numel != h))
+	if (c->nin > 3 && c->in[3].present && (!perfdb_dtype_is_float(c->in[3].dtype) || c->in[3].numel != h))
 		return perfdb_err_set(err, PERFDB_EINVAL, "AddRmsNormBias: bias must have the last dim of x");
 	if (c->nout > 2 && c->out[2].present &&
-	    (c->out[2].numel != c->in[0].numel || !perfdb_rules_is_float(c->out[2].dtype)))
+	    (c->out[2].numel != c->in[0].numel || !perfdb_dtype_is_float(c->out[2].dtype)))
 		return perfdb_err_set(err, PERFDB_EINVAL, "AddRmsNormBias: output 2 must have the shape of x");
 	return 0;
 }

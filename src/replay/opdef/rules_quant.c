@@ -10,7 +10,7 @@
 
 int perfdb_quant_target(enum perfdb_dtype d)
 {
-	return d == PERFDB_DTYPE_INT8 || d == PERFDB_DTYPE_INT32 || perfdb_rules_is_float(d);
+	return d == PERFDB_DTYPE_INT8 || d == PERFDB_DTYPE_INT32 || perfdb_dtype_is_float(d);
 }
 
 /* Rows of a (..., D) tensor. */
@@ -27,15 +27,15 @@ int perfdb_rules_dynamic_quant(const struct perfdb_op_case *c, struct perfdb_err
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s needs input 0 and output 0", c->op);
 	const struct perfdb_tensor *x = &c->in[0], *y = &c->out[0];
 	int64_t d = perfdb_rules_last(x);
-	if (!perfdb_rules_is_float(x->dtype))
+	if (!perfdb_dtype_is_float(x->dtype))
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: input dtype %s is not a float dtype", c->op,
 				      perfdb_dtype_name(x->dtype));
 	if (!perfdb_quant_target(y->dtype) || y->numel != x->numel || perfdb_rules_last(y) != d)
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: output 0 must have the input's shape (int8)", c->op);
-	if (c->nin > 1 && c->in[1].present && (c->in[1].numel != d || !perfdb_rules_is_float(c->in[1].dtype)))
+	if (c->nin > 1 && c->in[1].present && (c->in[1].numel != d || !perfdb_dtype_is_float(c->in[1].dtype)))
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: smooth_scales must be a float (%lld,)", c->op, (long long)d);
 	if (c->nout > 1 && c->out[1].present &&
-	    (c->out[1].numel != rows_of(x) || !perfdb_rules_is_float(c->out[1].dtype)))
+	    (c->out[1].numel != rows_of(x) || !perfdb_dtype_is_float(c->out[1].dtype)))
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: output 1 (scales) must be float with %lld elements",
 				      c->op, (long long)rows_of(x));
 	return 0;
@@ -48,14 +48,14 @@ int perfdb_rules_ascend_quant(const struct perfdb_op_case *c, struct perfdb_err 
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s needs x, scale and output 0", c->op);
 	const struct perfdb_tensor *x = &c->in[0], *y = &c->out[0];
 	int64_t d = perfdb_rules_last(x);
-	if (!perfdb_rules_is_float(x->dtype))
+	if (!perfdb_dtype_is_float(x->dtype))
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: input dtype %s is not a float dtype", c->op,
 				      perfdb_dtype_name(x->dtype));
 	if (!perfdb_quant_target(y->dtype) || y->numel != x->numel)
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: output 0 must have the input's shape (int8)", c->op);
 	for (size_t i = 1; i < 3 && i < c->nin; i++) {
 		const struct perfdb_tensor *t = &c->in[i];
-		if (t->present && ((t->numel != d && t->numel != 1) || !perfdb_rules_is_float(t->dtype)))
+		if (t->present && ((t->numel != d && t->numel != 1) || !perfdb_dtype_is_float(t->dtype)))
 			return perfdb_err_set(err, PERFDB_EINVAL, "%s: input %zu must be a float (%lld,) or (1,)", c->op, i,
 					      (long long)d);
 	}

@@ -20,7 +20,7 @@ int perfdb_argmax_dim(const struct perfdb_op_case *c, size_t *dim, struct perfdb
 	if (c->nin < 1 || !c->in[0].present || c->nout < 1 || !c->out[0].present)
 		return perfdb_err_set(err, PERFDB_EINVAL, "ArgMaxV2 needs an input and an output");
 	const struct perfdb_tensor *x = &c->in[0], *o = &c->out[0];
-	if (!perfdb_rules_is_float(x->dtype) || !is_index_dtype(o->dtype) || x->ndims < 1)
+	if (!perfdb_dtype_is_float(x->dtype) || !is_index_dtype(o->dtype) || x->ndims < 1)
 		return perfdb_err_set(err, PERFDB_EINVAL, "ArgMaxV2: needs a float input and an int32/int64 output");
 	*dim = x->ndims;
 	for (size_t d = 0; d < x->ndims && *dim == x->ndims; d++) {
@@ -55,7 +55,7 @@ int perfdb_rules_sort(const struct perfdb_op_case *c, struct perfdb_err *err)
 	if (c->nin < 1 || !c->in[0].present || c->nout < 1 || !c->out[0].present)
 		return perfdb_err_set(err, PERFDB_EINVAL, "Sort needs an input and an output");
 	const struct perfdb_tensor *x = &c->in[0], *o = &c->out[0];
-	if (!perfdb_rules_is_float(x->dtype) || !perfdb_rules_is_float(o->dtype) || x->numel != o->numel || x->ndims < 1)
+	if (!perfdb_dtype_is_float(x->dtype) || !perfdb_dtype_is_float(o->dtype) || x->numel != o->numel || x->ndims < 1)
 		return perfdb_err_set(err, PERFDB_EINVAL, "Sort: input and values output must be float tensors of one size");
 	if (c->nout > 1 && c->out[1].present && (!is_index_dtype(c->out[1].dtype) || c->out[1].numel != x->numel))
 		return perfdb_err_set(err, PERFDB_EINVAL, "Sort: indices output must be int32/int64 of the input's size");

@@ -13,11 +13,11 @@ static int all_float(const struct perfdb_op_case *c, size_t nin, size_t nout, st
 	if (c->nin < nin || c->nout < nout)
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s needs %zu inputs and %zu output(s)", c->op, nin, nout);
 	for (size_t i = 0; i < nin; i++)
-		if (!c->in[i].present || !perfdb_rules_is_float(c->in[i].dtype))
+		if (!c->in[i].present || !perfdb_dtype_is_float(c->in[i].dtype))
 			return perfdb_err_set(err, PERFDB_EINVAL, "%s: input %zu must be an fp32/bf16/fp16 tensor",
 					      c->op, i);
 	for (size_t i = 0; i < nout; i++)
-		if (!c->out[i].present || !perfdb_rules_is_float(c->out[i].dtype))
+		if (!c->out[i].present || !perfdb_dtype_is_float(c->out[i].dtype))
 			return perfdb_err_set(err, PERFDB_EINVAL, "%s: output %zu must be an fp32/bf16/fp16 tensor",
 					      c->op, i);
 	return 0;
@@ -31,7 +31,7 @@ int perfdb_rules_interleave_rope(const struct perfdb_op_case *c, struct perfdb_e
 	if (x->ndims != 4)
 		return perfdb_err_set(err, PERFDB_EINVAL, "InterleaveRope: x must be 4-D (B,N,S,D)");
 	int64_t d = x->dims[3];
-	if (cs->ndims != 4 || !perfdb_rules_same_dims(cs, sn) || cs->dims[1] != 1 || cs->dims[3] != d ||
+	if (cs->ndims != 4 || !perfdb_tensor_same_dims(cs, sn) || cs->dims[1] != 1 || cs->dims[3] != d ||
 	    (cs->dims[0] != 1 && cs->dims[0] != x->dims[0]) || (cs->dims[2] != 1 && cs->dims[2] != x->dims[2]))
 		return perfdb_err_set(err, PERFDB_EINVAL,
 				      "InterleaveRope: cos and sin must both be (B or 1, 1, S or 1, D)");
@@ -53,7 +53,7 @@ int perfdb_rules_qkv_rope(const struct perfdb_op_case *c, struct perfdb_err *err
 {
 	PERFDB_TRY(all_float(c, 2, 3, err));
 	if (c->nin > 2 && c->in[2].present &&
-	    (!perfdb_rules_is_float(c->in[2].dtype) || c->in[2].numel != c->in[1].numel))
+	    (!perfdb_dtype_is_float(c->in[2].dtype) || c->in[2].numel != c->in[1].numel))
 		return perfdb_err_set(err, PERFDB_EINVAL, "split_qkv_rmsnorm_rope_kernel: k_weight must match q_weight");
 	struct perfdb_qkv_plan p;
 	perfdb_qkv_plan(c, &p);
@@ -76,18 +76,18 @@ int perfdb_rules_triton_rope(const struct perfdb_op_case *c, struct perfdb_err *
 	if (c->nin < 3 || !c->in[0].present || !c->in[2].present || c->nout < 1 || !c->out[0].present)
 		return perfdb_err_set(err, PERFDB_EINVAL, "_triton_rope_siso needs q, cos_sin_cache and an output");
 	const struct perfdb_tensor *q = &c->in[0], *k = &c->in[1], *cc = &c->in[2];
-	if (!perfdb_rules_is_float(q->dtype) || !perfdb_rules_is_float(cc->dtype) ||
-	    !perfdb_rules_is_float(c->out[0].dtype))
+	if (!perfdb_dtype_is_float(q->dtype) || !perfdb_dtype_is_float(cc->dtype) ||
+	    !perfdb_dtype_is_float(c->out[0].dtype))
 		return perfdb_err_set(err, PERFDB_EINVAL, "_triton_rope_siso: tensors must be fp32/bf16/fp16");
 	if (q->ndims != 3 || cc->ndims != 2)
 		return perfdb_err_set(err, PERFDB_EINVAL, "_triton_rope_siso: q must be (T,H,D) and cos_sin_cache (P,D)");
 	if (c->out[0].numel != q->numel)
 		return perfdb_err_set(err, PERFDB_EINVAL, "_triton_rope_siso: output 0 must have q's shape");
 	if (k->present) {
-		if (!perfdb_rules_is_float(k->dtype) || k->ndims != 3 || k->dims[0] != q->dims[0] ||
+		if (!perfdb_dtype_is_float(k->dtype) || k->ndims != 3 || k->dims[0] != q->dims[0] ||
 		    k->dims[2] != q->dims[2])
 			return perfdb_err_set(err, PERFDB_EINVAL, "_triton_rope_siso: k must be (T,Hk,D) like q");
-		if (c->nout < 2 || !c->out[1].present || !perfdb_rules_is_float(c->out[1].dtype) ||
+		if (c->nout < 2 || !c->out[1].present || !perfdb_dtype_is_float(c->out[1].dtype) ||
 		    c->out[1].numel != k->numel)
 			return perfdb_err_set(err, PERFDB_EINVAL, "_triton_rope_siso: output 1 must have k's shape");
 	}

@@ -5,11 +5,6 @@
  */
 #include "replay/opdef/rules.h"
 
-int perfdb_rules_is_float(enum perfdb_dtype d)
-{
-	return d == PERFDB_DTYPE_FLOAT || d == PERFDB_DTYPE_BF16 || d == PERFDB_DTYPE_FLOAT16;
-}
-
 int perfdb_rules_is_int(enum perfdb_dtype d)
 {
 	return d == PERFDB_DTYPE_INT32 || d == PERFDB_DTYPE_INT64 || d == PERFDB_DTYPE_INT16 ||
@@ -45,12 +40,3 @@ int perfdb_rules_need(const struct perfdb_op_case *c, size_t nin, struct perfdb_
 	return 0;
 }
 
-int perfdb_rules_same_dims(const struct perfdb_tensor *a, const struct perfdb_tensor *b)
-{
-	if (a->ndims != b->ndims)
-		return 0;
-	for (size_t i = 0; i < a->ndims; i++)
-		if (a->dims[i] != b->dims[i])
-			return 0;
-	return 1;
-}
