@@ -74,13 +74,7 @@ CPU_CLONES void attn_run_decode(const struct attn_problem *p, const struct item 
 	for (int64_t j0 = 0; j0 < maxe; j0 += ATTN_BK) {
 		size_t nk = (size_t)(maxe - j0 < ATTN_BK ? maxe - j0 : ATTN_BK), nk16 = (nk + 15) & ~(size_t)15;
 		prefetch_tile(p, b, g, it->s0, j0 + ATTN_BK, maxe);
-		for (size_t j = 0; j < nk; j++) {
-			int64_t kr = p->kv_row(p->ctx, b, g, it->s0, j0 + (int64_t)j);
-			cpu_load_row(p->k, (size_t)kr * dq, dq, s->k + j * dk);
-			if (dr)
-				cpu_load_row(p->kr, (size_t)kr * dr, dr, s->k + j * dk + dq);
-			cpu_load_row(p->v, (size_t)kr * dv, dv, s->v + j * dv);
-		}
+		attn_load_kv_tile(p, it, j0, nk, s);
 		memset(s->k + nk * dk, 0, (nk16 - nk) * dk * sizeof(float));
 		for (size_t i = 0; i < M; i++) {
 			float *S = s->st + i * ATTN_BK;

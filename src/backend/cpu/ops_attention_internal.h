@@ -66,6 +66,24 @@ static inline size_t al16(size_t n)
 }
 
 /*
+ * Keys j0 .. j0 + nk - 1 of item it into the tile scratch as fp32: s->k
+ * rows of dq + dr (the key, then its rope part), s->v rows of dv.  Inline,
+ * so each ISA clone of the prefill and decode loops gets its own copy.
+ */
+static inline void attn_load_kv_tile(const struct attn_problem *p, const struct item *it, int64_t j0, size_t nk,
+				     struct scr *s)
+{
+	size_t dq = (size_t)p->dq, dr = (size_t)p->dr, dk = dq + dr, dv = (size_t)p->dv;
+	for (size_t j = 0; j < nk; j++) {
+		int64_t kr = p->kv_row(p->ctx, it->b, it->g, it->s0, j0 + (int64_t)j);
+		cpu_load_row(p->k, (size_t)kr * dq, dq, s->k + j * dk);
+		if (dr)
+			cpu_load_row(p->kr, (size_t)kr * dr, dr, s->k + j * dk + dq);
+		cpu_load_row(p->v, (size_t)kr * dv, dv, s->v + j * dv);
+	}
+}
+
+/*
  * A scalar as 16 lanes.  Written as vector + scalar: GCC builds a 16-element
  * literal (or a shuffle) through the stack, but broadcasts the scalar
  * operand of a vector operation in a register.  These helpers are always

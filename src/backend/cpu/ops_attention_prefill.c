@@ -80,13 +80,7 @@ CPU_CLONES void attn_run_prefill(const struct attn_problem *p, const struct item
 		} else
 #endif
 		{
-			for (size_t j = 0; j < nk; j++) {
-				int64_t kr = p->kv_row(p->ctx, b, g, it->s0, j0 + (int64_t)j);
-				cpu_load_row(p->k, (size_t)kr * dq, dq, s->k + j * dk);
-				if (dr)
-					cpu_load_row(p->kr, (size_t)kr * dr, dr, s->k + j * dk + dq);
-				cpu_load_row(p->v, (size_t)kr * dv, dv, s->v + j * dv);
-			}
+			attn_load_kv_tile(p, it, j0, nk, s);
 			/* the microkernels take 8 keys at a time: the padding keys are zero and masked */
 			memset(s->k + nk * dk, 0, (nk8 - nk) * dk * sizeof(float));
 			memset(s->v + nk * dv, 0, (nk8 - nk) * dv * sizeof(float));
