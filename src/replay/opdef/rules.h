@@ -31,6 +31,9 @@ int perfdb_rules_need(const struct perfdb_op_case *c, size_t nin, struct perfdb_
 int perfdb_attn_lengths(const struct perfdb_op_case *c, const char *col, int cum, int64_t nb, int64_t total,
 			int64_t each_max, int64_t *len, struct perfdb_err *err);
 int64_t perfdb_attn_count(const struct perfdb_op_case *c, const char *col, int64_t fallback);
+/* The attention plans' per-batch arrays, nb each, zeroed, in one allocation owned by *qlen. */
+int perfdb_attn_batches_alloc(int64_t nb, int64_t **qlen, int64_t **kvlen, int64_t **qst, int64_t **kvst,
+			      struct perfdb_err *err);
 
 /* ---- each family's rules (opdefs.c's table) ---- */
 

@@ -157,6 +157,18 @@ int perfdb_attn_lengths(const struct perfdb_op_case *c, const char *col, int cum
 	return 0;
 }
 
+int perfdb_attn_batches_alloc(int64_t nb, int64_t **qlen, int64_t **kvlen, int64_t **qst, int64_t **kvst,
+			      struct perfdb_err *err)
+{
+	*qlen = calloc((size_t)nb * 4, sizeof(int64_t));
+	if (!*qlen)
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	*kvlen = *qlen + nb;
+	*qst = *kvlen + nb;
+	*kvst = *qst + nb;
+	return 0;
+}
+
 int64_t perfdb_attn_count(const struct perfdb_op_case *c, const char *col, int64_t fallback)
 {
 	const char *s = perfdb_case_cell(c, col);
@@ -264,12 +276,7 @@ static int batches(const struct perfdb_op_case *c, struct perfdb_fia_plan *f, st
 		return BAD("batch %lld outside 1..%d", (long long)f->nb, PERFDB_ATTN_MAX_BATCH);
 	if (f->paged && f->bt->dims[0] != f->nb)
 		return BAD("block_table has %lld rows for %lld batches", (long long)f->bt->dims[0], (long long)f->nb);
-	f->qlen = calloc((size_t)f->nb * 4, sizeof(int64_t));
-	if (!f->qlen)
-		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
-	f->kvlen = f->qlen + f->nb;
-	f->qst = f->kvlen + f->nb;
-	f->kvst = f->qst + f->nb;
+	PERFDB_TRY(perfdb_attn_batches_alloc(f->nb, &f->qlen, &f->kvlen, &f->qst, &f->kvst, err));
 	int tnd = f->layout == PERFDB_FIA_TND;
 	PERFDB_TRY(perfdb_attn_lengths(c, PERFDB_COL_RT_SEQ_VALUES, tnd, f->nb, f->t, f->sq, f->qlen, err));
 	int kvcum = tnd && !f->paged;

@@ -83,12 +83,7 @@ static int qk_plan(const struct perfdb_op_case *c, struct perfdb_attn_qk *x, con
 	} else if (!x->paged) {
 		x->t2 = k->dims[0];
 	}
-	x->qlen = calloc((size_t)x->nb * 4, sizeof(int64_t));
-	if (!x->qlen)
-		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
-	x->kvlen = x->qlen + x->nb;
-	x->qst = x->kvlen + x->nb;
-	x->kvst = x->qst + x->nb;
+	PERFDB_TRY(perfdb_attn_batches_alloc(x->nb, &x->qlen, &x->kvlen, &x->qst, &x->kvst, err));
 	PERFDB_TRY(perfdb_attn_lengths(c, PERFDB_COL_RT_SEQ_VALUES, x->tnd, x->nb, x->t, x->s1, x->qlen, err));
 	PERFDB_TRY(perfdb_attn_lengths(c, PERFDB_COL_RT_SEQ_KV_VALUES, !x->paged && x->kv_tnd, x->nb, x->t2,
 				 x->paged ? x->btc * x->bs : x->s2, x->kvlen, err));
@@ -246,12 +241,7 @@ int perfdb_ring_plan(const struct perfdb_op_case *c, struct perfdb_ring_plan *f,
 	if (f->nb < 1 || f->nb > PERFDB_ATTN_MAX_BATCH)
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: batch %lld outside 1..%d", c->op, (long long)f->nb,
 				      PERFDB_ATTN_MAX_BATCH);
-	f->qlen = calloc((size_t)f->nb * 4, sizeof(int64_t));
-	if (!f->qlen)
-		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
-	f->kvlen = f->qlen + f->nb;
-	f->qst = f->kvlen + f->nb;
-	f->kvst = f->qst + f->nb;
+	PERFDB_TRY(perfdb_attn_batches_alloc(f->nb, &f->qlen, &f->kvlen, &f->qst, &f->kvst, err));
 	/* Runtime seqlen_values: q lengths, then (two rows) kv lengths; else even splits */
 	const char *cell = perfdb_case_cell(c, "Runtime seqlen_values");
 	if (cell) {
