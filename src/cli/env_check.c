@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "perfdb/cpu_isa.h"
 #include "perfdb/lock.h"
 
 static int check_lock_timeout(const char *v, struct perfdb_err *err)
@@ -61,6 +62,12 @@ static int check_data_dir(const char *v, struct perfdb_err *err)
 	return perfdb_err_set(err, PERFDB_EINVAL, "PERFDB_DATA_DIR: not a directory: '%s'", v);
 }
 
+static int check_max_cpu_isa(const char *v, struct perfdb_err *err)
+{
+	enum perfdb_cpu_isa isa;
+	return perfdb_cpu_isa_parse(v, &isa, err);
+}
+
 static int check_module_dir(const char *v, struct perfdb_err *err)
 {
 	struct stat st;
@@ -75,6 +82,7 @@ static const struct {
 } vars[] = {
 	{ "PERFDB_DATA_DIR", check_data_dir },
 	{ "PERFDB_LOCK_TIMEOUT", check_lock_timeout },
+	{ "PERFDB_MAX_CPU_ISA", check_max_cpu_isa },
 	{ "PERFDB_MODULE_DIR", check_module_dir },
 	{ "PERFDB_PROBE", check_probe },
 	{ "PERFDB_TIMESTAMP", check_timestamp },
