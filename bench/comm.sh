@@ -1,86 +1,196 @@
 #!/usr/bin/env bash
-# Collective latency: `perfdb comm` beside a minimal plain-MPI loop of the same
-# collective (bench/comm_ref.c), on 2 ranks, same run.
+# Collectives: `perfdb comm` beside a minimal plain-MPI loop of the same
+# collective (bench/comm_ref.c), and perfdb's 16-bit reductions beside fp32,
+# on 2 ranks, in one run (docs/measuring.md "Collective latency").
 #
 #   bash bench/comm.sh [BUILD_DIR] [ROUNDS]
 #
-# For each of all_reduce, all_gather, reduce_scatter and all_to_all at 1 KiB,
-# 64 KiB, 1 MiB and 16 MiB (fp32, perfdb's meaning of the size per op), the
-# two programs run back to back ROUNDS times (default 5), alternating which
-# goes first: clean runs on shared VMs drift 1.2-1.4x from one minute to the
-# next, so only back-to-back pairs compare.  Each run: 20 warm-up and 100
-# timed iterations per size, an iteration = barrier + the collective, its
-# time = the slowest rank's, the figure = the median (docs/measuring.md).
-# Both run the ops in the same order in one process with glibc's malloc
-# thresholds fixed (--malloc-tune): with the default, dynamic thresholds
-# each process's allocation history moves Open MPI's scratch buffers between
-# mmap and the heap, and the two programs would differ by up to 4x for that
-# reason alone (docs/comm.md "Allocator").
-# Printed per (op, size): the medians over rounds of each program's figure,
-# the median of the per-round ratios perfdb/plain and differences, and
-# perfdb's algbw and busbw.  Targets (issue #7): within 5% at >= 64 KiB,
-# harness overhead <= 2 us at 1 KiB.
+# 1. Pairs.  all_reduce, all_gather, reduce_scatter and all_to_all at 1 KiB
+#    and 64 KiB to 64 MiB (fp32, perfdb's meaning of the size per op): the
+#    plain loop, perfdb, the plain loop again, one op at a time, ROUNDS times
+#    (default 4): runs on these VMs differ by 5-10 % at the large sizes from
+#    one process to the next and drift over minutes, so perfdb is held
+#    against the mean of the two plain runs around it, and the two plain
+#    runs against each other show the loop's own spread.  Each run: 10
+#    warm-up and 50 timed iterations per size, an iteration = barrier + the
+#    collective, its time = the slowest rank's, the figure = the median.
+#    Both fix glibc's malloc thresholds (--malloc-tune, docs/comm.md
+#    "Allocator").
+# 2. Contention, the same rule for both.  Every program run is wrapped in
+#    /proc/stat: busy CPU time minus the run's own (its children's rusage),
+#    per second of wall time, is the foreign CPU of that run.  A run with
+#    >= 0.25 foreign CPUs is repeated (up to 2 more times) and the least
+#    contended kept -- what perfdb comm does per size with --repeats, which
+#    is therefore off here (--repeats 0): left on, perfdb alone would retry
+#    the long sizes out of a burst of other load and look faster than the
+#    loop at 16 MiB (docs/measuring.md "perfdb vs comm_ref at 16 MiB").
+# 3. Dtypes.  all_reduce and reduce_scatter at 64 KiB, 1 MiB and 16 MiB in
+#    fp32, bf16 and fp16 (perfdb comm only, the order rotating per round);
+#    bf16 and fp16 go through perfdb's user-defined MPI_Ops, fp32 through
+#    Open MPI's built-in MPI_SUM.  Then, once, bf16 and fp16 at 1 MiB under
+#    each PERFDB_MAX_CPU_ISA level, to show each reduction path.
+# Targets: pairs within 5 % at >= 64 KiB (issues #7, #24), harness overhead
+# <= 2 us at 1 KiB (#7); bf16 and fp16 busbw >= 80 % of fp32's at >= 64 KiB
+# (#24).
 set -eu
 BUILD=${1:-build}
-ROUNDS=${2:-5}
+ROUNDS=${2:-4}
 PERFDB=$BUILD/bin/perfdb
 REF=$BUILD/comm_ref
 [ -x "$PERFDB" ] && [ -x "$REF" ] || { echo "build first: make (missing $PERFDB or $REF)" >&2; exit 1; }
 command -v mpirun > /dev/null || { echo "comm.sh: mpirun not found (openmpi-bin)" >&2; exit 1; }
-MPIRUN=(mpirun -np 2)
-[ "$(id -u)" = 0 ] && MPIRUN+=(--allow-run-as-root)
-OPS="all_reduce all_gather reduce_scatter all_to_all"
-SIZES="1024 65536 1048576 16777216"
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/perfdb-bench-comm.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
+MPIRUN="mpirun -np 2"
+[ "$(id -u)" = 0 ] && MPIRUN="$MPIRUN --allow-run-as-root"
+echo "comm: $ROUNDS rounds, 2 ranks ($(mpirun --version | head -1))" >&2
 
-ours() {
-  "${MPIRUN[@]}" "$PERFDB" comm --num-devices 2 --dtype torch.float32 --bytes-grid $SIZES \
-    --warmup 20 --iters 100 --time-budget 60 --repeats 0 --malloc-tune --json --quiet \
-    > "$TMP/ours.$1.json"
-}
-plain() {
-  "${MPIRUN[@]}" "$REF" --warmup 20 --iters 100 --malloc-tune "${OPS// /,}" $SIZES > "$TMP/plain.$1.txt"
-}
-echo "comm: $ROUNDS rounds of perfdb comm and bench/comm_ref, 2 ranks, fp32 ($(mpirun --version | head -1))" >&2
-for r in $(seq 1 "$ROUNDS"); do
-  if [ $((r % 2)) = 1 ]; then ours "$r"; plain "$r"; else plain "$r"; ours "$r"; fi
-  echo "  round $r/$ROUNDS done" >&2
-done
-
-python3 - "$TMP" "$ROUNDS" <<'PY'
-import json, statistics, sys
-tmp, rounds = sys.argv[1], int(sys.argv[2])
-ours, plain = {}, {}
-for r in range(1, rounds + 1):
-    for c in json.load(open(f"{tmp}/ours.{r}.json"))["cases"]:
-        ours.setdefault((c["op"], c["message_bytes"]), []).append(c)
-    for line in open(f"{tmp}/plain.{r}.txt"):
-        op, b, us = line.split()
-        plain.setdefault((op, int(b)), []).append(float(us))
+exec python3 - "$PERFDB" "$REF" "$ROUNDS" "$MPIRUN" <<'PY'
+import json, os, resource, statistics, subprocess, sys, time
+perfdb, ref, rounds, mpirun = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4].split()
+OPS = ["all_reduce", "all_gather", "reduce_scatter", "all_to_all"]
+SIZES = [1024, 65536, 262144, 1048576, 4194304, 16777216, 67108864]
+DT_SIZES = [65536, 1048576, 16777216]
+DTYPES = ["torch.float32", "torch.bfloat16", "torch.float16"]
+ISAS = ["sse2", "avx2", "avx512", "avx512_bf16"]
+TICK = 1.0 / os.sysconf("SC_CLK_TCK")
+CONTENDED, TRIES = 0.25, 3
+WARMUP, ITERS = "10", "50"   # the pairs: spread is between runs, so runs beat iterations
 med = statistics.median
-print(f"{'op':<15}{'bytes':>10}{'perfdb us':>11}{'plain us':>10}{'ratio':>8}{'diff us':>9}"
-      f"{'algbw GB/s':>12}{'busbw GB/s':>12}")
-ok_bw, ok_lat = True, True
-for op in ("all_reduce", "all_gather", "reduce_scatter", "all_to_all"):
-    for b in (1024, 65536, 1048576, 16777216):
+
+def busy():
+    """Busy seconds of all CPUs: user nice system irq softirq steal."""
+    t = 0
+    for line in open("/proc/stat"):
+        if line.startswith("cpu") and line[3].isdigit():
+            v = [int(x) for x in line.split()[1:9]]
+            t += v[0] + v[1] + v[2] + v[5] + v[6] + v[7]
+    return t * TICK
+
+def once(cmd, env):
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    b0, t0 = busy(), time.monotonic()
+    out = subprocess.run(cmd, stdout=subprocess.PIPE, env=env, check=True, text=True).stdout
+    wall = time.monotonic() - t0
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    ours = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+    return out, max(0.0, (busy() - b0 - ours) / wall)
+
+def run(cmd, extra_env=None):
+    """The least contended of up to TRIES runs: (stdout, foreign CPUs)."""
+    env = dict(os.environ, **(extra_env or {}))
+    best = None
+    for _ in range(TRIES):
+        out, foreign = once(cmd, env)
+        if best is None or foreign < best[1]:
+            best = (out, foreign)
+        if foreign < CONTENDED:
+            break
+    return best
+
+def perfdb_cmd(ops, sizes, dtype, warmup="20", iters="100"):
+    return mpirun + [perfdb, "comm", "--num-devices", "2", "--ops", *ops, "--dtype", dtype,
+                     "--bytes-grid", *map(str, sizes), "--warmup", warmup, "--iters", iters,
+                     "--time-budget", "60", "--repeats", "0", "--malloc-tune", "--json", "--quiet"]
+
+def cases(out):
+    return {(c["op"], c["message_bytes"]): c for c in json.loads(out)["cases"]}
+
+# ---- 1, 2: plain, perfdb, plain again, one op at a time ------------------
+# perfdb's figure is held against the mean of the two plain runs around it
+# (a drift over the seconds between cancels), and the two plain runs
+# against each other: that ratio is the loop's own run-to-run spread.
+ours, plain, aa, foreign = {}, {}, {}, {}
+def plain_run(op):
+    out, f = run(mpirun + [ref, "--warmup", WARMUP, "--iters", ITERS, "--malloc-tune", op,
+                           *map(str, SIZES)])
+    got = {}
+    for line in out.splitlines():
+        name, b, us = line.split()
+        got[(name, int(b))] = float(us)
+        foreign.setdefault((name, int(b)), []).append(f)
+    return got
+for r in range(rounds):
+    for op in OPS:
+        first = plain_run(op)
+        out, f = run(perfdb_cmd([op], SIZES, "torch.float32", WARMUP, ITERS))
+        for k, c in cases(out).items():
+            ours.setdefault(k, []).append(c)
+            foreign.setdefault(k, []).append(f)
+        second = plain_run(op)
+        for k in first:
+            plain.setdefault(k, []).append((first[k] + second[k]) / 2)
+            aa.setdefault(k, []).append(second[k] / first[k])
+    print(f"  pairs: round {r + 1}/{rounds} done", file=sys.stderr)
+
+# ---- 3: dtypes, the three back to back per op ----------------------------
+dt = {}
+for r in range(rounds):
+    for op in ("all_reduce", "reduce_scatter"):
+        for i in range(len(DTYPES)):
+            d = DTYPES[(i + r) % len(DTYPES)]
+            out, _ = run(perfdb_cmd([op], DT_SIZES, d))
+            for k, c in cases(out).items():
+                dt.setdefault((d,) + k, []).append(c["busbw_gbps"])
+    print(f"  dtypes: round {r + 1}/{rounds} done", file=sys.stderr)
+isa = {}
+for level in ISAS:
+    for d in DTYPES[1:]:
+        out, _ = run(perfdb_cmd(["all_reduce", "reduce_scatter"], [1048576], d),
+                     {"PERFDB_MAX_CPU_ISA": level})
+        for k, c in cases(out).items():
+            isa[(level, d) + k] = c["busbw_gbps"]
+print("  ISA levels done", file=sys.stderr)
+
+# ---- the tables ----------------------------------------------------------
+print(f"{'op':<15}{'bytes':>10}{'perfdb us':>11}{'plain us':>11}{'ratio':>8}{'diff us':>9}"
+      f"{'plain/plain':>12}{'foreign':>9}{'busbw GB/s':>12}")
+ok_bw, ok_lat, noise = True, True, []
+for op in OPS:
+    for b in SIZES:
         cs, ps = ours[(op, b)], plain[(op, b)]
         o = [c["median_us"] for c in cs]
-        ratios = [x / y for x, y in zip(o, ps)]
-        diffs = [x - y for x, y in zip(o, ps)]
-        ratio, diff = med(ratios), med(diffs)
-        alg = med([c["bandwidth_gbps"] for c in cs])
-        bus = med([c["busbw_gbps"] for c in cs])
+        ratio = med([x / y for x, y in zip(o, ps)])
+        diff = med([x - y for x, y in zip(o, ps)])
+        spread = med([abs(x - 1) for x in aa[(op, b)]])
         flag = ""
         if b >= 65536 and abs(ratio - 1) > 0.05:
-            ok_bw, flag = False, "  <- over 5%"
+            ok_bw = False
+            flag = "  <- over 5%"
+            if abs(ratio - 1) <= spread:
+                flag += ", within the loop's own spread"
+                noise.append((op, b))
         if b == 1024 and diff > 2.0:
             ok_lat, flag = False, "  <- over 2 us"
-        print(f"{op:<15}{b:>10}{med(o):>11.2f}{med(ps):>10.2f}{ratio:>8.3f}{diff:>9.2f}"
-              f"{alg:>12.2f}{bus:>12.2f}{flag}")
-print("ratio = median over rounds of perfdb/plain of the same round; diff = the same for perfdb - plain")
-print("OSU 7.4 on this machine (issue #7, not measured here): all_reduce 1 MiB ~104 us, "
-      "all_gather 1 MiB/rank ~92 us, all_to_all 1 MiB/peer ~90 us")
-print(f"target within 5% at >= 64 KiB: {'met' if ok_bw else 'NOT met'}; "
-      f"harness overhead <= 2 us at 1 KiB: {'met' if ok_lat else 'NOT met'}")
+        print(f"{op:<15}{b:>10}{med(o):>11.2f}{med(ps):>11.2f}{ratio:>8.3f}{diff:>9.2f}"
+              f"{1 + spread:>12.3f}{max(foreign[(op, b)]):>9.2f}"
+              f"{med([c['busbw_gbps'] for c in cs]):>12.2f}{flag}")
+print("ratio = median over rounds of perfdb / the mean of the plain runs before and after it; "
+      "diff = the same for perfdb - plain;\nplain/plain = 1 + the median over rounds of "
+      "|second plain run / first - 1| (the loop against itself); foreign = the most CPUs "
+      "other processes used during a run kept")
+print(f"target within 5% at >= 64 KiB: {'met' if ok_bw else 'NOT met'}"
+      + (f" ({len(noise)} size(s) over 5% but within the loop's own run-to-run spread)"
+         if noise else "")
+      + f"; harness overhead <= 2 us at 1 KiB: {'met' if ok_lat else 'NOT met'}")
+print()
+print(f"{'busbw GB/s':<15}{'bytes':>10}{'fp32':>8}{'bf16':>8}{'fp16':>8}{'bf16/fp32':>11}"
+      f"{'fp16/fp32':>11}")
+ok_dt = True
+for op in ("all_reduce", "reduce_scatter"):
+    for b in DT_SIZES:
+        v = [dt[(d, op, b)] for d in DTYPES]
+        # per-round ratios: round r's runs of the three dtypes were back to back
+        rb = med([x / y for x, y in zip(v[1], v[0])])
+        rf = med([x / y for x, y in zip(v[2], v[0])])
+        flag = ""
+        if min(rb, rf) < 0.80:
+            ok_dt, flag = False, "  <- under 80%"
+        print(f"{op:<15}{b:>10}{med(v[0]):>8.2f}{med(v[1]):>8.2f}{med(v[2]):>8.2f}{rb:>11.2f}"
+              f"{rf:>11.2f}{flag}")
+print(f"target bf16 and fp16 >= 80% of fp32's busbw at >= 64 KiB: {'met' if ok_dt else 'NOT met'}")
+print()
+print("busbw GB/s at 1 MiB by PERFDB_MAX_CPU_ISA (one run each):")
+print(f"{'level':<13}{'bf16 all_red':>13}{'fp16 all_red':>13}{'bf16 red_sc':>12}{'fp16 red_sc':>12}")
+for level in ISAS:
+    print(f"{level:<13}" + "".join(f"{isa[(level, d, op, 1048576)]:>{w}.2f}"
+          for op, w in (("all_reduce", 13), ("reduce_scatter", 12)) for d in DTYPES[1:]))
 PY

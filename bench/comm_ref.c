@@ -10,9 +10,10 @@
  * OPS is a comma-separated list of all_reduce (in place), all_gather,
  * reduce_scatter and all_to_all, run in that order, each over every size,
  * as `perfdb comm` does; BYTES has perfdb's meaning per op; the data are
- * fp32 zeros summed with MPI_SUM; buffers are page-aligned and touched
- * before use.  --malloc-tune sets glibc's thresholds as perfdb's option of
- * that name does.  Prints "OP BYTES MEDIAN_US" per case on rank 0.
+ * fp32 zeros summed with MPI_SUM; buffers are page-aligned, touched
+ * before use and allocated in the harness's order (receive, send, times).
+ * --malloc-tune sets glibc's thresholds as perfdb's option of that name
+ * does.  Prints "OP BYTES MEDIAN_US" per case on rank 0.
  */
 #include <limits.h>
 #include <malloc.h>
@@ -36,7 +37,7 @@ static void *page_buf(size_t n)
 	return p;
 }
 
-static double run(const char *op, size_t bytes, int n, int warmup, int iters, double *t)
+static double run(const char *op, size_t bytes, int n, int warmup, int iters)
 {
 	size_t e = bytes / sizeof(float), sendn, recvn, count = e;
 	if (strcmp(op, "all_gather") == 0) {
@@ -52,7 +53,12 @@ static double run(const char *op, size_t bytes, int n, int warmup, int iters, do
 		sendn = 0;
 		recvn = e;
 	}
-	float *s = page_buf(sendn * sizeof(float)), *r = page_buf(recvn * sizeof(float));
+	/* perfdb's harness order: receive buffer, send buffer, then the times.
+	 * Placement alone moves all_gather at 64 KiB by 10 % here
+	 * (docs/measuring.md "perfdb vs comm_ref at 16 MiB"). */
+	float *r = page_buf(recvn * sizeof(float));
+	float *s = sendn ? page_buf(sendn * sizeof(float)) : NULL;
+	double *t = malloc(((size_t)(iters > warmup ? iters : warmup) + 1) * sizeof(double));
 	for (int i = -warmup; i < iters; i++) {
 		MPI_Barrier(MPI_COMM_WORLD);
 		double t0 = MPI_Wtime();
@@ -70,9 +76,11 @@ static double run(const char *op, size_t bytes, int n, int warmup, int iters, do
 	}
 	MPI_Allreduce(MPI_IN_PLACE, t, iters, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
 	qsort(t, (size_t)iters, sizeof(double), cmp);
+	double med = (iters % 2 ? t[iters / 2] : (t[iters / 2 - 1] + t[iters / 2]) / 2) * 1e6;
+	free(t);
 	free(s);
 	free(r);
-	return (iters % 2 ? t[iters / 2] : (t[iters / 2 - 1] + t[iters / 2]) / 2) * 1e6;
+	return med;
 }
 
 int main(int argc, char **argv)
@@ -101,17 +109,15 @@ int main(int argc, char **argv)
 		MPI_Finalize();
 		return 2;
 	}
-	double *t = malloc((size_t)iters * sizeof(double));
 	char *ops = strdup(argv[a++]);
 	for (char *op = strtok(ops, ","); op; op = strtok(NULL, ",")) {
 		for (int b = a; b < argc; b++) {
-			double med = run(op, (size_t)atoll(argv[b]), n, warmup, iters, t);
+			double med = run(op, (size_t)atoll(argv[b]), n, warmup, iters);
 			if (rank == 0)
 				printf("%s %s %.4f\n", op, argv[b], med);
 		}
 	}
 	free(ops);
-	free(t);
 	MPI_Finalize();
 	return 0;
 }

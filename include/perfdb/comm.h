@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "perfdb/cpu_isa.h"
 #include "perfdb/device.h"
 #include "perfdb/err.h"
 #include "perfdb/half.h"
@@ -83,9 +84,34 @@ extern const char *const perfdb_comm_dtype_names[PERFDB_COMM_NDTYPES + 1];
 const struct perfdb_comm_dtype_info *perfdb_comm_dtype(enum perfdb_comm_dtype d);
 int perfdb_comm_dtype_from_name(const char *name);   /* -1 if unknown */
 
-/* inout[i] = in[i] + inout[i], computed in float and rounded once. */
+/*
+ * The 16-bit reductions behind the MPI transport's bf16/fp16 MPI_Ops
+ * (half.c is the scalar reference; reduce16*.c the vectorised paths).
+ * Per element: both operands widened to float, combined in float, rounded
+ * once back to 16 bits as include/perfdb/half.h does (nearest, ties to
+ * even; a NaN comes out a quiet NaN).
+ *   sum: inout[i] = in[i] + inout[i]
+ *   max: inout[i] = in[i] if in[i] is NaN or in[i] > inout[i], else inout[i]
+ *        (a NaN wins; between +0 and -0 inout's is kept)
+ * Every path gives the same bits, except that when both operands of a sum
+ * are NaN the result may carry either one's payload.
+ */
 void perfdb_bf16_sum(const uint16_t *in, uint16_t *inout, size_t n);
 void perfdb_fp16_sum(const uint16_t *in, uint16_t *inout, size_t n);
+void perfdb_bf16_max(const uint16_t *in, uint16_t *inout, size_t n);
+void perfdb_fp16_max(const uint16_t *in, uint16_t *inout, size_t n);
+
+enum perfdb_half_op { PERFDB_HALF_SUM, PERFDB_HALF_MAX, PERFDB_HALF_NOPS };
+typedef void perfdb_half_fn(const uint16_t *in, uint16_t *inout, size_t n);
+
+/*
+ * The kernel of (d, op) written for ISA level isa (the best one built at or
+ * below it; sse2 is the scalar reference).  d is PERFDB_COMM_BF16 or
+ * PERFDB_COMM_FP16 (NULL otherwise).  The caller picks isa once, normally
+ * perfdb_cpu_isa(): a level above what the CPU has faults when run.
+ */
+perfdb_half_fn *perfdb_half_kernel(enum perfdb_comm_dtype d, enum perfdb_half_op op,
+				   enum perfdb_cpu_isa isa);
 
 /* The built-in message sizes (spec §1): 20 powers of two, 1 KiB … 512 MiB. */
 #define PERFDB_COMM_DEFAULT_NBYTES 20

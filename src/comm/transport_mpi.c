@@ -2,8 +2,9 @@
  * The MPI transport of perfdb comm (transport.h; docs/comm.md "Transports"):
  * the collectives' MPI calls on the harness's host buffers, each timed with
  * MPI_Wtime around the call alone.  bf16 and fp16 travel as MPI_UINT16_T
- * and are summed by user-defined MPI_Ops (half.c), made by open and freed
- * by release, so nothing outlives the run.
+ * and are summed by user-defined MPI_Ops (reduce16.h), made by open at the
+ * ISA level perfdb_cpu_isa() allows then and freed by release, so nothing
+ * outlives the run.
  */
 #include "transport.h"
 
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 
 #include "harness.h"
+#include "reduce16.h"
 
 struct mpi_ctx {
 	MPI_Op sum_bf16, sum_fp16;
@@ -26,18 +28,6 @@ struct args {
 	void *send, *recv;
 	int count;              /* perfdb_comm_layout.count */
 };
-
-static void sum_bf16(void *in, void *inout, int *len, MPI_Datatype *dt)
-{
-	(void)dt;
-	perfdb_bf16_sum(in, inout, (size_t)*len);
-}
-
-static void sum_fp16(void *in, void *inout, int *len, MPI_Datatype *dt)
-{
-	(void)dt;
-	perfdb_fp16_sum(in, inout, (size_t)*len);
-}
 
 static MPI_Datatype mpi_type(enum perfdb_comm_dtype d)
 {
@@ -109,9 +99,9 @@ static int tr_open(void **ctx, struct perfdb_err *err)
 		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 	c->sum_bf16 = c->sum_fp16 = MPI_OP_NULL;
 	c->comm = MPI_COMM_NULL;
-	MPI_TRY(err, MPI_Op_create(sum_bf16, 1, &c->sum_bf16));
-	MPI_TRY(err, MPI_Op_create(sum_fp16, 1, &c->sum_fp16));
-	return 0;
+	enum perfdb_cpu_isa isa = perfdb_cpu_isa();   /* once per run, not per call */
+	PERFDB_TRY(perfdb_r16_mpi_op(PERFDB_COMM_BF16, PERFDB_HALF_SUM, isa, &c->sum_bf16, err));
+	return perfdb_r16_mpi_op(PERFDB_COMM_FP16, PERFDB_HALF_SUM, isa, &c->sum_fp16, err);
 }
 
 static int tr_begin(void *ctx, MPI_Comm comm, void *send, size_t send_bytes, void *recv,
