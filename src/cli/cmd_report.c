@@ -41,12 +41,14 @@ static json_t *report_json(const struct perfdb_dbreport *r, const char *device,
 	json_t *ks = json_array(), *cs = json_array();
 	for (size_t i = 0; i < r->nk; i++) {
 		const struct perfdb_dbreport_kernel *k = &r->k[i];
-		json_array_append_new(ks, json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I}",
-			"kernel", k->name,
-			"family", k->family == PERFDB_OP_FAMILY_MATMUL ? "matmul" : "vector",
+		json_array_append_new(ks, json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+			"kernel", k->name, "family", k->family,
 			"rows", (json_int_t)k->rows, "profiling", (json_int_t)k->with_prof,
 			"microbench", (json_int_t)k->with_mb, "theory_only", (json_int_t)k->theory_only,
-			"both", (json_int_t)k->both, "hotspots", (json_int_t)k->hot));
+			"both", (json_int_t)k->both, "hotspots", (json_int_t)k->hot,
+			"failed", (json_int_t)k->failed, "contended", (json_int_t)k->contended,
+			"roofline_points", (json_int_t)k->roof, "above_roof", (json_int_t)k->above,
+			"no_cost", (json_int_t)k->no_cost, "device_unknown", (json_int_t)k->no_device));
 	}
 	for (size_t i = 0; i < r->nc; i++) {
 		const struct perfdb_dbreport_comm *c = &r->c[i];
@@ -57,9 +59,25 @@ static json_t *report_json(const struct perfdb_dbreport *r, const char *device,
 				"message_bytes", c->pts[j].bytes, "duration_us", c->pts[j].dur_us,
 				"busbw_gbps", c->pts[j].busbw_gbps));
 	}
-	return json_pack("{s:s, s:s?, s:s, s:s, s:o, s:o}", "database", r->dbdir,
+	struct perfdb_dbreport_summary s;
+	perfdb_dbreport_summary(r, &s);
+	json_t *gaps = json_array();
+	for (size_t i = 0; i < s.ngaps; i++) {
+		const struct perfdb_dbreport_kernel *k = &r->k[s.gaps[i].k];
+		json_array_append_new(gaps, json_pack("{s:s, s:I, s:f}", "table", k->name,
+			"line", (json_int_t)k->pts[s.gaps[i].p].line, "ratio", s.gaps[i].ratio));
+	}
+	json_t *sum = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o}",
+		"rows", (json_int_t)s.rows, "usable", (json_int_t)s.usable, "profiled", (json_int_t)s.profiled,
+		"mb_only", (json_int_t)s.mb_only, "theory_only", (json_int_t)s.theory_only,
+		"both", (json_int_t)s.both, "hot", (json_int_t)s.hot, "failed", (json_int_t)s.failed,
+		"contended", (json_int_t)s.contended, "roof", (json_int_t)s.roof, "above", (json_int_t)s.above,
+		"no_cost", (json_int_t)s.no_cost, "no_device", (json_int_t)s.no_device,
+		"comm_tables", (json_int_t)s.comm_tables, "comm_series", (json_int_t)s.comm_series,
+		"comm_points", (json_int_t)s.comm_points, "comm_ops", (json_int_t)s.comm_ops, "gaps", gaps);
+	return json_pack("{s:s, s:s?, s:s, s:s, s:o, s:o, s:o}", "database", r->dbdir,
 			 "collectives_dir", r->hccl_dir, "device", device, "html", html,
-			 "kernels", ks, "collectives", cs);
+			 "summary", sum, "kernels", ks, "collectives", cs);
 }
 
 int cmd_report(int argc, char **argv, struct cmd_db *db)
@@ -106,7 +124,7 @@ int cmd_report(int argc, char **argv, struct cmd_db *db)
 	}
 	rc = perfdb_db_resolve(o, &dir, &err);
 	if (rc == 0)
-		rc = perfdb_dbreport_load(&r, dir.buf, hccl, &err);
+		rc = perfdb_dbreport_load(&r, dir.buf, hccl, &db->reg, o->device, &err);
 	char mpi[MPI_MAX_LIBRARY_VERSION_STRING], libs[MPI_MAX_LIBRARY_VERSION_STRING + 128];
 	int mlen = 0;
 	/* one of the few MPI calls allowed before MPI_Init */
