@@ -58,7 +58,7 @@ struct perfdb_dbreport_kernel {
 	size_t failed, contended;  /* rows the run records flag */
 	size_t roof, above;        /* roofline points; of them, above the roof */
 	size_t no_cost;            /* rows with a duration but no cost */
-	size_t no_device;          /* rows with a cost and a duration, measured on a device of unknown peaks */
+	size_t no_device;          /* rows with a cost and a duration but no roof: the measuring device, or its peak for the dtype, unknown */
 	bool movement;             /* every costed row has 0 FLOPs: a bandwidth chart, not a roofline */
 	char *no_cost_why;         /* the first row's reason for no cost (owned, NULL) */
 	struct perfdb_dbreport_point *pts; /* one per row (owned) */

@@ -27,12 +27,15 @@ const struct cmd_help cmd_report_help = {
 	.usage = "perfdb report [--html FILE] [--hccl-dir DIR] [--json] [database flags]",
 	.summary = "summarise a database: coverage, hotspots, rooflines, collectives (HTML + markdown)",
 	.description =
-		"Reads every <Kernel>.csv of the database directory and the hcom_*.csv tables of\n"
-		"the newest <root>/<device>/hccl/<ver>/ (or --hccl-dir), prints a markdown summary\n"
-		"and writes one HTML page with inline SVG charts (no external assets):\n"
-		"coverage per kernel type, microbench vs profiling durations with the 0.8x-1.2x\n"
-		"band and hotspots, a roofline per kernel type against the device's peaks, and\n"
-		"collective latency and busbw against message size.",
+		"Reads every <Kernel>.csv of the database directory, the run records of its\n"
+		"reports/ and the hcom_*.csv tables of the newest <root>/<device>/hccl/<ver>/\n"
+		"(or --hccl-dir), prints a markdown summary and writes one HTML page with\n"
+		"inline SVG charts (no external assets): the summary first (usable durations,\n"
+		"the worst microbench/profiling gaps, failed and contended rows, points above\n"
+		"the roof, collectives' coverage), microbench vs profiling with the 0.8x-1.2x\n"
+		"band, rooflines from the operator layer's costs against the peaks of the\n"
+		"device that measured each row, and collective latency and busbw against\n"
+		"message size per group size and tier.",
 };
 
 static json_t *report_json(const struct perfdb_dbreport *r, const char *device,

@@ -71,7 +71,7 @@ int perfdb_dbreport_markdown(const struct perfdb_dbreport *r,
 		"- microbench vs profiling: %zu rows with both, %zu outside the band\n"
 		"- run records: %zu failed, %zu contended rows\n"
 		"- roofline: %zu rows plotted, %zu above the roof; not plotted: %zu without a cost, "
-		"%zu on a device of unknown peaks\n"
+		"%zu without a known roof\n"
 		"- collectives: %zu tables, %zu group-size/tier curves, %zu sizes\n",
 		sm.usable, sm.rows, sm.profiled, sm.mb_only, sm.theory_only, sm.both, sm.hot, sm.failed,
 		sm.contended, sm.roof, sm.above, sm.no_cost, sm.no_device, sm.comm_tables, sm.comm_series,
@@ -106,7 +106,7 @@ int perfdb_dbreport_markdown(const struct perfdb_dbreport *r,
 
 	PERFDB_TRY(perfdb_strbuf_addstr(out, "## Roofline per kernel type\n\n"));
 	static const char *const hr[] = { "Kernel", "Family", "Points", "Above roof", "Best GFLOP/s",
-					  "Best GB/s", "No cost", "Device unknown" };
+					  "Best GB/s", "No cost", "Roof unknown" };
 	rows = alloc_rows(r->nk, 8);
 	if (!rows)
 		return -PERFDB_ENOMEM;

@@ -170,13 +170,15 @@ struct roofs {
 
 static void roofs_of(const struct perfdb_dbreport_kernel *k, struct roofs *rf)
 {
+	/* a bandwidth chart's roof is the bandwidth alone */
+	bool bw_only = k->movement;
 	rf->n = 0;
 	for (size_t j = 0; j < k->rows; j++) {
 		const struct perfdb_dbreport_point *p = &k->pts[j];
 		if (!p->roof)
 			continue;
 		size_t i = 0;
-		while (i < rf->n && !(rf->peak[i] == p->peak_gflops && rf->bw[i] == p->bw_gbps))
+		while (i < rf->n && !((bw_only || rf->peak[i] == p->peak_gflops) && rf->bw[i] == p->bw_gbps))
 			i++;
 		if (i == rf->n && rf->n < 4) {
 			rf->peak[i] = p->peak_gflops;
@@ -320,7 +322,7 @@ static int section_roofline(struct perfdb_strbuf *o, const struct perfdb_dbrepor
 		PERFDB_TRY(outliers(o, r, s->above));
 	PERFDB_TRY(perfdb_strbuf_addstr(o, "<details><summary>Every kernel type</summary>\n<table><tr>"
 		"<th>Kernel</th><th>Family</th><th>Plotted</th><th>Above</th><th>Best GFLOP/s</th><th>Best GB/s</th>"
-		"<th>No cost</th><th>Device unknown</th><th>Why no cost</th></tr>\n"));
+		"<th>No cost</th><th>Roof unknown</th><th>Why no cost</th></tr>\n"));
 	for (size_t i = 0; i < r->nk; i++) {
 		const struct perfdb_dbreport_kernel *k = &r->k[i];
 		double bf = 0, bb = 0;
@@ -509,7 +511,7 @@ static int summary(struct perfdb_strbuf *o, const struct perfdb_dbreport *r, con
 	PERFDB_TRY(figure(o, "no_cost", s->no_cost));
 	PERFDB_TRY(perfdb_strbuf_addstr(o, " without a cost, "));
 	PERFDB_TRY(figure(o, "no_device", s->no_device));
-	PERFDB_TRY(perfdb_strbuf_addstr(o, " measured on a device of unknown peaks.</li>\n<li><a href=\"#collectives\">"
+	PERFDB_TRY(perfdb_strbuf_addstr(o, " without a known roof (the measuring device, or its peak for the dtype, unknown).</li>\n<li><a href=\"#collectives\">"
 				       "Collectives</a>: "));
 	PERFDB_TRY(figure(o, "comm_tables", s->comm_tables));
 	PERFDB_TRY(perfdb_strbuf_addstr(o, " tables ("));
