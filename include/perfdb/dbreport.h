@@ -17,52 +17,50 @@
 #include "perfdb/err.h"
 #include "perfdb/strbuf.h"
 
-enum perfdb_op_family {
-	PERFDB_OP_FAMILY_MATMUL,   /* 2*M*N*K FLOPs on the matrix unit */
-	PERFDB_OP_FAMILY_VECTOR,   /* one FLOP per output element */
-};
+/* Per-type charts are drawn for kernel types with at least this many points (docs/report.md). */
+#define PERFDB_DBREPORT_MIN_POINTS 8
+/* The worst microbench/profiling gaps the summary lists. */
+#define PERFDB_DBREPORT_TOP_GAPS 10
 
-/* One row's work, from its shapes and dtypes. */
-struct perfdb_op_work {
-	double flops;              /* floating-point operations */
-	double bytes;              /* bytes of every input and output tensor */
-	unsigned dtype_bits;       /* of the first input (0: unknown) */
-};
-
-/*
- * FLOPs and bytes of one row of kernel type op, from the cells of
- * `Input Shapes`, `Input Data Types`, `Output Shapes`, `Output Data Types`
- * (literal quotes allowed).  MatMul family (perfdb_op_family_of): FLOPs =
- * 2 * numel(output 0) * K, K the last dim of input 0.  Vector family: FLOPs
- * = numel of every output.  Bytes = sum over non-empty slots of numel x
- * dtype size; a slot without a known dtype counts 2 bytes per element.
- * Returns 0, or -PERFDB_EPARSE when a shape cannot be read (w zeroed).
- */
-int perfdb_op_work_of(const char *op, const char *in_shapes, const char *in_dtypes,
-		      const char *out_shapes, const char *out_dtypes,
-		      struct perfdb_op_work *w);
-
-/* MatMul family: names containing "MatMul" or "Matmul" (any GEMM kernel). */
-enum perfdb_op_family perfdb_op_family_of(const char *op);
-
+/* One row of a kernel table. */
 struct perfdb_dbreport_point {
+	size_t line;               /* in its table (header = 1) */
 	double mb_us;              /* `Average Duration(us)`, 0: none */
 	double prof_us;            /* `Profiling Average Duration(us)`, 0: none */
-	double ai;                 /* FLOP per byte, 0: unknown */
-	double gflops;             /* achieved, from the profiling duration else mb */
-	double gbps;               /* achieved bytes / duration, GB/s */
 	bool hot;                  /* both durations and ratio outside the band */
+	bool failed, contended;    /* what the newest run record of the row says */
+	/* The roofline (src/report/model.c): the operator layer's cost of the row. */
+	bool costed;               /* the row has a cost (perfdb_op_cost) */
+	bool matrix;               /* its FLOPs are the matrix unit's */
+	double flops, bytes;
+	/* The device that measured the duration plotted, NULL when unknown:
+	 * profiling durations the database's device, microbench durations the
+	 * host= of the newest run record naming the row. */
+	const struct perfdb_device *dev;
+	const char *dev_name;      /* that device's name, or the record's host= (NULL: none; not owned) */
+	bool roof;                 /* plotted: a cost, a duration and the device's peaks */
+	bool from_prof;            /* plotted with the profiling duration, else the microbench one */
+	double ai;                 /* FLOP per byte */
+	double gflops, gbps;       /* achieved */
+	double peak_gflops, bw_gbps; /* the roof: dev's peak for the op's unit and dtype, its memory bandwidth */
+	double roof_frac;          /* achieved over the roof at its intensity; above 1: above the roof */
+	bool above;                /* roof_frac > 1: a model error or a mislabelled measurement */
 };
 
 struct perfdb_dbreport_kernel {
 	char *name;                /* table stem, e.g. "MatMulV2" (owned) */
-	enum perfdb_op_family family;
+	const char *family;        /* the operator layer's ("matmul", "norm", ...), "other" without a definition */
 	size_t rows;
 	size_t with_prof;          /* rows with a profiling duration > 0 */
 	size_t with_mb;            /* rows with a microbench duration > 0 */
 	size_t theory_only;        /* rows with neither */
 	size_t both, hot;          /* rows with both; of them, hotspots */
-	unsigned dtype_bits;       /* of the first row's first input */
+	size_t failed, contended;  /* rows the run records flag */
+	size_t roof, above;        /* roofline points; of them, above the roof */
+	size_t no_cost;            /* rows with a duration but no cost */
+	size_t no_device;          /* rows with a cost and a duration but no roof: the measuring device, or its peak for the dtype, unknown */
+	bool movement;             /* every costed row has 0 FLOPs: a bandwidth chart, not a roofline */
+	char *no_cost_why;         /* the first row's reason for no cost (owned, NULL) */
 	struct perfdb_dbreport_point *pts; /* one per row (owned) */
 };
 
@@ -85,19 +83,51 @@ struct perfdb_dbreport {
 	struct perfdb_dbreport_comm *c;
 	size_t nc;
 	long long mtime_min, mtime_max; /* table modification times, s since epoch (0: none) */
+	const struct perfdb_device *dev; /* the database's device (NULL: not in the registry) */
+	size_t nruns;              /* run records read (<dbdir>/reports/microbench_env_<ts>.txt) */
+	char **run_hosts;          /* each record's host= (owned; points' dev_name point here) */
 };
 
 void perfdb_dbreport_init(struct perfdb_dbreport *r);
 void perfdb_dbreport_release(struct perfdb_dbreport *r);
 
 /*
- * Read every <Kernel>.csv of dbdir (sorted by name) and the hcom_*.csv of hccl_dir.  When
- * hccl_dir is NULL the newest (last by name) directory of
- * <dbdir>/../../hccl/ holding hcom_*.csv is used, if any.  A missing dbdir
- * is -PERFDB_ENOENT; a table that cannot be read is an error naming it.
+ * Read every <Kernel>.csv of dbdir (sorted by name), the run records of
+ * <dbdir>/reports/ and the hcom_*.csv of hccl_dir.  When hccl_dir is NULL
+ * the newest (last by name) directory of <dbdir>/../../hccl/ holding
+ * hcom_*.csv is used, if any.  Devices are looked up in reg (may be
+ * NULL); device is the database's (may be NULL: unknown).  A missing
+ * dbdir is -PERFDB_ENOENT; a table that cannot be read is an error naming
+ * it.
  */
-int perfdb_dbreport_load(struct perfdb_dbreport *r, const char *dbdir,
-			 const char *hccl_dir, struct perfdb_err *err);
+int perfdb_dbreport_load(struct perfdb_dbreport *r, const char *dbdir, const char *hccl_dir,
+			 const struct perfdb_device_registry *reg, const char *device,
+			 struct perfdb_err *err);
+
+/* One microbench/profiling gap: the row r->k[k].pts[p]. */
+struct perfdb_dbreport_gap {
+	size_t k, p;
+	double ratio;              /* microbench / profiling */
+};
+
+/* The headline figures the page opens with (perfdb_dbreport_summary). */
+struct perfdb_dbreport_summary {
+	size_t rows;               /* every kernel row */
+	size_t usable;             /* with a usable duration (rows - theory-only) */
+	size_t profiled;           /* with a profiling duration (measured on the device) */
+	size_t mb_only;            /* a microbench duration only */
+	size_t theory_only;        /* no duration */
+	size_t both, hot;          /* with both durations; of them outside the band */
+	struct perfdb_dbreport_gap gaps[PERFDB_DBREPORT_TOP_GAPS]; /* the worst |log(ratio)| first */
+	size_t ngaps;
+	size_t failed, contended;  /* rows the run records flag */
+	size_t roof, above;        /* roofline points; of them above the roof */
+	size_t no_cost, no_device; /* rows with a duration not plotted, by cause */
+	size_t comm_tables, comm_series, comm_points; /* collectives: tables, (group, tier) curves, sizes */
+	size_t comm_ops;           /* of the four standard collectives, how many have a table */
+};
+
+void perfdb_dbreport_summary(const struct perfdb_dbreport *r, struct perfdb_dbreport_summary *s);
 
 /* Run context printed with the report. */
 struct perfdb_dbreport_ctx {
@@ -115,14 +145,19 @@ int perfdb_dbreport_markdown(const struct perfdb_dbreport *r,
 /*
  * The HTML page: no script, no external asset.  Every chart is
  * `<svg class="chart" data-points="N">` holding exactly N
- * `<circle class="pt…">` data points (the Chromium test counts them).
+ * `<circle class="pt…">` data points, N > 0 (no chart is drawn without
+ * points); each summary figure is an element with
+ * `data-figure="<name>"` holding the number (the Chromium test reads
+ * both).
  */
 int perfdb_dbreport_html(const struct perfdb_dbreport *r,
 			 const struct perfdb_dbreport_ctx *ctx,
 			 struct perfdb_strbuf *out);
 
-/* The device peak FLOP/s for a dtype width (mma_flops; 0: unknown). */
-double perfdb_dbreport_peak_flops(const struct perfdb_device *dev,
-				  enum perfdb_op_family f, unsigned dtype_bits);
+/*
+ * The device's peak FLOP/s for the matrix (else vector) unit and an
+ * operand dtype: fp32, fp16, bf16, int8, fp8 (0: unknown or no such peak).
+ */
+double perfdb_dbreport_peak_flops(const struct perfdb_device *dev, bool matrix, int dtype);
 
 #endif

@@ -144,4 +144,14 @@ bool perfdb_schema_usable_duration(const char *mb_cell, const char *prof_cell, b
  * a NaN ratio is not outside the band, so it is no hotspot. */
 bool perfdb_schema_in_band(double ratio);
 
+/* ---- the run records (docs/replay.md "Contention") --------------------- */
+
+/*
+ * A row was measured under contention when its probe reading
+ * (`Probe(GB/s)` of microbench_rows_<ts>.csv) is below (1 - this) x the
+ * run's reference (`probe_median_gbs=` of microbench_env_<ts>.txt): the
+ * engine's judgement (src/replay/probe.c) and the report's.
+ */
+#define PERFDB_PROBE_TOLERANCE 0.20
+
 #endif

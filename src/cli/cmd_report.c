@@ -27,12 +27,15 @@ const struct cmd_help cmd_report_help = {
 	.usage = "perfdb report [--html FILE] [--hccl-dir DIR] [--json] [database flags]",
 	.summary = "summarise a database: coverage, hotspots, rooflines, collectives (HTML + markdown)",
 	.description =
-		"Reads every <Kernel>.csv of the database directory and the hcom_*.csv tables of\n"
-		"the newest <root>/<device>/hccl/<ver>/ (or --hccl-dir), prints a markdown summary\n"
-		"and writes one HTML page with inline SVG charts (no external assets):\n"
-		"coverage per kernel type, microbench vs profiling durations with the 0.8x-1.2x\n"
-		"band and hotspots, a roofline per kernel type against the device's peaks, and\n"
-		"collective latency and busbw against message size.",
+		"Reads every <Kernel>.csv of the database directory, the run records of its\n"
+		"reports/ and the hcom_*.csv tables of the newest <root>/<device>/hccl/<ver>/\n"
+		"(or --hccl-dir), prints a markdown summary and writes one HTML page with\n"
+		"inline SVG charts (no external assets): the summary first (usable durations,\n"
+		"the worst microbench/profiling gaps, failed and contended rows, points above\n"
+		"the roof, collectives' coverage), microbench vs profiling with the 0.8x-1.2x\n"
+		"band, rooflines from the operator layer's costs against the peaks of the\n"
+		"device that measured each row, and collective latency and busbw against\n"
+		"message size per group size and tier.",
 };
 
 static json_t *report_json(const struct perfdb_dbreport *r, const char *device,
@@ -41,12 +44,14 @@ static json_t *report_json(const struct perfdb_dbreport *r, const char *device,
 	json_t *ks = json_array(), *cs = json_array();
 	for (size_t i = 0; i < r->nk; i++) {
 		const struct perfdb_dbreport_kernel *k = &r->k[i];
-		json_array_append_new(ks, json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I}",
-			"kernel", k->name,
-			"family", k->family == PERFDB_OP_FAMILY_MATMUL ? "matmul" : "vector",
+		json_array_append_new(ks, json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+			"kernel", k->name, "family", k->family,
 			"rows", (json_int_t)k->rows, "profiling", (json_int_t)k->with_prof,
 			"microbench", (json_int_t)k->with_mb, "theory_only", (json_int_t)k->theory_only,
-			"both", (json_int_t)k->both, "hotspots", (json_int_t)k->hot));
+			"both", (json_int_t)k->both, "hotspots", (json_int_t)k->hot,
+			"failed", (json_int_t)k->failed, "contended", (json_int_t)k->contended,
+			"roofline_points", (json_int_t)k->roof, "above_roof", (json_int_t)k->above,
+			"no_cost", (json_int_t)k->no_cost, "device_unknown", (json_int_t)k->no_device));
 	}
 	for (size_t i = 0; i < r->nc; i++) {
 		const struct perfdb_dbreport_comm *c = &r->c[i];
@@ -57,9 +62,25 @@ static json_t *report_json(const struct perfdb_dbreport *r, const char *device,
 				"message_bytes", c->pts[j].bytes, "duration_us", c->pts[j].dur_us,
 				"busbw_gbps", c->pts[j].busbw_gbps));
 	}
-	return json_pack("{s:s, s:s?, s:s, s:s, s:o, s:o}", "database", r->dbdir,
+	struct perfdb_dbreport_summary s;
+	perfdb_dbreport_summary(r, &s);
+	json_t *gaps = json_array();
+	for (size_t i = 0; i < s.ngaps; i++) {
+		const struct perfdb_dbreport_kernel *k = &r->k[s.gaps[i].k];
+		json_array_append_new(gaps, json_pack("{s:s, s:I, s:f}", "table", k->name,
+			"line", (json_int_t)k->pts[s.gaps[i].p].line, "ratio", s.gaps[i].ratio));
+	}
+	json_t *sum = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o}",
+		"rows", (json_int_t)s.rows, "usable", (json_int_t)s.usable, "profiled", (json_int_t)s.profiled,
+		"mb_only", (json_int_t)s.mb_only, "theory_only", (json_int_t)s.theory_only,
+		"both", (json_int_t)s.both, "hot", (json_int_t)s.hot, "failed", (json_int_t)s.failed,
+		"contended", (json_int_t)s.contended, "roof", (json_int_t)s.roof, "above", (json_int_t)s.above,
+		"no_cost", (json_int_t)s.no_cost, "no_device", (json_int_t)s.no_device,
+		"comm_tables", (json_int_t)s.comm_tables, "comm_series", (json_int_t)s.comm_series,
+		"comm_points", (json_int_t)s.comm_points, "comm_ops", (json_int_t)s.comm_ops, "gaps", gaps);
+	return json_pack("{s:s, s:s?, s:s, s:s, s:o, s:o, s:o}", "database", r->dbdir,
 			 "collectives_dir", r->hccl_dir, "device", device, "html", html,
-			 "kernels", ks, "collectives", cs);
+			 "summary", sum, "kernels", ks, "collectives", cs);
 }
 
 int cmd_report(int argc, char **argv, struct cmd_db *db)
@@ -106,7 +127,7 @@ int cmd_report(int argc, char **argv, struct cmd_db *db)
 	}
 	rc = perfdb_db_resolve(o, &dir, &err);
 	if (rc == 0)
-		rc = perfdb_dbreport_load(&r, dir.buf, hccl, &err);
+		rc = perfdb_dbreport_load(&r, dir.buf, hccl, &db->reg, o->device, &err);
 	char mpi[MPI_MAX_LIBRARY_VERSION_STRING], libs[MPI_MAX_LIBRARY_VERSION_STRING + 128];
 	int mlen = 0;
 	/* one of the few MPI calls allowed before MPI_Init */

@@ -149,13 +149,7 @@ int perfdb_engine_run(const struct perfdb_engine_opts *o, struct perfdb_engine_r
 /* Remove a run's journal and every rank's journal of it (the run went through). */
 void perfdb_engine_journal_remove(const char *journal);
 
-/*
- * Build a case from a row's cells (§4 "Parsing", "Building a tensor"):
- * slots split on ';' keeping empty ones; a null slot is an absent tensor;
- * a missing dtype is DT_FLOAT, a missing format ND; FRACTAL_NZ (a,b,c,d)
- * becomes (b*c, a*d).  No buffer is allocated.  Returns 0 or
- * -PERFDB_EINVAL/-PERFDB_EPARSE with the reason.
- */
+/* perfdb_case_build (replay/opdef/opdef.h), under the engine's name its callers use. */
 int perfdb_engine_build_case(const char *op, const char *in_shapes, const char *in_dtypes,
 			     const char *in_formats, const char *out_shapes, const char *out_dtypes,
 			     const char *out_formats, struct perfdb_op_case *c, struct perfdb_err *err);

@@ -24,9 +24,9 @@
 #include <stdint.h>
 
 #include "perfdb/err.h"
+#include "perfdb/schema.h"   /* PERFDB_PROBE_TOLERANCE */
 
 #define PERFDB_PROBE_BYTES ((size_t)64 << 20)  /* twice the 32 MiB LLC: the reads come from DRAM */
-#define PERFDB_PROBE_TOLERANCE 0.20            /* contended: below (1 - this) x the reference */
 
 struct perfdb_probe {
 	uint64_t *buf;

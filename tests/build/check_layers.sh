@@ -26,7 +26,7 @@ try() {   # layer header expect(ok|hidden)
 	fi
 }
 
-for l in core stage opdef backend replay; do
+for l in core stage opdef report backend replay; do
 	[ -d "$bld/layers/$l" ] || { echo "FAIL: no include tree for layer $l"; fail=1; }
 done
 # core and the self-contained stages: core's public headers only
@@ -39,6 +39,11 @@ try core perfdb/table.h ok
 try opdef replay/opdef/opdef.h ok
 try opdef backend/backend.h hidden
 try opdef replay/engine.h hidden
+# the report: the operator layer's definitions (its costs), nothing above them
+try report replay/opdef/opdef.h ok
+for h in backend/backend.h replay/engine.h comm/transport.h cli/opt.h; do
+	try report "$h" hidden
+done
 # backends: the operator layer and the transport interface, not the engine or the stages
 try backend backend/backend.h ok
 try backend replay/opdef/opdef.h ok

@@ -19,6 +19,26 @@
 #include "perfdb/err.h"
 #include "replay/opdef/op_case.h"
 
+/* The unit an op's FLOPs run on: which of the device's peaks bounds it (perfdb_device). */
+enum perfdb_op_unit { PERFDB_OP_UNIT_VECTOR, PERFDB_OP_UNIT_MATRIX };
+
+/*
+ * What one row of an op costs (costs_*.c, docs/ops.md "Costs"): the work a
+ * roofline plots.  bytes: the memory the op touches, each byte once: a
+ * tensor it reads or writes in whole counts whole; of a tensor it touches
+ * in part only that part (the rows a gather reads, the rows an update
+ * writes into a cache or a scattered table, the keys and values of
+ * attention up to each batch's real length); an output updated in place
+ * counts as the rows written.  flops: arithmetic operations by the op's
+ * convention (docs/ops.md "Costs"; 0 for pure data movement).  unit and
+ * dtype (the operands' type) choose the peak.
+ */
+struct perfdb_op_cost {
+	double flops, bytes;
+	enum perfdb_op_unit unit;
+	enum perfdb_dtype dtype;
+};
+
 struct perfdb_opdef {
 	const char *name;                     /* OP Type = table stem */
 	const char *family;                   /* "matmul", "attention", "norm", ... (docs/ops.md) */
@@ -51,6 +71,13 @@ struct perfdb_opdef {
 	 * that output and does not count it against the row's memory.
 	 */
 	int (*inplace)(const struct perfdb_op_case *c, size_t out);
+	/*
+	 * Required (test_opdef holds every definition to one).  The row's cost
+	 * (struct perfdb_op_cost) from its shapes, dtypes and cells, after the
+	 * check passed: 0, or -PERFDB_EINVAL when the row's shapes do not say
+	 * it (a plan the op cannot make).
+	 */
+	int (*cost)(const struct perfdb_op_case *c, struct perfdb_op_cost *w, struct perfdb_err *err);
 };
 
 /* The definitions, one per operator of the seed's replay list (perfdb_replay_ops). */
@@ -61,6 +88,25 @@ extern const size_t perfdb_nopdefs;
 const struct perfdb_opdef *perfdb_opdef_find(const char *op);
 /* The same, or (never NULL) a definition without rules or properties. */
 const struct perfdb_opdef *perfdb_opdef_get(const char *op);
+
+/*
+ * Build a case from a row's cells (case_build.c; docs/spec/replay.md §4
+ * "Parsing", "Building a tensor"): slots split on ';' keeping empty ones; a
+ * null slot is an absent tensor; a missing dtype is DT_FLOAT, a missing
+ * format ND; FRACTAL_NZ (a,b,c,d) becomes (b*c, a*d).  No buffer is
+ * allocated; c->def is the op's definition (perfdb_opdef_get).  Returns 0
+ * or -PERFDB_EINVAL/-PERFDB_EPARSE with the reason.
+ */
+int perfdb_case_build(const char *op, const char *in_shapes, const char *in_dtypes, const char *in_formats,
+		      const char *out_shapes, const char *out_dtypes, const char *out_formats,
+		      struct perfdb_op_case *c, struct perfdb_err *err);
+
+/*
+ * A built case's cost (w zeroed first): the definition's check, then its
+ * cost.  -PERFDB_ENOENT when the op has no definition, else the check's or
+ * the cost's error with the reason.
+ */
+int perfdb_op_cost(const struct perfdb_op_case *c, struct perfdb_op_cost *w, struct perfdb_err *err);
 
 /*
  * The MatMul family's plan (gemm_plan.c): one strided batched GEMM
