@@ -9,8 +9,9 @@
 #  1. perfdb comm: a group of 2 spans both hosts and lands on the
 #     inter-node tier, the run record says 2 hosts, the link carried it;
 #  2. perfdb microbench: rows shared between the hosts, each row once;
-#  3. the rank on the second host dies after its first row: the run fails,
-#     the tables are untouched, and --resume takes the journaled rows.
+#  3. the rank on the second host is killed (SIGKILL) after journaling a
+#     row: the run fails, the tables are untouched, and --resume takes the
+#     journaled rows of both hosts.
 # Needs root (CAP_NET_ADMIN, CAP_SYS_ADMIN), ip and unshare; without them
 # it exits 77, which CTest reports as skipped, with the reason.
 #   usage: two_hosts.sh PERFDB
@@ -63,13 +64,10 @@ case \$host in
 esac
 exec ip netns exec "\$ns" unshare --uts sh -c 'hostname "\$0" && exec sh -c "\$1"' "\$name" "\$*"
 EOF
-# each rank records where it runs; DIE_RANK's rank dies after its first row
+# each rank records where it runs, and its pid (the exec keeps it)
 cat > rank.sh <<EOF
 #!/bin/sh
-echo "\$(hostname) \$OMPI_COMM_WORLD_RANK" >> "$WORK/ranks.txt"
-if [ "\${DIE_RANK:-}" = "\$OMPI_COMM_WORLD_RANK" ]; then
-  PERFDB_TEST_EXIT_AFTER_ROWS=1; export PERFDB_TEST_EXIT_AFTER_ROWS
-fi
+echo "\$(hostname) \$OMPI_COMM_WORLD_RANK \$\$" >> "$WORK/ranks.txt"
 exec "\$@"
 EOF
 chmod +x agent.sh rank.sh
@@ -78,16 +76,17 @@ printf '%s slots=1\n%s slots=1\n' "$ADDR_A" "$ADDR_B" > hostfile
 export OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=$NET.0/24 OMPI_MCA_oob_tcp_if_include=$NET.0/24
 export OMPI_MCA_plm_rsh_agent=$WORK/agent.sh
 unset OMPI_MCA_btl_vader_single_copy_mechanism
-export DIE_RANK= PERFDB_TIMESTAMP=t
+export PERFDB_TIMESTAMP=t
 two_hosts() {  # COMMAND...: under mpirun -np 2 from host A, one rank per host (at most 120 s)
   : > ranks.txt
   timeout -k 5 120 ip netns exec "$NS_A" unshare --uts sh -c 'hostname "$0" && exec "$@"' \
-    "$HOST_A" mpirun --hostfile hostfile -np 2 -x DIE_RANK -x PERFDB_TIMESTAMP -x PERFDB_DATA_ROOT \
+    "$HOST_A" mpirun --hostfile hostfile -np 2 -x PERFDB_TIMESTAMP -x PERFDB_DATA_ROOT \
     "$WORK/rank.sh" "$@"
 }
 tx() { ip -n "$NS_A" -s -j link show "$VETH_A" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["stats64"]["tx"]["bytes"])'; }
 ranks_on_hosts() {  # rank 0 ran on host A and rank 1 on host B
-  sort ranks.txt | tr '\n' ' ' | grep -qx "$HOST_A 0 $HOST_B 1 " || fail "ranks ran on: $(cat ranks.txt)"
+  cut -d' ' -f1,2 ranks.txt | sort | tr '\n' ' ' | grep -qx "$HOST_A 0 $HOST_B 1 " ||
+    fail "ranks ran on: $(cat ranks.txt)"
 }
 
 echo "== perfdb comm across the two hosts: grid 2 x 1, groups of 1 and 2"
@@ -144,17 +143,62 @@ for t in ("Add", "RmsNorm"):
         assert float(r["Average Duration(us)"]) > 0, r
 PY
 
-echo "== the rank on host B dies after one row; --resume across the hosts takes the journals"
-rm -rf mdb && cp -r "$DB" mdb
-DIE_RANK=1
-two_hosts "$PERFDB" "${mb[@]}" --database-path mdb > out1.txt 2> err1.txt &&
-  fail "a run whose rank died exited 0"
-DIE_RANK=
+echo "== the rank on host B is killed (SIGKILL) mid-run; --resume across the hosts takes the journals"
+pid_of() {  # RANK: its pid, once rank.sh has recorded it and it runs perfdb microbench
+  local p
+  p=$(sed -n "s/^[^ ]* $1 \([0-9]*\)$/\1/p" ranks.txt 2>/dev/null | head -1)
+  [ -n "$p" ] && tr '\0' ' ' < "/proc/$p/cmdline" 2>/dev/null | grep -q " microbench " && echo "$p"
+  return 0
+}
+# 40 Add rows of distinct shapes, 20 per host, so the rows last long
+# enough for the watcher below
+mkdir -p kdb
+head -1 "$DB/Add.csv" > kdb/Add.csv
+for k in $(seq 1 40); do
+  echo "dynamic,AI_VECTOR_CORE,\"\"\"$((k * 8)),4096;$((k * 8)),4096\"\"\",DT_FLOAT;DT_FLOAT,ND;ND,\"\"\"$((k * 8)),4096\"\"\",DT_FLOAT,ND,"
+done >> kdb/Add.csv
+j0=mdb/reports/microbench_journal.jsonl.rank0 j1=mdb/reports/microbench_journal.jsonl.rank1
+# A watcher: once rank 0 has journaled a row (both ranks are past the
+# start-up collectives; rows are independent until the final gather) it is
+# stopped (SIGSTOP), so the run cannot end; once host B's rank has
+# journaled a row too, that rank is killed (SIGKILL) and rank 0 continued
+# for mpirun to end the job.  A run over before the watcher caught it is
+# tried again, three times at most; every wait is bounded.
+killed=0
+for attempt in 1 2 3; do
+  rm -rf mdb && cp -r kdb mdb
+  : > ranks.txt   # no pid of an earlier run may be signalled
+  two_hosts "$PERFDB" "${mb[@]}" --database-path mdb > out1.txt 2> err1.txt &
+  run=$!
+  p0= p1=
+  for _ in $(seq 2000); do
+    [ -n "$p0" ] || p0=$(pid_of 0)
+    [ -n "$p0" ] && [ -s "$j0" ] && break
+    kill -0 $run 2>/dev/null || break
+    sleep 0.002
+  done
+  stopped=no
+  [ -n "$p0" ] && [ -s "$j0" ] && kill -STOP "$p0" && stopped=yes
+  for _ in $(seq 1000); do
+    [ -s "$j1" ] && break
+    kill -0 $run 2>/dev/null || break
+    sleep 0.01
+  done
+  p1=$(pid_of 1)
+  if [ $stopped = yes ] && [ -s "$j1" ] && [ -n "$p1" ]; then
+    kill -KILL "$p1" && killed=1
+  fi
+  [ $stopped = yes ] && kill -CONT "$p0" 2>/dev/null
+  rc=0
+  wait $run || rc=$?
+  [ $killed = 1 ] && break
+  echo "attempt $attempt: the run ended before its rank could be killed (exit $rc, rank 0 pid ${p0:-none} stopped $stopped, host B pid ${p1:-none}; $(cat ranks.txt | tr '\n' ' '))"
+done
+[ $killed = 1 ] || fail "could not catch the run to kill its rank in 3 attempts"
+[ $rc != 0 ] || fail "a run whose rank was killed exited 0"
 ranks_on_hosts
-j1=mdb/reports/microbench_journal.jsonl.rank1
 [ -s "$j1" ] || fail "host B's journal is missing: $(ls mdb/reports)"
-[ "$(wc -l < "$j1")" = 1 ] || fail "host B journaled $(wc -l < "$j1") rows before dying"
-for t in Add RmsNorm; do cmp -s "mdb/$t.csv" "$DB/$t.csv" || fail "the failed run changed $t.csv"; done
+cmp -s mdb/Add.csv kdb/Add.csv || fail "the killed run changed Add.csv"
 taken=$(cat mdb/reports/microbench_journal.jsonl.rank* | wc -l)
 two_hosts "$PERFDB" "${mb[@]}" --database-path mdb --resume > out2.txt 2> err2.txt ||
   fail "resume: $(cat err2.txt)"
@@ -163,9 +207,10 @@ grep -q "^\[RESUME\] $taken rows taken from" err2.txt || fail "resume took not $
 python3 - <<'PY' || fail "resumed results"
 import csv
 rows = list(csv.DictReader(open("mdb/reports/microbench_rows_t.csv", newline="")))
-assert len(rows) == 6 and all(r["Status"] == "ok" for r in rows), rows
-for t in ("Add", "RmsNorm"):
-    for r in csv.DictReader(open(f"mdb/{t}.csv", newline="")):
-        assert float(r["Average Duration(us)"]) > 0, r
+assert [r["Line"] for r in rows] == [str(i) for i in range(2, 42)], rows   # every row once
+assert all(r["Status"] == "ok" for r in rows), rows
+assert {r["Rank"] for r in rows} == {"0", "1"}, rows
+body = list(csv.DictReader(open("mdb/Add.csv", newline="")))
+assert len(body) == 40 and all(float(r["Average Duration(us)"]) > 0 for r in body), body
 PY
 echo ok
