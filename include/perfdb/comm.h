@@ -294,6 +294,7 @@ size_t perfdb_comm_flag_nonmonotonic(struct perfdb_comm_case *c, size_t n, doubl
 /* ---- running (src/comm/run.c; needs MPI) ------------------------------ */
 
 struct perfdb_comm_transport;   /* src/comm/transport.h */
+struct perfdb_comm_transport_i;
 
 struct perfdb_comm_opts {
 	const enum perfdb_comm_op *ops;
@@ -362,6 +363,9 @@ struct perfdb_comm_report {
 	double seconds;
 	char report_path[4096];      /* reports/comm_*.json written, or "" */
 	const char *output;          /* where rows went: file, directory or "(no output)" */
+	/* the transport that ran the calls (its name and clock are the
+	 * report's backend and method; static, outliving the run), or NULL: MPI's */
+	const struct perfdb_comm_transport_i *transport;
 };
 
 void perfdb_comm_report_init(struct perfdb_comm_report *r);

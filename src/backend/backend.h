@@ -156,7 +156,8 @@ const struct perfdb_backend_i *perfdb_backend_find(const char *name);
 /*
  * The device a backend context should use: under mpirun or srun the local
  * rank's (OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID, SLURM_LOCALID) modulo
- * count, else 0.  The one rule every GPU-using path follows (replay, NCCL).
+ * count, else 0: perfdb_pick_local_device (include/perfdb/local_rank.h),
+ * the one rule every device-using path follows (replay, NCCL, HCCL).
  */
 int perfdb_pick_gpu(int count);
 extern const struct perfdb_backend_i *const perfdb_backends[];

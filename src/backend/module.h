@@ -23,7 +23,7 @@
 #include "perfdb/err.h"
 
 /* Bumped whenever struct perfdb_module, perfdb_backend_i or perfdb_comm_transport_i change. */
-#define PERFDB_MODULE_API_VERSION 2
+#define PERFDB_MODULE_API_VERSION 3
 
 struct perfdb_module {
 	unsigned api_version;                   /* PERFDB_MODULE_API_VERSION */

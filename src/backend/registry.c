@@ -9,6 +9,7 @@
 
 #include "backend/backend.h"
 #include "backend/module.h"
+#include "perfdb/local_rank.h"
 
 const struct perfdb_backend_i *const perfdb_backends[] = {
 	&perfdb_backend_cpu,
@@ -59,15 +60,5 @@ const struct perfdb_backend_i *perfdb_backend_find(const char *name)
 
 int perfdb_pick_gpu(int count)
 {
-	static const char *const vars[] = { "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID" };
-	if (count <= 0)
-		return 0;
-	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
-		const char *v = getenv(vars[i]);
-		char *end;
-		long r = v && *v ? strtol(v, &end, 10) : -1;
-		if (v && *v && *end == '\0' && r >= 0)
-			return (int)(r % count);
-	}
-	return 0;
+	return perfdb_pick_local_device(count);
 }

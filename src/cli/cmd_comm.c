@@ -61,7 +61,7 @@ struct cli {
 static const char *const dtype_choices[] = {
 	"torch.bfloat16", "torch.float16", "torch.float32", "torch.int8", NULL,
 };
-static const char *const backend_choices[] = { "mpi", "nccl", NULL };
+static const char *const backend_choices[] = { "mpi", "hccl", "nccl", NULL };
 
 /* ---- output of rank 0 ------------------------------------------------- */
 
@@ -281,8 +281,8 @@ static int parse(int argc, char **argv, struct cli *c, struct perfdb_comm_opts *
 		  .help = "append every row to FILE instead (one --ops value only)" },
 		{ .type = OPT_STRING, .name = "backend", .dest = &c->backend,
 		  .choices = backend_choices,
-		  .help = "mpi: host buffers over MPI (default); nccl needs a perfdb built with "
-			  "CUDA" },
+		  .help = "mpi: host buffers over MPI (default); hccl: Ascend NPUs, CANN's libhccl "
+			  "loaded at run time (docs/comm.md); nccl needs a perfdb built with CUDA" },
 		{ .type = OPT_STRING, .name = "overhead-table", .dest = &c->overhead,
 		  .metavar = "FILE",
 		  .help = "CSV op,num_devices,overhead_us of measured dispatch overheads added to "
@@ -477,9 +477,12 @@ int cmd_comm(int argc, char **argv, struct cmd_db *db)
 		.warn = on_warn, .begin = on_begin, .batch = on_batch,
 		.case_start = on_case_start, .case_done = on_case_done, .ctx = &ui,
 	};
-	/* the transport: MPI's, or the cuda module's NCCL; every rank needs it
-	 * (and, for NCCL, its GPU): all stop when one has none */
+	/* the transport: MPI's, HCCL (CANN opened by its open), or the cuda
+	 * module's NCCL; every rank needs it (and, for HCCL and NCCL, its
+	 * device): all stop when one has none */
 	const struct perfdb_comm_transport_i *ti = &perfdb_comm_transport_mpi;
+	if (strcmp(c.backend, "hccl") == 0)
+		ti = &perfdb_comm_transport_hccl;
 	struct perfdb_comm_transport tr = { 0 };
 	int bad = 0;
 	if (o.nccl) {
@@ -495,11 +498,12 @@ int cmd_comm(int argc, char **argv, struct cmd_db *db)
 	}
 	if (!bad)
 		bad = perfdb_comm_transport_open(&tr, ti, &err) < 0;
-	int any = bad;
-	MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-	if (any) {
-		if (bad && (w.rank == 0 || w.size > 1))
-			status = cli_error("comm", &err);
+	/* the lowest rank that failed says why, once */
+	int mine = bad ? w.rank : w.size, first = w.size;
+	MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+	if (first < w.size) {
+		if (w.rank == first)
+			cli_error("comm", &err);
 		status = 1;
 		perfdb_comm_transport_release(&tr);
 		perfdb_comm_mpi_finalize();

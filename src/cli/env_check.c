@@ -76,10 +76,19 @@ static int check_module_dir(const char *v, struct perfdb_err *err)
 	return perfdb_err_set(err, PERFDB_EINVAL, "PERFDB_MODULE_DIR: not a directory: '%s'", v);
 }
 
+static int check_ascend_lib_dir(const char *v, struct perfdb_err *err)
+{
+	struct stat st;
+	if (*v && stat(v, &st) == 0 && S_ISDIR(st.st_mode))
+		return 0;
+	return perfdb_err_set(err, PERFDB_EINVAL, "PERFDB_ASCEND_LIB_DIR: not a directory: '%s'", v);
+}
+
 static const struct {
 	const char *name;
 	int (*check)(const char *value, struct perfdb_err *err);
 } vars[] = {
+	{ "PERFDB_ASCEND_LIB_DIR", check_ascend_lib_dir },
 	{ "PERFDB_DATA_DIR", check_data_dir },
 	{ "PERFDB_LOCK_TIMEOUT", check_lock_timeout },
 	{ "PERFDB_MAX_CPU_ISA", check_max_cpu_isa },

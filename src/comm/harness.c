@@ -7,6 +7,7 @@
 #include "harness.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <gnu/libc-version.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,6 +106,30 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/*
+ * Whether a transport's begin or call (rc < 0: this member's, err set)
+ * failed on any member of comm, which all then learn: res->transport_failed,
+ * and err is the message of the lowest member that failed ("rank R: ..."
+ * on the others), so rank 0 can name the call.  0, or an MPI failure.
+ */
+static int agree_call(int rc, MPI_Comm comm, struct perfdb_harness_result *res,
+		      struct perfdb_err *err)
+{
+	int rank, who;
+	MPI_TRY(err, MPI_Comm_rank(comm, &rank));
+	int mine = rc < 0 ? rank : INT_MAX;
+	MPI_TRY(err, MPI_Allreduce(&mine, &who, 1, MPI_INT, MPI_MIN, comm));
+	res->transport_failed = who != INT_MAX;
+	if (!res->transport_failed)
+		return 0;
+	char msg[PERFDB_ERR_MSG_MAX];
+	snprintf(msg, sizeof(msg), "%s", rank == who ? err->msg : "");
+	MPI_TRY(err, MPI_Bcast(msg, (int)sizeof(msg), MPI_CHAR, who, comm));
+	if (rank != who)
+		perfdb_err_set(err, PERFDB_EIO, "rank %d: %s", who, msg);
+	return 0;
+}
+
 int perfdb_harness_measure(const struct perfdb_harness_cfg *cfg,
 			   const struct perfdb_harness_case *hc,
 			   struct perfdb_harness_result *res, struct perfdb_err *err)
@@ -138,14 +163,9 @@ int perfdb_harness_measure(const struct perfdb_harness_cfg *cfg,
 	void *ctx = hc->transport->ctx;
 	size_t send_bytes = send ? l.send_elems * esz : 0, recv_bytes = l.recv_elems * esz;
 	/* the transport's buffers (and group): a failure on any member fails all */
-	int setup_bad = tr->begin(ctx, comm, send, send_bytes, recv, recv_bytes, err) < 0;
-	MPI_TRY(err, MPI_Allreduce(MPI_IN_PLACE, &setup_bad, 1, MPI_INT, MPI_MAX, comm));
-	if (setup_bad) {
-		rc = err->msg[0] ? -PERFDB_EIO
-				 : perfdb_err_set(err, PERFDB_EIO, "%s setup failed on another rank",
-						  tr->label);
+	rc = tr->begin(ctx, comm, send, send_bytes, recv, recv_bytes, err);
+	if ((rc = agree_call(rc, comm, res, err)) < 0 || res->transport_failed)
 		goto out;
-	}
 
 	/* 2. the check: one untimed run on deterministic data */
 	if (send) {
@@ -160,7 +180,7 @@ int perfdb_harness_measure(const struct perfdb_harness_cfg *cfg,
 		rc = tr->call(ctx, coll, hc->dtype, l.count, &sec, err);
 	if (rc == 0)
 		rc = tr->download(ctx, err);
-	if (rc < 0)
+	if ((rc = agree_call(rc, comm, res, err)) < 0 || res->transport_failed)
 		goto out;
 	/* fault injection for the test suite (docs/testing.md): the last rank
 	 * spoils one received element, so the check must catch it */
@@ -227,10 +247,8 @@ int perfdb_harness_measure(const struct perfdb_harness_cfg *cfg,
 		if (r < 0)
 			bad_call = r;
 	}
-	if (bad_call < 0) {
-		rc = bad_call;
+	if ((rc = agree_call(bad_call, comm, res, err)) < 0 || res->transport_failed)
 		goto out;
-	}
 	/* 5. each iteration's time is the slowest rank's */
 	if (iters > 0)
 		MPI_TRY(err, MPI_Allreduce(MPI_IN_PLACE, t, (int)iters, MPI_DOUBLE, MPI_MAX, comm));

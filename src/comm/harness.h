@@ -59,11 +59,15 @@ struct perfdb_harness_result {
 	unsigned long long bad;   /* wrong elements over the group */
 	int bad_rank;        /* lowest group rank with a wrong element, or -1 */
 	bool alloc_failed;   /* buffers could not be allocated: nothing measured */
+	bool transport_failed; /* a transport's begin or call failed on a member:
+				* every member knows, err says what (the call) */
 };
 
 /*
- * Measure one size (collective over hc->comm).  0, or an MPI failure
- * (-PERFDB_EIO, err set) after which the group is in an unknown state.
+ * Measure one size (collective over hc->comm).  0 (a transport's failure
+ * included: res->transport_failed, err set, the group still in step), or
+ * an MPI failure (-PERFDB_EIO, err set) after which the group is in an
+ * unknown state.
  */
 int perfdb_harness_measure(const struct perfdb_harness_cfg *cfg,
 			   const struct perfdb_harness_case *hc,

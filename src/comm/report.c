@@ -25,6 +25,7 @@
 #include "perfdb/lock.h"
 #include "perfdb/schema.h"
 #include "perfdb/table.h"
+#include "transport.h"
 
 const char *const perfdb_comm_columns[PERFDB_COMM_NCOLS] = {
 	PERFDB_COL_MESSAGE_BYTES, PERFDB_COL_NUM_DEVICES, PERFDB_COL_DTYPE, PERFDB_COL_TOPOLOGY_TIER,
@@ -301,10 +302,14 @@ int perfdb_comm_report_json(const struct perfdb_comm_report *r,
 			    o->overhead && o->overhead->path ? json_string(o->overhead->path) : json_null());
 	json_object_set_new(opts, "command_line",
 			    o->command_line ? json_string(o->command_line) : json_null());
-	json_object_set_new(opts, "method", json_string(
-		"per size: one untimed checked run; warm-up; each timed iteration is a barrier, "
-		"then the collective timed with MPI_Wtime on every rank; an iteration's time is "
-		"the max over ranks; Duration(us) is the median of the iterations"));
+	const struct perfdb_comm_transport_i *ti = r->transport ? r->transport
+							    : &perfdb_comm_transport_mpi;
+	char method[512];
+	snprintf(method, sizeof(method),
+		 "per size: one untimed checked run; warm-up; each timed iteration is a barrier, "
+		 "then the collective timed on every rank (%s); an iteration's time is the max "
+		 "over ranks; Duration(us) is the median of the iterations", ti->clock);
+	json_object_set_new(opts, "method", json_string(method));
 
 	json_t *cases = json_array();
 	for (size_t i = 0; i < r->ncases; i++)
@@ -320,7 +325,7 @@ int perfdb_comm_report_json(const struct perfdb_comm_report *r,
 		json_array_append_new(skips, j);
 	}
 	json_t *root = json_pack("{s:s, s:o, s:o, s:o, s:o, s:s}",
-				 "backend", "mpi", "context", ctx, "options", opts,
+				 "backend", ti->name, "context", ctx, "options", opts,
 				 "cases", cases, "skipped", skips, "output", r->output);
 	json_object_set_new(root, "completed", json_integer((json_int_t)r->written));
 	json_object_set_new(root, "contended", json_integer((json_int_t)r->contended));

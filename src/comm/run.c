@@ -293,6 +293,7 @@ int perfdb_comm_run(const struct perfdb_comm_opts *o, const struct perfdb_comm_e
 	int rc = perfdb_harness_context(&env, o->malloc_tune, &out->ctx, err);
 	if (rc < 0)
 		goto fail;
+	out->transport = o->transport->i;
 	out->output = o->output_csv ? o->output_csv : o->database_path ? o->database_path
 								       : "(no output)";
 
@@ -398,7 +399,7 @@ int perfdb_comm_run(const struct perfdb_comm_opts *o, const struct perfdb_comm_e
 
 			struct perfdb_harness_result best = { .bad_rank = -1 };
 			double best_other = -1;
-			bool have = false, mem_ok = true;
+			bool have = false, mem_ok = true, failed = false;
 			for (long attempt = 0; attempt <= o->repeats; attempt++) {
 				rc = perfdb_harness_case_begin(&env, &stop, need, &mem_ok, err);
 				if (rc < 0)
@@ -423,6 +424,7 @@ int perfdb_comm_run(const struct perfdb_comm_opts *o, const struct perfdb_comm_e
 					goto fail;
 				}
 				c.attempts++;
+				failed |= res.transport_failed;
 				if (!have || (other >= 0 && other < best_other)) {
 					free(best.samples);
 					best = res;
@@ -439,6 +441,13 @@ int perfdb_comm_run(const struct perfdb_comm_opts *o, const struct perfdb_comm_e
 				break;
 			if (!lead) {
 				free(best.samples);
+				continue;
+			}
+			if (failed) {
+				/* every member saw the transport fail and err names the
+				 * call: the run stops at the next case, as on every rank */
+				free(best.samples);
+				stop = 1;
 				continue;
 			}
 			c.other_cpu = best_other;

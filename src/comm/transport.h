@@ -6,12 +6,13 @@
  * sample — and the collectives (coll.h) keep their facts; a transport only
  * says where the buffers live and what runs the call.
  *
- * Two implement it: MPI on the harness's host buffers (transport_mpi.c, in
- * the base library) and NCCL on device buffers (src/backend/cuda/nccl.c,
- * in the cuda module, reached through struct perfdb_module so the base
- * library links no CUDA).  Both bootstrap over the MPI group the harness
- * passes, and the harness's barrier and max-over-ranks stay MPI's: neither
- * transport needs its own.
+ * Three implement it: MPI on the harness's host buffers (transport_mpi.c, in
+ * the base library), HCCL on NPU buffers (transport_hccl.c, in the base
+ * library too: it opens CANN with dlopen, so it links nothing) and NCCL on
+ * device buffers (src/backend/cuda/nccl.c, in the cuda module, reached
+ * through struct perfdb_module so the base library links no CUDA).  All
+ * bootstrap over the MPI group the harness passes, and the harness's
+ * barrier and max-over-ranks stay MPI's: no transport needs its own.
  *
  * Life of a transport: open once per run (after MPI_Init, on every rank),
  * then per size begin, upload, call..., download, upload, call...; release
@@ -28,8 +29,10 @@
 #include "perfdb/err.h"
 
 struct perfdb_comm_transport_i {
-	const char *name;    /* "mpi", "nccl": the --backend spelling and the table's backend column */
-	const char *label;   /* "MPI", "NCCL": how messages name it */
+	const char *name;    /* "mpi", "hccl", "nccl": the --backend spelling and the table's backend column */
+	const char *label;   /* "MPI", "HCCL", "NCCL": how messages name it */
+	const char *clock;   /* what times a call, for the report's method
+				("MPI_Wtime around the MPI call") */
 	/*
 	 * The context of a run in *ctx (the dtypes' sums; the device and its
 	 * stream).  0, or -PERFDB_E* with err set ("--backend nccl: no CUDA
@@ -73,6 +76,8 @@ struct perfdb_comm_transport {
 
 /* The MPI transport (transport_mpi.c). */
 extern const struct perfdb_comm_transport_i perfdb_comm_transport_mpi;
+/* The HCCL transport (transport_hccl.c): CANN opened with dlopen on open. */
+extern const struct perfdb_comm_transport_i perfdb_comm_transport_hccl;
 /* The NCCL transport: defined in the cuda module only (src/backend/cuda/nccl.c)
  * and handed out as struct perfdb_module's nccl; the base library never names it. */
 extern const struct perfdb_comm_transport_i perfdb_nccl_transport;

@@ -141,6 +141,7 @@ static int tr_call(void *ctx, const struct perfdb_coll *coll, enum perfdb_comm_d
 const struct perfdb_comm_transport_i perfdb_comm_transport_mpi = {
 	.name = "mpi",
 	.label = "MPI",
+	.clock = "MPI_Wtime around the MPI call",
 	.open = tr_open,
 	.begin = tr_begin,
 	.upload = tr_copy,

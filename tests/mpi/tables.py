@@ -49,7 +49,7 @@ def table(path, nrows, *want):
         dur, lo, hi = float(d["Duration(us)"]), float(d["Min Duration(us)"]), float(d["Max Duration(us)"])
         if not (0 < dur and lo <= dur <= hi):
             die(f"{path}:{i}: min {lo} <= Duration {dur} <= max {hi} does not hold")
-        if int(d["Samples"]) < 1 or d["Backend"] != "mpi":
+        if int(d["Samples"]) < 1 or d["Backend"] != kv(want).get("Backend", "mpi"):
             die(f"{path}:{i}: Samples/Backend {d['Samples']!r} {d['Backend']!r}")
         # bandwidth comes from the unrounded median, within 0.005 us of Duration
         b = int(d["message_bytes"]) / 1e3

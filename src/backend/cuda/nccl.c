@@ -272,6 +272,7 @@ static void tr_describe(void *ctx, char *out, size_t cap)
 const struct perfdb_comm_transport_i perfdb_nccl_transport = {
 	.name = "nccl",
 	.label = "NCCL",
+	.clock = "CUDA events around the NCCL call on the transport's stream",
 	.open = tr_open,
 	.begin = tr_begin,
 	.upload = tr_upload,
