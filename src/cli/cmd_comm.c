@@ -38,7 +38,7 @@ const struct cmd_help cmd_comm_help = {
 	.reference = reference_flags,
 	.usage = "mpirun -np N perfdb comm [--ops OP ...] [--num-devices N ...] [--topology-tier T ...]\n"
 		 "         [--grid-shape D ...] [--dtype DTYPE] [--bytes-grid B ...]\n"
-		 "         [--database-path DIR | --output-csv FILE] [--backend mpi] [options]",
+		 "         [--database-path DIR | --output-csv FILE] [--backend mpi|nccl|hccl] [options]",
 	.summary = "collective microbenchmarks over MPI (run under mpirun)",
 	.description =
 		"Measures all_reduce, all_gather, reduce_scatter and all_to_all on groups of\n"
