@@ -246,7 +246,7 @@ int perfdb_native_record(struct perfdb_native_run *run, struct perfdb_err *err)
 	const struct perfdb_backend_i *be = run->be;
 	perfdb_report_timestamp(run->ts, sizeof(run->ts));
 	struct perfdb_strbuf env = PERFDB_STRBUF_INIT;
-	perfdb_strbuf_addf(&env, "backend=%s\nhost=%s\n", be->name, run->host);
+	perfdb_strbuf_addf(&env, "backend=%s\nhost=%s\nthreads=%ld\n", be->name, run->host, no->threads);
 	if (be->describe)
 		be->describe(run->bctx, &env);
 	perfdb_strbuf_addf(&env, "mpi_ranks=%d\n", no->nranks);

@@ -61,6 +61,7 @@ static int cpu_open(int threads, int device, void **ctx, struct perfdb_err *err)
 	if (!x)
 		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 	x->threads = threads > 0 ? threads : 1;
+	x->isa = perfdb_cpu_isa();
 	openblas_set_num_threads(x->threads);
 	/* oneDNN's OpenMP runtime reads OMP_NUM_THREADS at its first primitive */
 	char b[16];
@@ -84,12 +85,34 @@ const struct cpu_ctx *cpu_ctx_of(const struct perfdb_op_case *c, struct perfdb_e
 	return c->backend_ctx;
 }
 
+/* oneDNN's name of the ISA its kernels may use (dnnl_get_effective_cpu_isa). */
+static const char *onednn_isa_name(dnnl_cpu_isa_t isa)
+{
+	switch (isa) {
+	case dnnl_cpu_isa_sse41: return "sse41";
+	case dnnl_cpu_isa_avx: return "avx";
+	case dnnl_cpu_isa_avx2: return "avx2";
+	case dnnl_cpu_isa_avx2_vnni: return "avx2_vnni";
+	case dnnl_cpu_isa_avx512_core: return "avx512_core";
+	case dnnl_cpu_isa_avx512_core_vnni: return "avx512_core_vnni";
+	case dnnl_cpu_isa_avx512_core_bf16: return "avx512_core_bf16";
+	case dnnl_cpu_isa_avx512_core_amx: return "avx512_core_amx";
+	default: return "other";
+	}
+}
+
 static void cpu_describe(void *ctx, struct perfdb_strbuf *out)
 {
 	const struct cpu_ctx *x = ctx;
 	const dnnl_version_t *v = dnnl_version();
-	if (x)
-		perfdb_strbuf_addf(out, "threads=%d\n", x->threads);
+	if (x) {
+		/* what the rows ran with: the own kernels' level and oneDNN's (Kernel Used names each GEMM's) */
+		const char *cap = getenv("PERFDB_MAX_CPU_ISA"), *dcap = getenv("ONEDNN_MAX_CPU_ISA");
+		perfdb_strbuf_addf(out, "cpu_isa=%s (detected %s, PERFDB_MAX_CPU_ISA=%s)\n", perfdb_cpu_isa_name(x->isa),
+				   perfdb_cpu_isa_name(perfdb_cpu_isa_detect()), cap ? cap : "(unset)");
+		perfdb_strbuf_addf(out, "onednn_isa=%s (ONEDNN_MAX_CPU_ISA=%s)\n",
+				   onednn_isa_name(dnnl_get_effective_cpu_isa()), dcap ? dcap : "(unset)");
+	}
 	perfdb_strbuf_addf(out, "onednn=%d.%d.%d (%s)\n", v->major, v->minor, v->patch, v->hash);
 	perfdb_strbuf_addf(out, "openblas=%s\n", openblas_get_config());
 	perfdb_strbuf_addf(out, "openblas_core=%s\n", openblas_get_corename());
@@ -138,7 +161,12 @@ void cpu_parallel(size_t n, size_t work, int threads, void (*fn)(void *ctx, size
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #include <immintrin.h>
 #define CPU_BF16_AVX512 1
-/* bf16 <-> fp32 over 16 lanes with AVX-512F; the tails and other CPUs take the loops below. */
+/*
+ * bf16 <-> fp32 over 16 lanes with AVX-512F; the tails and other CPUs take
+ * the loops below.  Like the CPU_CLONES loops these follow the hardware, not
+ * PERFDB_MAX_CPU_ISA (asked per row, where reading the environment would
+ * cost more than a short row): both paths give the same bits.
+ */
 __attribute__((target("avx512f"))) static size_t bf16_load512(const uint16_t *h, size_t n, float *dst)
 {
 	size_t i = 0;
@@ -175,7 +203,7 @@ CPU_CLONES void cpu_load_row(const struct perfdb_tensor *t, size_t off, size_t n
 	case PERFDB_DTYPE_BF16: {
 		size_t i = 0;
 #ifdef CPU_BF16_AVX512
-		if (__builtin_cpu_supports("avx512f"))
+		if (perfdb_cpu_isa_detect() >= PERFDB_ISA_AVX512)
 			i = bf16_load512(h, n, dst);
 #endif
 		for (; i < n; i++) {
@@ -200,7 +228,7 @@ CPU_CLONES void cpu_store_row(struct perfdb_tensor *t, size_t off, size_t n, con
 	case PERFDB_DTYPE_BF16: {
 		size_t i = 0;
 #ifdef CPU_BF16_AVX512
-		if (__builtin_cpu_supports("avx512f"))
+		if (perfdb_cpu_isa_detect() >= PERFDB_ISA_AVX512)
 			i = bf16_store512(h, n, src);
 #endif
 		/* perfdb_bf16_from_float written branch-free, so the loop vectorises */
