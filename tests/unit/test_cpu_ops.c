@@ -157,6 +157,48 @@ static void test_matmul_2d(void **state)
 	assert_true(run_case(&c, "MatMulV2", "3,7", "DT_FLOAT", "", "3,5", "DT_FLOAT") < 0);
 }
 
+/*
+ * The 16-bit float GEMMs on every ISA level: where oneDNN has no bf16/fp16
+ * matmul (bf16 below AVX-512, the level ONEDNN_MAX_CPU_ISA leaves it) the
+ * fp32 one runs on converted operands, and Kernel Used says which ran.
+ */
+static int ends_f32(const char *k)
+{
+	size_t n = strlen(k);
+	return n >= 4 && strcmp(k + n - 4, "+f32") == 0;
+}
+
+static void test_matmul_half_fallback(void **state)
+{
+	(void)state;
+	struct perfdb_op_case c;
+	unsigned isa = (unsigned)dnnl_get_effective_cpu_isa();
+	int bf16_native = (isa & (unsigned)dnnl_cpu_isa_avx512_core) == (unsigned)dnnl_cpu_isa_avx512_core;
+	const char *dts[] = { "DT_FLOAT;DT_FLOAT", "DT_BF16;DT_BF16", "DT_FLOAT16;DT_FLOAT16" };
+	const char *ods[] = { "DT_FLOAT", "DT_BF16", "DT_FLOAT16" };
+	for (int d = 0; d < 3; d++) {
+		/* M = 1 and M = 40, weight recorded (N,K): transposed */
+		for (int m = 1; m <= 40; m += 39) {
+			char ins[32], outs[16];
+			snprintf(ins, sizeof(ins), "%d,24;17,24", m);
+			snprintf(outs, sizeof(outs), "%d,17", m);
+			assert_int_equal(run_case(&c, "MatMulV2", ins, dts[d], "", outs, ods[d]), 0);
+			check_gemm(&c, 1, m, 17, 24, (int64_t[]){ 0, 24, 1 }, (int64_t[]){ 0, 1, 24 },
+				   (int64_t[]){ 0, 17, 1 });
+			assert_int_equal(strncmp(c.kernel, "onednn:", 7), 0);
+			if (d == 0)
+				assert_false(ends_f32(c.kernel));
+			if (d == 1)
+				assert_int_equal(ends_f32(c.kernel), !bf16_native);
+			finish(&c);
+		}
+		/* TransposeBatchMatMul: A strided (M,B,K), converted with its strides */
+		assert_int_equal(run_case(&c, "TransposeBatchMatMul", "3,2,8;2,8,5", dts[d], "", "3,2,5", ods[d]), 0);
+		check_gemm(&c, 2, 3, 5, 8, (int64_t[]){ 8, 16, 1 }, (int64_t[]){ 40, 5, 1 }, (int64_t[]){ 5, 10, 1 });
+		finish(&c);
+	}
+}
+
 static void test_matmul_batched(void **state)
 {
 	(void)state;
@@ -797,6 +839,7 @@ int main(void)
 		cmocka_unit_test(test_build_case),
 		cmocka_unit_test(test_matmul_2d),
 		cmocka_unit_test(test_matmul_batched),
+		cmocka_unit_test(test_matmul_half_fallback),
 		cmocka_unit_test(test_add),
 		cmocka_unit_test(test_add_int),
 		cmocka_unit_test(test_swiglu),
