@@ -197,7 +197,22 @@ static int run_native(struct perfdb_native_opts *no, const struct native_flags *
 	no->comm = w.size > 1 ? &world : NULL;
 	no->rank = w.rank;
 	no->nranks = w.size;
-	int rc = run_native_ranked(no, f);
+	int rc;
+	/* one thread count per run: ranks whose defaults differ (affinity masks of other sizes) would mix them */
+	long lo = no->threads, hi = no->threads;
+	if (w.size > 1) {
+		MPI_Allreduce(&no->threads, &lo, 1, MPI_LONG, MPI_MIN, world);
+		MPI_Allreduce(&no->threads, &hi, 1, MPI_LONG, MPI_MAX, world);
+	}
+	if (lo != hi) {
+		if (w.rank == 0)
+			fprintf(stderr, "perfdb microbench: error: the ranks would measure with %ld to %ld threads "
+				"(their affinity masks or cgroup quotas differ): give every rank as many cores, or "
+				"--threads\n", lo, hi);
+		rc = 1;
+	} else {
+		rc = run_native_ranked(no, f);
+	}
 	/* the exit status is the worst of the ranks: mpirun reports the first non-zero one */
 	perfdb_comm_mpi_finalize();
 	return rc;

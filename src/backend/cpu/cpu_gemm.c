@@ -16,18 +16,56 @@ static int fail(struct perfdb_err *err, const char *what, dnnl_status_t st)
 	return perfdb_err_set(err, PERFDB_EINVAL, "oneDNN %s failed (status %d)", what, (int)st);
 }
 
+/* The dtype of a plain layout the own rows convert, or -1. */
+static int own_dtype(const dnnl_memory_desc_t *md, enum perfdb_dtype *out)
+{
+	if (md->format_kind != dnnl_blocked || md->format_desc.blocking.inner_nblks != 0 || md->ndims < 2 ||
+	    md->ndims > 3 || md->format_desc.blocking.strides[md->ndims - 1] != 1)
+		return -1;
+	switch (md->data_type) {
+	case dnnl_f32: *out = PERFDB_DTYPE_FLOAT; return 0;
+	case dnnl_bf16: *out = PERFDB_DTYPE_BF16; return 0;
+	case dnnl_f16: *out = PERFDB_DTYPE_FLOAT16; return 0;
+	default: return -1;
+	}
+}
+
+/* Whether the own rows take from -> to (fp32 on one side only), filling their plan. */
+static int own_plan(struct cpu_cvt *cv, const dnnl_memory_desc_t *from, const dnnl_memory_desc_t *to)
+{
+	if (own_dtype(from, &cv->fdt) < 0 || own_dtype(to, &cv->tdt) < 0 || from->ndims != to->ndims ||
+	    (cv->fdt == PERFDB_DTYPE_FLOAT) == (cv->tdt == PERFDB_DTYPE_FLOAT))
+		return 0;
+	int nd = from->ndims;
+	for (int d = 0; d < nd; d++)
+		if (from->dims[d] != to->dims[d])
+			return 0;
+	const dnnl_dim_t *f = from->format_desc.blocking.strides, *t = to->format_desc.blocking.strides;
+	cv->n = from->dims[nd - 1];
+	cv->rows0 = nd == 3 ? from->dims[0] : 1;
+	cv->rows1 = from->dims[nd - 2];
+	cv->fs[0] = nd == 3 ? f[0] : 0;
+	cv->ts[0] = nd == 3 ? t[0] : 0;
+	cv->fs[1] = f[nd - 2];
+	cv->ts[1] = t[nd - 2];
+	return 1;
+}
+
 int cpu_cvt_init(struct cpu_cvt *cv, dnnl_engine_t eng, const dnnl_memory_desc_t *from, void *from_data,
-		 const dnnl_memory_desc_t *to, void *to_data, struct perfdb_err *err)
+		 const dnnl_memory_desc_t *to, void *to_data, int threads, struct perfdb_err *err)
 {
 	memset(cv, 0, sizeof(*cv));
+	cv->used = 1;
+	cv->threads = threads;
 	dnnl_primitive_desc_t rpd = NULL;
 	dnnl_status_t st = dnnl_memory_create(&cv->from, from, eng, from_data);
 	if (st == dnnl_success)
 		st = dnnl_memory_create(&cv->to, to, eng, to_data);
-	if (st == dnnl_success)
+	if (st == dnnl_success && !own_plan(cv, from, to)) {
 		st = dnnl_reorder_primitive_desc_create(&rpd, from, eng, to, eng, NULL);
-	if (st == dnnl_success)
-		st = dnnl_primitive_create(&cv->prim, rpd);
+		if (st == dnnl_success)
+			st = dnnl_primitive_create(&cv->prim, rpd);
+	}
 	if (rpd)
 		dnnl_primitive_desc_destroy(rpd);
 	if (st != dnnl_success) {
@@ -37,10 +75,46 @@ int cpu_cvt_init(struct cpu_cvt *cv, dnnl_engine_t eng, const dnnl_memory_desc_t
 	return 0;
 }
 
+struct cvt_job {
+	const struct cpu_cvt *cv;
+	void *src, *dst;
+};
+
+static void cvt_rows(void *ctx, size_t lo, size_t hi, int tid)
+{
+	(void)tid;
+	const struct cvt_job *j = ctx;
+	const struct cpu_cvt *cv = j->cv;
+	for (size_t r = lo; r < hi; r++) {
+		int64_t i0 = (int64_t)r / cv->rows1, i1 = (int64_t)r % cv->rows1;
+		size_t fo = (size_t)(i0 * cv->fs[0] + i1 * cv->fs[1]), to = (size_t)(i0 * cv->ts[0] + i1 * cv->ts[1]);
+		if (cv->fdt == PERFDB_DTYPE_FLOAT) {
+			struct perfdb_tensor t = { .dtype = cv->tdt, .data = j->dst };
+			cpu_store_row(&t, to, (size_t)cv->n, (const float *)j->src + fo);
+		} else {
+			struct perfdb_tensor t = { .dtype = cv->fdt, .data = j->src };
+			cpu_load_row(&t, fo, (size_t)cv->n, (float *)j->dst + to);
+		}
+	}
+}
+
 dnnl_status_t cpu_cvt_exec(const struct cpu_cvt *cv, dnnl_stream_t strm)
 {
-	dnnl_exec_arg_t args[] = { { DNNL_ARG_FROM, cv->from }, { DNNL_ARG_TO, cv->to } };
-	return dnnl_primitive_execute(cv->prim, strm, 2, args);
+	if (cv->prim) {
+		dnnl_exec_arg_t args[] = { { DNNL_ARG_FROM, cv->from }, { DNNL_ARG_TO, cv->to } };
+		return dnnl_primitive_execute(cv->prim, strm, 2, args);
+	}
+	struct cvt_job j = { .cv = cv };
+	dnnl_status_t st = dnnl_stream_wait(strm);
+	if (st == dnnl_success)
+		st = dnnl_memory_get_data_handle(cv->from, &j.src);
+	if (st == dnnl_success)
+		st = dnnl_memory_get_data_handle(cv->to, &j.dst);
+	if (st != dnnl_success)
+		return st;
+	size_t rows = (size_t)(cv->rows0 * cv->rows1);
+	cpu_parallel(rows, rows * (size_t)cv->n, cv->threads, cvt_rows, &j);
+	return dnnl_success;
 }
 
 void cpu_cvt_release(struct cpu_cvt *cv)
@@ -136,11 +210,11 @@ int cpu_mm_init(struct cpu_mm *mm, const struct cpu_ctx *x, int64_t m, int64_t k
 	}
 	int rc = 0;
 	if (at != a32.data_type)
-		rc = cpu_cvt_init(&mm->ca, mm->eng, &amd, DNNL_MEMORY_NONE, &a32, DNNL_MEMORY_ALLOCATE, err);
+		rc = cpu_cvt_init(&mm->ca, mm->eng, &amd, DNNL_MEMORY_NONE, &a32, DNNL_MEMORY_ALLOCATE, x->threads, err);
 	else if ((st = dnnl_memory_create(&mm->a, &amd, mm->eng, DNNL_MEMORY_NONE)) != dnnl_success)
 		rc = fail(err, "matmul setup", st);
 	if (rc == 0 && ct != c32.data_type)
-		rc = cpu_cvt_init(&mm->cc, mm->eng, &c32, DNNL_MEMORY_ALLOCATE, &cmd, DNNL_MEMORY_NONE, err);
+		rc = cpu_cvt_init(&mm->cc, mm->eng, &c32, DNNL_MEMORY_ALLOCATE, &cmd, DNNL_MEMORY_NONE, x->threads, err);
 	else if (rc == 0 && (st = dnnl_memory_create(&mm->c, &cmd, mm->eng, DNNL_MEMORY_NONE)) != dnnl_success)
 		rc = fail(err, "matmul setup", st);
 	if (rc < 0)
@@ -194,17 +268,17 @@ int cpu_mm_weight(const struct cpu_mm *mm, const void *src, dnnl_data_type_t st_
 int cpu_mm_run(struct cpu_mm *mm, const void *a, dnnl_memory_t w, void *c, struct perfdb_err *err)
 {
 	/* the fp32 fallback: A converted into the primitive's source, its fp32 C converted out */
-	dnnl_memory_t src = mm->ca.prim ? mm->ca.to : mm->a, dst = mm->cc.prim ? mm->cc.from : mm->c;
-	dnnl_status_t st = dnnl_memory_set_data_handle(mm->ca.prim ? mm->ca.from : mm->a, (void *)a);
+	dnnl_memory_t src = mm->ca.used ? mm->ca.to : mm->a, dst = mm->cc.used ? mm->cc.from : mm->c;
+	dnnl_status_t st = dnnl_memory_set_data_handle(mm->ca.used ? mm->ca.from : mm->a, (void *)a);
 	if (st == dnnl_success)
-		st = dnnl_memory_set_data_handle(mm->cc.prim ? mm->cc.to : mm->c, c);
-	if (st == dnnl_success && mm->ca.prim)
+		st = dnnl_memory_set_data_handle(mm->cc.used ? mm->cc.to : mm->c, c);
+	if (st == dnnl_success && mm->ca.used)
 		st = cpu_cvt_exec(&mm->ca, mm->strm);
 	if (st == dnnl_success) {
 		dnnl_exec_arg_t args[] = { { DNNL_ARG_SRC, src }, { DNNL_ARG_WEIGHTS, w }, { DNNL_ARG_DST, dst } };
 		st = dnnl_primitive_execute(mm->prim, mm->strm, 3, args);
 	}
-	if (st == dnnl_success && mm->cc.prim)
+	if (st == dnnl_success && mm->cc.used)
 		st = cpu_cvt_exec(&mm->cc, mm->strm);
 	if (st == dnnl_success)
 		st = dnnl_stream_wait(mm->strm);

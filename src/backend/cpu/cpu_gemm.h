@@ -14,23 +14,38 @@
 #include <dnnl.h>
 #include <stdint.h>
 
+#include "perfdb/dtype.h"
 #include "perfdb/err.h"
 
 struct cpu_ctx;
 
 /*
- * A oneDNN reorder from one memory to another (a dtype conversion, a layout
+ * A conversion from one memory to another (a dtype conversion, a layout
  * change), both owned: `from` and `to` are created on the given data
  * (DNNL_MEMORY_NONE: re-pointed before each run; DNNL_MEMORY_ALLOCATE:
- * scratch of oneDNN's).
+ * scratch of oneDNN's).  Between fp32 and bf16/fp16 with rows of unit
+ * stride on both sides (2-D or 3-D, plain layouts) the own row
+ * conversions do it on `threads` threads (cpu_load_row/cpu_store_row):
+ * oneDNN 2.6's reorder of bf16 below AVX-512 is its generic one, which
+ * measured at about half the fp32 GEMM's time at M = 4096; otherwise a
+ * oneDNN reorder.
  */
 struct cpu_cvt {
-	dnnl_primitive_t prim;
+	int used;                     /* 0: a zeroed cvt, nothing to convert */
 	dnnl_memory_t from, to;
+	dnnl_primitive_t prim;        /* the oneDNN reorder (NULL: own rows) */
+	int threads;
+	int64_t rows1, n;             /* own rows: outer dims (rows0 x rows1 rows), row length */
+	int64_t rows0, fs[2], ts[2];  /* element strides of the two outer dims, from and to */
+	enum perfdb_dtype fdt, tdt;
 };
 int cpu_cvt_init(struct cpu_cvt *cv, dnnl_engine_t eng, const dnnl_memory_desc_t *from, void *from_data,
-		 const dnnl_memory_desc_t *to, void *to_data, struct perfdb_err *err);
-/* Queue the conversion on strm (in order with what follows on it). */
+		 const dnnl_memory_desc_t *to, void *to_data, int threads, struct perfdb_err *err);
+/*
+ * Run the conversion: a oneDNN reorder is queued on strm (in order with
+ * what follows); the own rows wait for strm's earlier work, then convert
+ * before returning.
+ */
 dnnl_status_t cpu_cvt_exec(const struct cpu_cvt *cv, dnnl_stream_t strm);
 /* Frees what init made (cv zeroed; safe on a zeroed cv). */
 void cpu_cvt_release(struct cpu_cvt *cv);
@@ -63,7 +78,7 @@ struct cpu_mm {
 	dnnl_primitive_t prim;
 	dnnl_memory_desc_t wmd;       /* the weight layout the primitive wants */
 	dnnl_memory_t a, c;           /* re-pointed at every call */
-	/* the fp32 fallback (cpu_mm_pd): A converted in, C out (prim NULL: not needed) */
+	/* the fp32 fallback (cpu_mm_pd): A converted in, C out (used 0: not needed) */
 	struct cpu_cvt ca, cc;
 	char kernel[64];              /* cpu_mm_kernel_name */
 };

@@ -33,7 +33,7 @@ struct mm_state {
 	struct perfdb_gemm g;
 	dnnl_primitive_t prim;
 	dnnl_memory_t a, b, w, c;       /* w: reordered weight (NULL: b used as is) */
-	struct cpu_cvt ca, cc;          /* the fp32 fallback's conversions (prim NULL: none) */
+	struct cpu_cvt ca, cc;          /* the fp32 fallback's conversions (used 0: none) */
 	dnnl_memory_t *rot;             /* rotation copies; rot[0] is w or b (not owned) */
 	size_t nrot, next;
 	dnnl_engine_t eng;              /* the backend context's (not owned) */
@@ -159,13 +159,13 @@ static int mm_prepare(struct perfdb_op_case *c, struct perfdb_err *err)
 	st = dnnl_primitive_create(&s->prim, pd);
 	int rc = 0;
 	if (st == dnnl_success && a32.data_type != mda.data_type)
-		rc = cpu_cvt_init(&s->ca, eng, &mda, a->data, &a32, DNNL_MEMORY_ALLOCATE, err);
+		rc = cpu_cvt_init(&s->ca, eng, &mda, a->data, &a32, DNNL_MEMORY_ALLOCATE, x->threads, err);
 	else if (st == dnnl_success)
 		st = dnnl_memory_create(&s->a, &mda, eng, a->data);
 	if (st == dnnl_success && rc == 0)
 		st = dnnl_memory_create(&s->b, &mdb, eng, b->data);
 	if (st == dnnl_success && rc == 0 && c32.data_type != mdc.data_type)
-		rc = cpu_cvt_init(&s->cc, eng, &c32, DNNL_MEMORY_ALLOCATE, &mdc, o->data, err);
+		rc = cpu_cvt_init(&s->cc, eng, &c32, DNNL_MEMORY_ALLOCATE, &mdc, o->data, x->threads, err);
 	else if (st == dnnl_success && rc == 0)
 		st = dnnl_memory_create(&s->c, &mdc, eng, o->data);
 	if (rc < 0) {
@@ -206,14 +206,14 @@ static int mm_run(struct perfdb_op_case *c, struct perfdb_err *err)
 		s->next = (s->next + 1) % s->nrot;
 	}
 	dnnl_exec_arg_t args[] = {
-		{ DNNL_ARG_SRC, s->ca.prim ? s->ca.to : s->a },
+		{ DNNL_ARG_SRC, s->ca.used ? s->ca.to : s->a },
 		{ DNNL_ARG_WEIGHTS, w },
-		{ DNNL_ARG_DST, s->cc.prim ? s->cc.from : s->c },
+		{ DNNL_ARG_DST, s->cc.used ? s->cc.from : s->c },
 	};
-	dnnl_status_t st = s->ca.prim ? cpu_cvt_exec(&s->ca, s->strm) : dnnl_success;
+	dnnl_status_t st = s->ca.used ? cpu_cvt_exec(&s->ca, s->strm) : dnnl_success;
 	if (st == dnnl_success)
 		st = dnnl_primitive_execute(s->prim, s->strm, 3, args);
-	if (st == dnnl_success && s->cc.prim)
+	if (st == dnnl_success && s->cc.used)
 		st = cpu_cvt_exec(&s->cc, s->strm);
 	if (st == dnnl_success)
 		st = dnnl_stream_wait(s->strm);
