@@ -24,9 +24,10 @@
 /* The CPU backend's context (open), set by the program's main; every case gets it. */
 static void *bench_ctx;
 
-static inline double bench_time_op(struct perfdb_engine_pool *pool, const char *op, const char *ins, const char *dts,
-				   const char *outs, const char *odt, int threads, int reps, double *bytes,
-				   struct bench_triad *tr, double *tri)
+/* bench_time_op, also copying the case's Kernel Used (the backend's c->kernel, "own" when empty) into kern. */
+static inline double bench_time_op_full(struct perfdb_engine_pool *pool, const char *op, const char *ins,
+					const char *dts, const char *outs, const char *odt, int threads, int reps,
+					double *bytes, struct bench_triad *tr, double *tri, char *kern, size_t kn)
 {
 	struct perfdb_op_case c;
 	struct perfdb_err err;
@@ -46,6 +47,8 @@ static inline double bench_time_op(struct perfdb_engine_pool *pool, const char *
 			impl->release(&c);
 		return 0;
 	}
+	if (kern && kn)
+		snprintf(kern, kn, "%s", c.kernel[0] ? c.kernel : "own");
 	if (bytes) {
 		*bytes = 0;
 		for (size_t i = 0; i < c.nin; i++)
@@ -76,6 +79,20 @@ static inline double bench_time_op(struct perfdb_engine_pool *pool, const char *
 		}
 	}
 	return res;
+}
+
+static inline double bench_time_op(struct perfdb_engine_pool *pool, const char *op, const char *ins, const char *dts,
+				   const char *outs, const char *odt, int threads, int reps, double *bytes,
+				   struct bench_triad *tr, double *tri)
+{
+	return bench_time_op_full(pool, op, ins, dts, outs, odt, threads, reps, bytes, tr, tri, NULL, 0);
+}
+
+static inline double bench_time_op_kernel(struct perfdb_engine_pool *pool, const char *op, const char *ins,
+					  const char *dts, const char *outs, const char *odt, int threads, int reps,
+					  char *kern, size_t kn)
+{
+	return bench_time_op_full(pool, op, ins, dts, outs, odt, threads, reps, NULL, NULL, NULL, kern, kn);
 }
 
 #endif

@@ -3,6 +3,14 @@
 #
 #   bash bench/microbench.sh [BUILD_DIR] [THREADS] [SCALE]
 #
+# THREADS: a count, or `both` (default): everything at 1 thread and again at
+# all the CPUs this process may use (its affinity mask), every figure beside
+# its reference at the same count.  Section 1 runs twice per count: on the
+# native ISA, and with oneDNN held to AVX2 and the own kernels to their AVX2
+# paths (ONEDNN_MAX_CPU_ISA=AVX2 PERFDB_MAX_CPU_ISA=avx2), where oneDNN has
+# no bf16 matmul and the bf16 reference is its fp32 one (docs/measuring.md
+# "The AVX2 path").
+#
 # 1. bench/microbench_ref.c: bf16 and fp32 GEMM GFLOP/s for M in {1, 128,
 #    4096} with Qwen3-32B's (N,K) of qkv_proj and down_proj through the
 #    perfdb op next to oneDNN called directly (and OpenBLAS sgemv at fp32
@@ -24,26 +32,34 @@
 # docs/measuring.md defines every number.
 set -eu
 BUILD=${1:-build}
-THREADS=${2:-1}
+THREADS=${2:-both}
 SCALE=${3:-1}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PERFDB=$BUILD/bin/perfdb
 REF=$BUILD/microbench_ref
 [ -x "$PERFDB" ] && [ -x "$REF" ] || { echo "build first: make (missing $PERFDB or $REF)" >&2; exit 1; }
 unset OPENBLAS_CORETYPE
-export OMP_NUM_THREADS=$THREADS
-"$REF" "$SCALE" "$THREADS"
-echo
-echo "# spread of medians across two replays (rows >= 50 us)"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/perfdb-mb.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
-cp -r "$ROOT/examples/database/ATLAS_800_A3_752T_128G_DIE/vllm_ascend/vllm0.13.0_torch2.8.0_cann8.3" "$WORK/db"
-"$PERFDB" grid --database-path "$WORK/db" --target-models Qwen/Qwen3-32B --rows 4 --seed 7 > /dev/null
+ALL=$(env -u OMP_NUM_THREADS nproc)   # the affinity mask, as perfdb's --threads default
+if [ "$THREADS" = both ]; then COUNTS="1 $ALL"; [ "$ALL" = 1 ] && COUNTS=1; else COUNTS=$THREADS; fi
+for THREADS in $COUNTS; do
+export OMP_NUM_THREADS=$THREADS
+echo "######## $THREADS thread(s)"
+echo "#### native ISA"
+"$REF" "$SCALE" "$THREADS"
+echo
+echo "#### ISA held to AVX2 (ONEDNN_MAX_CPU_ISA=AVX2 PERFDB_MAX_CPU_ISA=avx2)"
+ONEDNN_MAX_CPU_ISA=AVX2 PERFDB_MAX_CPU_ISA=avx2 "$REF" "$SCALE" "$THREADS"
+echo
+echo "# spread of medians across two replays (rows >= 50 us)"
+cp -r "$ROOT/examples/database/ATLAS_800_A3_752T_128G_DIE/vllm_ascend/vllm0.13.0_torch2.8.0_cann8.3" "$WORK/db$THREADS"
+"$PERFDB" grid --database-path "$WORK/db$THREADS" --target-models Qwen/Qwen3-32B --rows 4 --seed 7 > /dev/null
 for run in 1 2; do
   PERFDB_TIMESTAMP=run$run "$PERFDB" microbench --backend cpu --force-device --threads "$THREADS" \
-    --database-path "$WORK/db" --row-budget 2 --row-timeout 600 > /dev/null
+    --database-path "$WORK/db$THREADS" --row-budget 2 --row-timeout 600 > /dev/null
 done
-python3 - "$WORK/db/reports" <<'PY'
+python3 - "$WORK/db$THREADS/reports" <<'PY'
 import csv, sys
 d = sys.argv[1]
 def rows(n):
@@ -67,3 +83,5 @@ if worst:
 PY
 echo; "$BUILD/microbench_moe" "$SCALE" "$THREADS"   # bench/microbench_moe.c: grouped matmul and int8 GEMM beside oneDNN
 echo; "$BUILD/microbench_attention" "$THREADS"   # attention vs GEMM peak / STREAM triad (bench/microbench_attention.c)
+echo
+done

@@ -17,6 +17,7 @@
 #include "builtin.h"
 #include "dbopts.h"
 #include "perfdb/comm.h"
+#include "perfdb/cpus.h"
 #include "perfdb/fsio.h"
 #include "perfdb/strbuf.h"
 #include <mpi.h>
@@ -196,7 +197,22 @@ static int run_native(struct perfdb_native_opts *no, const struct native_flags *
 	no->comm = w.size > 1 ? &world : NULL;
 	no->rank = w.rank;
 	no->nranks = w.size;
-	int rc = run_native_ranked(no, f);
+	int rc;
+	/* one thread count per run: ranks whose defaults differ (affinity masks of other sizes) would mix them */
+	long lo = no->threads, hi = no->threads;
+	if (w.size > 1) {
+		MPI_Allreduce(&no->threads, &lo, 1, MPI_LONG, MPI_MIN, world);
+		MPI_Allreduce(&no->threads, &hi, 1, MPI_LONG, MPI_MAX, world);
+	}
+	if (lo != hi) {
+		if (w.rank == 0)
+			fprintf(stderr, "perfdb microbench: error: the ranks would measure with %ld to %ld threads "
+				"(their affinity masks or cgroup quotas differ): give every rank as many cores, or "
+				"--threads\n", lo, hi);
+		rc = 1;
+	} else {
+		rc = run_native_ranked(no, f);
+	}
 	/* the exit status is the worst of the ranks: mpirun reports the first non-zero one */
 	perfdb_comm_mpi_finalize();
 	return rc;
@@ -429,7 +445,7 @@ int cmd_microbench(int argc, char **argv, struct cmd_db *db)
 	bool prune = false, json = false, fail_fast = false, force = false, resume = false;
 	const char *exec_mode = "inprocess";
 	double op_timeout = 0;
-	long repeat = 30, threads = 1, retries = 2;
+	long repeat = 30, threads = 0, retries = 2;   /* threads 0: not given */
 	double budget = 1.0, row_timeout = 60.0;
 	long ep = 16, nproc = -1, nnodes = 1, node_rank = 0, master_port = -1;
 	const char *master_addr = "127.0.0.1";
@@ -445,7 +461,9 @@ int cmd_microbench(int argc, char **argv, struct cmd_db *db)
 		  .has_min = true, .min = 1,
 		  .help = "native backends: at least N timed samples per row (default: 30)" },
 		{ .type = OPT_INT, .name = "threads", .dest = &threads, .metavar = "N",
-		  .has_min = true, .min = 1, .help = "native backends: threads per operator (default: 1)" },
+		  .has_min = true, .min = 1,
+		  .help = "native backends: threads per operator (default: the CPUs this process may use: "
+			  "its affinity mask, within any cgroup CPU quota)" },
 		{ .type = OPT_DOUBLE, .name = "row-budget", .dest = &budget, .metavar = "SECONDS",
 		  .help = "native backends: sampling stops once the relative std is <= 1% or this much "
 			  "time is spent on a row (default: 1)" },
@@ -515,6 +533,8 @@ int cmd_microbench(int argc, char **argv, struct cmd_db *db)
 		return rc;
 	}
 	if (strcmp(backend, "msprof") != 0) {
+		if (!threads)
+			threads = perfdb_cpus_usable("");
 		struct perfdb_native_opts no = {
 			.db = o, .reg = &db->reg, .backend = backend, .ops = ops.v, .nops = ops.n,
 			.missing_only = mode[0] == 'm', .prune = prune, .fail_fast = fail_fast,

@@ -60,6 +60,7 @@ static int replay_row(const struct perfdb_engine_opts *o, const struct perfdb_op
 	if (rc < 0)
 		return rc;
 	rc = impl->prepare ? impl->prepare(&c, err) : 0;
+	snprintf(row->kernel, sizeof(row->kernel), "%s", c.kernel[0] ? c.kernel : "own");
 	if (def->collective && o->comm)
 		rc = scaleout_agree(o, rc, err);
 	if (rc == 0)   /* collective rows: every rank must take the same path, so no per-rank retries */
@@ -120,8 +121,10 @@ int engine_run_table(struct engine_run_ctx *x, const char *op, const struct perf
 			}
 		}
 		struct perfdb_engine_row *row = result_add_row(res, op, table, r + 2);
-		if (row)
+		if (row) {
 			row->rank = o->comm ? o->rank : 0;
+			row->threads = o->threads;
+		}
 		if (!row) {
 			rc = -PERFDB_ENOMEM;
 			break;
@@ -145,6 +148,9 @@ int engine_run_table(struct engine_run_ctx *x, const char *op, const struct perf
 					break;
 				if (pass == ENGINE_PASS_COLLECT || o->resume)
 					je = journal_find(x->jr, key.buf, pass != ENGINE_PASS_COLLECT);
+				/* a resumed row keeps its run's --threads: another count (or none recorded) is measured again */
+				if (je && pass != ENGINE_PASS_COLLECT && je->threads != o->threads)
+					je = NULL;
 			}
 			if (je) {
 				row->samples = je->samples;
@@ -155,6 +161,7 @@ int engine_run_table(struct engine_run_ctx *x, const char *op, const struct perf
 				row->cpu_ratio = je->cpu;
 				row->probe_gbs = je->probe;
 				row->retries = je->retries;
+				snprintf(row->kernel, sizeof(row->kernel), "%s", je->kernel);
 				/* resumed rows count in the reference like measured ones */
 				if (x->probe && perfdb_probe_note(x->probe, je->probe) < 0) {
 					rc = -PERFDB_ENOMEM;

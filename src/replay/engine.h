@@ -123,6 +123,8 @@ struct perfdb_engine_row {
 	int retries;                       /* measurements repeated because of contention */
 	int resumed;                       /* taken from the journal (--resume), not measured */
 	int rank;                          /* the MPI rank that replayed it (0 outside mpirun) */
+	int threads;                       /* --threads it was measured with */
+	char kernel[64];                   /* Kernel Used: the case's kernel, "own" when it named none */
 };
 
 struct perfdb_engine_result {

@@ -126,6 +126,9 @@ static int parse_line(const char *line, size_t len, struct jentry *e)
 		e->cpu = num(o, "cpu_ratio");
 		e->probe = num(o, "probe_gbs");   /* absent before 2026-11-30 */
 		e->retries = (int)num(o, "retries");
+		e->threads = (int)num(o, "threads");   /* absent before 2026-12-02 */
+		const char *kern = json_string_value(json_object_get(o, "kernel"));
+		snprintf(e->kernel, sizeof(e->kernel), "%s", kern ? kern : "");
 		/* a journal edited or damaged to hold a negative time is not a
 		 * measurement (jansson refuses 1e999 and nan outright): the row
 		 * is measured again, never written as inf */
@@ -208,9 +211,11 @@ int journal_append(int fd, const char *op, const char *table, const char *sig,
 	json_str(&b, sig);
 	perfdb_strbuf_addf(&b, ",\"status\":\"%s\",\"samples\":%zu,\"mean\":%.17g,\"median\":%.17g,"
 			   "\"min\":%.17g,\"std\":%.17g,\"cpu_ratio\":%.17g,\"probe_gbs\":%.17g,\"retries\":%d,"
-			   "\"reason\":",
+			   "\"threads\":%d,\"kernel\":",
 			   row->status == PERFDB_ENGINE_OK ? "ok" : "failed", row->samples, row->mean,
-			   row->median, row->min, row->std, row->cpu_ratio, row->probe_gbs, row->retries);
+			   row->median, row->min, row->std, row->cpu_ratio, row->probe_gbs, row->retries, row->threads);
+	json_str(&b, row->kernel);
+	perfdb_strbuf_addstr(&b, ",\"reason\":");
 	json_str(&b, row->reason);
 	perfdb_strbuf_addstr(&b, "}\n");
 	int rc = 0;

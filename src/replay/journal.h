@@ -6,7 +6,8 @@
  *
  *   {"op":"Add","table":"<path>","line":3,"signature":"<sig>",
  *    "status":"ok"|"failed","samples":N,"mean":us,"median":us,"min":us,
- *    "std":us,"cpu_ratio":x,"probe_gbs":x,"retries":N,"reason":"..."}
+ *    "std":us,"cpu_ratio":x,"probe_gbs":x,"retries":N,"threads":N,
+ *    "kernel":"...","reason":"..."}
  *
  * Reading parses each line with jansson; a torn last line (no newline), a
  * line that is not such an object, and an "ok" entry whose times are not
@@ -26,6 +27,8 @@ struct jentry {
 	size_t samples;
 	double mean, median, min, std, cpu, probe;
 	int retries;
+	int threads;                       /* --threads of the run that measured it (0: not recorded) */
+	char kernel[64];
 	char *reason;
 };
 

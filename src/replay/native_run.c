@@ -7,7 +7,9 @@
  * Reason, is always quoted, so that a reader splitting on commas finds the
  * empty reasons of ok rows as `""`.  Columns: Operator, Line, Status,
  * Samples, Mean/Median/Min/Std(us) (%.6f), CPU/Wall (%.3f), Probe(GB/s)
- * (%.1f), Retries, Rank, Reason.
+ * (%.1f), Retries, Rank, Threads (the --threads it was measured with),
+ * Kernel Used (what the backend ran it with: "onednn:<implementation>",
+ * "own", ...), Reason.
  */
 #include "replay/native_run.h"
 
@@ -191,6 +193,7 @@ int perfdb_native_open(const struct perfdb_native_opts *o, struct perfdb_native_
 				     : perfdb_device_detect_host_cpu(o->reg, &run->host, err));
 	PERFDB_TRY(find_database(run, err));
 	PERFDB_TRY(check_device_kind(run, err));
+	PERFDB_TRY(perfdb_native_check_threads(run->dir.buf, o->threads, err));
 	snprintf(run->rep, sizeof(run->rep), "%s/reports", run->dir.buf);
 	return perfdb_report_dir_prepare(run->dir.buf, err);
 }
@@ -246,7 +249,7 @@ int perfdb_native_record(struct perfdb_native_run *run, struct perfdb_err *err)
 	const struct perfdb_backend_i *be = run->be;
 	perfdb_report_timestamp(run->ts, sizeof(run->ts));
 	struct perfdb_strbuf env = PERFDB_STRBUF_INIT;
-	perfdb_strbuf_addf(&env, "backend=%s\nhost=%s\n", be->name, run->host);
+	perfdb_strbuf_addf(&env, "backend=%s\nhost=%s\nthreads=%ld\n", be->name, run->host, no->threads);
 	if (be->describe)
 		be->describe(run->bctx, &env);
 	perfdb_strbuf_addf(&env, "mpi_ranks=%d\n", no->nranks);
@@ -349,16 +352,19 @@ int perfdb_native_records_csv(const struct perfdb_engine_result *r, struct perfd
 {
 	static const char *const header[] = {
 		"Operator", "Line", "Status", "Samples", "Mean(us)", "Median(us)", "Min(us)", "Std(us)",
-		"CPU/Wall", "Probe(GB/s)", "Retries", "Rank", "Reason",
+		"CPU/Wall", "Probe(GB/s)", "Retries", "Rank", "Threads", "Kernel Used", "Reason",
 	};
 	PERFDB_TRY(perfdb_csv_put_row(out, header, sizeof(header) / sizeof(header[0])));
 	for (size_t i = 0; i < r->nrows; i++) {
 		const struct perfdb_engine_row *x = &r->rows[i];
 		static const char *const names[] = { "ok", "failed", "skipped" };
 		PERFDB_TRY(perfdb_csv_put_field(out, x->op, strlen(x->op)));
-		PERFDB_TRY(perfdb_strbuf_addf(out, ",%zu,%s,%zu,%.6f,%.6f,%.6f,%.6f,%.3f,%.1f,%d,%d,\"", x->line,
+		PERFDB_TRY(perfdb_strbuf_addf(out, ",%zu,%s,%zu,%.6f,%.6f,%.6f,%.6f,%.3f,%.1f,%d,%d,%d,", x->line,
 					      names[x->status], x->samples, x->mean, x->median, x->min, x->std,
-					      x->cpu_ratio, x->probe_gbs, x->retries, x->rank));
+					      x->cpu_ratio, x->probe_gbs, x->retries, x->rank, x->threads));
+		/* Kernel Used: empty for rows that never reached prepare (skipped, refused) */
+		PERFDB_TRY(perfdb_csv_put_field(out, x->kernel, strlen(x->kernel)));
+		PERFDB_TRY(perfdb_strbuf_addstr(out, ",\""));
 		for (const char *q = x->reason ? x->reason : ""; *q; q++) {
 			if (*q == '"')
 				PERFDB_TRY(perfdb_strbuf_addch(out, '"'));

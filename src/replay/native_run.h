@@ -73,6 +73,13 @@ int perfdb_native_open(const struct perfdb_native_opts *o, struct perfdb_native_
 		       struct perfdb_err *err);
 
 /*
+ * One thread count per database (native_threads.c): -PERFDB_EINVAL naming
+ * the run when an earlier run's record under <dbdir>/reports/ measured rows
+ * with a --threads other than threads; 0 otherwise.  Called by open.
+ */
+int perfdb_native_check_threads(const char *dbdir, long threads, struct perfdb_err *err);
+
+/*
  * Take the rows seen (prune, rank 0) and run the engine.  Returns 0 or
  * -PERFDB_E*; run->engine_ran tells whether the error is the engine's.
  */

@@ -138,9 +138,12 @@ void perfdb_engine_journal_remove(const char *journal)
 void scaleout_pack_row(struct perfdb_strbuf *b, const struct perfdb_engine_row *w)
 {
 	perfdb_strbuf_addf(b, "%s\x1f%zu\x1f%d\x1f%d\x1f%d\x1f%zu\x1f%.17g\x1f%.17g\x1f%.17g\x1f%.17g\x1f%.17g\x1f"
-			   "%.17g\x1f%d\x1f",
+			   "%.17g\x1f%d\x1f%d\x1f",
 			   w->op, w->line, (int)w->status, w->resumed, w->rank, w->samples, w->mean, w->median, w->min,
-			   w->std, w->cpu_ratio, w->probe_gbs, w->retries);
+			   w->std, w->cpu_ratio, w->probe_gbs, w->retries, w->threads);
+	for (const char *q = w->kernel; *q; q++)
+		perfdb_strbuf_addch(b, *q == '\x1f' || *q == '\x1e' ? ' ' : *q);
+	perfdb_strbuf_addch(b, '\x1f');
 	for (const char *q = w->reason ? w->reason : ""; *q; q++)
 		perfdb_strbuf_addch(b, *q == '\x1f' || *q == '\x1e' ? ' ' : *q);
 	perfdb_strbuf_addch(b, '\x1e');
@@ -161,7 +164,12 @@ int scaleout_unpack_row(const char *f, struct perfdb_engine_row *w)
 	w->cpu_ratio = strtod(e + 1, &e);
 	w->probe_gbs = strtod(e + 1, &e);
 	w->retries = (int)strtol(e + 1, &e, 10);
-	if (w->status != PERFDB_ENGINE_OK && !(w->reason = strdup(e + 1)))
+	w->threads = (int)strtol(e + 1, &e, 10);
+	const char *k = e + 1, *ke = strchr(k, '\x1f');
+	if (!ke)
+		ke = k + strlen(k);   /* pack_row always ends the kernel; a record cut short has no reason */
+	snprintf(w->kernel, sizeof(w->kernel), "%.*s", (int)(ke - k), k);
+	if (w->status != PERFDB_ENGINE_OK && !(w->reason = strdup(*ke ? ke + 1 : ke)))
 		return -PERFDB_ENOMEM;
 	return 0;
 }

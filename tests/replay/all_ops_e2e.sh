@@ -43,6 +43,29 @@ for t in covered:
         ok = lambda c: bool(r.get(c)) and float(r[c]) > 0
         if not (ok("Average Duration(us)") or ok("Profiling Average Duration(us)")):
             print("no duration:", t, i); bad.append(t)
+# Kernel Used follows the rule (docs/replay.md "ISA levels"): every bf16 GEMM row is oneDNN's, on the
+# fp32 fallback ("+f32") exactly where oneDNN's level has no bf16 matmul (below AVX-512); every row
+# carries the run's thread count
+env = dict(l.rstrip("\n").split("=", 1) for l in open("db/reports/microbench_env_t.txt") if "=" in l)
+bf16_native = env["onednn_isa"].startswith("avx512")
+gemms = ("MatMulV2", "MatMulV3", "MatMulCommon", "BatchMatMulV2", "TransposeBatchMatMul")
+ngemm = 0
+for r in rows:
+    if r["Status"] != "ok":
+        continue
+    if r["Threads"] != env["threads"]:
+        print("threads:", r["Operator"], r["Line"], r["Threads"], env["threads"]); bad.append("threads")
+    if r["Operator"] not in gemms:
+        continue
+    trow = list(csv.DictReader(open(f"db/{r['Operator']}.csv", newline="")))[int(r["Line"]) - 2]
+    if not trow["Input Data Types"].startswith("DT_BF16"):
+        continue
+    ngemm += 1
+    k = r["Kernel Used"]
+    if not k.startswith("onednn:") or k.endswith("+f32") == bf16_native:
+        print("kernel:", r["Operator"], r["Line"], k, env["onednn_isa"]); bad.append("kernel")
+if not ngemm:
+    print("no bf16 GEMM row replayed"); bad.append("gemm")
 st = json.load(open("db/reports/run_all_op_status_t.json"))
 if st["failed"]:
     print("status failed:", st["failed"][:5]); bad.append("status")

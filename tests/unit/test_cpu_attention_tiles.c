@@ -156,7 +156,7 @@ static void test_bf16_products(void **state)
 #ifndef ATTN_BF16
 	skip();
 #else
-	if (!__builtin_cpu_supports("avx512bf16"))
+	if (perfdb_cpu_isa() < PERFDB_ISA_AVX512_BF16)
 		skip();
 	const size_t mp = 48, nk = 24, dk = 72, dv = 40;
 	/* V rows 2q and 2q+1 interleaved, the odd row missing on the last pair */

@@ -32,6 +32,9 @@ static int32_t rnd(int lo, int hi)
 	return lo + (int32_t)((rng >> 33) % (uint64_t)(hi - lo + 1));
 }
 
+/* The int8 weights' range (see cpu_test_int8_vnni): exact on every ISA unless widened. */
+static int w8_lo = -64, w8_hi = 63;
+
 static int run_full(struct perfdb_op_case *c, const char *op, const char *ins, const char *idt, const char *outs,
 		    const char *odt, int ep, void (*tweak)(struct perfdb_op_case *))
 {
@@ -79,7 +82,7 @@ static void signed_int8(struct perfdb_op_case *c)
 	for (int i = 0; i < 2; i++)
 		if (c->in[i].dtype == PERFDB_DTYPE_INT8)
 			for (int64_t j = 0; j < c->in[i].numel; j++)
-				((int8_t *)c->in[i].data)[j] = (int8_t)rnd(-128, 127);
+				((int8_t *)c->in[i].data)[j] = (int8_t)(i == 1 ? rnd(w8_lo, w8_hi) : rnd(-128, 127));
 	for (int i = 3; i <= 8; i += 5)
 		if ((size_t)i < c->nin && c->in[i].present)
 			for (int64_t j = 0; j < c->in[i].numel; j++)

@@ -77,6 +77,58 @@ static void test_conversions(void **state)
 	assert_int_equal(perfdb_bf16_from_float(1.0f + 0x1p-8f), 0x3f80);
 }
 
+/*
+ * The row conversions (cpu_load_row/cpu_store_row, vector paths on AVX-512
+ * and F16C where the CPU has them) equal the scalar ones bit for bit: every
+ * fp16 and bf16 pattern in (NaNs: NaN, as F16C quiets signalling ones), and
+ * out every fp16 value, every halfway point between neighbours (ties to
+ * even), subnormals, overflow and NaNs.
+ */
+static void test_row_conversions_exact(void **state)
+{
+	(void)state;
+	enum { N = 65536 };
+	uint16_t *h = malloc(N * 2), *o = malloc(3 * N * 2);
+	float *f = malloc(3 * N * sizeof(float)), *g = malloc(N * sizeof(float));
+	assert_true(h && o && f && g);
+	for (uint32_t i = 0; i < N; i++)
+		h[i] = (uint16_t)i;
+	const enum perfdb_dtype dts[] = { PERFDB_DTYPE_FLOAT16, PERFDB_DTYPE_BF16 };
+	for (int d = 0; d < 2; d++) {
+		struct perfdb_tensor t = { .dtype = dts[d], .data = h };
+		cpu_load_row(&t, 0, N, g);
+		for (uint32_t i = 0; i < N; i++) {
+			float want = d ? perfdb_bf16_to_float(h[i]) : perfdb_fp16_to_float(h[i]);
+			/* NaNs: NaN of the same sign (F16C quiets a signalling one) */
+			int same = isnan(want) ? isnan(g[i]) && signbit(g[i]) == signbit(want) : memcmp(&g[i], &want, 4) == 0;
+			if (!same)
+				fail_msg("load %s 0x%04x", d ? "bf16" : "fp16", i);
+		}
+		/* out: the values, the points halfway to the next pattern, and those nudged by one ulp */
+		for (uint32_t i = 0; i < N; i++) {
+			uint32_t u, v;
+			memcpy(&u, &g[i], 4);
+			memcpy(&v, &g[(i + 1) % N], 4);
+			uint32_t mid = u + (v - u) / 2;   /* neighbours of one sign: an exact midpoint in bits */
+			f[i] = g[i];
+			memcpy(&f[N + i], &mid, 4);
+			mid += i & 1 ? 1u : (uint32_t)-1;
+			memcpy(&f[2 * N + i], &mid, 4);
+		}
+		struct perfdb_tensor y = { .dtype = dts[d], .data = o };
+		cpu_store_row(&y, 0, 3 * N, f);
+		for (uint32_t i = 0; i < 3 * N; i++) {
+			uint16_t want = d ? perfdb_bf16_from_float(f[i]) : perfdb_fp16_from_float(f[i]);
+			if (o[i] != want)
+				fail_msg("store %s %a: got 0x%04x, want 0x%04x", d ? "bf16" : "fp16", (double)f[i], o[i], want);
+		}
+	}
+	free(h);
+	free(o);
+	free(f);
+	free(g);
+}
+
 /* ---- §4 parsing and tensor building ---- */
 
 static void test_build_case(void **state)
@@ -155,6 +207,48 @@ static void test_matmul_2d(void **state)
 	/* shapes the op cannot take */
 	assert_true(run_case(&c, "MatMulV2", "3,7;5,6", "DT_FLOAT;DT_FLOAT", "", "3,5", "DT_FLOAT") < 0);
 	assert_true(run_case(&c, "MatMulV2", "3,7", "DT_FLOAT", "", "3,5", "DT_FLOAT") < 0);
+}
+
+/*
+ * The 16-bit float GEMMs on every ISA level: where oneDNN has no bf16/fp16
+ * matmul (bf16 below AVX-512, the level ONEDNN_MAX_CPU_ISA leaves it) the
+ * fp32 one runs on converted operands, and Kernel Used says which ran.
+ */
+static int ends_f32(const char *k)
+{
+	size_t n = strlen(k);
+	return n >= 4 && strcmp(k + n - 4, "+f32") == 0;
+}
+
+static void test_matmul_half_fallback(void **state)
+{
+	(void)state;
+	struct perfdb_op_case c;
+	unsigned isa = (unsigned)dnnl_get_effective_cpu_isa();
+	int bf16_native = (isa & (unsigned)dnnl_cpu_isa_avx512_core) == (unsigned)dnnl_cpu_isa_avx512_core;
+	const char *dts[] = { "DT_FLOAT;DT_FLOAT", "DT_BF16;DT_BF16", "DT_FLOAT16;DT_FLOAT16" };
+	const char *ods[] = { "DT_FLOAT", "DT_BF16", "DT_FLOAT16" };
+	for (int d = 0; d < 3; d++) {
+		/* M = 1 and M = 40, weight recorded (N,K): transposed */
+		for (int m = 1; m <= 40; m += 39) {
+			char ins[32], outs[16];
+			snprintf(ins, sizeof(ins), "%d,24;17,24", m);
+			snprintf(outs, sizeof(outs), "%d,17", m);
+			assert_int_equal(run_case(&c, "MatMulV2", ins, dts[d], "", outs, ods[d]), 0);
+			check_gemm(&c, 1, m, 17, 24, (int64_t[]){ 0, 24, 1 }, (int64_t[]){ 0, 1, 24 },
+				   (int64_t[]){ 0, 17, 1 });
+			assert_int_equal(strncmp(c.kernel, "onednn:", 7), 0);
+			if (d == 0)
+				assert_false(ends_f32(c.kernel));
+			if (d == 1)
+				assert_int_equal(ends_f32(c.kernel), !bf16_native);
+			finish(&c);
+		}
+		/* TransposeBatchMatMul: A strided (M,B,K), converted with its strides */
+		assert_int_equal(run_case(&c, "TransposeBatchMatMul", "3,2,8;2,8,5", dts[d], "", "3,2,5", ods[d]), 0);
+		check_gemm(&c, 2, 3, 5, 8, (int64_t[]){ 8, 16, 1 }, (int64_t[]){ 40, 5, 1 }, (int64_t[]){ 5, 10, 1 });
+		finish(&c);
+	}
 }
 
 static void test_matmul_batched(void **state)
@@ -794,9 +888,11 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_conversions),
+		cmocka_unit_test(test_row_conversions_exact),
 		cmocka_unit_test(test_build_case),
 		cmocka_unit_test(test_matmul_2d),
 		cmocka_unit_test(test_matmul_batched),
+		cmocka_unit_test(test_matmul_half_fallback),
 		cmocka_unit_test(test_add),
 		cmocka_unit_test(test_add_int),
 		cmocka_unit_test(test_swiglu),

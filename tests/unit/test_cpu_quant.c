@@ -1,8 +1,9 @@
 /*
  * CPU backend quantisation ops (ops_quant.c) against naive references on
  * small shapes: QuantBatchMatmulV3 against exact integer arithmetic (int32
- * output equal bit for bit, signed int8 operands over the full range so
- * oneDNN's s8-source compensation is exercised), the dequantised outputs
+ * output equal bit for bit, signed int8 activations over the full range so
+ * oneDNN's s8-source compensation is exercised, weights too where oneDNN has
+ * VNNI), the dequantised outputs
  * against the same integers scaled in double; DynamicQuant and
  * AscendQuantV2 against the formulas of docs/ops.md.
  */
@@ -30,6 +31,9 @@ static int32_t rnd(int lo, int hi)
 	rng = rng * 6364136223846793005ull + 1442695040888963407ull;
 	return lo + (int32_t)((rng >> 33) % (uint64_t)(hi - lo + 1));
 }
+
+/* The int8 weights' range (see cpu_test_int8_vnni): exact on every ISA unless widened. */
+static int w8_lo = -64, w8_hi = 63;
 
 /* Build, check, fill (engine), let tweak set inputs, prepare, run. */
 static int run_case(struct perfdb_op_case *c, const char *op, const char *ins, const char *idt,
@@ -64,13 +68,13 @@ static void finish(struct perfdb_op_case *c)
 		impl->release(c);
 }
 
-/* int8 operands over the whole range, scales and per-token scales positive */
+/* int8 activations over the whole range, weights over w8_lo..w8_hi, scales and per-token scales positive */
 static void signed_int8(struct perfdb_op_case *c)
 {
 	for (int i = 0; i < 2; i++)
 		if (c->in[i].dtype == PERFDB_DTYPE_INT8)
 			for (int64_t j = 0; j < c->in[i].numel; j++)
-				((int8_t *)c->in[i].data)[j] = (int8_t)rnd(-128, 127);
+				((int8_t *)c->in[i].data)[j] = (int8_t)(i == 1 ? rnd(w8_lo, w8_hi) : rnd(-128, 127));
 	for (size_t i = 2; i < c->nin; i++)
 		if (c->in[i].dtype == PERFDB_DTYPE_FLOAT)
 			for (int64_t j = 0; j < c->in[i].numel; j++)
@@ -114,6 +118,18 @@ static void test_qmm_int32_exact(void **state)
 			}
 		finish(&c);
 	}
+}
+
+/* Full-range weights too, where oneDNN's int8 GEMM cannot saturate (cpu_test_int8_vnni). */
+static void test_qmm_int32_full_range(void **state)
+{
+	if (!cpu_test_int8_vnni())
+		skip();
+	w8_lo = -128;
+	w8_hi = 127;
+	test_qmm_int32_exact(state);
+	w8_lo = -64;
+	w8_hi = 63;
 }
 
 static void test_qmm_dequant(void **state)
@@ -236,6 +252,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_qmm_int32_exact),
+		cmocka_unit_test(test_qmm_int32_full_range),
 		cmocka_unit_test(test_qmm_dequant),
 		cmocka_unit_test(test_qmm_refuses),
 		cmocka_unit_test(test_dynamic_quant),

@@ -284,7 +284,7 @@ static double get(enum perfdb_dtype d, const void *p, size_t i)
 static void test_rows_swiglu_range(void **state)
 {
 	(void)state;
-	if (!cpu_has_avx512())
+	if (!cpu_has_avx512(perfdb_cpu_isa()))
 		skip();
 	static const float gs[] = { -87.0f, -60.0f, -30.0f, -17.0f, -9.5f, -3.0f, -0.75f, 0.0f, 0.75f, 3.0f, 9.5f,
 				    17.0f, 30.0f, 60.0f, 100.0f, 10000.0f };
@@ -295,7 +295,7 @@ static void test_rows_swiglu_range(void **state)
 	for (int k = 0; k < 3; k++) {
 		enum perfdb_dtype d = k == 0 ? PERFDB_DTYPE_FLOAT16 : PERFDB_DTYPE_BF16;
 		enum cpu_row_fmt f = k == 0 ? CPU_ROW_F16 : k == 1 ? CPU_ROW_BF16 : CPU_ROW_BF16_CVT;
-		if (f == CPU_ROW_BF16_CVT && !cpu_has_avx512bf16())
+		if (f == CPU_ROW_BF16_CVT && !cpu_has_avx512bf16(perfdb_cpu_isa()))
 			break;
 		for (size_t j = 0; j < h; j++) {
 			float g = j < h - nfar ? gs[j % 16] : far[j - (h - nfar)], u = us[j % 3];
@@ -332,12 +332,12 @@ static void test_rows_swiglu_range(void **state)
 static void test_rows_bf16_direct(void **state)
 {
 	(void)state;
-	if (!cpu_has_avx512())
+	if (!cpu_has_avx512(perfdb_cpu_isa()))
 		skip();
 	const enum perfdb_dtype d = PERFDB_DTYPE_BF16;
 	for (size_t k = 0; k < 2 * NWIDTHS; k++) {
 		enum cpu_row_fmt f = k < NWIDTHS ? CPU_ROW_BF16 : CPU_ROW_BF16_CVT;
-		if (f == CPU_ROW_BF16_CVT && !cpu_has_avx512bf16())
+		if (f == CPU_ROW_BF16_CVT && !cpu_has_avx512bf16(perfdb_cpu_isa()))
 			break;
 		size_t h = widths[k % NWIDTHS], w = k % NWIDTHS;
 		uint16_t *x = malloc(2 * h * 2), *y = malloc(2 * h * 2);
@@ -410,7 +410,7 @@ static void test_rows_bf16_direct(void **state)
 static void test_rows_conversions(void **state)
 {
 	(void)state;
-	if (!cpu_has_avx512())
+	if (!cpu_has_avx512(perfdb_cpu_isa()))
 		skip();
 	const size_t n = 65536;
 	uint16_t *x1 = malloc(n * 2), *x2 = malloc(n * 2), *xs = malloc(n * 2), *y = malloc(n * 2);
@@ -424,7 +424,7 @@ static void test_rows_conversions(void **state)
 	for (int k = 0; k < 3; k++) {
 		enum cpu_row_fmt f = fmts[k];
 		int di = f != CPU_ROW_F16, cvt = f == CPU_ROW_BF16_CVT;
-		if (cvt && !cpu_has_avx512bf16())
+		if (cvt && !cpu_has_avx512bf16(perfdb_cpu_isa()))
 			break;
 		enum perfdb_dtype d = di ? PERFDB_DTYPE_BF16 : PERFDB_DTYPE_FLOAT16;
 		for (size_t i = 0; i < n; i++) {

@@ -271,6 +271,8 @@ static void test_scaleout_row_record(void **state)
 	w.cpu_ratio = 0.75;
 	w.probe_gbs = 41.5;
 	w.retries = 2;
+	w.threads = 5;
+	snprintf(w.kernel, sizeof(w.kernel), "onednn:gemm:jit+f32");
 	w.reason = "bad\x1fshape\x1e";
 	struct perfdb_strbuf b = PERFDB_STRBUF_INIT;
 	scaleout_pack_row(&b, &w);
@@ -293,6 +295,8 @@ static void test_scaleout_row_record(void **state)
 	assert_true(r.mean == w.mean && r.median == w.median && r.min == w.min && r.std == w.std);
 	assert_true(r.cpu_ratio == w.cpu_ratio && r.probe_gbs == w.probe_gbs);
 	assert_int_equal(r.retries, 2);
+	assert_int_equal(r.threads, 5);
+	assert_string_equal(r.kernel, "onednn:gemm:jit+f32");
 	assert_string_equal(r.reason, "bad shape ");
 	free(r.reason);
 	perfdb_strbuf_release(&b);

@@ -123,6 +123,9 @@ static void test_records_csv(void **state)
 	};
 	rows[1].retries = 2;
 	rows[1].rank = 1;
+	rows[0].threads = 4;
+	snprintf(rows[0].kernel, sizeof(rows[0].kernel), "onednn:brg,x");   /* a comma: quoted */
+	rows[1].threads = 4;
 	struct perfdb_engine_result r;
 	memset(&r, 0, sizeof(r));
 	r.rows = rows;
@@ -131,9 +134,9 @@ static void test_records_csv(void **state)
 	assert_int_equal(perfdb_native_records_csv(&r, &b), 0);
 	assert_string_equal(b.buf,
 		"Operator,Line,Status,Samples,Mean(us),Median(us),Min(us),Std(us),CPU/Wall,"
-		"Probe(GB/s),Retries,Rank,Reason\r\n"
-		"Add,2,ok,3,1.500000,1.500000,1.500000,0.000000,1.000,40.0,0,0,\"\"\r\n"
-		"MatMulV2,7,failed,0,1.500000,1.500000,1.500000,0.000000,1.000,0.0,2,1,"
+		"Probe(GB/s),Retries,Rank,Threads,Kernel Used,Reason\r\n"
+		"Add,2,ok,3,1.500000,1.500000,1.500000,0.000000,1.000,40.0,0,0,4,\"onednn:brg,x\",\"\"\r\n"
+		"MatMulV2,7,failed,0,1.500000,1.500000,1.500000,0.000000,1.000,0.0,2,1,4,,"
 		"\"dtype \"\"x\"\", unsupported\"\r\n");
 	perfdb_strbuf_release(&b);
 }
@@ -172,6 +175,48 @@ static void test_write_records(void **state)
 	rmdir(db);
 }
 
+/* One thread count per database: only records with a thread count and measured rows count. */
+static void put_record(const char *rep, const char *name, const char *text)
+{
+	char p[128];
+	snprintf(p, sizeof(p), "%s/%s", rep, name);
+	struct perfdb_err err;
+	perfdb_err_clear(&err);
+	assert_int_equal(perfdb_file_write_atomic(p, text, strlen(text), &err), 0);
+}
+
+static void test_check_threads(void **state)
+{
+	(void)state;
+	char db[] = "/tmp/perfdb-test-threads-XXXXXX";
+	assert_non_null(mkdtemp(db));
+	char rep[64], p[128];
+	snprintf(rep, sizeof(rep), "%s/reports", db);
+	struct perfdb_err err;
+	perfdb_err_clear(&err);
+	assert_int_equal(perfdb_native_check_threads(db, 4, &err), 0);   /* no reports yet */
+	assert_int_equal(perfdb_mkdir_p(rep, &err), 0);
+	put_record(rep, "microbench_env_a.txt", "backend=cpu\nthreads=2\nrows_ok=0\n");   /* measured nothing */
+	put_record(rep, "microbench_env_b.txt", "backend=cuda\nrows_ok=5\n");              /* no thread count */
+	put_record(rep, "microbench_env_c.txt", "backend=cpu\nthreads=4\nrows_ok=3\n");
+	put_record(rep, "other_d.txt", "threads=8\nrows_ok=3\n");                          /* not a run record */
+	assert_int_equal(perfdb_native_check_threads(db, 4, &err), 0);
+	put_record(rep, "microbench_env_e.txt", "threads=8\nrows_ok=1\n");
+	put_record(rep, "microbench_env_f.txt", "threads=6\nrows_ok=1\n");
+	assert_int_equal(perfdb_native_check_threads(db, 4, &err), -PERFDB_EINVAL);
+	assert_non_null(strstr(err.msg, "--threads 6 (reports/microbench_env_f.txt)"));   /* the latest */
+	assert_non_null(strstr(err.msg, "this run measures with --threads 4"));
+	const char *names[] = { "a", "b", "c", "e", "f" };
+	for (size_t i = 0; i < 5; i++) {
+		snprintf(p, sizeof(p), "%s/microbench_env_%s.txt", rep, names[i]);
+		remove(p);
+	}
+	snprintf(p, sizeof(p), "%s/other_d.txt", rep);
+	remove(p);
+	rmdir(rep);
+	rmdir(db);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -180,6 +225,7 @@ int main(void)
 		cmocka_unit_test(test_probe_reference),
 		cmocka_unit_test(test_records_csv),
 		cmocka_unit_test(test_write_records),
+		cmocka_unit_test(test_check_threads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -61,6 +61,7 @@ static int cpu_open(int threads, int device, void **ctx, struct perfdb_err *err)
 	if (!x)
 		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 	x->threads = threads > 0 ? threads : 1;
+	x->isa = perfdb_cpu_isa();
 	openblas_set_num_threads(x->threads);
 	/* oneDNN's OpenMP runtime reads OMP_NUM_THREADS at its first primitive */
 	char b[16];
@@ -84,12 +85,34 @@ const struct cpu_ctx *cpu_ctx_of(const struct perfdb_op_case *c, struct perfdb_e
 	return c->backend_ctx;
 }
 
+/* oneDNN's name of the ISA its kernels may use (dnnl_get_effective_cpu_isa). */
+static const char *onednn_isa_name(dnnl_cpu_isa_t isa)
+{
+	switch (isa) {
+	case dnnl_cpu_isa_sse41: return "sse41";
+	case dnnl_cpu_isa_avx: return "avx";
+	case dnnl_cpu_isa_avx2: return "avx2";
+	case dnnl_cpu_isa_avx2_vnni: return "avx2_vnni";
+	case dnnl_cpu_isa_avx512_core: return "avx512_core";
+	case dnnl_cpu_isa_avx512_core_vnni: return "avx512_core_vnni";
+	case dnnl_cpu_isa_avx512_core_bf16: return "avx512_core_bf16";
+	case dnnl_cpu_isa_avx512_core_amx: return "avx512_core_amx";
+	default: return "other";
+	}
+}
+
 static void cpu_describe(void *ctx, struct perfdb_strbuf *out)
 {
 	const struct cpu_ctx *x = ctx;
 	const dnnl_version_t *v = dnnl_version();
-	if (x)
-		perfdb_strbuf_addf(out, "threads=%d\n", x->threads);
+	if (x) {
+		/* what the rows ran with: the own kernels' level and oneDNN's (Kernel Used names each GEMM's) */
+		const char *cap = getenv("PERFDB_MAX_CPU_ISA"), *dcap = getenv("ONEDNN_MAX_CPU_ISA");
+		perfdb_strbuf_addf(out, "cpu_isa=%s (detected %s, PERFDB_MAX_CPU_ISA=%s)\n", perfdb_cpu_isa_name(x->isa),
+				   perfdb_cpu_isa_name(perfdb_cpu_isa_detect()), cap ? cap : "(unset)");
+		perfdb_strbuf_addf(out, "onednn_isa=%s (ONEDNN_MAX_CPU_ISA=%s)\n",
+				   onednn_isa_name(dnnl_get_effective_cpu_isa()), dcap ? dcap : "(unset)");
+	}
 	perfdb_strbuf_addf(out, "onednn=%d.%d.%d (%s)\n", v->major, v->minor, v->patch, v->hash);
 	perfdb_strbuf_addf(out, "openblas=%s\n", openblas_get_config());
 	perfdb_strbuf_addf(out, "openblas_core=%s\n", openblas_get_corename());
@@ -138,7 +161,12 @@ void cpu_parallel(size_t n, size_t work, int threads, void (*fn)(void *ctx, size
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #include <immintrin.h>
 #define CPU_BF16_AVX512 1
-/* bf16 <-> fp32 over 16 lanes with AVX-512F; the tails and other CPUs take the loops below. */
+/*
+ * bf16 <-> fp32 over 16 lanes with AVX-512F (and fp16 with F16C, below);
+ * the tails and other CPUs take the loops below.  Like the CPU_CLONES loops these follow the hardware, not
+ * PERFDB_MAX_CPU_ISA (asked per row, where reading the environment would
+ * cost more than a short row): both paths give the same bits.
+ */
 __attribute__((target("avx512f"))) static size_t bf16_load512(const uint16_t *h, size_t n, float *dst)
 {
 	size_t i = 0;
@@ -166,6 +194,30 @@ __attribute__((target("avx512f"))) static size_t bf16_store512(uint16_t *h, size
 	}
 	return i;
 }
+
+/*
+ * fp16 <-> fp32 over 8 lanes with F16C (every AVX2 CPU has it): the
+ * conversions of perfdb_fp16_to_float/perfdb_fp16_from_float bit for bit
+ * (nearest even, subnormals kept, NaN kept quiet with its top payload bits;
+ * a signalling fp16 NaN loads quieted),
+ * without which a fp16 row costs about 30 scalar instructions an element.
+ */
+__attribute__((target("avx2,f16c"))) static size_t fp16_load8(const uint16_t *h, size_t n, float *dst)
+{
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8)
+		_mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(h + i))));
+	return i;
+}
+
+__attribute__((target("avx2,f16c"))) static size_t fp16_store8(uint16_t *h, size_t n, const float *src)
+{
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8)
+		_mm_storeu_si128((__m128i *)(h + i),
+				 _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));
+	return i;
+}
 #endif
 
 CPU_CLONES void cpu_load_row(const struct perfdb_tensor *t, size_t off, size_t n, float *dst)
@@ -175,7 +227,7 @@ CPU_CLONES void cpu_load_row(const struct perfdb_tensor *t, size_t off, size_t n
 	case PERFDB_DTYPE_BF16: {
 		size_t i = 0;
 #ifdef CPU_BF16_AVX512
-		if (__builtin_cpu_supports("avx512f"))
+		if (perfdb_cpu_isa_detect() >= PERFDB_ISA_AVX512)
 			i = bf16_load512(h, n, dst);
 #endif
 		for (; i < n; i++) {
@@ -184,10 +236,16 @@ CPU_CLONES void cpu_load_row(const struct perfdb_tensor *t, size_t off, size_t n
 		}
 		break;
 	}
-	case PERFDB_DTYPE_FLOAT16:
-		for (size_t i = 0; i < n; i++)
+	case PERFDB_DTYPE_FLOAT16: {
+		size_t i = 0;
+#ifdef CPU_BF16_AVX512
+		if (perfdb_cpu_isa_detect() >= PERFDB_ISA_AVX2)
+			i = fp16_load8(h, n, dst);
+#endif
+		for (; i < n; i++)
 			dst[i] = perfdb_fp16_to_float(h[i]);
 		break;
+	}
 	default:
 		memcpy(dst, (const float *)t->data + off, n * sizeof(float));
 	}
@@ -200,7 +258,7 @@ CPU_CLONES void cpu_store_row(struct perfdb_tensor *t, size_t off, size_t n, con
 	case PERFDB_DTYPE_BF16: {
 		size_t i = 0;
 #ifdef CPU_BF16_AVX512
-		if (__builtin_cpu_supports("avx512f"))
+		if (perfdb_cpu_isa_detect() >= PERFDB_ISA_AVX512)
 			i = bf16_store512(h, n, src);
 #endif
 		/* perfdb_bf16_from_float written branch-free, so the loop vectorises */
@@ -212,10 +270,16 @@ CPU_CLONES void cpu_store_row(struct perfdb_tensor *t, size_t off, size_t n, con
 		}
 		break;
 	}
-	case PERFDB_DTYPE_FLOAT16:
-		for (size_t i = 0; i < n; i++)
+	case PERFDB_DTYPE_FLOAT16: {
+		size_t i = 0;
+#ifdef CPU_BF16_AVX512
+		if (perfdb_cpu_isa_detect() >= PERFDB_ISA_AVX2)
+			i = fp16_store8(h, n, src);
+#endif
+		for (; i < n; i++)
 			h[i] = perfdb_fp16_from_float(src[i]);
 		break;
+	}
 	default:
 		memcpy((float *)t->data + off, src, n * sizeof(float));
 	}

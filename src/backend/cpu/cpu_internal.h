@@ -13,9 +13,15 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "perfdb/cpu_isa.h"
 #include "perfdb/half.h"
 
-/* Hot loops are compiled for AVX-512 and AVX2 with a portable fallback, picked at load time. */
+/*
+ * Hot loops are compiled for AVX-512 and AVX2 with a portable fallback,
+ * picked at load time from the hardware.  The hand-written kernels
+ * (kern_*.c, the attention tiles) dispatch on the context's ISA level
+ * instead (cpu_isa_of: perfdb_cpu_isa(), held down by PERFDB_MAX_CPU_ISA).
+ */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define CPU_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
@@ -78,29 +84,31 @@ int cpu_par_threads(size_t n, size_t work, int threads);
  * multiple of 8, and for nt o's rows 16-byte aligned (x86-64 only).
  */
 int cpu_transpose_u16_ok(const void *o, size_t a, size_t ld_o, int nt);
-void cpu_transpose_u16(const uint16_t *x, uint16_t *o, size_t a, size_t b, size_t ld_x, size_t ld_o, int nt);
-/* The same with the AVX2 tile copy (avx2 = 1, where the CPU has it) or the SSE2 one (0): for the tests. */
+void cpu_transpose_u16(const uint16_t *x, uint16_t *o, size_t a, size_t b, size_t ld_x, size_t ld_o, int nt,
+		       enum perfdb_cpu_isa isa);
+/* The same with the AVX2 tile copy (avx2 = 1, where the ISA level has it) or the SSE2 one (0): for the tests. */
 void cpu_transpose_u16_isa(const uint16_t *x, uint16_t *o, size_t a, size_t b, size_t ld_x, size_t ld_o, int nt,
 			   int avx2);
 
 /*
- * bf16 row kernels (kern_bf16.c), used when cpu_has_avx512bf16(): one
+ * bf16 row kernels (kern_bf16.c), used when cpu_has_avx512bf16(isa) (isa:
+ * cpu_isa_of, the level the kernels may use; 0 where not compiled in): one
  * RmsNorm row y = x * rstd * gam (returns rstd) and softmax rows (e: h
  * floats of scratch).  Same fp32 arithmetic as the generic path.  nt: write
  * y with streaming stores (outputs of CPU_NT_MIN_BYTES and more, see there;
  * SwiGlu, bound by its exp rather than by memory, measured 3-5 points of a
  * triad slower with them on one thread and keeps ordinary stores).
  */
-int cpu_has_avx512bf16(void);
+int cpu_has_avx512bf16(enum perfdb_cpu_isa isa);
 float cpu_rms_row_bf16(const uint16_t *x, uint16_t *y, const float *gam, size_t h, float eps, int nt);
 void cpu_softmax_rows_bf16(const uint16_t *x, uint16_t *y, float *e, size_t h, size_t rows, int nt);
 /* One SwiGlu row: y[j] = silu(x[j]) * x[h + j], j < h. */
 void cpu_swiglu_row_bf16(const uint16_t *x, uint16_t *y, size_t h);
 
 /*
- * fp32/fp16/bf16 row kernels (kern_rows.c), used when cpu_has_avx512()
+ * fp32/fp16/bf16 row kernels (kern_rows.c), used when cpu_has_avx512(isa)
  * (F, BW, VL) by the rows kern_bf16.c does not take: f is the format of
- * every row pointer, cpu_row_fmt(dtype) for an fp32/fp16/bf16 tensor (bf16
+ * every row pointer, cpu_row_fmt(dtype, isa) for an fp32/fp16/bf16 tensor (bf16
  * rounded by vcvtneps2bf16 where the CPU has AVX512_BF16, 15 % faster,
  * fp32 denormal results flushed to zero as in kern_bf16.c; else in
  * integer arithmetic).  Same fp32 arithmetic and order as the generic
@@ -114,8 +122,8 @@ void cpu_swiglu_row_bf16(const uint16_t *x, uint16_t *y, size_t h);
  * cpu_rows_swiglu: one row y[j] = silu(x[j]) * x[h + j], j < h.
  */
 enum cpu_row_fmt { CPU_ROW_F32, CPU_ROW_F16, CPU_ROW_BF16, CPU_ROW_BF16_CVT };
-int cpu_has_avx512(void);
-enum cpu_row_fmt cpu_row_fmt(enum perfdb_dtype t);
+int cpu_has_avx512(enum perfdb_cpu_isa isa);
+enum cpu_row_fmt cpu_row_fmt(enum perfdb_dtype t, enum perfdb_cpu_isa isa);
 float cpu_rows_rms(enum cpu_row_fmt f, const void *x1, const void *x2, void *xsum, void *y, const float *gam,
 		   const float *bias, size_t h, float eps, int nt);
 void cpu_rows_softmax(enum cpu_row_fmt f, const void *x, void *y, float *e, size_t h, size_t rows, int nt);
@@ -164,10 +172,18 @@ extern const struct perfdb_op_impl cpu_ops_mla_preprocess[];
  */
 struct cpu_ctx {
 	int threads;
+	enum perfdb_cpu_isa isa;      /* perfdb_cpu_isa() at open: what the own kernels may use */
 	dnnl_engine_t eng;
 	dnnl_stream_t strm;
 };
 /* The case's context, or NULL with "the cpu backend is not open" (a case built outside a run). */
 const struct cpu_ctx *cpu_ctx_of(const struct perfdb_op_case *c, struct perfdb_err *err);
+
+/* The ISA level the own kernels of case c dispatch on: its context's, else perfdb_cpu_isa(). */
+static inline enum perfdb_cpu_isa cpu_isa_of(const struct perfdb_op_case *c)
+{
+	const struct cpu_ctx *x = c->backend_ctx;
+	return x ? x->isa : perfdb_cpu_isa();
+}
 
 #endif

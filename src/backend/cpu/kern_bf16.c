@@ -18,10 +18,9 @@
 
 #define BF16_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
 
-int cpu_has_avx512bf16(void)
+int cpu_has_avx512bf16(enum perfdb_cpu_isa isa)
 {
-	return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-	       __builtin_cpu_supports("avx512bf16");
+	return isa >= PERFDB_ISA_AVX512_BF16;
 }
 
 BF16_TARGET static inline __m512 ld16(const uint16_t *p)
@@ -215,8 +214,9 @@ BF16_TARGET void cpu_swiglu_row_bf16(const uint16_t *x, uint16_t *y, size_t h)
 
 #else
 
-int cpu_has_avx512bf16(void)
+int cpu_has_avx512bf16(enum perfdb_cpu_isa isa)
 {
+	(void)isa;
 	return 0;
 }
 

@@ -43,10 +43,9 @@
 #define D_BF16 CPU_ROW_BF16
 #define D_BF16N CPU_ROW_BF16_CVT
 
-int cpu_has_avx512(void)
+int cpu_has_avx512(enum perfdb_cpu_isa isa)
 {
-	return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-	       __builtin_cpu_supports("avx512vl");
+	return isa >= PERFDB_ISA_AVX512;
 }
 
 /* Element size in bytes of the template dtype. */
@@ -326,13 +325,13 @@ ROWS_TARGET void swiglu_row(int d, const void *x, void *y, size_t h)
 	}
 }
 
-enum cpu_row_fmt cpu_row_fmt(enum perfdb_dtype t)
+enum cpu_row_fmt cpu_row_fmt(enum perfdb_dtype t, enum perfdb_cpu_isa isa)
 {
 	if (t == PERFDB_DTYPE_FLOAT)
 		return CPU_ROW_F32;
 	if (t == PERFDB_DTYPE_FLOAT16)
 		return CPU_ROW_F16;
-	return cpu_has_avx512bf16() ? CPU_ROW_BF16_CVT : CPU_ROW_BF16;
+	return cpu_has_avx512bf16(isa) ? CPU_ROW_BF16_CVT : CPU_ROW_BF16;
 }
 
 /* The entry points: one switch per row, the constant format folded into each instance. */
@@ -374,14 +373,15 @@ ROWS_ENTRY void cpu_rows_swiglu(enum cpu_row_fmt f, const void *x, void *y, size
 
 #else
 
-int cpu_has_avx512(void)
+int cpu_has_avx512(enum perfdb_cpu_isa isa)
 {
+	(void)isa;
 	return 0;
 }
 
-enum cpu_row_fmt cpu_row_fmt(enum perfdb_dtype t)
+enum cpu_row_fmt cpu_row_fmt(enum perfdb_dtype t, enum perfdb_cpu_isa isa)
 {
-	(void)t;
+	(void)t, (void)isa;
 	return CPU_ROW_F32;
 }
 

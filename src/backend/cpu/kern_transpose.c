@@ -161,7 +161,7 @@ int cpu_transpose_u16_ok(const void *o, size_t a, size_t ld_o, int nt)
 void cpu_transpose_u16_isa(const uint16_t *x, uint16_t *o, size_t a, size_t b, size_t ld_x, size_t ld_o, int nt,
 			   int avx2)
 {
-	if (avx2 && __builtin_cpu_supports("avx2"))
+	if (avx2 && perfdb_cpu_isa_detect() >= PERFDB_ISA_AVX2)
 		(nt ? tr_nt_avx2 : tr_avx2)(x, o, a, b, ld_x, ld_o);
 	else
 		(nt ? tr_nt_sse2 : tr_sse2)(x, o, a, b, ld_x, ld_o);
@@ -186,7 +186,8 @@ void cpu_transpose_u16_isa(const uint16_t *x, uint16_t *o, size_t a, size_t b, s
 
 #endif
 
-void cpu_transpose_u16(const uint16_t *x, uint16_t *o, size_t a, size_t b, size_t ld_x, size_t ld_o, int nt)
+void cpu_transpose_u16(const uint16_t *x, uint16_t *o, size_t a, size_t b, size_t ld_x, size_t ld_o, int nt,
+		       enum perfdb_cpu_isa isa)
 {
-	cpu_transpose_u16_isa(x, o, a, b, ld_x, ld_o, nt, 1);
+	cpu_transpose_u16_isa(x, o, a, b, ld_x, ld_o, nt, isa >= PERFDB_ISA_AVX2);
 }

@@ -178,7 +178,7 @@ static int fia_prepare(struct perfdb_op_case *c, struct perfdb_err *err)
 	if (f->s.paged) {
 		PERFDB_TRY(attn_fill_table(&c->in[14], f->s.nblk, err));
 	}
-	return attn_plan_new(&f->plan, &f->p, c->threads, err);
+	return attn_plan_new(&f->plan, &f->p, c, err);
 }
 
 static int fia_run(struct perfdb_op_case *c, struct perfdb_err *err)

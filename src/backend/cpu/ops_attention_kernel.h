@@ -57,9 +57,10 @@ struct attn_plan;
 
 /*
  * Work items and per-thread scratch for p (kept by pointer: p, its lengths
- * and its context must outlive the plan and not change).  threads >= 1.
+ * and its context must outlive the plan and not change), on c's threads
+ * and ISA level (cpu_isa_of); names the tiles chosen in c->kernel.
  */
-int attn_plan_new(struct attn_plan **out, const struct attn_problem *p, int threads,
+int attn_plan_new(struct attn_plan **out, const struct attn_problem *p, struct perfdb_op_case *c,
 		  struct perfdb_err *err);
 /* out = softmax(q·kᵀ·scale, keys past kv_end masked) · v; rows with no visible key get 0. */
 int attn_plan_run(struct attn_plan *pl, struct perfdb_err *err);

@@ -5,6 +5,7 @@
  */
 #include <omp.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,9 +51,10 @@ static struct scr scr_at(float *base, size_t mp, size_t dk, size_t dv)
 	return s;
 }
 
-int attn_plan_new(struct attn_plan **out, const struct attn_problem *p, int threads,
+int attn_plan_new(struct attn_plan **out, const struct attn_problem *p, struct perfdb_op_case *c,
 		  struct perfdb_err *err)
 {
+	int threads = c->threads;
 	*out = NULL;
 	if (p->hkv < 1 || p->hq % p->hkv != 0 || p->dq < 1 || p->dv < 1 || p->dr < 0)
 		return perfdb_err_set(err, PERFDB_EINVAL, "attention: bad head counts or dims");
@@ -86,11 +88,13 @@ int attn_plan_new(struct attn_plan **out, const struct attn_problem *p, int thre
 	pl->mp = al16((size_t)(pl->bq * G));
 	pl->rows_path = (p->dq + p->dr) % 16 == 0 && p->dv % 16 == 0;
 #ifdef ATTN_BF16
-	pl->bf16 = __builtin_cpu_supports("avx512bf16") && p->q->dtype == PERFDB_DTYPE_BF16 &&
+	pl->bf16 = cpu_isa_of(c) >= PERFDB_ISA_AVX512_BF16 && p->q->dtype == PERFDB_DTYPE_BF16 &&
 		   p->k->dtype == PERFDB_DTYPE_BF16 && p->v->dtype == PERFDB_DTYPE_BF16 &&
 		   (!p->dr || (p->qr->dtype == PERFDB_DTYPE_BF16 && p->kr->dtype == PERFDB_DTYPE_BF16)) &&
 		   p->dq % 2 == 0 && p->dr % 2 == 0 && !getenv("PERFDB_ATTN_FP32");
 #endif
+	/* the tiles of the row's decode and prefill items (work() below) */
+	snprintf(c->kernel, sizeof(c->kernel), "own:attention_%s", pl->bf16 ? "avx512_bf16" : "fp32");
 	pl->dk = (size_t)(p->dq + p->dr);
 	pl->scratch = scr_floats(pl->mp, pl->dk, (size_t)p->dv);
 	pl->mem = aligned_alloc(64, pl->scratch * sizeof(float) * (size_t)pl->threads);

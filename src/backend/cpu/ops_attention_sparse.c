@@ -226,7 +226,7 @@ static int sfa_prepare(struct perfdb_op_case *c, struct perfdb_err *err)
 	double sc;
 	const char *cell = perfdb_case_cell(c, "Runtime scale_value");
 	f->p.scale = cell && sscanf(cell, "%lf", &sc) == 1 ? (float)sc : 1.0f / sqrtf((float)(x->d + f->s.dr));
-	return attn_plan_new(&f->plan, &f->p, c->threads, err);
+	return attn_plan_new(&f->plan, &f->p, c, err);
 }
 
 static int sfa_run(struct perfdb_op_case *c, struct perfdb_err *err)
@@ -620,7 +620,7 @@ static int ring_prepare(struct perfdb_op_case *c, struct perfdb_err *err)
 	f->p.kv_end = ring_kv_end;
 	f->p.lse_at = ring_lse_at;
 	f->p.ctx = f;
-	return attn_plan_new(&f->plan, &f->p, c->threads, err);
+	return attn_plan_new(&f->plan, &f->p, c, err);
 }
 
 /* out = (e^(l1-m)·prev + e^(l2-m)·new) / (e^(l1-m) + e^(l2-m)), lse = m + log(...), m = max(l1, l2). */

@@ -91,15 +91,15 @@ CPU_CLONES static void swiglu_range(void *ctx, size_t lo, size_t hi, int tid)
 	struct perfdb_tensor *o = &c->out[0];
 	size_t h = (size_t)o->dims[o->ndims - 1];
 	float g[BLK], u[BLK];
-	if (a->dtype == PERFDB_DTYPE_BF16 && o->dtype == PERFDB_DTYPE_BF16 && cpu_has_avx512bf16()) {
+	if (a->dtype == PERFDB_DTYPE_BF16 && o->dtype == PERFDB_DTYPE_BF16 && cpu_has_avx512bf16(cpu_isa_of(c))) {
 		for (size_t r = lo; r < hi; r++)   /* kern_bf16.c: no fp32 copy, no division */
 			cpu_swiglu_row_bf16((const uint16_t *)a->data + r * 2 * h, (uint16_t *)o->data + r * h, h);
 		return;
 	}
-	if (a->dtype == o->dtype && cpu_has_avx512()) {
+	if (a->dtype == o->dtype && cpu_has_avx512(cpu_isa_of(c))) {
 		/* fp32/fp16 (bf16 without AVX512_BF16): kern_rows.c */
 		size_t es = perfdb_dtype_bytes(o->dtype, 1);
-		enum cpu_row_fmt f = cpu_row_fmt(o->dtype);
+		enum cpu_row_fmt f = cpu_row_fmt(o->dtype, cpu_isa_of(c));
 		for (size_t r = lo; r < hi; r++)
 			cpu_rows_swiglu(f, (const char *)a->data + r * 2 * h * es, (char *)o->data + r * h * es, h);
 		return;

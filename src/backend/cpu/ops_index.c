@@ -115,6 +115,7 @@ struct tr_args {
 	const char *x;
 	char *o;
 	int nt;
+	enum perfdb_cpu_isa isa;
 };
 
 /*
@@ -153,7 +154,7 @@ static void tr_u16_range(void *ctx, size_t lo, size_t hi, int tid)
 	for (size_t q = lo; q < hi;) {
 		size_t io = q / g, r0 = q % g, r1 = io == (hi - 1) / g ? (hi - 1) % g + 1 : g;
 		cpu_transpose_u16((const uint16_t *)(t->x + io * mat + r0 * 8 * p->b * 2),
-				  (uint16_t *)(t->o + io * mat + r0 * 8 * 2), (r1 - r0) * 8, p->b, p->b, p->a, t->nt);
+				  (uint16_t *)(t->o + io * mat + r0 * 8 * 2), (r1 - r0) * 8, p->b, p->b, p->a, t->nt, t->isa);
 		q += r1 - r0;
 	}
 }
@@ -177,7 +178,7 @@ static void tr_gen_range(void *ctx, size_t lo, size_t hi, int tid)
 
 static int tr_run(struct perfdb_op_case *c, struct perfdb_err *err)
 {
-	struct tr_args t = { .x = c->in[0].data, .o = c->out[0].data };
+	struct tr_args t = { .x = c->in[0].data, .o = c->out[0].data, .isa = cpu_isa_of(c) };
 	PERFDB_TRY(tr_plan(c, &t.p, err));
 	const struct tr *p = &t.p;
 	size_t work = p->outer * p->a * p->mid * p->b * p->inner;

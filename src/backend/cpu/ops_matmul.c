@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu_gemm.h"
 #include "cpu_internal.h"
 
 /*
@@ -32,6 +33,7 @@ struct mm_state {
 	struct perfdb_gemm g;
 	dnnl_primitive_t prim;
 	dnnl_memory_t a, b, w, c;       /* w: reordered weight (NULL: b used as is) */
+	struct cpu_cvt ca, cc;          /* the fp32 fallback's conversions (used 0: none) */
 	dnnl_memory_t *rot;             /* rotation copies; rot[0] is w or b (not owned) */
 	size_t nrot, next;
 	dnnl_engine_t eng;              /* the backend context's (not owned) */
@@ -80,6 +82,8 @@ static void mm_release(struct perfdb_op_case *c)
 		dnnl_memory_destroy(s->w);
 	if (s->c)
 		dnnl_memory_destroy(s->c);
+	cpu_cvt_release(&s->ca);
+	cpu_cvt_release(&s->cc);
 	for (size_t i = 1; i < s->nrot; i++)
 		if (s->rot[i])
 			dnnl_memory_destroy(s->rot[i]);
@@ -143,22 +147,31 @@ static int mm_prepare(struct perfdb_op_case *c, struct perfdb_err *err)
 	    dnnl_memory_desc_init_by_tag(&mdb_any, nd, db + o3, dt_of(b->dtype), dnnl_format_tag_any) != dnnl_success ||
 	    dnnl_memory_desc_init_by_strides(&mdc, nd, dc + o3, dt_of(o->dtype), sc + o3) != dnnl_success)
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: oneDNN rejects the shapes", c->op);
-	dnnl_matmul_desc_t md;
-	if ((st = dnnl_matmul_desc_init(&md, &mda, &mdb_any, NULL, &mdc)) != dnnl_success)
-		return dnnl_fail(err, "matmul descriptor", st);
 	dnnl_primitive_desc_t pd;
-	if ((st = dnnl_primitive_desc_create(&pd, &md, NULL, eng, NULL)) != dnnl_success)
+	dnnl_memory_desc_t a32, c32;
+	int f32;
+	if ((st = cpu_mm_pd(eng, &mda, &mdb_any, &mdc, &pd, &a32, &c32, &f32)) != dnnl_success)
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: oneDNN has no matmul for %s x %s -> %s (status %d)",
 				      c->op, perfdb_dtype_name(a->dtype), perfdb_dtype_name(b->dtype),
 				      perfdb_dtype_name(o->dtype), (int)st);
+	cpu_mm_kernel_name(pd, f32, c->kernel, sizeof(c->kernel));
 	const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
 	st = dnnl_primitive_create(&s->prim, pd);
-	if (st == dnnl_success)
+	int rc = 0;
+	if (st == dnnl_success && a32.data_type != mda.data_type)
+		rc = cpu_cvt_init(&s->ca, eng, &mda, a->data, &a32, DNNL_MEMORY_ALLOCATE, x->threads, err);
+	else if (st == dnnl_success)
 		st = dnnl_memory_create(&s->a, &mda, eng, a->data);
-	if (st == dnnl_success)
+	if (st == dnnl_success && rc == 0)
 		st = dnnl_memory_create(&s->b, &mdb, eng, b->data);
-	if (st == dnnl_success)
+	if (st == dnnl_success && rc == 0 && c32.data_type != mdc.data_type)
+		rc = cpu_cvt_init(&s->cc, eng, &c32, DNNL_MEMORY_ALLOCATE, &mdc, o->data, x->threads, err);
+	else if (st == dnnl_success && rc == 0)
 		st = dnnl_memory_create(&s->c, &mdc, eng, o->data);
+	if (rc < 0) {
+		dnnl_primitive_desc_destroy(pd);
+		return rc;
+	}
 	if (st == dnnl_success && !dnnl_memory_desc_equal(wmd, &mdb)) {
 		/* the one-time weight reorder of an inference engine */
 		dnnl_primitive_desc_t rpd;
@@ -193,11 +206,15 @@ static int mm_run(struct perfdb_op_case *c, struct perfdb_err *err)
 		s->next = (s->next + 1) % s->nrot;
 	}
 	dnnl_exec_arg_t args[] = {
-		{ DNNL_ARG_SRC, s->a },
+		{ DNNL_ARG_SRC, s->ca.used ? s->ca.to : s->a },
 		{ DNNL_ARG_WEIGHTS, w },
-		{ DNNL_ARG_DST, s->c },
+		{ DNNL_ARG_DST, s->cc.used ? s->cc.from : s->c },
 	};
-	dnnl_status_t st = dnnl_primitive_execute(s->prim, s->strm, 3, args);
+	dnnl_status_t st = s->ca.used ? cpu_cvt_exec(&s->ca, s->strm) : dnnl_success;
+	if (st == dnnl_success)
+		st = dnnl_primitive_execute(s->prim, s->strm, 3, args);
+	if (st == dnnl_success && s->cc.used)
+		st = cpu_cvt_exec(&s->cc, s->strm);
 	if (st == dnnl_success)
 		st = dnnl_stream_wait(s->strm);
 	return st == dnnl_success ? 0 : dnnl_fail(err, "matmul", st);

@@ -63,7 +63,8 @@ struct rms_args {
 static int rows_fast(const struct rms_args *p, const struct perfdb_tensor *y)
 {
 	enum perfdb_dtype d = p->x1->dtype;
-	if (!perfdb_dtype_is_float(d) || y->dtype != d || (p->x2 && p->x2->dtype != d) || !cpu_has_avx512())
+	if (!perfdb_dtype_is_float(d) || y->dtype != d || (p->x2 && p->x2->dtype != d) ||
+	    !cpu_has_avx512(cpu_isa_of(p->c)))
 		return 0;
 	if (!p->xsum)
 		return 1;
@@ -78,7 +79,7 @@ CPU_CLONES static void rms_range(void *ctx, size_t lo, size_t hi, int tid)
 	float *x = (float *)c->priv + (size_t)tid * scratch_stride(c), *t = x + h, *gam = t + h;
 	cpu_load_row(p->g, 0, h, gam);
 	if (p->x1->dtype == PERFDB_DTYPE_BF16 && c->out[0].dtype == PERFDB_DTYPE_BF16 && !p->x2 && !p->bias &&
-	    cpu_has_avx512bf16()) {
+	    cpu_has_avx512bf16(cpu_isa_of(c))) {
 		/* plain bf16 RmsNorm: straight from and to bf16 (kern_bf16.c) */
 		for (size_t r = lo; r < hi; r++)
 			put_rstd(c, p->rstd_slot, r,
@@ -90,7 +91,7 @@ CPU_CLONES static void rms_range(void *ctx, size_t lo, size_t hi, int tid)
 	if (rows_fast(p, &c->out[0])) {
 		/* kern_rows.c, with or without x2/bias/xsum; bias converted once per range */
 		enum perfdb_dtype d = p->x1->dtype;
-		enum cpu_row_fmt f = cpu_row_fmt(d);
+		enum cpu_row_fmt f = cpu_row_fmt(d, cpu_isa_of(c));
 		size_t es = perfdb_dtype_bytes(d, 1);
 		const float *b = NULL;
 		if (p->bias) {
@@ -210,14 +211,15 @@ CPU_CLONES static void softmax_range(void *ctx, size_t lo, size_t hi, int tid)
 	const struct perfdb_tensor *a = &c->in[0];
 	size_t h = last(a);
 	float *x = (float *)c->priv + (size_t)tid * scratch_stride(c);
-	if (a->dtype == PERFDB_DTYPE_BF16 && c->out[0].dtype == PERFDB_DTYPE_BF16 && cpu_has_avx512bf16()) {
+	if (a->dtype == PERFDB_DTYPE_BF16 && c->out[0].dtype == PERFDB_DTYPE_BF16 && cpu_has_avx512bf16(cpu_isa_of(c))) {
 		cpu_softmax_rows_bf16((const uint16_t *)a->data + lo * h, (uint16_t *)c->out[0].data + lo * h, x, h,
 				      hi - lo, c->out[0].bytes >= CPU_NT_MIN_BYTES);
 		return;
 	}
-	if (perfdb_dtype_is_float(a->dtype) && c->out[0].dtype == a->dtype && cpu_has_avx512()) {
+	enum perfdb_cpu_isa isa = cpu_isa_of(c);
+	if (perfdb_dtype_is_float(a->dtype) && c->out[0].dtype == a->dtype && cpu_has_avx512(isa)) {
 		size_t o = lo * h * perfdb_dtype_bytes(a->dtype, 1);   /* fp32/fp16 (bf16 without AVX512_BF16) */
-		cpu_rows_softmax(cpu_row_fmt(a->dtype), (const char *)a->data + o, (char *)c->out[0].data + o, x, h,
+		cpu_rows_softmax(cpu_row_fmt(a->dtype, isa), (const char *)a->data + o, (char *)c->out[0].data + o, x, h,
 				 hi - lo, c->out[0].bytes >= CPU_NT_MIN_BYTES);
 		return;
 	}

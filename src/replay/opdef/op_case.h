@@ -63,6 +63,13 @@ struct perfdb_op_case {
 	int ep_size;
 	/* The row's line in its table (1-based, header = 1; 0 outside a table): backends' own reports. */
 	size_t line;
+	/*
+	 * What the backend ran the row with, when it knows better than "own"
+	 * (its own kernel): set by check or prepare, e.g. the CPU GEMMs'
+	 * "onednn:brg:avx512_core_bf16"; the engine copies it into the row's
+	 * Kernel Used.  Empty: the backend's own kernel.
+	 */
+	char kernel[64];
 };
 
 /* A row cell by column name: NULL when absent or empty. */
