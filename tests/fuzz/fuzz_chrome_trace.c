@@ -79,7 +79,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct perfdb_chrome_trace_info a, b;
 	struct perfdb_err err;
 	perfdb_err_clear(&err);
-	int rc = perfdb_chrome_trace_read_mem("fuzz.json", data, size, &cpu, &gpu, &a, &err);
+	int rc = perfdb_chrome_trace_read_mem("fuzz.json", data, size, NULL, &cpu, &gpu, &a, &err);
 	if (rc != 0 && rc != -PERFDB_EPARSE && rc != -PERFDB_ENOMEM)
 		abort();
 	if (rc != 0 && err.msg[0] == '\0')
@@ -95,11 +95,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (memchr(a.gpu_name, '\0', sizeof(a.gpu_name)) == NULL)
 			abort();
 	}
-	int rc2 = perfdb_chrome_trace_read_mem("fuzz.json", data, size, NULL, NULL, &b, &err);
+	int rc2 = perfdb_chrome_trace_read_mem("fuzz.json", data, size, NULL, NULL, NULL, &b, &err);
 	if (rc2 != rc)
 		abort();
 	if (rc == 0 && memcmp(&a, &b, sizeof(a)) != 0)
 		abort();
-	(void)perfdb_chrome_trace_read_mem("fuzz.json", data, size, NULL, NULL, NULL, NULL);
+	(void)perfdb_chrome_trace_read_mem("fuzz.json", data, size, NULL, NULL, NULL, NULL, NULL);
 	return 0;
 }

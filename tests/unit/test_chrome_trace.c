@@ -129,7 +129,7 @@ static void test_cpu_trace_counts(void **state)
 	struct perfdb_err err;
 	perfdb_err_clear(&err);
 	const char *path = fixture("cpu_block.pt.trace.json");
-	assert_int_equal(perfdb_chrome_trace_read(path, &cs, &gs, &info, &err), 0);
+	assert_int_equal(perfdb_chrome_trace_read(path, NULL, &cs, &gs, &info, &err), 0);
 	assert_int_equal(info.events, 475);
 	assert_int_equal(info.cpu_ops, 470);
 	assert_int_equal(info.cpu_rows, 470);
@@ -168,7 +168,7 @@ static void test_cpu_trace_rows(void **state)
 	struct rows cpu = { 0 };
 	struct perfdb_row_sink cs = sink_of(&cpu);
 	struct perfdb_err err;
-	assert_int_equal(perfdb_chrome_trace_read(fixture("cpu_block.pt.trace.json"), &cs,
+	assert_int_equal(perfdb_chrome_trace_read(fixture("cpu_block.pt.trace.json"), NULL, &cs,
 						  NULL, NULL, &err), 0);
 	assert_int_equal(cpu.n, 470);
 	/* [[], [], [], [], [], []] / ["", "", "Scalar", "Scalar", "", "Scalar"] */
@@ -204,7 +204,7 @@ static void test_legacy_export(void **state)
 	struct perfdb_row_sink cs = sink_of(&cpu);
 	struct perfdb_chrome_trace_info info;
 	struct perfdb_err err;
-	assert_int_equal(perfdb_chrome_trace_read(fixture("cpu_block.legacy.json"), &cs, NULL,
+	assert_int_equal(perfdb_chrome_trace_read(fixture("cpu_block.legacy.json"), NULL, &cs, NULL,
 						  &info, &err), 0);
 	assert_int_equal(info.events, 468);
 	assert_int_equal(info.legacy_events, 468);
@@ -228,7 +228,7 @@ static void test_gpu_trace(void **state)
 	struct perfdb_row_sink cs = sink_of(&cpu), gs = sink_of(&gpu);
 	struct perfdb_chrome_trace_info info;
 	struct perfdb_err err;
-	assert_int_equal(perfdb_chrome_trace_read(fixture("gpu_minimal.json"), &cs, &gs, &info,
+	assert_int_equal(perfdb_chrome_trace_read(fixture("gpu_minimal.json"), NULL, &cs, &gs, &info,
 						  &err), 0);
 	assert_int_equal(info.events, 37);
 	assert_int_equal(info.cpu_ops, 11);
@@ -290,7 +290,7 @@ static void test_kernel_external_id_fallback(void **state)
 	struct perfdb_row_sink gs = sink_of(&gpu);
 	struct perfdb_chrome_trace_info info;
 	struct perfdb_err err;
-	assert_int_equal(perfdb_chrome_trace_read_mem("t.json", trace, strlen(trace), NULL, &gs,
+	assert_int_equal(perfdb_chrome_trace_read_mem("t.json", trace, strlen(trace), NULL, NULL, &gs,
 						      &info, &err), 0);
 	assert_int_equal(info.kernels_unmatched, 0);
 	assert_int_equal(info.cpu_rows, 1);
@@ -307,7 +307,7 @@ static int read_str(const char *json, struct rows *cpu, struct perfdb_chrome_tra
 {
 	struct perfdb_row_sink cs = sink_of(cpu);
 	perfdb_err_clear(err);
-	return perfdb_chrome_trace_read_mem("t.json", json, strlen(json), &cs, NULL, info, err);
+	return perfdb_chrome_trace_read_mem("t.json", json, strlen(json), NULL, &cs, NULL, info, err);
 }
 
 /* A top-level array of events is a Chrome trace too. */
@@ -396,7 +396,7 @@ static void test_missing_file(void **state)
 {
 	(void)state;
 	struct perfdb_err err;
-	assert_int_equal(perfdb_chrome_trace_read(fixture("no_such_trace.json"), NULL, NULL,
+	assert_int_equal(perfdb_chrome_trace_read(fixture("no_such_trace.json"), NULL, NULL, NULL,
 						  NULL, &err), -PERFDB_ENOENT);
 }
 
@@ -407,7 +407,7 @@ static void test_sink_error(void **state)
 	struct rows cpu = { .fail_at = 3 };
 	struct perfdb_row_sink cs = sink_of(&cpu);
 	struct perfdb_err err;
-	assert_int_equal(perfdb_chrome_trace_read(fixture("gpu_minimal.json"), &cs, NULL, NULL,
+	assert_int_equal(perfdb_chrome_trace_read(fixture("gpu_minimal.json"), NULL, &cs, NULL, NULL,
 						  &err), -PERFDB_EIO);
 	assert_string_equal(err.msg, "sink refused row 3");
 	assert_int_equal(cpu.n, 2);
