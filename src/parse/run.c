@@ -302,9 +302,9 @@ static int note_trace(struct perfdb_parse_result *res, const char *path,
 
 /*
  * Write each database: the default one (CSV inputs, CPU-only traces) and
- * one per GPU of the traces.  With an explicit directory only one may have
- * rows: tables of two devices must not be merged.  All input was read
- * before: a bad input leaves every database as it was.
+ * one per GPU of the traces; an explicit directory (--database-path) gets
+ * them all, as the user asked.  All input was read before: a bad input
+ * leaves every database as it was.
  */
 static int write_dbs(const struct perfdb_parse_opts *o, const struct dblist *all,
 		     const struct perfdb_fia *fia, struct perfdb_parse_result *res,
@@ -316,18 +316,6 @@ static int write_dbs(const struct perfdb_parse_opts *o, const struct dblist *all
 			used++;
 			first = d;
 		}
-	if (o->outdir && used > 1) {
-		char names[512] = "";
-		size_t w = 0;
-		for (size_t d = 0; d < all->n; d++)
-			if (perfdb_agg_ngroups(all->v[d].agg) && w < sizeof(names))
-				w += (size_t)snprintf(names + w, sizeof(names) - w, "%s'%s'",
-						      w ? ", " : "", all->v[d].device[0] ?
-						      all->v[d].device : all->v[d].gpu ? "unnamed GPU" : "CPU");
-		return perfdb_err_set(err, PERFDB_EINVAL,
-			"the input holds rows of %zu devices (%s) that belong to different databases: "
-			"leave out --database-path to write one per device", used, names);
-	}
 	int rc = 0;
 	for (size_t d = 0; d < all->n && rc == 0; d++) {
 		const struct dbagg *a = &all->v[d];

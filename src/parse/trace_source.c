@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "perfdb/fsio.h"
@@ -62,6 +63,11 @@ int perfdb_tsrc_open(struct perfdb_tsrc *s, const char *path, struct perfdb_err 
 {
 	memset(s, 0, sizeof(*s));
 	s->name = path;
+	struct stat st;
+	if (stat(path, &st) < 0 && errno == ENOENT) {
+		s->fd = -1;
+		return perfdb_err_set(err, PERFDB_ENOENT, "cannot open '%s': no such file", path);
+	}
 	s->fd = perfdb_open_regular(path, err);
 	if (s->fd < 0) {
 		int rc = s->fd;

@@ -456,7 +456,8 @@ static void ev_release(struct perfdb_tevent *ev)
 static int yajl_failed(struct st *s, yajl_handle h, const unsigned char *chunk, size_t len,
 		       uint64_t base, const char *name)
 {
-	uint64_t at = base + yajl_get_bytes_consumed(h);
+	/* yajl_complete_parse feeds itself one byte of its own: not ours */
+	uint64_t at = len ? base + yajl_get_bytes_consumed(h) : base;
 	if (s->rc) {
 		/* ours: name the event */
 		char what[PERFDB_ERR_MSG_MAX];
@@ -516,6 +517,8 @@ int perfdb_trace_stream(struct perfdb_tsrc *src,
 			rc = (int)n;
 			goto out;
 		}
+		if (!n && !base)
+			break;   /* empty: said below */
 		yajl_status ys = n ? yajl_parse(h, chunk, (size_t)n) : yajl_complete_parse(h);
 		if (ys != yajl_status_ok) {
 			rc = yajl_failed(s, h, chunk, (size_t)n, base, src->name);
