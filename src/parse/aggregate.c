@@ -43,7 +43,7 @@ struct perfdb_agg {
 	struct perfdb_agg_totals tot;
 	char *scratch;
 	size_t scratch_cap;
-	char tname[4096];   /* the sanitised type of the current row */
+	struct perfdb_strbuf tname;   /* the sanitised type of the current row */
 	int finished;
 };
 
@@ -84,6 +84,7 @@ int perfdb_agg_new(struct perfdb_agg **out, size_t sample_limit, struct perfdb_e
 	struct perfdb_agg *a = calloc(1, sizeof(*a));
 	if (!a)
 		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	perfdb_strbuf_init(&a->tname);
 	a->tabcap = 1024;
 	a->tab = calloc(a->tabcap, sizeof(*a->tab));
 	if (!a->tab) {
@@ -118,6 +119,7 @@ void perfdb_agg_free(struct perfdb_agg *a)
 	free(a->keylen);
 	free(a->tab);
 	free(a->scratch);
+	perfdb_strbuf_release(&a->tname);
 	free(a);
 }
 
@@ -408,13 +410,17 @@ static int agg_row(void *ctx, const struct perfdb_kernel_row *row, struct perfdb
 	 * A_B.csv, which has no Type column, so their launches are one kernel
 	 * there (the reference let the later file overwrite the earlier).
 	 */
-	if (tl > sizeof(a->tname))
-		tl = sizeof(a->tname);
+	/* whole: kernel names run past 4 KiB, and the file name hashes all of it */
+	perfdb_strbuf_reset(&a->tname);
+	if (perfdb_strbuf_grow(&a->tname, tl) < 0)
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 	for (size_t i = 0; i < tl; i++) {
 		unsigned char c = (unsigned char)t[i];
-		a->tname[i] = bad_name_byte[c] ? '_' : (char)c;
+		a->tname.buf[i] = bad_name_byte[c] ? '_' : (char)c;
 	}
-	f[0].p = a->tname;
+	a->tname.len = tl;
+	a->tname.buf[tl] = '\0';
+	f[0].p = a->tname.buf;
 	f[0].len = tl;
 	f[1] = row->in_shapes;
 	f[2] = row->in_dtypes;
