@@ -250,7 +250,14 @@ int cmd_parse(int argc, char **argv, struct cmd_db *db)
 		if (json) {
 			print_json(&res, outdir.buf, path);
 		} else {
-			printf("Generated %zu csv file(s) under %s from %s\n", res.ntables, outdir.buf, path);
+			/* traces of several devices: one database each, all named */
+			printf("Generated %zu csv file(s) under ", res.ntables);
+			if (res.ndbs > 1 && trace_mode)
+				for (size_t i = 0; i < res.ndbs; i++)
+					printf("%s%s", i ? ", " : "", res.dbs[i].outdir);
+			else
+				printf("%s", outdir.buf);
+			printf(" from %s\n", path);
 			if (!quiet) {
 				size_t created = 0, updated = 0, unchanged = 0, added = 0, upd = 0;
 				for (size_t i = 0; i < res.ntables; i++) {
