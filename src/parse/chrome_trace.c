@@ -18,7 +18,7 @@
 
 #include "strtab.h"
 #include "trace_cells.h"
-#include "trace_link.h"
+#include "perfdb/trace_link.h"
 #include "trace_source.h"
 #include "trace_stream.h"
 

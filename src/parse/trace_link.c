@@ -1,13 +1,13 @@
 /*
  * Linking device activities to the ops that launched them
- * (src/parse/trace_link.h; rules in docs/chrome_trace.md "Linking").
+ * (include/perfdb/trace_link.h; rules in docs/chrome_trace.md "Linking").
  */
-#include "trace_link.h"
+#include "perfdb/trace_link.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "recsort.h"
+#include "perfdb/recsort.h"
 
 #define DEFAULT_MEM ((size_t)16 << 20)
 

@@ -454,6 +454,92 @@ static void test_gzip(void **state)
 	rows_free(&cpu);
 }
 
+/* Kineto's rules (docs/chrome_trace.md "Linking"), both layouts in one
+ * trace, read with a sort memory small enough to spill to disk:
+ *   aten::linear [10,110] ext 1 holds aten::mm [20,50] ext 2 (shapes);
+ *   launch ts 30 names ext 1: linear, not the innermost mm;
+ *   launch ts 40 names ext 999, no op: the innermost open op, mm;
+ *   launch ts 60 has no correlation: the `s` flow inside it gives 102;
+ *   its kernel has none either: the `f` flow inside it gives 102; mm has
+ *   ended by ts 60, so linear.
+ * So linear's call launched 1 + 4 us (k1, k3), mm's 2 us (k2). */
+static void test_link_rules(void **state)
+{
+	(void)state;
+	struct perfdb_strbuf t = PERFDB_STRBUF_INIT;
+	perfdb_strbuf_addstr(&t,
+		"{\"traceEvents\":["
+		"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::linear\",\"pid\":1,\"tid\":1,"
+		" \"ts\":10,\"dur\":100,\"args\":{\"External id\":1}},"
+		"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":1,"
+		" \"ts\":20,\"dur\":30,\"args\":{\"External id\":2,\"Input Dims\":[[2,2],[2,2]],"
+		" \"Input type\":[\"float\",\"float\"]}},"
+		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k3\",\"pid\":0,\"tid\":7,\"ts\":300,\"dur\":4},"
+		"{\"ph\":\"f\",\"cat\":\"ac2g\",\"id\":102,\"pid\":0,\"tid\":7,\"ts\":301,\"bp\":\"e\"},"
+		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k1\",\"pid\":0,\"tid\":7,\"ts\":200,\"dur\":1,"
+		" \"args\":{\"correlation\":100}},"
+		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k2\",\"pid\":0,\"tid\":7,\"ts\":250,\"dur\":2,"
+		" \"args\":{\"correlation\":101}},"
+		"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
+		" \"ts\":30,\"dur\":1,\"args\":{\"External id\":1,\"correlation\":100}},"
+		"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
+		" \"ts\":\"40.0\",\"dur\":1,\"args\":{\"External id\":999,\"correlation\":101}},"
+		"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
+		" \"ts\":60,\"dur\":2},"
+		"{\"ph\":\"s\",\"cat\":\"ac2g\",\"id\":102,\"pid\":1,\"tid\":1,\"ts\":61}");
+	/* unrelated ops on another thread: enough records to spill every run */
+	for (int i = 0; i < 60; i++)
+		perfdb_strbuf_addf(&t, ",{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"x\",\"pid\":1,"
+				   "\"tid\":2,\"ts\":%d,\"dur\":1}", i * 3);
+	perfdb_strbuf_addstr(&t, "]}");
+	struct rows gpu = { 0 };
+	struct perfdb_row_sink gs = sink_of(&gpu);
+	struct perfdb_chrome_trace_info info;
+	struct perfdb_err err;
+	struct perfdb_chrome_trace_opts small = { 0, 5 * 16 * 48, NULL };
+	assert_int_equal(perfdb_chrome_trace_read_mem("t.json", t.buf, t.len, &small, NULL, &gs,
+						      &info, &err), 0);
+	assert_true(info.spilled);
+	assert_int_equal(info.activities, 3);
+	assert_int_equal(info.activities_linked, 3);
+	assert_int_equal(info.flows, 2);
+	assert_int_equal(gpu.n, 2);
+	/* calls in op order; ops without shapes keep empty cells */
+	check_row(&gpu.v[0], "aten.linear", "GPU", "", "", "", "5");
+	check_row(&gpu.v[1], "aten.mm", "GPU", "\"2,2;2,2\"", "DT_FLOAT;DT_FLOAT", "ND;ND", "2");
+	rows_free(&gpu);
+	/* the same in memory */
+	assert_int_equal(perfdb_chrome_trace_read_mem("t.json", t.buf, t.len, NULL, NULL, &gs,
+						      &info, &err), 0);
+	assert_false(info.spilled);
+	assert_int_equal(gpu.n, 2);
+	check_row(&gpu.v[0], "aten.linear", "GPU", "", "", "", "5");
+	rows_free(&gpu);
+	perfdb_strbuf_release(&t);
+}
+
+/* Op table names are one-to-one and readable. */
+static void test_op_table_name(void **state)
+{
+	(void)state;
+	static const char *const cases[][2] = {
+		{ "aten::mm", "aten.mm" },
+		{ "aten::add.Tensor", "aten.add%2ETensor" },
+		{ "aten__mm", "aten__mm" },
+		{ "::f", "%3A%3Af" },
+		{ "a:b/c%", "a%3Ab%2Fc%25" },
+		{ " x ", "%20x%20" },
+		{ "autograd::engine::evaluate_function: MmBackward0",
+		  "autograd.engine.evaluate_function%3A MmBackward0" },
+	};
+	struct perfdb_strbuf out = PERFDB_STRBUF_INIT;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(perfdb_parse_op_table_name(cases[i][0], strlen(cases[i][0]), &out), 0);
+		assert_string_equal(out.buf, cases[i][1]);
+	}
+	perfdb_strbuf_release(&out);
+}
+
 static void test_missing_file(void **state)
 {
 	(void)state;
@@ -489,6 +575,8 @@ int main(void)
 		cmocka_unit_test(test_odd_events),
 		cmocka_unit_test(test_bad_events),
 		cmocka_unit_test(test_gzip),
+		cmocka_unit_test(test_link_rules),
+		cmocka_unit_test(test_op_table_name),
 		cmocka_unit_test(test_not_a_trace),
 		cmocka_unit_test(test_invalid_json),
 		cmocka_unit_test(test_missing_file),

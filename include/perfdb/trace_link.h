@@ -1,11 +1,11 @@
 /*
- * Kineto's linking rules in bounded memory (src/parse/, not public API;
- * the rules are docs/chrome_trace.md "Linking").
+ * Kineto's linking rules in bounded memory (the parse stage,
+ * src/parse/trace_link.c; the rules are docs/chrome_trace.md "Linking").
  *
  * The caller reports every cpu_op, launch (cuda_runtime / cuda_driver),
  * ac2g flow endpoint and device activity (kernel, gpu_memcpy, gpu_memset)
  * in file order.  finish() then joins them with external sorts
- * (src/parse/recsort.h):
+ * (include/perfdb/recsort.h):
  *   1. host timeline, by (thread, ts): a stack of the open ops of the
  *      thread gives each launch its op: the open op whose External id the
  *      launch names, else the innermost open op; an `s` flow endpoint
@@ -17,8 +17,8 @@
  * Memory: the sorters' buffers, the open ops of one thread, and the
  * activities of one op call.
  */
-#ifndef PERFDB_PARSE_TRACE_LINK_H
-#define PERFDB_PARSE_TRACE_LINK_H
+#ifndef PERFDB_TRACE_LINK_H
+#define PERFDB_TRACE_LINK_H
 
 #include <stddef.h>
 #include <stdint.h>

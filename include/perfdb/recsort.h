@@ -1,5 +1,5 @@
 /*
- * External sort of fixed-size records (src/parse/, not public API).
+ * External sort of fixed-size records (the parse stage, src/parse/recsort.c).
  *
  * The trace linker joins millions of small records (launches, kernels,
  * op intervals) that arrive in file order, not in the order a join needs.
@@ -10,8 +10,8 @@
  * once spilled.  The comparator must be a total order: equal records are
  * interchangeable.
  */
-#ifndef PERFDB_PARSE_RECSORT_H
-#define PERFDB_PARSE_RECSORT_H
+#ifndef PERFDB_RECSORT_H
+#define PERFDB_RECSORT_H
 
 #include <stddef.h>
 #include <stdint.h>
