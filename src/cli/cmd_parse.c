@@ -25,11 +25,13 @@ const struct cmd_help cmd_parse_help = {
 	.summary = "turn profiler output into per-kernel database tables",
 	.description =
 		"Reads kernel_details*.csv (torch_npu / MindSpore profiler), msprof\n"
-		"op_summary_*.csv or PyTorch profiler Chrome traces (*.pt.trace.json), a file\n"
-		"or a directory searched recursively, aggregates every launch by (Type, input\n"
-		"shapes, dtypes, formats, output shapes) and merges one <Type>.csv per kernel\n"
-		"type into the database: existing rows keep their other columns, new keys are\n"
-		"appended, and nothing is written if any input or table is malformed.",
+		"op_summary_*.csv or PyTorch profiler Chrome traces (*.pt.trace.json, gzip or\n"
+		"not), a file or a directory searched recursively, aggregates every launch by\n"
+		"(Type, input shapes, dtypes, formats, output shapes) and merges one <Type>.csv\n"
+		"per kernel type into the database (for GPU traces one table per PyTorch op,\n"
+		"each call's device time summed: docs/chrome_trace.md): existing rows keep\n"
+		"their other columns, new keys are appended, and nothing is written if any\n"
+		"input or table is malformed.",
 };
 
 struct ctx {
@@ -190,8 +192,8 @@ int cmd_parse(int argc, char **argv, struct cmd_db *db)
 	struct opt opts[] = {
 		{ .type = OPT_STRING, .name = "profiling-path", .dest = &path, .metavar = "PATH",
 		  .required = true,
-		  .help = "a kernel_details / op_summary CSV, a *.pt.trace.json, or a directory "
-			  "searched recursively (several ranks are pooled)" },
+		  .help = "a kernel_details / op_summary CSV, a *.pt.trace.json[.gz], or a "
+			  "directory searched recursively (several ranks are pooled)" },
 		{ .type = OPT_INT, .name = "jobs", .short_name = 'j', .dest = &jobs, .metavar = "N",
 		  .has_min = true, .min = 0,
 		  .help = "files read in parallel (default 0: one per CPU)" },

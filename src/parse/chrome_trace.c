@@ -78,7 +78,8 @@ static int to_ns(const struct perfdb_tfield *f, int64_t *out)
 	}
 	int64_t ip = 0;
 	const char *s = p;
-	while (p < e && *p >= '0' && *p <= '9' && p - s < 15)
+	/* epoch microseconds have 16 digits: exact up to 9.2e15 us, past a double */
+	while (p < e && *p >= '0' && *p <= '9' && ip <= 900000000000000LL)
 		ip = ip * 10 + (*p++ - '0');
 	int64_t frac = 0;
 	int nd = 0, round_up = 0;

@@ -518,6 +518,37 @@ static void test_link_rules(void **state)
 	perfdb_strbuf_release(&t);
 }
 
+/* Epoch timestamps (16 digits of us) keep their nanoseconds: a double
+ * would round 1682725898082228.002 us in ns to a multiple of 256. */
+static void test_epoch_timestamps(void **state)
+{
+	(void)state;
+	static const char trace[] =
+		"{\"traceEvents\":["
+		"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"outer\",\"pid\":1,\"tid\":1,"
+		" \"ts\":1682725898082228.000,\"dur\":1},"
+		"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"inner\",\"pid\":1,\"tid\":1,"
+		" \"ts\":\"1682725898082228.001\",\"dur\":0.001},"
+		"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"l\",\"pid\":1,\"tid\":1,"
+		" \"ts\":1682725898082228.002,\"args\":{\"correlation\":1}},"
+		"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"l\",\"pid\":1,\"tid\":1,"
+		" \"ts\":1682725898082228.003,\"args\":{\"correlation\":2}},"
+		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,"
+		" \"ts\":1682725898082300,\"dur\":1,\"args\":{\"correlation\":1}},"
+		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,"
+		" \"ts\":1682725898082400,\"dur\":3,\"args\":{\"correlation\":2}}]}";
+	struct rows gpu = { 0 };
+	struct perfdb_row_sink gs = sink_of(&gpu);
+	struct perfdb_err err;
+	assert_int_equal(perfdb_chrome_trace_read_mem("t.json", trace, strlen(trace), NULL, NULL, &gs,
+						      NULL, &err), 0);
+	assert_int_equal(gpu.n, 2);
+	/* .002 is inside inner's [.001, .002]; .003 only inside outer */
+	check_row(&gpu.v[0], "outer", "GPU", "", "", "", "3");
+	check_row(&gpu.v[1], "inner", "GPU", "", "", "", "1");
+	rows_free(&gpu);
+}
+
 /* Op table names are one-to-one and readable. */
 static void test_op_table_name(void **state)
 {
@@ -577,6 +608,7 @@ int main(void)
 		cmocka_unit_test(test_gzip),
 		cmocka_unit_test(test_link_rules),
 		cmocka_unit_test(test_op_table_name),
+		cmocka_unit_test(test_epoch_timestamps),
 		cmocka_unit_test(test_not_a_trace),
 		cmocka_unit_test(test_invalid_json),
 		cmocka_unit_test(test_missing_file),
