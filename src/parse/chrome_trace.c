@@ -43,6 +43,19 @@ static struct perfdb_span sb_span(const struct perfdb_strbuf *sb)
 	return (struct perfdb_span){ sb->buf, sb->len };
 }
 
+/* Every span empty, not NULL: the aggregator copies them with memcpy. */
+static void row_init(struct perfdb_kernel_row *row)
+{
+	static const struct perfdb_span none = { "", 0 };
+	memset(row, 0, sizeof(*row));
+	row->type = row->name = row->op_state = row->accel_core = none;
+	row->in_shapes = row->in_dtypes = row->in_formats = none;
+	row->out_shapes = row->out_dtypes = row->out_formats = row->duration = none;
+	for (size_t k = 0; k < PERFDB_NCOUNTERS; k++)
+		row->counters[k] = none;
+	row->device = none;
+}
+
 static int str_is(const struct perfdb_tfield *f, const char *s)
 {
 	return f->kind == PERFDB_TV_STR && f->text.len == strlen(s) &&
@@ -248,7 +261,7 @@ static int cpu_op(struct reader *r, const struct perfdb_tevent *ev, struct perfd
 		r->info->cpu_rows++;
 		if (r->cpu && r->cpu->row) {
 			struct perfdb_kernel_row row;
-			memset(&row, 0, sizeof(row));
+			row_init(&row);
 			row.type = row.name = sb_span(&ev->f[PERFDB_TF_NAME].text);
 			row.accel_core = (struct perfdb_span){ "CPU", 3 };
 			row.in_shapes = sb_span(&c->shapes);
@@ -422,7 +435,7 @@ static int per_kernel_rows(struct reader *r, const struct perfdb_tlink_call *c,
 		if (!d->is_kernel)
 			continue;
 		struct perfdb_kernel_row row;
-		memset(&row, 0, sizeof(row));
+		row_init(&row);
 		size_t nl;
 		const char *nm = perfdb_strtab_get(&r->kernels, d->name, &nl);
 		row.type = row.name = (struct perfdb_span){ nm, nl };
@@ -482,7 +495,7 @@ static int on_call(void *ctx, const struct perfdb_tlink_call *c, struct perfdb_e
 			r->shares[s].us += d->dur_us;
 		}
 		struct perfdb_kernel_row row;
-		memset(&row, 0, sizeof(row));
+		row_init(&row);
 		if (c->linked) {
 			if (perfdb_parse_op_table_name(f[0].p, f[0].len, &r->type) < 0)
 				return nomem(err);

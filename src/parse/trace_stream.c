@@ -46,6 +46,7 @@ struct st {
 	char dev_name[128];
 	int dev_has_id, dev_has_name;
 	int top_kind;                 /* 0 none yet, 1 object, 2 array, 3 scalar */
+	const char *events_kind;      /* "traceEvents" when it is not an array */
 };
 
 static enum ctxk top(const struct st *s)
@@ -219,6 +220,9 @@ static int scalar(struct st *s, enum perfdb_tval kind, const char *p, size_t n)
 		s->ev.types_n++;
 		return 1;
 	case C_TOP:
+		if (k == K_EVENTS)
+			s->events_kind = kind == PERFDB_TV_NUM ? "a number" : kind == PERFDB_TV_STR ?
+					 "a string" : "null or a boolean";
 		if (k == K_BASE && kind == PERFDB_TV_NUM) {
 			s->meta->has_base_time = 1;
 			s->meta->base_time_ns = to_ll(p, n);
@@ -301,7 +305,10 @@ static int start(struct st *s, int is_map)
 		}
 		return 1;
 	}
-	if (t == C_TOP && k == K_EVENTS && !is_map) {
+	if (t == C_TOP && k == K_EVENTS && is_map) {
+		s->events_kind = "an object";
+		s->skip = 1;
+	} else if (t == C_TOP && k == K_EVENTS) {
 		s->saw_events = 1;
 		push(s, C_EVENTS);
 	} else if (t == C_TOP && k == K_DEVPROPS && !is_map) {
@@ -534,6 +541,10 @@ int perfdb_trace_stream(struct perfdb_tsrc *src,
 		rc = perfdb_err_set(err, PERFDB_EPARSE,
 				    "%s: not a Chrome trace: the top level is not an object with "
 				    "\"traceEvents\" or an array of events", src->name);
+	else if (!s->saw_events && s->events_kind)
+		rc = perfdb_err_set(err, PERFDB_EPARSE,
+				    "%s: not a Chrome trace: \"traceEvents\" is %s, not an array",
+				    src->name, s->events_kind);
 	else if (!s->saw_events)
 		rc = perfdb_err_set(err, PERFDB_EPARSE,
 				    "%s: not a Chrome trace: no \"traceEvents\" array", src->name);

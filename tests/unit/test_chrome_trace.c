@@ -384,7 +384,8 @@ static void test_not_a_trace(void **state)
 	assert_int_equal(read_str("{\"events\": []}", &cpu, NULL, &err), -PERFDB_EPARSE);
 	assert_string_equal(err.msg, "t.json: not a Chrome trace: no \"traceEvents\" array");
 	assert_int_equal(read_str("{\"traceEvents\": {}}", &cpu, NULL, &err), -PERFDB_EPARSE);
-	assert_string_equal(err.msg, "t.json: not a Chrome trace: no \"traceEvents\" array");
+	assert_string_equal(err.msg,
+			    "t.json: not a Chrome trace: \"traceEvents\" is an object, not an array");
 	assert_int_equal(read_str("", &cpu, NULL, &err), -PERFDB_EPARSE);
 	assert_string_equal(err.msg, "t.json: empty file");
 	assert_int_equal(cpu.n, 0);
