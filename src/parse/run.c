@@ -302,9 +302,9 @@ static int note_trace(struct perfdb_parse_result *res, const char *path,
 
 /*
  * Write each database: the default one (CSV inputs, CPU-only traces) and
- * one per GPU of the traces; an explicit directory (--database-path) gets
- * them all, as the user asked.  All input was read before: a bad input
- * leaves every database as it was.
+ * one per GPU of the traces (with --database-path they were pooled into
+ * one before).  All input was read before: a bad input leaves every
+ * database as it was.
  */
 static int write_dbs(const struct perfdb_parse_opts *o, const struct dblist *all,
 		     const struct perfdb_fia *fia, struct perfdb_parse_result *res,
@@ -461,6 +461,24 @@ int perfdb_parse_run(const struct perfdb_parse_opts *o, struct perfdb_parse_resu
 		goto out;
 
 	struct warn_count wc = { o, res };
+	/* one directory asked for: every device's rows pooled there, so that a
+	 * key of two devices is one row, as a key of two ranks is */
+	if (o->outdir && all.n > 1) {
+		for (size_t d = 1; d < all.n && rc == 0; d++)
+			rc = perfdb_agg_merge(all.v[0].agg, all.v[d].agg, err);
+		for (size_t d = 1; d < all.n; d++) {
+			if (all.v[d].gpu && !all.v[0].gpu) {
+				/* the summary still tells a GPU trace's database */
+				all.v[0].gpu = 1;
+				free(all.v[0].device);
+				all.v[0].device = all.v[d].device;
+				all.v[d].device = NULL;
+			}
+			free(all.v[d].device);
+			perfdb_agg_free(all.v[d].agg);
+		}
+		all.n = 1;
+	}
 	for (size_t d = 0; d < all.n && rc == 0; d++)
 		rc = perfdb_agg_finish(all.v[d].agg, err);
 	if (rc == 0)
