@@ -55,6 +55,7 @@ check: check-build check-asan
 bench: build
 	bash bench/csv.sh $(BUILD)
 	bash bench/parse.sh $(BUILD)
+	bash bench/trace.sh $(BUILD)
 	bash bench/grid.sh $(BUILD)
 	bash bench/comm.sh $(BUILD)
 	bash bench/startup.sh $(BUILD)

@@ -8,6 +8,7 @@ PKGS=(
   build-essential cmake pkg-config clang libclang-rt-14-dev
   libdnnl-dev libopenblas-dev libopenmpi-dev openmpi-bin
   libyaml-dev libjansson-dev libcmocka-dev
+  libyajl-dev zlib1g-dev  # Chrome traces: streaming JSON, gzip
   python3   # tests: the independent parse oracle
   chromium  # tests: the report page in a headless browser (skipped when absent)
   valgrind  # make valgrind

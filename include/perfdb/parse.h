@@ -21,6 +21,12 @@
 #define PERFDB_NCOUNTERS 25
 extern const char *const perfdb_counter_names[PERFDB_NCOUNTERS];
 
+/* Device time one kernel name took within a row (per-op trace rows). */
+struct perfdb_kernel_share {
+	struct perfdb_span name;
+	double us;
+};
+
 /* One kernel launch as read from any input.  Spans point into the reader's
  * buffers and are valid only during the sink call; an absent column is an
  * empty span. */
@@ -35,6 +41,12 @@ struct perfdb_kernel_row {
 	struct perfdb_span counters[PERFDB_NCOUNTERS];
 	const char *file;                  /* input file, for messages */
 	size_t line;                       /* 1-based line (0 if not a text line) */
+	/* Chrome traces only (zeroed elsewhere): the device the row ran on
+	 * (deviceProperties name; empty when unknown) and, for one call of an
+	 * op, the time of each kernel name it launched (the Kernels column). */
+	struct perfdb_span device;
+	const struct perfdb_kernel_share *shares;
+	size_t nshares;
 };
 
 /* Receives rows; returns 0 or a negative code with err filled. */
@@ -117,6 +129,11 @@ int perfdb_parse_read_csv_mem(const char *name, const void *data, size_t len,
 
 struct perfdb_agg;
 
+struct perfdb_agg_share {
+	const char *name;
+	double us;
+};
+
 /* One aggregated key.  Strings are owned by the aggregator. */
 struct perfdb_agg_group {
 	const char *type;          /* normalised Type */
@@ -127,6 +144,12 @@ struct perfdb_agg_group {
 	double mean, median, std, min, max;
 	double sum, comp;          /* Neumaier sum of durations */
 	double m2;                 /* Welford: sum of squared deviations */
+	/* kernel names and their summed time over the rows' shares (per-op
+	 * trace rows); "" or, after finish, the Kernels cell
+	 * (docs/chrome_trace.md "Per-op tables") */
+	const char *kernels;
+	struct perfdb_agg_share *shares;
+	size_t nshares, capshares;
 	double wmean;              /* Welford running mean */
 	size_t cn[PERFDB_NCOUNTERS];
 	double csum[PERFDB_NCOUNTERS];
@@ -170,6 +193,18 @@ const char *perfdb_parse_normalize_type(const char *type, size_t len, size_t *ou
 #define PERFDB_PARSE_NAME_MAX 200
 int perfdb_parse_sanitize_name(const char *type, struct perfdb_strbuf *out);
 
+/*
+ * The table name of a PyTorch op (docs/chrome_trace.md "Table names"),
+ * one-to-one and free of the bytes above: `::` -> `.`; `.`, `%`, a `:`
+ * not in a `::`, `<>"/\|?*`, bytes below 0x20 and 0x7F -> `%XX` (upper-case
+ * hex); a leading `::` is `%3A%3A`.  `aten::mm` -> `aten.mm`,
+ * `aten::add.Tensor` -> `aten.add%2ETensor`.  out is reset first.
+ */
+int perfdb_parse_op_table_name(const char *op, size_t len, struct perfdb_strbuf *out);
+
+/* Name of the per-op tables' kernel column. */
+#define PERFDB_PARSE_COL_KERNELS "Kernels"
+
 /* True if a shape cell, trimmed and stripped of outer quotes, is N/A (any case). */
 int perfdb_parse_is_na(struct perfdb_span cell);
 
@@ -188,6 +223,25 @@ struct perfdb_parse_table {
 	int written;             /* the file was (re)written */
 };
 
+/* One Chrome trace read (its distributedInfo and what linked). */
+struct perfdb_parse_trace {
+	char *path;
+	int has_dist;
+	long long rank, world_size;   /* -1 when absent */
+	char backend[32];
+	char device[128];             /* deviceProperties name of its first activity */
+	int gzip;
+	size_t activities, linked;    /* device activities; of those, linked to an op */
+	size_t gpu_rows, cpu_rows;
+};
+
+/* One database the run wrote to: a device of the traces (or the default). */
+struct perfdb_parse_db {
+	char *device;            /* deviceProperties name; "" = not a trace's GPU */
+	int gpu;                 /* rows of a GPU trace (device may be "" if unnamed) */
+	char *outdir;            /* where its tables went */
+};
+
 struct perfdb_parse_result {
 	size_t inputs;           /* profiler files read */
 	size_t traces;           /* of which PyTorch Chrome traces */
@@ -199,6 +253,10 @@ struct perfdb_parse_result {
 	struct perfdb_parse_table *tables;
 	size_t ntables;
 	size_t warnings;
+	struct perfdb_parse_trace *tr;   /* the traces, in input order */
+	size_t ntr;
+	struct perfdb_parse_db *dbs;     /* in first-appearance order */
+	size_t ndbs;
 };
 
 void perfdb_parse_result_release(struct perfdb_parse_result *r);
@@ -211,7 +269,9 @@ struct perfdb_parse_opts {
 	 * database directory from what was read (the device a trace ran on).
 	 */
 	int (*resolve_outdir)(void *ctx, const struct perfdb_parse_result *res,
-			      struct perfdb_strbuf *out, struct perfdb_err *err);
+			      const struct perfdb_parse_db *db, struct perfdb_strbuf *out,
+			      struct perfdb_err *err);
+	int per_kernel;          /* Chrome traces: per-kernel tables, not per-op */
 	unsigned jobs;           /* worker threads for several input files (0 = CPUs) */
 	size_t sample_limit;     /* per aggregator, 0 = default */
 	double lock_timeout;     /* < 0: default / $PERFDB_LOCK_TIMEOUT */

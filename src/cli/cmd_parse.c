@@ -21,15 +21,17 @@ static const char *const reference_flags[] = {
 const struct cmd_help cmd_parse_help = {
 	.name = "parse",
 	.reference = reference_flags,
-	.usage = "perfdb parse --profiling-path PATH [--jobs N] [--json] [--quiet] [database flags]",
+	.usage = "perfdb parse --profiling-path PATH [--jobs N] [--per-kernel] [--json] [--quiet] [database flags]",
 	.summary = "turn profiler output into per-kernel database tables",
 	.description =
 		"Reads kernel_details*.csv (torch_npu / MindSpore profiler), msprof\n"
-		"op_summary_*.csv or PyTorch profiler Chrome traces (*.pt.trace.json), a file\n"
-		"or a directory searched recursively, aggregates every launch by (Type, input\n"
-		"shapes, dtypes, formats, output shapes) and merges one <Type>.csv per kernel\n"
-		"type into the database: existing rows keep their other columns, new keys are\n"
-		"appended, and nothing is written if any input or table is malformed.",
+		"op_summary_*.csv or PyTorch profiler Chrome traces (*.pt.trace.json, gzip or\n"
+		"not), a file or a directory searched recursively, aggregates every launch by\n"
+		"(Type, input shapes, dtypes, formats, output shapes) and merges one <Type>.csv\n"
+		"per kernel type into the database (for GPU traces one table per PyTorch op,\n"
+		"each call's device time summed: docs/chrome_trace.md): existing rows keep\n"
+		"their other columns, new keys are appended, and nothing is written if any\n"
+		"input or table is malformed.",
 };
 
 struct ctx {
@@ -47,8 +49,10 @@ struct ctx {
  * this host's CPU (docs/design.md: native backends get a documented analogue).
  */
 static int trace_outdir(void *vctx, const struct perfdb_parse_result *res,
-			struct perfdb_strbuf *out, struct perfdb_err *err)
+			const struct perfdb_parse_db *db, struct perfdb_strbuf *out,
+			struct perfdb_err *err)
 {
+	(void)res;
 	struct ctx *c = vctx;
 	char t[256] = "";
 	if (c->o->torch_version) {
@@ -65,10 +69,13 @@ static int trace_outdir(void *vctx, const struct perfdb_parse_result *res,
 			"Could not detect runtime stack version(s): PyTorch. Specify --database-path "
 			"or pass --torch-version explicitly.");
 	char dev[160];
-	if (res->trace_gpu && res->gpu_name[0]) {
+	if (db->gpu && !db->device[0]) {
+		/* no deviceProperties block (older Kineto): docs/chrome_trace.md */
+		snprintf(dev, sizeof(dev), "UNKNOWN_GPU");
+	} else if (db->gpu) {
 		size_t w = 0;
 		int us = 1;
-		for (const char *p = res->gpu_name; *p && w + 1 < sizeof(dev); p++) {
+		for (const char *p = db->device; *p && w + 1 < sizeof(dev); p++) {
 			unsigned char ch = (unsigned char)*p;
 			if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9')) {
 				dev[w++] = (char)(ch >= 'a' && ch <= 'z' ? ch - 32 : ch);
@@ -89,7 +96,9 @@ static int trace_outdir(void *vctx, const struct perfdb_parse_result *res,
 	const char *src;
 	PERFDB_TRY(perfdb_db_root(c->o, out, &src, err));
 	PERFDB_TRY(perfdb_strbuf_addf(out, "/%s/torch/torch%s", dev, t));
-	perfdb_strbuf_reset(c->outdir);
+	/* the summary line names the first database */
+	if (c->outdir->len)
+		return 0;
 	return perfdb_strbuf_addstr(c->outdir, out->buf);
 }
 
@@ -135,7 +144,24 @@ static void print_json(const struct perfdb_parse_result *res, const char *outdir
 			"added", (json_int_t)t->added, "updated", (json_int_t)t->updated,
 			"created", t->created, "written", t->written));
 	}
-	json_t *j = json_pack("{s:I, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o}",
+	json_t *traces = json_array();
+	for (size_t i = 0; i < res->ntr; i++) {
+		const struct perfdb_parse_trace *t = &res->tr[i];
+		json_t *o = json_pack("{s:s, s:s, s:b, s:I, s:I, s:I, s:I}", "file", t->path,
+			"device", t->device, "gzip", t->gzip, "activities", (json_int_t)t->activities,
+			"linked", (json_int_t)t->linked, "gpu_rows", (json_int_t)t->gpu_rows,
+			"cpu_rows", (json_int_t)t->cpu_rows);
+		if (o && t->has_dist)
+			json_object_set_new(o, "distributed", json_pack("{s:I, s:I, s:s}",
+				"rank", (json_int_t)t->rank, "world_size", (json_int_t)t->world_size,
+				"backend", t->backend));
+		json_array_append_new(traces, o);
+	}
+	json_t *dbs = json_array();
+	for (size_t i = 0; i < res->ndbs; i++)
+		json_array_append_new(dbs, json_pack("{s:s, s:b, s:s}", "device", res->dbs[i].device,
+			"gpu", res->dbs[i].gpu, "database", res->dbs[i].outdir ? res->dbs[i].outdir : ""));
+	json_t *j = json_pack("{s:I, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o}",
 		"generated", (json_int_t)res->ntables, "database", outdir, "profiling_path", path,
 		"inputs", (json_int_t)res->inputs, "bytes", (json_int_t)res->bytes,
 		"rows", (json_int_t)res->totals.rows,
@@ -143,7 +169,7 @@ static void print_json(const struct perfdb_parse_result *res, const char *outdir
 		"invalid_durations", (json_int_t)res->totals.invalid_durations,
 		"empty_type", (json_int_t)res->totals.empty_type,
 		"keys", (json_int_t)res->groups, "warnings", (json_int_t)res->warnings,
-		"tables", tables);
+		"tables", tables, "traces", traces, "databases", dbs);
 	char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	if (s)
 		printf("%s\n", s);
@@ -162,17 +188,19 @@ int cmd_parse(int argc, char **argv, struct cmd_db *db)
 	struct perfdb_db_opts *o = &db->o;   /* filled by DB_OPTIONS, finished below */
 	const char *path = NULL;
 	long jobs = 0;
-	bool json = false, quiet = false;
+	bool json = false, quiet = false, per_kernel = false;
 	struct opt opts[] = {
 		{ .type = OPT_STRING, .name = "profiling-path", .dest = &path, .metavar = "PATH",
 		  .required = true,
-		  .help = "a kernel_details / op_summary CSV, a *.pt.trace.json, or a directory "
-			  "searched recursively (several ranks are pooled)" },
+		  .help = "a kernel_details / op_summary CSV, a *.pt.trace.json[.gz], or a "
+			  "directory searched recursively (several ranks are pooled)" },
 		{ .type = OPT_INT, .name = "jobs", .short_name = 'j', .dest = &jobs, .metavar = "N",
 		  .has_min = true, .min = 0,
 		  .help = "files read in parallel (default 0: one per CPU)" },
 		{ .type = OPT_FLAG, .name = "json", .dest = &json,
 		  .help = "print a JSON summary instead of the reference's line (keys in docs/cli.md)" },
+		{ .type = OPT_FLAG, .name = "per-kernel", .dest = &per_kernel,
+		  .help = "PyTorch traces: one table per GPU kernel name, not per op" },
 		{ .type = OPT_FLAG, .name = "quiet", .short_name = 'q', .dest = &quiet,
 		  .help = "no progress and no warnings on stderr" },
 		DB_OPTIONS(o),
@@ -211,7 +239,7 @@ int cmd_parse(int argc, char **argv, struct cmd_db *db)
 		progress_init(&c.prog, "parse", 0, c.quiet);
 		struct perfdb_parse_opts po = {
 			.profiling_path = path, .outdir = trace_mode ? NULL : outdir.buf,
-			.resolve_outdir = trace_outdir, .jobs = (unsigned)jobs,
+			.resolve_outdir = trace_outdir, .jobs = (unsigned)jobs, .per_kernel = per_kernel,
 			.lock_timeout = -1, .warn = on_warn, .progress = on_progress, .ctx = &c,
 		};
 		rc = perfdb_parse_run(&po, &res, &err);
@@ -224,7 +252,14 @@ int cmd_parse(int argc, char **argv, struct cmd_db *db)
 		if (json) {
 			print_json(&res, outdir.buf, path);
 		} else {
-			printf("Generated %zu csv file(s) under %s from %s\n", res.ntables, outdir.buf, path);
+			/* traces of several devices: one database each, all named */
+			printf("Generated %zu csv file(s) under ", res.ntables);
+			if (res.ndbs > 1 && trace_mode)
+				for (size_t i = 0; i < res.ndbs; i++)
+					printf("%s%s", i ? ", " : "", res.dbs[i].outdir);
+			else
+				printf("%s", outdir.buf);
+			printf(" from %s\n", path);
 			if (!quiet) {
 				size_t created = 0, updated = 0, unchanged = 0, added = 0, upd = 0;
 				for (size_t i = 0; i < res.ntables; i++) {

@@ -43,7 +43,7 @@ struct perfdb_agg {
 	struct perfdb_agg_totals tot;
 	char *scratch;
 	size_t scratch_cap;
-	char tname[4096];   /* the sanitised type of the current row */
+	struct perfdb_strbuf tname;   /* the sanitised type of the current row */
 	int finished;
 };
 
@@ -84,6 +84,7 @@ int perfdb_agg_new(struct perfdb_agg **out, size_t sample_limit, struct perfdb_e
 	struct perfdb_agg *a = calloc(1, sizeof(*a));
 	if (!a)
 		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	perfdb_strbuf_init(&a->tname);
 	a->tabcap = 1024;
 	a->tab = calloc(a->tabcap, sizeof(*a->tab));
 	if (!a->tab) {
@@ -111,11 +112,14 @@ void perfdb_agg_free(struct perfdb_agg *a)
 		b = n;
 	}
 	perfdb_samples_free(a->samples);
+	for (size_t i = 0; i < a->n; i++)
+		free(a->g[i].shares);
 	free(a->g);
 	free(a->keys);
 	free(a->keylen);
 	free(a->tab);
 	free(a->scratch);
+	perfdb_strbuf_release(&a->tname);
 	free(a);
 }
 
@@ -244,7 +248,7 @@ static long find_group(struct perfdb_agg *a, const struct perfdb_span f[5],
 		*dst[i] = s;
 		p += f[i].len + 1;
 	}
-	g->op_state = g->accel_core = g->out_dtypes = g->out_formats = empty;
+	g->op_state = g->accel_core = g->out_dtypes = g->out_formats = g->kernels = empty;
 	g->min = INFINITY;
 	g->max = -INFINITY;
 	a->keys[a->n] = key;
@@ -324,6 +328,68 @@ static const unsigned char bad_name_byte[256] = {
 	['"'] = 1, ['/'] = 1, ['\\'] = 1, ['|'] = 1, ['?'] = 1, ['*'] = 1,
 };
 
+/* Add us to the share of name in g (kernel names per op key are few: a
+ * linear list). */
+static int add_share(struct perfdb_agg *a, struct perfdb_agg_group *g, const char *name,
+		     size_t len, double us)
+{
+	for (size_t i = 0; i < g->nshares; i++)
+		if (strlen(g->shares[i].name) == len && memcmp(g->shares[i].name, name, len) == 0) {
+			g->shares[i].us += us;
+			return 0;
+		}
+	if (g->nshares == g->capshares) {
+		size_t cap = g->capshares ? g->capshares * 2 : 4;
+		struct perfdb_agg_share *ns = realloc(g->shares, cap * sizeof(*ns));
+		if (!ns)
+			return -PERFDB_ENOMEM;
+		g->shares = ns;
+		g->capshares = cap;
+	}
+	const char *s = len ? arena_str(a, name, len) : empty;
+	if (!s)
+		return -PERFDB_ENOMEM;
+	g->shares[g->nshares++] = (struct perfdb_agg_share){ s, us };
+	return 0;
+}
+
+static int cmp_share(const void *pa, const void *pb)
+{
+	const struct perfdb_agg_share *x = pa, *y = pb;
+	if (x->us != y->us)
+		return x->us > y->us ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* The Kernels cell: `<share>:<name>` by falling time, `;`-joined, the
+ * share of the key's kernel time with 4 decimals; a `;` in a name is `_`. */
+static int format_kernels(struct perfdb_agg *a, struct perfdb_agg_group *g)
+{
+	if (!g->nshares)
+		return 0;
+	qsort(g->shares, g->nshares, sizeof(*g->shares), cmp_share);
+	double tot = 0;
+	for (size_t i = 0; i < g->nshares; i++)
+		tot += g->shares[i].us;
+	struct perfdb_strbuf sb = PERFDB_STRBUF_INIT;
+	int rc = 0;
+	for (size_t i = 0; i < g->nshares && rc == 0; i++) {
+		double f = tot > 0 ? g->shares[i].us / tot : 1.0 / (double)g->nshares;
+		rc = perfdb_strbuf_addf(&sb, "%s%.4f:", i ? ";" : "", f);
+		for (const char *p = g->shares[i].name; *p && rc == 0; p++)
+			rc = perfdb_strbuf_addch(&sb, *p == ';' ? '_' : *p);
+	}
+	if (rc == 0) {
+		const char *s = arena_str(a, sb.buf, sb.len);
+		if (!s)
+			rc = -PERFDB_ENOMEM;
+		else
+			g->kernels = s;
+	}
+	perfdb_strbuf_release(&sb);
+	return rc;
+}
+
 static int agg_row(void *ctx, const struct perfdb_kernel_row *row, struct perfdb_err *err)
 {
 	struct perfdb_agg *a = ctx;
@@ -344,13 +410,17 @@ static int agg_row(void *ctx, const struct perfdb_kernel_row *row, struct perfdb
 	 * A_B.csv, which has no Type column, so their launches are one kernel
 	 * there (the reference let the later file overwrite the earlier).
 	 */
-	if (tl > sizeof(a->tname))
-		tl = sizeof(a->tname);
+	/* whole: kernel names run past 4 KiB, and the file name hashes all of it */
+	perfdb_strbuf_reset(&a->tname);
+	if (perfdb_strbuf_grow(&a->tname, tl) < 0)
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 	for (size_t i = 0; i < tl; i++) {
 		unsigned char c = (unsigned char)t[i];
-		a->tname[i] = bad_name_byte[c] ? '_' : (char)c;
+		a->tname.buf[i] = bad_name_byte[c] ? '_' : (char)c;
 	}
-	f[0].p = a->tname;
+	a->tname.len = tl;
+	a->tname.buf[tl] = '\0';
+	f[0].p = a->tname.buf;
 	f[0].len = tl;
 	f[1] = row->in_shapes;
 	f[2] = row->in_dtypes;
@@ -379,6 +449,10 @@ static int agg_row(void *ctx, const struct perfdb_kernel_row *row, struct perfdb
 		if (d > g->max)
 			g->max = d;
 		PERFDB_TRY(perfdb_samples_add(a->samples, (uint32_t)gi, d, err));
+		for (size_t k = 0; k < row->nshares; k++)
+			if (add_share(a, g, row->shares[k].name.p, row->shares[k].name.len,
+				      row->shares[k].us) < 0)
+				return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 	} else {
 		g->n_invalid++;
 		a->tot.invalid_durations++;
@@ -462,6 +536,10 @@ int perfdb_agg_merge(struct perfdb_agg *into, const struct perfdb_agg *from,
 				d->max = s->max;
 		}
 		d->n_invalid += s->n_invalid;
+		for (size_t k = 0; k < s->nshares && rc == 0; k++)
+			if (add_share(into, d, s->shares[k].name, strlen(s->shares[k].name),
+				      s->shares[k].us) < 0)
+				rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 		for (int c = 0; c < PERFDB_NCOUNTERS; c++) {
 			d->cn[c] += s->cn[c];
 			nsum(&d->csum[c], &d->ccomp[c], s->csum[c]);
@@ -492,6 +570,8 @@ int perfdb_agg_finish(struct perfdb_agg *a, struct perfdb_err *err)
 	int rc = perfdb_samples_medians(a->samples, (uint32_t)a->n, med, err);
 	for (size_t i = 0; rc == 0 && i < a->n; i++) {
 		struct perfdb_agg_group *g = &a->g[i];
+		if (format_kernels(a, g) < 0)
+			rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 		if (!g->n) {
 			g->mean = g->median = g->std = g->min = g->max = NAN;
 			continue;

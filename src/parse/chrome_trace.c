@@ -1,284 +1,397 @@
 /*
- * PyTorch profiler Chrome-trace reader: see include/perfdb/chrome_trace.h
- * for the input format, the rows and the cell conventions.  Follows
- * docs/spec/parse.md Decision 6 (Chrome-trace inputs) and §2 (shape cells keep
- * literal quotes and empty slots).
+ * PyTorch profiler Chrome-trace reader (include/perfdb/chrome_trace.h;
+ * rules in docs/chrome_trace.md).
  *
- * Two passes over the loaded event array.  Pass 1 classifies each event
- * (CPU row, kernel row, neither), validates the cpu_ops' "Input Dims", and
- * indexes "External id" -> cpu_op and launch "correlation" -> "External id".
- * Pass 2 offers the rows in event order; a kernel's input cells are built
- * from its joined cpu_op.  The index lets a kernel appear anywhere in the
- * file relative to its op: Kineto writes CPU and GPU activities in separate
- * runs, not interleaved by time.
+ * One streaming pass (trace_stream.c) classifies each event: a cpu_op
+ * gives its CPU row at once and its interval to the linker, launches, flow
+ * endpoints and device activities go to the linker as small records
+ * (threads, kernel names and op keys interned to numbers).  Once the file
+ * is read the linker (trace_link.c) joins them and hands back the
+ * activities of each op call, which become the GPU rows.
  */
 #include "perfdb/chrome_trace.h"
 
-#include <jansson.h>
 #include <math.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "perfdb/dtype.h"
-#include "perfdb/fsio.h"
-#include "perfdb/strbuf.h"
+#include "strtab.h"
+#include "trace_cells.h"
+#include "perfdb/trace_link.h"
+#include "trace_source.h"
+#include "trace_stream.h"
 
-/* ---- a small map of JSON integer ids ----------------------------------- */
-
-/* Open addressing with linear probing; the first value put for a key wins
- * (ids are unique within one process's trace). */
-struct idmap {
-	json_int_t *keys;
-	json_int_t *vals;
-	unsigned char *used;
-	size_t cap;  /* 0 or a power of two */
-	size_t n;
+struct reader {
+	const char *name;
+	const struct perfdb_chrome_trace_opts *o;
+	const struct perfdb_row_sink *cpu, *gpu;
+	struct perfdb_chrome_trace_info *info;
+	struct perfdb_tlink *link;
+	struct perfdb_strtab threads, kernels, keys;
+	struct perfdb_tcells cells;
+	struct perfdb_strbuf scratch, dur, type;
+	struct perfdb_tmeta meta;
+	long long first_device;
+	int have_first_device;
+	struct perfdb_kernel_share *shares;
+	size_t capshares;
 };
 
-static size_t id_hash(json_int_t k)
+static struct perfdb_span sb_span(const struct perfdb_strbuf *sb)
 {
-	uint64_t x = (uint64_t)k; /* splitmix64 finaliser */
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	x ^= x >> 31;
-	return (size_t)x;
+	return (struct perfdb_span){ sb->buf, sb->len };
 }
 
-static void idmap_release(struct idmap *m)
+/* Every span empty, not NULL: the aggregator copies them with memcpy. */
+static void row_init(struct perfdb_kernel_row *row)
 {
-	free(m->keys);
-	free(m->vals);
-	free(m->used);
-	memset(m, 0, sizeof(*m));
+	static const struct perfdb_span none = { "", 0 };
+	memset(row, 0, sizeof(*row));
+	row->type = row->name = row->op_state = row->accel_core = none;
+	row->in_shapes = row->in_dtypes = row->in_formats = none;
+	row->out_shapes = row->out_dtypes = row->out_formats = row->duration = none;
+	for (size_t k = 0; k < PERFDB_NCOUNTERS; k++)
+		row->counters[k] = none;
+	row->device = none;
 }
 
-static int idmap_get(const struct idmap *m, json_int_t key, json_int_t *val)
+static int str_is(const struct perfdb_tfield *f, const char *s)
 {
-	if (!m->cap)
+	return f->kind == PERFDB_TV_STR && f->text.len == strlen(s) &&
+	       memcmp(f->text.buf, s, f->text.len) == 0;
+}
+
+static int is_launch_cat(const struct perfdb_tfield *cat)
+{
+	return str_is(cat, "cuda_runtime") || str_is(cat, "cuda_driver") ||
+	       str_is(cat, "privateuse1_runtime") || str_is(cat, "privateuse1_driver");
+}
+
+static int is_device_cat(const struct perfdb_tfield *cat)
+{
+	return str_is(cat, "kernel") || str_is(cat, "gpu_memcpy") || str_is(cat, "gpu_memset");
+}
+
+static const char *const field_names[PERFDB_TF_N] = {
+	"ph", "cat", "name", "pid", "tid", "ts", "dur", "id",
+	"External id", "correlation", "device", "stream",
+};
+
+/* A decimal in microseconds, as a number or a string, to nanoseconds. */
+static int to_ns(const struct perfdb_tfield *f, int64_t *out)
+{
+	if (f->kind != PERFDB_TV_NUM && f->kind != PERFDB_TV_STR)
 		return 0;
-	for (size_t i = id_hash(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		if (!m->used[i])
-			return 0;
-		if (m->keys[i] == key) {
-			*val = m->vals[i];
-			return 1;
+	const char *p = f->text.buf, *e = p + f->text.len;
+	int neg = 0;
+	if (p < e && *p == '-') {
+		neg = 1;
+		p++;
+	}
+	int64_t ip = 0;
+	const char *s = p;
+	/* epoch microseconds have 16 digits: exact up to 9.2e15 us, past a double */
+	while (p < e && *p >= '0' && *p <= '9' && ip <= 900000000000000LL)
+		ip = ip * 10 + (*p++ - '0');
+	int64_t frac = 0;
+	int nd = 0, round_up = 0;
+	if (p > s && p < e && *p == '.') {
+		p++;
+		const char *fs = p;
+		while (p < e && *p >= '0' && *p <= '9') {
+			if (nd < 3) {
+				frac = frac * 10 + (*p - '0');
+				nd++;
+			} else if (p == fs + 3 && *p >= '5') {
+				round_up = 1;
+			}
+			p++;
 		}
 	}
+	if (p == e && p > s) {
+		while (nd++ < 3)
+			frac *= 10;
+		int64_t v = ip * 1000 + frac + round_up;
+		*out = neg ? -v : v;
+		return 1;
+	}
+	/* exponent forms and the like */
+	char buf[64];
+	if (f->text.len >= sizeof(buf))
+		return 0;
+	memcpy(buf, f->text.buf, f->text.len);
+	buf[f->text.len] = '\0';
+	char *end;
+	double d = strtod(buf, &end);
+	if (end == buf || *end || !isfinite(d) || fabs(d) > 9e15)
+		return 0;
+	*out = (int64_t)llround(d * 1000.0);
+	return 1;
 }
 
-static void idmap_insert(struct idmap *m, json_int_t key, json_int_t val)
+static int to_us(const struct perfdb_tfield *f, double *out)
 {
-	size_t i = id_hash(key) & (m->cap - 1);
-	while (m->used[i]) {
-		if (m->keys[i] == key)
-			return;
-		i = (i + 1) & (m->cap - 1);
-	}
-	m->used[i] = 1;
-	m->keys[i] = key;
-	m->vals[i] = val;
-	m->n++;
+	if (f->kind != PERFDB_TV_NUM && f->kind != PERFDB_TV_STR)
+		return 0;
+	char buf[64];
+	if (!f->text.len || f->text.len >= sizeof(buf))
+		return 0;
+	memcpy(buf, f->text.buf, f->text.len);
+	buf[f->text.len] = '\0';
+	char *end;
+	double d = strtod(buf, &end);
+	if (*end || !isfinite(d) || d < 0)
+		return 0;
+	*out = d;
+	return 1;
 }
 
-/* Returns 0 or -PERFDB_ENOMEM (the map is then unchanged). */
-static int idmap_put(struct idmap *m, json_int_t key, json_int_t val)
+/* An integer id (number or numeric string): 1, 0 absent, -1 mistyped. */
+static int to_id(const struct perfdb_tfield *f, int64_t *out)
 {
-	if (2 * (m->n + 1) > m->cap) {
-		struct idmap g = { 0 };
-		g.cap = m->cap ? 2 * m->cap : 64;
-		g.keys = malloc(g.cap * sizeof(*g.keys));
-		g.vals = malloc(g.cap * sizeof(*g.vals));
-		g.used = calloc(g.cap, 1);
-		if (!g.keys || !g.vals || !g.used) {
-			idmap_release(&g);
-			return -PERFDB_ENOMEM;
-		}
-		for (size_t i = 0; i < m->cap; i++)
-			if (m->used[i])
-				idmap_insert(&g, m->keys[i], m->vals[i]);
-		idmap_release(m);
-		*m = g;
-	}
-	idmap_insert(m, key, val);
+	*out = PERFDB_TLINK_NONE;
+	if (f->kind == PERFDB_TV_ABSENT || (f->kind == PERFDB_TV_OTHER && f->text.len == 4 &&
+					    memcmp(f->text.buf, "null", 4) == 0))
+		return 0;
+	if (f->kind != PERFDB_TV_NUM && f->kind != PERFDB_TV_STR)
+		return -1;
+	char buf[32];
+	if (!f->text.len || f->text.len >= sizeof(buf))
+		return -1;
+	memcpy(buf, f->text.buf, f->text.len);
+	buf[f->text.len] = '\0';
+	char *end;
+	long long v = strtoll(buf, &end, 10);
+	if (*end || v == INT64_MIN)
+		return -1;
+	*out = v;
+	return 1;
+}
+
+static int field_err(struct perfdb_err *err, const struct perfdb_tevent *ev, int id,
+		     const char *what)
+{
+	const struct perfdb_tfield *cat = &ev->f[PERFDB_TF_CAT];
+	return perfdb_err_set(err, PERFDB_EPARSE, "%.*s event: \"%s\" %s", (int)cat->text.len,
+			      cat->text.buf, field_names[id], what);
+}
+
+static int need_ns(const struct perfdb_tevent *ev, int id, int64_t *out, struct perfdb_err *err)
+{
+	if (to_ns(&ev->f[id], out))
+		return 0;
+	return field_err(err, ev, id, ev->f[id].kind == PERFDB_TV_ABSENT ? "is missing" :
+			 "is not a number of microseconds");
+}
+
+static int need_us(const struct perfdb_tevent *ev, int id, double *out, struct perfdb_err *err)
+{
+	if (to_us(&ev->f[id], out))
+		return 0;
+	return field_err(err, ev, id, ev->f[id].kind == PERFDB_TV_ABSENT ? "is missing" :
+			 "is not a non-negative number");
+}
+
+static int opt_id(const struct perfdb_tevent *ev, int id, int64_t *out, struct perfdb_err *err)
+{
+	if (to_id(&ev->f[id], out) >= 0)
+		return 0;
+	return field_err(err, ev, id, "is not an integer");
+}
+
+static int need_name(const struct perfdb_tevent *ev, struct perfdb_err *err)
+{
+	if (ev->f[PERFDB_TF_NAME].kind == PERFDB_TV_STR)
+		return 0;
+	return field_err(err, ev, PERFDB_TF_NAME, ev->f[PERFDB_TF_NAME].kind == PERFDB_TV_ABSENT ?
+			 "is missing" : "is not a string");
+}
+
+static int nomem(struct perfdb_err *err)
+{
+	return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+}
+
+/* The (pid, tid) pair as a number. */
+static int thread_of(struct reader *r, const struct perfdb_tevent *ev, uint32_t *out,
+		     struct perfdb_err *err)
+{
+	struct perfdb_strbuf *sb = &r->scratch;
+	perfdb_strbuf_reset(sb);
+	const struct perfdb_tfield *pid = &ev->f[PERFDB_TF_PID], *tid = &ev->f[PERFDB_TF_TID];
+	if (perfdb_strbuf_addch(sb, '0' + (int)pid->kind) < 0 ||
+	    perfdb_strbuf_add(sb, pid->text.buf, pid->text.len) < 0 ||
+	    perfdb_strbuf_addch(sb, '\x1f') < 0 || perfdb_strbuf_addch(sb, '0' + (int)tid->kind) < 0 ||
+	    perfdb_strbuf_add(sb, tid->text.buf, tid->text.len) < 0)
+		return nomem(err);
+	int64_t id = perfdb_strtab_intern(&r->threads, sb->buf, sb->len);
+	if (id < 0)
+		return nomem(err);
+	*out = (uint32_t)id;
 	return 0;
 }
 
-/* ---- cells ------------------------------------------------------------- */
-
-/* torch records a tensor's dtype as caffe2::TypeMeta::name(), the C++ type
- * name as the compiler spells it (GCC: "long int"; clang: "long").  These
- * spellings mark a tensor even when it has no dims (0-d). */
-static const struct {
-	const char *spelling;
-	enum perfdb_dtype type;
-} torch_types[] = {
-	{ "float", PERFDB_DTYPE_FLOAT },
-	{ "double", PERFDB_DTYPE_FLOAT64 },
-	{ "c10::Half", PERFDB_DTYPE_FLOAT16 },
-	{ "c10::BFloat16", PERFDB_DTYPE_BF16 },
-	{ "signed char", PERFDB_DTYPE_INT8 },
-	{ "unsigned char", PERFDB_DTYPE_UINT8 },
-	{ "short int", PERFDB_DTYPE_INT16 },
-	{ "short", PERFDB_DTYPE_INT16 },
-	{ "short unsigned int", PERFDB_DTYPE_UINT16 },
-	{ "unsigned short", PERFDB_DTYPE_UINT16 },
-	{ "int", PERFDB_DTYPE_INT32 },
-	{ "unsigned int", PERFDB_DTYPE_UINT32 },
-	{ "long int", PERFDB_DTYPE_INT64 },
-	{ "long", PERFDB_DTYPE_INT64 },
-	{ "long long int", PERFDB_DTYPE_INT64 },
-	{ "long long", PERFDB_DTYPE_INT64 },
-	{ "long unsigned int", PERFDB_DTYPE_UINT64 },
-	{ "unsigned long", PERFDB_DTYPE_UINT64 },
-	{ "long long unsigned int", PERFDB_DTYPE_UINT64 },
-	{ "unsigned long long", PERFDB_DTYPE_UINT64 },
-	{ "bool", PERFDB_DTYPE_BOOL },
-	{ "c10::Float8_e4m3fn", PERFDB_DTYPE_FLOAT8_E4M3FN },
-	{ "c10::Float8_e5m2", PERFDB_DTYPE_FLOAT8_E5M2 },
-	{ "c10::complex<float>", PERFDB_DTYPE_COMPLEX64 },
-};
-
-static enum perfdb_dtype torch_dtype(struct perfdb_span s)
+static int cpu_op(struct reader *r, const struct perfdb_tevent *ev, struct perfdb_err *err)
 {
-	for (size_t i = 0; i < sizeof(torch_types) / sizeof(torch_types[0]); i++)
-		if (strlen(torch_types[i].spelling) == s.len &&
-		    memcmp(torch_types[i].spelling, s.p, s.len) == 0)
-			return torch_types[i].type;
-	return PERFDB_DTYPE_UNKNOWN;
-}
-
-/* The cells of one row, reused from row to row. */
-struct cells {
-	struct perfdb_strbuf shapes, dtypes, formats, dur;
-	size_t nslots;
-};
-
-static void cells_reset(struct cells *c)
-{
+	int64_t ts, end, ext;
+	double dur;
+	PERFDB_TRY(need_name(ev, err));
+	PERFDB_TRY(need_ns(ev, PERFDB_TF_TS, &ts, err));
+	PERFDB_TRY(need_us(ev, PERFDB_TF_DUR, &dur, err));
+	PERFDB_TRY(opt_id(ev, PERFDB_TF_EXT, &ext, err));
+	end = ts + (int64_t)llround(dur * 1000.0);
+	r->info->cpu_ops++;
+	struct perfdb_tcells *c = &r->cells;
 	perfdb_strbuf_reset(&c->shapes);
 	perfdb_strbuf_reset(&c->dtypes);
 	perfdb_strbuf_reset(&c->formats);
-	perfdb_strbuf_reset(&c->dur);
-	c->nslots = 0;
-}
-
-static void cells_release(struct cells *c)
-{
-	perfdb_strbuf_release(&c->shapes);
-	perfdb_strbuf_release(&c->dtypes);
-	perfdb_strbuf_release(&c->formats);
-	perfdb_strbuf_release(&c->dur);
-}
-
-static int is_int_list(const json_t *a)
-{
-	size_t i;
-	const json_t *v;
-	if (!json_is_array(a))
-		return 0;
-	json_array_foreach(a, i, v)
-		if (!json_is_integer(v))
-			return 0;
-	return 1;
-}
-
-static int is_list_of_int_lists(const json_t *a)
-{
-	size_t i;
-	const json_t *v;
-	if (!json_is_array(a) || json_array_size(a) == 0)
-		return 0;
-	json_array_foreach(a, i, v)
-		if (!is_int_list(v))
-			return 0;
-	return 1;
-}
-
-/*
- * Append one slot: dims (an array of integers), its "Input type" token, and
- * whether it is an element of a tensor list (then a tensor whatever its
- * dims).  Returns 0 or -PERFDB_ENOMEM.
- */
-static int put_slot(struct cells *c, const json_t *dims, struct perfdb_span type,
-		    int list_elem)
-{
-	int rc = 0;
-	if (c->nslots++ > 0) {
-		rc |= perfdb_strbuf_addch(&c->shapes, ';');
-		rc |= perfdb_strbuf_addch(&c->dtypes, ';');
-		rc |= perfdb_strbuf_addch(&c->formats, ';');
-	}
-	size_t i;
-	const json_t *d;
-	json_array_foreach(dims, i, d)
-		rc |= perfdb_strbuf_addf(&c->shapes, "%s%" JSON_INTEGER_FORMAT,
-					 i ? "," : "", json_integer_value(d));
-	enum perfdb_dtype t = torch_dtype(type);
-	if (t != PERFDB_DTYPE_UNKNOWN) {
-		rc |= perfdb_strbuf_addstr(&c->dtypes, perfdb_dtype_name(t));
-		rc |= perfdb_strbuf_addstr(&c->formats, "ND");
-	} else if (json_array_size(dims) > 0 || list_elem) {
-		size_t at = c->dtypes.len;
-		rc |= perfdb_dtype_canonical(type, &c->dtypes);
-		/* A verbatim token must not split the cell into extra slots. */
-		for (size_t k = at; k < c->dtypes.len; k++)
-			if (c->dtypes.buf[k] == ';')
-				c->dtypes.buf[k] = '_';
-		rc |= perfdb_strbuf_addstr(&c->formats, "ND");
-	}
-	return rc ? -PERFDB_ENOMEM : 0;
-}
-
-/*
- * Build the three input cells of a cpu_op from its "Input Dims" and
- * "Input type".  Returns 0, 1 when the dims are malformed (the op is
- * skipped), or -PERFDB_ENOMEM.
- */
-static int build_inputs(const json_t *dims, const json_t *types, struct cells *c)
-{
-	if (!json_is_array(dims))
-		return 1;
-	size_t i;
-	const json_t *slot;
-	json_array_foreach(dims, i, slot)
-		if (!is_int_list(slot) && !is_list_of_int_lists(slot))
-			return 1;
-	int rc = 0;
-	if (json_array_size(dims) > 0)
-		rc |= perfdb_strbuf_addch(&c->shapes, '"');
-	json_array_foreach(dims, i, slot) {
-		const json_t *t = json_is_array(types) ? json_array_get(types, i) : NULL;
-		struct perfdb_span type = { "", 0 };
-		if (json_is_string(t))
-			type = (struct perfdb_span){ json_string_value(t), json_string_length(t) };
-		if (is_int_list(slot)) {
-			rc |= put_slot(c, slot, type, 0);
-		} else {
-			/* A tensor list: one slot per tensor. */
-			size_t j;
-			const json_t *elem;
-			json_array_foreach(slot, j, elem)
-				rc |= put_slot(c, elem, type, 1);
+	if (ev->dims_kind == PERFDB_TV_ABSENT) {
+		r->info->cpu_ops_no_shapes++;
+	} else {
+		int rc = ev->dims_kind == PERFDB_TV_NUM ?
+			perfdb_tcells_build(c, ev->dims.buf, ev->dims.len, ev->types.buf,
+					    ev->types.len) : 1;
+		if (rc < 0)
+			return nomem(err);
+		if (rc > 0)
+			return perfdb_err_set(err, PERFDB_EPARSE,
+					      "cpu_op \"%s\": \"Input Dims\" is not a list of integer lists",
+					      ev->f[PERFDB_TF_NAME].text.buf);
+		r->info->cpu_rows++;
+		if (r->cpu && r->cpu->row) {
+			struct perfdb_kernel_row row;
+			row_init(&row);
+			row.type = row.name = sb_span(&ev->f[PERFDB_TF_NAME].text);
+			row.accel_core = (struct perfdb_span){ "CPU", 3 };
+			row.in_shapes = sb_span(&c->shapes);
+			row.in_dtypes = sb_span(&c->dtypes);
+			row.in_formats = sb_span(&c->formats);
+			perfdb_strbuf_reset(&r->dur);
+			if (perfdb_strbuf_add(&r->dur, ev->f[PERFDB_TF_DUR].text.buf,
+					      ev->f[PERFDB_TF_DUR].text.len) < 0)
+				return nomem(err);
+			row.duration = sb_span(&r->dur);
+			row.file = r->name;
+			PERFDB_TRY(r->cpu->row(r->cpu->ctx, &row, err));
 		}
 	}
-	if (json_array_size(dims) > 0)
-		rc |= perfdb_strbuf_addch(&c->shapes, '"');
-	return rc ? -PERFDB_ENOMEM : 0;
+	/* the op's key: name and cells, 0x1f-separated */
+	struct perfdb_strbuf *k = &r->scratch;
+	perfdb_strbuf_reset(k);
+	const struct perfdb_strbuf *nm = &ev->f[PERFDB_TF_NAME].text;
+	if (perfdb_strbuf_add(k, nm->buf, nm->len) < 0 || perfdb_strbuf_addch(k, '\x1f') < 0 ||
+	    perfdb_strbuf_add(k, c->shapes.buf, c->shapes.len) < 0 ||
+	    perfdb_strbuf_addch(k, '\x1f') < 0 ||
+	    perfdb_strbuf_add(k, c->dtypes.buf, c->dtypes.len) < 0 ||
+	    perfdb_strbuf_addch(k, '\x1f') < 0 ||
+	    perfdb_strbuf_add(k, c->formats.buf, c->formats.len) < 0)
+		return nomem(err);
+	int64_t key = perfdb_strtab_intern(&r->keys, k->buf, k->len);
+	if (key < 0)
+		return nomem(err);
+	uint32_t th;
+	PERFDB_TRY(thread_of(r, ev, &th, err));
+	return perfdb_tlink_op(r->link, th, ts, end, ext, (uint32_t)key, err);
 }
 
-/* "dur" as a decimal string: integers as is, reals by the shortest text
- * that reads back to the same double ("6.144", not "6.1440000000000001"). */
-static int put_duration(const json_t *dur, struct perfdb_strbuf *out)
+static int launch(struct reader *r, const struct perfdb_tevent *ev, struct perfdb_err *err)
 {
-	if (json_is_integer(dur))
-		return perfdb_strbuf_addf(out, "%" JSON_INTEGER_FORMAT, json_integer_value(dur));
-	if (!json_is_real(dur))
+	int64_t ts, corr, ext;
+	double dur = 0;
+	PERFDB_TRY(need_ns(ev, PERFDB_TF_TS, &ts, err));
+	if (ev->f[PERFDB_TF_DUR].kind != PERFDB_TV_ABSENT)
+		PERFDB_TRY(need_us(ev, PERFDB_TF_DUR, &dur, err));
+	PERFDB_TRY(opt_id(ev, PERFDB_TF_CORR, &corr, err));
+	PERFDB_TRY(opt_id(ev, PERFDB_TF_EXT, &ext, err));
+	uint32_t th;
+	PERFDB_TRY(thread_of(r, ev, &th, err));
+	r->info->launches++;
+	return perfdb_tlink_launch(r->link, th, ts, ts + (int64_t)llround(dur * 1000.0), corr, ext,
+				   err);
+}
+
+static int activity(struct reader *r, const struct perfdb_tevent *ev, struct perfdb_err *err)
+{
+	int64_t ts, corr, dev;
+	double dur;
+	PERFDB_TRY(need_name(ev, err));
+	PERFDB_TRY(need_ns(ev, PERFDB_TF_TS, &ts, err));
+	PERFDB_TRY(need_us(ev, PERFDB_TF_DUR, &dur, err));
+	PERFDB_TRY(opt_id(ev, PERFDB_TF_CORR, &corr, err));
+	PERFDB_TRY(opt_id(ev, PERFDB_TF_DEVICE, &dev, err));
+	if (dev == PERFDB_TLINK_NONE && to_id(&ev->f[PERFDB_TF_PID], &dev) <= 0)
+		dev = -1;   /* Kineto's device pid is the device index */
+	if (dev < INT32_MIN || dev > INT32_MAX)
+		dev = -1;
+	const struct perfdb_strbuf *nm = &ev->f[PERFDB_TF_NAME].text;
+	int64_t name = perfdb_strtab_intern(&r->kernels, nm->buf, nm->len);
+	if (name < 0)
+		return nomem(err);
+	uint32_t th;
+	PERFDB_TRY(thread_of(r, ev, &th, err));
+	int is_kernel = str_is(&ev->f[PERFDB_TF_CAT], "kernel");
+	r->info->activities++;
+	r->info->kernels += is_kernel;
+	if (!r->have_first_device) {
+		r->have_first_device = 1;
+		r->first_device = dev;
+	}
+	return perfdb_tlink_device(r->link, th, ts, ts + (int64_t)llround(dur * 1000.0), corr, dur,
+				   (uint32_t)name, (int32_t)dev, is_kernel, err);
+}
+
+static int flow(struct reader *r, const struct perfdb_tevent *ev, int is_start,
+		struct perfdb_err *err)
+{
+	int64_t ts, id;
+	if (!to_ns(&ev->f[PERFDB_TF_TS], &ts) || to_id(&ev->f[PERFDB_TF_ID], &id) <= 0) {
+		r->info->bad_events++;   /* a flow that binds nothing: harmless */
 		return 0;
-	double x = json_real_value(dur);
+	}
+	uint32_t th;
+	PERFDB_TRY(thread_of(r, ev, &th, err));
+	r->info->flows++;
+	return perfdb_tlink_flow(r->link, is_start, th, ts, id, err);
+}
+
+static int on_event(void *ctx, const struct perfdb_tevent *ev, struct perfdb_err *err)
+{
+	struct reader *r = ctx;
+	r->info->events++;
+	const struct perfdb_tfield *ph = &ev->f[PERFDB_TF_PH], *cat = &ev->f[PERFDB_TF_CAT];
+	if (str_is(ph, "X")) {
+		if (cat->kind == PERFDB_TV_ABSENT) {
+			r->info->legacy_events++;
+			return 0;
+		}
+		if (str_is(cat, "cpu_op"))
+			return cpu_op(r, ev, err);
+		if (is_launch_cat(cat))
+			return launch(r, ev, err);
+		if (is_device_cat(cat))
+			return activity(r, ev, err);
+		return 0;
+	}
+	if (str_is(cat, "ac2g") && (str_is(ph, "s") || str_is(ph, "f")))
+		return flow(r, ev, str_is(ph, "s"), err);
+	return 0;
+}
+
+/* ---- rows from the linked calls ------------------------------------------ */
+
+static const char *device_name(const struct reader *r, int32_t dev)
+{
+	for (size_t i = 0; i < r->meta.ndevices; i++)
+		if (r->meta.devices[i].id == dev)
+			return r->meta.devices[i].name;
+	return "";
+}
+
+/* "dur" sums as the shortest decimal that reads back. */
+static int put_us(struct perfdb_strbuf *out, double x)
+{
+	perfdb_strbuf_reset(out);
 	if (x == floor(x) && fabs(x) < 9007199254740992.0)
 		return perfdb_strbuf_addf(out, "%.0f", x);
 	char buf[40];
@@ -290,220 +403,182 @@ static int put_duration(const json_t *dur, struct perfdb_strbuf *out)
 	return perfdb_strbuf_addstr(out, buf);
 }
 
-/* ---- events ------------------------------------------------------------ */
-
-enum ev_kind { EV_SKIP = 0, EV_CPU_ROW, EV_KERNEL };
-
-static int str_is(const json_t *v, const char *s)
+/* Split a key back into its 4 fields. */
+static void key_fields(const struct reader *r, uint32_t key, struct perfdb_span f[4])
 {
-	return json_is_string(v) && strcmp(json_string_value(v), s) == 0;
+	size_t len;
+	const char *p = perfdb_strtab_get(&r->keys, key, &len), *e = p + len;
+	for (int i = 0; i < 4; i++) {
+		const char *q = i < 3 ? memchr(p, '\x1f', (size_t)(e - p)) : e;
+		if (!q)
+			q = e;
+		f[i] = (struct perfdb_span){ p, (size_t)(q - p) };
+		p = q < e ? q + 1 : e;
+	}
 }
 
-static int get_int(const json_t *obj, const char *key, json_int_t *out)
+static int offer(struct reader *r, struct perfdb_kernel_row *row, struct perfdb_err *err)
 {
-	const json_t *v = json_object_get(obj, key);
-	if (!json_is_integer(v))
+	r->info->gpu_rows++;
+	if (!r->gpu || !r->gpu->row)
 		return 0;
-	*out = json_integer_value(v);
-	return 1;
+	row->accel_core = (struct perfdb_span){ "GPU", 3 };
+	row->file = r->name;
+	return r->gpu->row(r->gpu->ctx, row, err);
 }
 
-/* Categories of the host-side calls that carry a launch's correlation. */
-static int is_launch_cat(const json_t *cat)
+static int per_kernel_rows(struct reader *r, const struct perfdb_tlink_call *c,
+			   const struct perfdb_span f[4], struct perfdb_err *err)
 {
-	return str_is(cat, "cuda_runtime") || str_is(cat, "cuda_driver") ||
-	       str_is(cat, "privateuse1_runtime") || str_is(cat, "privateuse1_driver");
-}
-
-static struct perfdb_span jspan(const json_t *s)
-{
-	if (!json_is_string(s))
-		return (struct perfdb_span){ "", 0 };
-	return (struct perfdb_span){ json_string_value(s), json_string_length(s) };
-}
-
-static const json_t *args_of(const json_t *ev)
-{
-	const json_t *a = json_object_get(ev, "args");
-	return json_is_object(a) ? a : NULL;
-}
-
-struct reader {
-	const char *name;
-	const json_t *root;
-	const json_t *events;
-	unsigned char *kind;  /* enum ev_kind per event */
-	struct idmap ops;     /* External id -> index of a cpu_op row */
-	struct idmap launch;  /* correlation -> External id */
-	struct cells scratch; /* pass 1: validation */
-	struct cells cells;   /* pass 2: the row being offered */
-	struct perfdb_chrome_trace_info *info;
-};
-
-static void set_gpu_name(struct reader *r, const json_t *device)
-{
-	const json_t *props = json_is_object(r->root) ?
-		json_object_get(r->root, "deviceProperties") : NULL;
-	size_t i;
-	const json_t *p;
-	json_array_foreach(props, i, p) {
-		const json_t *id = json_object_get(p, "id");
-		const json_t *name = json_object_get(p, "name");
-		if (!json_is_string(name))
+	for (size_t i = 0; i < c->ndev; i++) {
+		const struct perfdb_tlink_dev *d = &c->dev[i];
+		if (!d->is_kernel)
 			continue;
-		if (!device || (json_is_integer(id) && json_is_integer(device) &&
-				json_integer_value(id) == json_integer_value(device))) {
-			snprintf(r->info->gpu_name, sizeof(r->info->gpu_name), "%s",
-				 json_string_value(name));
-			return;
-		}
-	}
-}
-
-/* Pass 1: classify, validate, index. */
-static int scan(struct reader *r)
-{
-	size_t i;
-	const json_t *ev;
-	json_array_foreach(r->events, i, ev) {
-		r->info->events++;
-		if (!json_is_object(ev)) {
-			r->info->bad_events++;
-			continue;
-		}
-		if (!str_is(json_object_get(ev, "ph"), "X"))
-			continue;
-		const json_t *cat = json_object_get(ev, "cat");
-		const json_t *args = args_of(ev);
-		if (!cat) {
-			r->info->legacy_events++;
-		} else if (str_is(cat, "cpu_op")) {
-			r->info->cpu_ops++;
-			const json_t *dims = json_object_get(args, "Input Dims");
-			if (!dims) {
-				r->info->cpu_ops_no_shapes++;
-				continue;
-			}
-			cells_reset(&r->scratch);
-			int rc = build_inputs(dims, json_object_get(args, "Input type"), &r->scratch);
-			if (rc < 0)
-				return rc;
-			if (rc > 0 || !json_is_string(json_object_get(ev, "name"))) {
-				r->info->bad_events++;
-				continue;
-			}
-			r->kind[i] = EV_CPU_ROW;
-			r->info->cpu_rows++;
-			json_int_t ext;
-			if (get_int(args, "External id", &ext))
-				PERFDB_TRY(idmap_put(&r->ops, ext, (json_int_t)i));
-		} else if (str_is(cat, "kernel")) {
-			if (!json_is_string(json_object_get(ev, "name"))) {
-				r->info->bad_events++;
-				continue;
-			}
-			if (r->info->kernels++ == 0)
-				set_gpu_name(r, json_object_get(args, "device"));
-			r->kind[i] = EV_KERNEL;
-		} else if (is_launch_cat(cat)) {
-			json_int_t corr, ext;
-			if (get_int(args, "correlation", &corr) && get_int(args, "External id", &ext))
-				PERFDB_TRY(idmap_put(&r->launch, corr, ext));
-		}
-	}
-	return 0;
-}
-
-/* The cpu_op a kernel was launched from, or NULL. */
-static const json_t *kernel_op(const struct reader *r, const json_t *kargs)
-{
-	json_int_t corr, ext, idx;
-	if (get_int(kargs, "correlation", &corr) && idmap_get(&r->launch, corr, &ext) &&
-	    idmap_get(&r->ops, ext, &idx))
-		return json_array_get(r->events, (size_t)idx);
-	if (get_int(kargs, "External id", &ext) && idmap_get(&r->ops, ext, &idx))
-		return json_array_get(r->events, (size_t)idx);
-	return NULL;
-}
-
-static struct perfdb_span sb_span(const struct perfdb_strbuf *sb)
-{
-	return (struct perfdb_span){ sb->buf, sb->len };
-}
-
-/* Pass 2: offer the rows. */
-static int emit(struct reader *r, const struct perfdb_row_sink *cpu_sink,
-		const struct perfdb_row_sink *gpu_sink, struct perfdb_err *err)
-{
-	size_t i;
-	const json_t *ev;
-	json_array_foreach(r->events, i, ev) {
-		const struct perfdb_row_sink *sink;
-		const json_t *op;
-		const char *core;
-		if (r->kind[i] == EV_CPU_ROW) {
-			sink = cpu_sink;
-			op = ev;
-			core = "CPU";
-		} else if (r->kind[i] == EV_KERNEL) {
-			op = kernel_op(r, args_of(ev));
-			if (!op)
-				r->info->kernels_unmatched++;
-			sink = gpu_sink;
-			core = "GPU";
-		} else {
-			continue;
-		}
-		if (!sink || !sink->row)
-			continue;
-
-		struct cells *c = &r->cells;
-		cells_reset(c);
-		if (op) {
-			const json_t *oargs = args_of(op);
-			int rc = build_inputs(json_object_get(oargs, "Input Dims"),
-					      json_object_get(oargs, "Input type"), c);
-			if (rc < 0)
-				return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
-		}
-		if (put_duration(json_object_get(ev, "dur"), &c->dur) < 0)
-			return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
-
 		struct perfdb_kernel_row row;
-		memset(&row, 0, sizeof(row));
-		for (size_t k = 0; k < PERFDB_NCOUNTERS; k++)
-			row.counters[k] = (struct perfdb_span){ "", 0 };
-		row.type = row.name = jspan(json_object_get(ev, "name"));
-		row.op_state = row.out_shapes = row.out_dtypes = row.out_formats =
-			(struct perfdb_span){ "", 0 };
-		row.accel_core = (struct perfdb_span){ core, 3 };
-		row.in_shapes = sb_span(&c->shapes);
-		row.in_dtypes = sb_span(&c->dtypes);
-		row.in_formats = sb_span(&c->formats);
-		row.duration = sb_span(&c->dur);
-		row.file = r->name;
-		row.line = 0;
-		PERFDB_TRY(sink->row(sink->ctx, &row, err));
+		row_init(&row);
+		size_t nl;
+		const char *nm = perfdb_strtab_get(&r->kernels, d->name, &nl);
+		row.type = row.name = (struct perfdb_span){ nm, nl };
+		if (c->linked) {
+			row.in_shapes = f[1];
+			row.in_dtypes = f[2];
+			row.in_formats = f[3];
+		}
+		if (put_us(&r->dur, d->dur_us) < 0)
+			return nomem(err);
+		row.duration = sb_span(&r->dur);
+		const char *dn = device_name(r, d->device);
+		row.device = (struct perfdb_span){ dn, strlen(dn) };
+		PERFDB_TRY(offer(r, &row, err));
 	}
 	return 0;
 }
 
-static const char *json_kind(const json_t *v)
+static int on_call(void *ctx, const struct perfdb_tlink_call *c, struct perfdb_err *err)
 {
-	switch (json_typeof(v)) {
-	case JSON_OBJECT: return "an object";
-	case JSON_ARRAY: return "an array";
-	case JSON_STRING: return "a string";
-	case JSON_INTEGER:
-	case JSON_REAL: return "a number";
-	case JSON_TRUE:
-	case JSON_FALSE: return "a boolean";
-	case JSON_NULL: return "null";
+	struct reader *r = ctx;
+	struct perfdb_span f[4] = { { "", 0 }, { "", 0 }, { "", 0 }, { "", 0 } };
+	if (c->linked)
+		key_fields(r, c->key, f);
+	r->info->activities_linked += c->linked ? c->ndev : 0;
+	if (r->o && r->o->per_kernel)
+		return per_kernel_rows(r, c, f, err);
+	if (c->ndev > r->capshares) {
+		struct perfdb_kernel_share *ns = realloc(r->shares, c->ndev * sizeof(*ns));
+		if (!ns)
+			return nomem(err);
+		r->shares = ns;
+		r->capshares = c->ndev;
 	}
-	return "a value";
+	/* one row per device the call ran on */
+	for (size_t i = 0; i < c->ndev; i++) {
+		int32_t dev = c->dev[i].device;
+		size_t j = 0;
+		while (j < i && c->dev[j].device != dev)
+			j++;
+		if (j < i)
+			continue;   /* that device's row is written */
+		double total = 0;
+		size_t ns = 0;
+		for (size_t k = i; k < c->ndev; k++) {
+			const struct perfdb_tlink_dev *d = &c->dev[k];
+			if (d->device != dev)
+				continue;
+			total += d->dur_us;
+			size_t nl;
+			const char *nm = perfdb_strtab_get(&r->kernels, d->name, &nl);
+			size_t s = 0;
+			while (s < ns && !(r->shares[s].name.p == nm))
+				s++;
+			if (s == ns)
+				r->shares[ns++] = (struct perfdb_kernel_share){ { nm, nl }, 0 };
+			r->shares[s].us += d->dur_us;
+		}
+		struct perfdb_kernel_row row;
+		row_init(&row);
+		if (c->linked) {
+			if (perfdb_parse_op_table_name(f[0].p, f[0].len, &r->type) < 0)
+				return nomem(err);
+			row.type = row.name = sb_span(&r->type);
+			row.in_shapes = f[1];
+			row.in_dtypes = f[2];
+			row.in_formats = f[3];
+		} else {
+			row.type = row.name = r->shares[0].name;
+		}
+		if (put_us(&r->dur, total) < 0)
+			return nomem(err);
+		row.duration = sb_span(&r->dur);
+		const char *dn = device_name(r, dev);
+		row.device = (struct perfdb_span){ dn, strlen(dn) };
+		row.shares = r->shares;
+		row.nshares = ns;
+		PERFDB_TRY(offer(r, &row, err));
+	}
+	return 0;
+}
+
+static void copy_meta(struct reader *r)
+{
+	struct perfdb_chrome_trace_info *in = r->info;
+	in->ndevices = r->meta.ndevices;
+	in->has_dist = r->meta.has_dist;
+	in->rank = r->meta.rank;
+	in->world_size = r->meta.world_size;
+	snprintf(in->backend, sizeof(in->backend), "%s", r->meta.backend);
+	in->has_base_time = r->meta.has_base_time;
+	in->base_time_ns = r->meta.base_time_ns;
+	const char *g = r->have_first_device ? device_name(r, (int32_t)r->first_device) : "";
+	if (!g[0] && r->meta.ndevices)
+		g = r->meta.devices[0].name;
+	snprintf(in->gpu_name, sizeof(in->gpu_name), "%s", g);
+}
+
+static int read_src(struct perfdb_tsrc *src, const char *name,
+		    const struct perfdb_chrome_trace_opts *opts,
+		    const struct perfdb_row_sink *cpu_sink, const struct perfdb_row_sink *gpu_sink,
+		    struct perfdb_chrome_trace_info *info, struct perfdb_err *err)
+{
+	struct reader r;
+	memset(&r, 0, sizeof(r));
+	r.name = name;
+	r.o = opts;
+	r.cpu = cpu_sink;
+	r.gpu = gpu_sink;
+	r.info = info;
+	perfdb_strtab_init(&r.threads);
+	perfdb_strtab_init(&r.kernels);
+	perfdb_strtab_init(&r.keys);
+	perfdb_tcells_init(&r.cells);
+	perfdb_strbuf_init(&r.scratch);
+	perfdb_strbuf_init(&r.dur);
+	perfdb_strbuf_init(&r.type);
+	info->gzip = src->gz;
+	int rc = perfdb_tlink_new(&r.link, opts ? opts->mem_limit : 0, opts ? opts->spill_dir : NULL,
+				  err);
+	if (rc == 0)
+		rc = perfdb_trace_stream(src, on_event, &r, &r.meta, &info->bytes, err);
+	if (rc == 0) {
+		struct perfdb_tlink_stats st;
+		rc = perfdb_tlink_finish(r.link, on_call, &r, &st, err);
+		info->spilled = st.spilled;
+	}
+	info->kernels_unmatched = info->activities - info->activities_linked;
+	copy_meta(&r);
+	perfdb_tlink_free(r.link);
+	perfdb_strtab_release(&r.threads);
+	perfdb_strtab_release(&r.kernels);
+	perfdb_strtab_release(&r.keys);
+	perfdb_tcells_release(&r.cells);
+	perfdb_strbuf_release(&r.scratch);
+	perfdb_strbuf_release(&r.dur);
+	perfdb_strbuf_release(&r.type);
+	free(r.shares);
+	return rc;
 }
 
 int perfdb_chrome_trace_read_mem(const char *name, const void *data, size_t len,
+				 const struct perfdb_chrome_trace_opts *opts,
 				 const struct perfdb_row_sink *cpu_sink,
 				 const struct perfdb_row_sink *gpu_sink,
 				 struct perfdb_chrome_trace_info *info,
@@ -513,89 +588,28 @@ int perfdb_chrome_trace_read_mem(const char *name, const void *data, size_t len,
 	if (!info)
 		info = &local;
 	memset(info, 0, sizeof(*info));
-
-	json_error_t je;
-	json_t *root = json_loadb(data, len, JSON_DECODE_ANY, &je);
-	if (!root) {
-		/* jansson reports some allocation failures with no code and no text */
-		if (json_error_code(&je) == json_error_out_of_memory || !je.text[0])
-			return perfdb_err_set(err, PERFDB_ENOMEM,
-					      "%s: out of memory loading the trace (%zu bytes): "
-					      "traces are loaded whole; raise the memory limit",
-					      name, len);
-		return perfdb_err_at(err, PERFDB_EPARSE, name, je.line > 0 ? (size_t)je.line : 0,
-				     je.column > 0 ? (size_t)je.column : 0, "invalid JSON: %s",
-				     je.text);
-	}
-
-	const json_t *events = root;
-	if (json_is_object(root)) {
-		events = json_object_get(root, "traceEvents");
-		if (!json_is_array(events)) {
-			int rc = events ?
-				perfdb_err_at(err, PERFDB_EPARSE, name, 0, 0,
-					      "not a Chrome trace: \"traceEvents\" is %s, not an array",
-					      json_kind(events)) :
-				perfdb_err_at(err, PERFDB_EPARSE, name, 0, 0,
-					      "not a Chrome trace: no \"traceEvents\" array");
-			json_decref(root);
-			return rc;
-		}
-	} else if (!json_is_array(root)) {
-		int rc = perfdb_err_at(err, PERFDB_EPARSE, name, 0, 0,
-				       "not a Chrome trace: the top level is %s, not an object "
-				       "with \"traceEvents\" or an array of events",
-				       json_kind(root));
-		json_decref(root);
-		return rc;
-	}
-
-	struct reader r = {
-		.name = name,
-		.root = root,
-		.events = events,
-		.scratch = { PERFDB_STRBUF_INIT, PERFDB_STRBUF_INIT, PERFDB_STRBUF_INIT,
-			     PERFDB_STRBUF_INIT, 0 },
-		.cells = { PERFDB_STRBUF_INIT, PERFDB_STRBUF_INIT, PERFDB_STRBUF_INIT,
-			 PERFDB_STRBUF_INIT, 0 },
-		.info = info,
-	};
-	int rc;
-	r.kind = calloc(json_array_size(events) + 1, 1);
-	if (!r.kind) {
-		rc = perfdb_err_set(err, PERFDB_ENOMEM, "%s: out of memory", name);
-		goto out;
-	}
-	set_gpu_name(&r, NULL);
-	rc = scan(&r);
-	if (rc < 0) {
-		rc = perfdb_err_set(err, PERFDB_ENOMEM, "%s: out of memory", name);
-		goto out;
-	}
-	rc = emit(&r, cpu_sink, gpu_sink, err);
-out:
-	free(r.kind);
-	idmap_release(&r.ops);
-	idmap_release(&r.launch);
-	cells_release(&r.scratch);
-	cells_release(&r.cells);
-	json_decref(root);
+	struct perfdb_tsrc src;
+	int rc = perfdb_tsrc_mem(&src, name, data, len, err);
+	if (rc == 0)
+		rc = read_src(&src, name, opts, cpu_sink, gpu_sink, info, err);
+	perfdb_tsrc_release(&src);
 	return rc;
 }
 
-int perfdb_chrome_trace_read(const char *path,
+int perfdb_chrome_trace_read(const char *path, const struct perfdb_chrome_trace_opts *opts,
 			     const struct perfdb_row_sink *cpu_sink,
 			     const struct perfdb_row_sink *gpu_sink,
 			     struct perfdb_chrome_trace_info *info,
 			     struct perfdb_err *err)
 {
-	struct perfdb_strbuf sb = PERFDB_STRBUF_INIT;
-	if (info)
-		memset(info, 0, sizeof(*info));
-	int rc = perfdb_file_read_all(path, &sb, err);
+	struct perfdb_chrome_trace_info local;
+	if (!info)
+		info = &local;
+	memset(info, 0, sizeof(*info));
+	struct perfdb_tsrc src;
+	int rc = perfdb_tsrc_open(&src, path, err);
 	if (rc == 0)
-		rc = perfdb_chrome_trace_read_mem(path, sb.buf, sb.len, cpu_sink, gpu_sink,
-						  info, err);
-	perfdb_strbuf_release(&sb);
+		rc = read_src(&src, path, opts, cpu_sink, gpu_sink, info, err);
+	perfdb_tsrc_release(&src);
 	return rc;
 }

@@ -14,6 +14,7 @@
 #include "perfdb/fsio.h"
 #include "perfdb/parse.h"
 #include "perfdb/schema.h"
+#include "trace_source.h"
 
 void perfdb_inputs_init(struct perfdb_inputs *in)
 {
@@ -52,6 +53,11 @@ int perfdb_parse_classify(const char *path, enum perfdb_input_kind *kind,
 	if (n < 0)
 		return perfdb_err_errno(err, errno, "cannot read '%s'", path);
 	size_t i = 0;
+	/* gzip (tensorboard_trace_handler(use_gzip=True)): only traces are */
+	if (n >= 2 && (unsigned char)head[0] == 0x1f && (unsigned char)head[1] == 0x8b) {
+		*kind = PERFDB_INPUT_CHROME_TRACE;
+		return 0;
+	}
 	if (n >= 3 && memcmp(head, "\xEF\xBB\xBF", 3) == 0)
 		i = 3;
 	while (i < (size_t)n && (head[i] == ' ' || head[i] == '\t' || head[i] == '\r' || head[i] == '\n'))
@@ -121,6 +127,34 @@ static int ends_with(const char *s, const char *suf)
 	return a >= b && strcmp(s + a - b, suf) == 0;
 }
 
+/* A JSON file whose first 64 KiB (after gunzip) name "traceEvents" or
+ * Kineto's "schemaVersion": other JSON (configs, reports) is not input. */
+static int looks_like_trace(const char *path)
+{
+	struct perfdb_err e;
+	struct perfdb_tsrc src;
+	int found = 0;
+	if (perfdb_tsrc_open(&src, path, &e) == 0) {
+		static const size_t cap = 65536;
+		unsigned char *buf = malloc(cap + 1);
+		size_t len = 0;
+		long n = 1;
+		while (buf && len < cap && (n = perfdb_tsrc_read(&src, buf + len, cap - len, &e)) > 0)
+			len += (size_t)n;
+		if (buf) {
+			buf[len] = '\0';
+			size_t i = 0;
+			while (i < len && (buf[i] == ' ' || buf[i] == '\n' || buf[i] == '\r' || buf[i] == '\t'))
+				i++;
+			found = i < len && (buf[i] == '{' || buf[i] == '[') &&
+				(memmem(buf, len, "\"traceEvents\"", 13) || memmem(buf, len, "\"schemaVersion\"", 15));
+		}
+		free(buf);
+	}
+	perfdb_tsrc_release(&src);
+	return found;
+}
+
 struct walk_ctx {
 	struct perfdb_inputs *in, *summaries;
 	struct perfdb_err *err;
@@ -140,7 +174,10 @@ static int visit(void *vctx, const char *p, const char *nm, int is_dir)
 		/* unrecognised CSVs (reports, our own tables) are not inputs */
 		if (perfdb_parse_classify(p, &k, &ignore) == 0 && k != PERFDB_INPUT_CHROME_TRACE)
 			rc = add_input(k == PERFDB_INPUT_OP_SUMMARY ? w->summaries : w->in, p, k);
-	} else if (ends_with(nm, ".pt.trace.json")) {
+	} else if (ends_with(nm, ".pt.trace.json") || ends_with(nm, ".pt.trace.json.gz")) {
+		rc = add_input(w->in, p, PERFDB_INPUT_CHROME_TRACE);
+	} else if ((ends_with(nm, ".json") || ends_with(nm, ".json.gz")) && looks_like_trace(p)) {
+		/* per-rank traces named otherwise (rank-0.json.gz) */
 		rc = add_input(w->in, p, PERFDB_INPUT_CHROME_TRACE);
 	}
 	return rc < 0 ? perfdb_err_set(w->err, PERFDB_ENOMEM, "out of memory") : 0;

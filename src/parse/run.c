@@ -19,16 +19,29 @@
 #include "perfdb/chrome_trace.h"
 #include "perfdb/fia.h"
 
-struct work {
+/* The aggregator of one database: a trace GPU's, or the default one (CSV
+ * inputs, CPU-only traces). */
+struct dbagg {
+	char *device;
+	int gpu;
 	struct perfdb_agg *agg;
+};
+
+struct dblist {
+	struct dbagg *v;
+	size_t n, cap;
+	size_t sample_limit;
+};
+
+struct work {
+	struct dblist dbs;          /* v[0]: the default database */
 	struct perfdb_fia_file *fia;
 	struct perfdb_err err;
 	int rc;
 	int done;
 	unsigned long long bytes;
 	struct perfdb_csv_input_stats st;
-	int trace_gpu;
-	char gpu_name[128];
+	struct perfdb_chrome_trace_info info;
 };
 
 struct run {
@@ -43,6 +56,52 @@ struct run {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 };
+
+static void dblist_release(struct dblist *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->v[i].device);
+		perfdb_agg_free(l->v[i].agg);
+	}
+	free(l->v);
+	l->v = NULL;
+	l->n = l->cap = 0;
+}
+
+/* The database of (device, gpu), created if new. */
+static int dblist_get(struct dblist *l, const char *dev, size_t len, int gpu,
+		      struct perfdb_agg **out, struct perfdb_err *err)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (l->v[i].gpu == gpu && strlen(l->v[i].device) == len &&
+		    memcmp(l->v[i].device, dev, len) == 0) {
+			*out = l->v[i].agg;
+			return 0;
+		}
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 4;
+		struct dbagg *nv = realloc(l->v, cap * sizeof(*nv));
+		if (!nv)
+			return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+		l->v = nv;
+		l->cap = cap;
+	}
+	struct dbagg *d = &l->v[l->n];
+	d->gpu = gpu;
+	d->device = malloc(len + 1);
+	if (!d->device)
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	memcpy(d->device, dev, len);
+	d->device[len] = '\0';
+	int rc = perfdb_agg_new(&d->agg, l->sample_limit, err);
+	if (rc < 0) {
+		free(d->device);
+		return rc;
+	}
+	l->n++;
+	*out = d->agg;
+	return 0;
+}
 
 /* Feeds the aggregator and notes FIA kernel rows. */
 struct tee {
@@ -76,29 +135,39 @@ static void on_progress(void *ctx, unsigned long long bytes)
 	pthread_mutex_unlock(&r->mu);
 }
 
-/* Chrome traces: GPU kernel rows when the trace has any, else CPU op rows. */
-static int read_trace(const char *path, struct tee *t, struct work *w, struct perfdb_err *err)
+/* A trace's GPU rows, each to the database of its device. */
+static int route_row(void *ctx, const struct perfdb_kernel_row *row, struct perfdb_err *err)
+{
+	struct dblist *l = ctx;
+	struct perfdb_agg *a;
+	PERFDB_TRY(dblist_get(l, row->device.p, row->device.len, 1, &a, err));
+	struct perfdb_row_sink s = perfdb_agg_sink(a);
+	return s.row(s.ctx, row, err);
+}
+
+/* Chrome traces: the GPU rows when the trace has device activity, else
+ * its CPU op rows (a CPU-only trace, docs/chrome_trace.md). */
+static int read_trace(const struct run *r, const char *path, struct work *w,
+		      struct perfdb_err *err)
 {
 	struct perfdb_agg *cpu = NULL;
-	struct perfdb_fia_file *nofia = NULL;
 	int rc = perfdb_agg_new(&cpu, 0, err);
-	if (rc == 0)
-		rc = perfdb_fia_file_new(&nofia, err);
 	if (rc == 0) {
-		struct tee cpu_tee = { perfdb_agg_sink(cpu), nofia };
-		struct perfdb_row_sink cpu_sink = { tee_row, &cpu_tee };
-		struct perfdb_row_sink gpu_sink = { tee_row, t };
-		struct perfdb_chrome_trace_info info;
-		rc = perfdb_chrome_trace_read(path, &cpu_sink, &gpu_sink, &info, err);
-		struct perfdb_agg *gpu = t->agg.ctx;
-		if (rc == 0 && perfdb_agg_ngroups(gpu) == 0) {
-			rc = perfdb_agg_merge(gpu, cpu, err);
-		} else if (rc == 0) {
-			w->trace_gpu = 1;
-			snprintf(w->gpu_name, sizeof(w->gpu_name), "%s", info.gpu_name);
-		}
+		struct perfdb_row_sink cpu_sink = perfdb_agg_sink(cpu);
+		struct perfdb_row_sink gpu_sink = { route_row, &w->dbs };
+		struct perfdb_chrome_trace_opts to = { r->o->per_kernel, 0, NULL };
+		struct perfdb_chrome_trace_info *info = &w->info;
+		rc = perfdb_chrome_trace_read(path, &to, &cpu_sink, &gpu_sink, info, err);
+		if (rc == 0 && info->activities == 0 && info->cpu_rows == 0)
+			rc = perfdb_err_set(err, PERFDB_EPARSE,
+				"%s: nothing to build tables from: no device activity (kernel, gpu_memcpy, "
+				"gpu_memset) and no cpu_op with \"Input Dims\"%s", path,
+				info->legacy_events ? " (a legacy torch export: record with "
+				"torch.profiler, record_shapes=True)" : info->cpu_ops ?
+				" (recorded without record_shapes=True)" : "");
+		else if (rc == 0 && info->activities == 0)
+			rc = perfdb_agg_merge(w->dbs.v[0].agg, cpu, err);
 	}
-	perfdb_fia_file_free(nofia);
 	perfdb_agg_free(cpu);
 	return rc;
 }
@@ -108,16 +177,18 @@ static void process(struct run *r, size_t i)
 	struct work *w = &r->w[i];
 	const struct perfdb_input *inp = &r->in->v[i];
 	perfdb_err_clear(&w->err);
-	w->rc = perfdb_agg_new(&w->agg, r->o->sample_limit, &w->err);
+	struct perfdb_agg *def = NULL;
+	w->dbs.sample_limit = r->o->sample_limit;
+	w->rc = dblist_get(&w->dbs, "", 0, 0, &def, &w->err);
 	if (w->rc == 0)
 		w->rc = perfdb_fia_file_new(&w->fia, &w->err);
 	if (w->rc < 0)
 		return;
-	struct tee t = { perfdb_agg_sink(w->agg), w->fia };
+	struct tee t = { perfdb_agg_sink(def), w->fia };
 	struct perfdb_row_sink sink = { tee_row, &t };
 	struct prog p = { r, 0 };
 	if (inp->kind == PERFDB_INPUT_CHROME_TRACE) {
-		w->rc = read_trace(inp->path, &t, w, &w->err);
+		w->rc = read_trace(r, inp->path, w, &w->err);
 		struct stat st;
 		if (stat(inp->path, &st) == 0)
 			on_progress(&p, (unsigned long long)st.st_size);
@@ -202,13 +273,93 @@ static void count_warn(void *ctx, const char *msg)
 		wc->o->warn(wc->o->ctx, msg);
 }
 
+/* Record what a trace held (its distributedInfo above all). */
+static int note_trace(struct perfdb_parse_result *res, const char *path,
+		      const struct perfdb_chrome_trace_info *info, struct perfdb_err *err)
+{
+	struct perfdb_parse_trace *nt = realloc(res->tr, (res->ntr + 1) * sizeof(*nt));
+	if (!nt)
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	res->tr = nt;
+	struct perfdb_parse_trace *t = &nt[res->ntr];
+	memset(t, 0, sizeof(*t));
+	t->path = strdup(path);
+	if (!t->path)
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	res->ntr++;
+	t->has_dist = info->has_dist;
+	t->rank = info->has_dist ? info->rank : -1;
+	t->world_size = info->has_dist ? info->world_size : -1;
+	snprintf(t->backend, sizeof(t->backend), "%s", info->backend);
+	snprintf(t->device, sizeof(t->device), "%s", info->gpu_name);
+	t->gzip = info->gzip;
+	t->activities = info->activities;
+	t->linked = info->activities_linked;
+	t->gpu_rows = info->gpu_rows;
+	t->cpu_rows = info->cpu_rows;
+	return 0;
+}
+
+/*
+ * Write each database: the default one (CSV inputs, CPU-only traces) and
+ * one per GPU of the traces (with --database-path they were pooled into
+ * one before).  All input was read before: a bad input leaves every
+ * database as it was.
+ */
+static int write_dbs(const struct perfdb_parse_opts *o, const struct dblist *all,
+		     const struct perfdb_fia *fia, struct perfdb_parse_result *res,
+		     struct perfdb_err *err)
+{
+	size_t used = 0, first = 0;
+	for (size_t d = all->n; d-- > 0;)
+		if (perfdb_agg_ngroups(all->v[d].agg)) {
+			used++;
+			first = d;
+		}
+	int rc = 0;
+	for (size_t d = 0; d < all->n && rc == 0; d++) {
+		const struct dbagg *a = &all->v[d];
+		if (used ? !perfdb_agg_ngroups(a->agg) : d != first)
+			continue;
+		struct perfdb_parse_db *nd = realloc(res->dbs, (res->ndbs + 1) * sizeof(*nd));
+		if (!nd)
+			return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+		res->dbs = nd;
+		struct perfdb_parse_db *db = &nd[res->ndbs];
+		memset(db, 0, sizeof(*db));
+		db->device = strdup(a->device);
+		if (!db->device)
+			return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+		db->gpu = a->gpu;
+		res->ndbs++;
+		if (a->gpu && !res->trace_gpu) {
+			res->trace_gpu = 1;
+			snprintf(res->gpu_name, sizeof(res->gpu_name), "%s", a->device);
+		}
+		struct perfdb_strbuf dir = PERFDB_STRBUF_INIT;
+		if (!o->outdir)
+			rc = o->resolve_outdir ? o->resolve_outdir(o->ctx, res, db, &dir, err)
+					       : perfdb_err_set(err, PERFDB_EINVAL, "no database directory");
+		if (rc == 0) {
+			db->outdir = strdup(o->outdir ? o->outdir : dir.buf);
+			if (!db->outdir)
+				rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+		}
+		if (rc == 0)
+			rc = perfdb_parse_write_tables(db->outdir, a->agg, fia, o->lock_timeout, res, err);
+		perfdb_strbuf_release(&dir);
+	}
+	return rc;
+}
+
 int perfdb_parse_run(const struct perfdb_parse_opts *o, struct perfdb_parse_result *res,
 		     struct perfdb_err *err)
 {
 	memset(res, 0, sizeof(*res));
 	struct perfdb_inputs in;
 	perfdb_inputs_init(&in);
-	struct perfdb_agg *all = NULL;
+	struct dblist all = { NULL, 0, 0, o->sample_limit };
+	struct perfdb_agg *def = NULL;
 	struct perfdb_fia *fia = NULL;
 	struct run r;
 	memset(&r, 0, sizeof(r));
@@ -216,7 +367,7 @@ int perfdb_parse_run(const struct perfdb_parse_opts *o, struct perfdb_parse_resu
 	unsigned nth = 0;
 	int rc = perfdb_parse_find_inputs(o->profiling_path, &in, err);
 	if (rc == 0)
-		rc = perfdb_agg_new(&all, o->sample_limit, err);
+		rc = dblist_get(&all, "", 0, 0, &def, err);
 	if (rc == 0)
 		rc = perfdb_fia_new(&fia, err);
 	if (rc < 0)
@@ -269,22 +420,25 @@ int perfdb_parse_run(const struct perfdb_parse_opts *o, struct perfdb_parse_resu
 			rc = w->rc;
 			break;
 		}
-		struct perfdb_agg_totals before = *perfdb_agg_totals(all);
-		rc = perfdb_agg_merge(all, w->agg, err);
+		struct perfdb_agg_totals before = *perfdb_agg_totals(def);
+		for (size_t d = 0; d < w->dbs.n && rc == 0; d++) {
+			struct perfdb_agg *into;
+			const struct dbagg *from = &w->dbs.v[d];
+			rc = dblist_get(&all, from->device, strlen(from->device), from->gpu, &into, err);
+			if (rc == 0)
+				rc = perfdb_agg_merge(into, from->agg, err);
+		}
+		if (rc == 0 && in.v[i].kind == PERFDB_INPUT_CHROME_TRACE)
+			rc = note_trace(res, in.v[i].path, &w->info, err);
 		if (rc == 0)
 			rc = perfdb_fia_add_file(fia, in.v[i].path, w->fia, err);
 		res->inputs++;
 		res->bytes += w->st.bytes;
 		if (in.v[i].kind == PERFDB_INPUT_CHROME_TRACE)
 			res->traces++;
-		if (w->trace_gpu && !res->trace_gpu) {
-			res->trace_gpu = 1;
-			snprintf(res->gpu_name, sizeof(res->gpu_name), "%s", w->gpu_name);
-		}
-		warn_input(o, res, in.v[i].path, &w->st, &before, perfdb_agg_totals(all));
-		perfdb_agg_free(w->agg);
+		warn_input(o, res, in.v[i].path, &w->st, &before, perfdb_agg_totals(def));
+		dblist_release(&w->dbs);
 		perfdb_fia_file_free(w->fia);
-		w->agg = NULL;
 		w->fia = NULL;
 		pthread_mutex_lock(&r.mu);
 		r.merged = i + 1;
@@ -297,8 +451,8 @@ int perfdb_parse_run(const struct perfdb_parse_opts *o, struct perfdb_parse_resu
 	pthread_mutex_unlock(&r.mu);
 	for (unsigned t = 0; t < nth; t++)
 		pthread_join(th[t], NULL);
-	for (size_t i = 0; i < in.n; i++) {
-		perfdb_agg_free(r.w[i].agg);
+	for (size_t i = 0; r.w && i < in.n; i++) {
+		dblist_release(&r.w[i].dbs);
 		perfdb_fia_file_free(r.w[i].fia);
 	}
 	pthread_mutex_destroy(&r.mu);
@@ -307,23 +461,43 @@ int perfdb_parse_run(const struct perfdb_parse_opts *o, struct perfdb_parse_resu
 		goto out;
 
 	struct warn_count wc = { o, res };
-	rc = perfdb_agg_finish(all, err);
+	/* one directory asked for: every device's rows pooled there, so that a
+	 * key of two devices is one row, as a key of two ranks is */
+	if (o->outdir && all.n > 1) {
+		for (size_t d = 1; d < all.n && rc == 0; d++)
+			rc = perfdb_agg_merge(all.v[0].agg, all.v[d].agg, err);
+		for (size_t d = 1; d < all.n; d++) {
+			if (all.v[d].gpu && !all.v[0].gpu) {
+				/* the summary still tells a GPU trace's database */
+				all.v[0].gpu = 1;
+				free(all.v[0].device);
+				all.v[0].device = all.v[d].device;
+				all.v[d].device = NULL;
+			}
+			free(all.v[d].device);
+			perfdb_agg_free(all.v[d].agg);
+		}
+		all.n = 1;
+	}
+	for (size_t d = 0; d < all.n && rc == 0; d++)
+		rc = perfdb_agg_finish(all.v[d].agg, err);
 	if (rc == 0)
 		rc = perfdb_fia_resolve(fia, in.operator_details, in.nops, count_warn, &wc, err);
-	res->totals = *perfdb_agg_totals(all);
-	res->groups = perfdb_agg_ngroups(all);
-	struct perfdb_strbuf dir = PERFDB_STRBUF_INIT;
-	if (rc == 0 && !o->outdir)
-		rc = o->resolve_outdir ? o->resolve_outdir(o->ctx, res, &dir, err)
-				       : perfdb_err_set(err, PERFDB_EINVAL, "no database directory");
+	for (size_t d = 0; d < all.n; d++) {
+		const struct perfdb_agg_totals *t = perfdb_agg_totals(all.v[d].agg);
+		res->totals.rows += t->rows;
+		res->totals.dropped_na += t->dropped_na;
+		res->totals.empty_type += t->empty_type;
+		res->totals.invalid_durations += t->invalid_durations;
+		res->totals.invalid_counters += t->invalid_counters;
+		res->groups += perfdb_agg_ngroups(all.v[d].agg);
+	}
 	if (rc == 0)
-		rc = perfdb_parse_write_tables(o->outdir ? o->outdir : dir.buf, all, fia,
-					       o->lock_timeout, res, err);
-	perfdb_strbuf_release(&dir);
+		rc = write_dbs(o, &all, fia, res, err);
 out:
 	free(r.w);
 	perfdb_fia_free(fia);
-	perfdb_agg_free(all);
+	dblist_release(&all);
 	perfdb_inputs_release(&in);
 	return rc;
 }

@@ -69,6 +69,25 @@ int perfdb_parse_sanitize_name(const char *type, struct perfdb_strbuf *out)
 	return 0;
 }
 
+int perfdb_parse_op_table_name(const char *op, size_t len, struct perfdb_strbuf *out)
+{
+	perfdb_strbuf_reset(out);
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)op[i];
+		if (c == ':' && i + 1 < len && op[i + 1] == ':' && i > 0) {
+			PERFDB_TRY(perfdb_strbuf_addch(out, '.'));
+			i++;
+		} else if (c < 0x20 || c == 0x7f || strchr("<>:\"/\\|?*.%", c) ||
+			   (c == ' ' && (i == 0 || i + 1 == len))) {
+			/* edge spaces too: the table writer trims them */
+			PERFDB_TRY(perfdb_strbuf_addf(out, "%%%02X", c));
+		} else {
+			PERFDB_TRY(perfdb_strbuf_addch(out, (char)c));
+		}
+	}
+	return 0;
+}
+
 void perfdb_parse_result_release(struct perfdb_parse_result *r)
 {
 	for (size_t i = 0; i < r->ntables; i++) {
@@ -76,6 +95,14 @@ void perfdb_parse_result_release(struct perfdb_parse_result *r)
 		free(r->tables[i].type);
 	}
 	free(r->tables);
+	for (size_t i = 0; i < r->ntr; i++)
+		free(r->tr[i].path);
+	free(r->tr);
+	for (size_t i = 0; i < r->ndbs; i++) {
+		free(r->dbs[i].device);
+		free(r->dbs[i].outdir);
+	}
+	free(r->dbs);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -85,6 +112,7 @@ struct outfile {
 	size_t *groups;
 	size_t n, cap;
 	int fia;             /* holds FusedInferAttentionScore rows */
+	int kern;            /* holds per-op trace rows: a Kernels column */
 	struct perfdb_table t;
 	int exists;
 };
@@ -96,7 +124,7 @@ static int fmt6(double v, char *buf, size_t cap)
 
 /* Our value for each column of the output (NULL = not ours to set). */
 struct rowvals {
-	const char *v[PERFDB_PARSE_NBASE + PERFDB_FIA_NCOLS + 1];
+	const char *v[PERFDB_PARSE_NBASE + PERFDB_FIA_NCOLS + 2];
 	char num[3 + PERFDB_NCOUNTERS + 1][40];
 };
 
@@ -130,6 +158,7 @@ static void group_values(const struct perfdb_agg_group *g, const char *const *fi
 		v[PERFDB_PARSE_NBASE + c] = fia ? fia[c] : "";
 	snprintf(rv->num[3 + PERFDB_NCOUNTERS], sizeof(rv->num[0]), "%zu", g->n);
 	v[PERFDB_PARSE_NBASE + PERFDB_FIA_NCOLS] = rv->num[3 + PERFDB_NCOUNTERS];
+	v[PERFDB_PARSE_NBASE + PERFDB_FIA_NCOLS + 1] = g->kernels;
 }
 
 static const char *col_of(size_t i)
@@ -138,14 +167,29 @@ static const char *col_of(size_t i)
 		return perfdb_parse_columns[i];
 	if (i < PERFDB_PARSE_NBASE + PERFDB_FIA_NCOLS)
 		return perfdb_fia_columns[i - PERFDB_PARSE_NBASE];
-	return PERFDB_COL_PROF_COUNT;
+	if (i == PERFDB_PARSE_NBASE + PERFDB_FIA_NCOLS)
+		return PERFDB_COL_PROF_COUNT;
+	return PERFDB_PARSE_COL_KERNELS;
 }
 
-#define NOUT (PERFDB_PARSE_NBASE + PERFDB_FIA_NCOLS + 1)
+#define NOUT (PERFDB_PARSE_NBASE + PERFDB_FIA_NCOLS + 2)
+#define COL_COUNT (NOUT - 2)
+#define COL_KERNELS (NOUT - 1)
 
 static int is_fia_col(size_t i)
 {
 	return i >= PERFDB_PARSE_NBASE && i < PERFDB_PARSE_NBASE + PERFDB_FIA_NCOLS;
+}
+
+/* A column this file carries: FIA columns only in FIA tables, Kernels only
+ * in per-op trace tables. */
+static int wanted(const struct outfile *of, size_t i)
+{
+	if (is_fia_col(i))
+		return of->fia;
+	if (i == COL_KERNELS)
+		return of->kern;
+	return 1;
 }
 
 static int row_key(const struct perfdb_table *t, size_t r, const long *ci,
@@ -179,7 +223,7 @@ static int merge_file(struct outfile *of, const char *path, const struct perfdb_
 		const char *names[NOUT];
 		size_t n = 0;
 		for (size_t i = 0; i < NOUT; i++)
-			if (of->fia || !is_fia_col(i))
+			if (wanted(of, i))
 				names[n++] = col_of(i);
 		PERFDB_TRY(perfdb_table_set_header(&of->t, names, n, err));
 		of->t.name = strdup(path);
@@ -187,7 +231,7 @@ static int merge_file(struct outfile *of, const char *path, const struct perfdb_
 	long ci[NOUT];
 	for (size_t i = 0; i < NOUT; i++) {
 		ci[i] = perfdb_table_col(&of->t, col_of(i));
-		if (ci[i] < 0 && (of->fia || !is_fia_col(i))) {
+		if (ci[i] < 0 && wanted(of, i)) {
 			long at = perfdb_table_insert_col(&of->t, col_of(i), of->t.ncols, err);
 			if (at < 0)
 				return (int)at;
@@ -242,7 +286,7 @@ static int merge_file(struct outfile *of, const char *path, const struct perfdb_
 				continue;
 			/* a key without a valid sample leaves the old statistics and
 			 * their count together */
-			if (!fresh && !g->n && i == NOUT - 1)
+			if (!fresh && !g->n && (i == COL_COUNT || i == COL_KERNELS))
 				continue;
 			if (!fresh && is_fia_col(i) && cur[0])
 				continue;
@@ -311,13 +355,21 @@ int perfdb_parse_write_tables(const char *outdir, const struct perfdb_agg *agg,
 		of->groups[of->n++] = i;
 		if (strcmp(g->type, PERFDB_FIA_TYPE) == 0)
 			of->fia = 1;
+		if (g->kernels[0])
+			of->kern = 1;
 	}
 	if (rc == -PERFDB_ENOMEM)
 		rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 
-	res->tables = calloc(nfiles ? nfiles : 1, sizeof(*res->tables));
-	if (rc == 0 && !res->tables)
+	/* appended: a run writes one database per device */
+	size_t base = res->ntables;
+	struct perfdb_parse_table *nt = realloc(res->tables, (base + nfiles + 1) * sizeof(*nt));
+	if (rc == 0 && !nt)
 		rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	if (nt) {
+		res->tables = nt;
+		memset(nt + base, 0, (nfiles + 1) * sizeof(*nt));
+	}
 	if (rc == 0)
 		rc = perfdb_mkdir_p(outdir, err);
 	if (rc == 0)
@@ -326,7 +378,7 @@ int perfdb_parse_write_tables(const char *outdir, const struct perfdb_agg *agg,
 	for (size_t f = 0; f < nfiles && rc == 0; f++) {
 		perfdb_strbuf_reset(&path);
 		perfdb_strbuf_addf(&path, "%s/%s.csv", outdir, files[f].name);
-		struct perfdb_parse_table *t = &res->tables[f];
+		struct perfdb_parse_table *t = &res->tables[base + f];
 		t->path = strdup(path.buf);
 		t->type = strdup(perfdb_agg_group(agg, files[f].groups[0])->type);
 		res->ntables++;
@@ -339,9 +391,9 @@ int perfdb_parse_write_tables(const char *outdir, const struct perfdb_agg *agg,
 	for (size_t f = 0; f < nfiles && rc == 0; f++) {
 		if (!files[f].t.dirty && files[f].exists)
 			continue;
-		rc = perfdb_table_save(&files[f].t, res->tables[f].path, &lock, err);
+		rc = perfdb_table_save(&files[f].t, res->tables[base + f].path, &lock, err);
 		if (rc == 0)
-			res->tables[f].written = 1;
+			res->tables[base + f].written = 1;
 	}
 	perfdb_lock_release(&lock);
 	for (size_t f = 0; f < nfiles; f++) {

@@ -2,9 +2,10 @@
  * Fuzz target: the PyTorch Chrome-trace reader (src/parse/chrome_trace.c,
  * include/perfdb/chrome_trace.h).
  *
- * The input is the trace itself.  It is read with both sinks, then with
- * none.  Invariants checked: a read returns 0 or -PERFDB_EPARSE (never
- * another code: there is no I/O and the sinks accept everything) with a
+ * The input is the trace itself (JSON, or gzip when it starts with the
+ * magic bytes).  It is read with both sinks per op, then per kernel, then
+ * with none.  Invariants checked: a read returns 0, -PERFDB_EPARSE or
+ * -PERFDB_ENOMEM (never another code: the sinks accept everything) with a
  * message; every span of every row is readable; Accelerator Core is CPU or
  * GPU; a non-empty shape cell is quoted and its slot count equals those of
  * the dtype and format cells; the counts are consistent and the same
@@ -74,32 +75,41 @@ static int check_row(void *ctx, const struct perfdb_kernel_row *row, struct perf
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	size_t ncpu = 0, ngpu = 0;
+	size_t ncpu = 0, ngpu = 0, nk = 0, nk_cpu = 0;
 	struct perfdb_row_sink cpu = { check_row, &ncpu }, gpu = { check_row, &ngpu };
-	struct perfdb_chrome_trace_info a, b;
+	struct perfdb_row_sink kcpu = { check_row, &nk_cpu }, kgpu = { check_row, &nk };
+	struct perfdb_chrome_trace_info a, b, k;
 	struct perfdb_err err;
 	perfdb_err_clear(&err);
-	int rc = perfdb_chrome_trace_read_mem("fuzz.json", data, size, &cpu, &gpu, &a, &err);
+	int rc = perfdb_chrome_trace_read_mem("fuzz.json", data, size, NULL, &cpu, &gpu, &a, &err);
 	if (rc != 0 && rc != -PERFDB_EPARSE && rc != -PERFDB_ENOMEM)
 		abort();
 	if (rc != 0 && err.msg[0] == '\0')
 		abort();
 	if (rc == 0) {
-		if (ncpu != a.cpu_rows || ngpu != a.kernels)
+		if (ncpu != a.cpu_rows || ngpu != a.gpu_rows)
 			abort();
-		if (a.cpu_rows + a.cpu_ops_no_shapes > a.cpu_ops ||
-		    a.kernels_unmatched > a.kernels ||
-		    a.cpu_ops + a.kernels + a.legacy_events > a.events ||
-		    a.bad_events > a.events)
+		/* one row per (call, device): never more rows than activities */
+		if (a.cpu_rows + a.cpu_ops_no_shapes != a.cpu_ops || a.gpu_rows > a.activities ||
+		    a.activities_linked > a.activities || a.kernels > a.activities ||
+		    a.kernels_unmatched != a.activities - a.activities_linked ||
+		    a.cpu_ops + a.activities + a.launches + a.legacy_events > a.events ||
+		    (a.activities && !a.gpu_rows))
 			abort();
 		if (memchr(a.gpu_name, '\0', sizeof(a.gpu_name)) == NULL)
 			abort();
 	}
-	int rc2 = perfdb_chrome_trace_read_mem("fuzz.json", data, size, NULL, NULL, &b, &err);
+	struct perfdb_chrome_trace_opts pk = { 1, 0, NULL };
+	int rck = perfdb_chrome_trace_read_mem("fuzz.json", data, size, &pk, &kcpu, &kgpu, &k, &err);
+	if (rck != rc)
+		abort();
+	if (rc == 0 && (nk != a.kernels || nk_cpu != ncpu))
+		abort();
+	int rc2 = perfdb_chrome_trace_read_mem("fuzz.json", data, size, NULL, NULL, NULL, &b, &err);
 	if (rc2 != rc)
 		abort();
 	if (rc == 0 && memcmp(&a, &b, sizeof(a)) != 0)
 		abort();
-	(void)perfdb_chrome_trace_read_mem("fuzz.json", data, size, NULL, NULL, NULL, NULL);
+	(void)perfdb_chrome_trace_read_mem("fuzz.json", data, size, NULL, NULL, NULL, NULL, NULL);
 	return 0;
 }

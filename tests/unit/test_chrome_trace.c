@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <zlib.h>
+
 #include "perfdb/chrome_trace.h"
 
 /* ---- a sink that keeps copies of the rows ------------------------------ */
@@ -129,7 +131,7 @@ static void test_cpu_trace_counts(void **state)
 	struct perfdb_err err;
 	perfdb_err_clear(&err);
 	const char *path = fixture("cpu_block.pt.trace.json");
-	assert_int_equal(perfdb_chrome_trace_read(path, &cs, &gs, &info, &err), 0);
+	assert_int_equal(perfdb_chrome_trace_read(path, NULL, &cs, &gs, &info, &err), 0);
 	assert_int_equal(info.events, 475);
 	assert_int_equal(info.cpu_ops, 470);
 	assert_int_equal(info.cpu_rows, 470);
@@ -168,7 +170,7 @@ static void test_cpu_trace_rows(void **state)
 	struct rows cpu = { 0 };
 	struct perfdb_row_sink cs = sink_of(&cpu);
 	struct perfdb_err err;
-	assert_int_equal(perfdb_chrome_trace_read(fixture("cpu_block.pt.trace.json"), &cs,
+	assert_int_equal(perfdb_chrome_trace_read(fixture("cpu_block.pt.trace.json"), NULL, &cs,
 						  NULL, NULL, &err), 0);
 	assert_int_equal(cpu.n, 470);
 	/* [[], [], [], [], [], []] / ["", "", "Scalar", "Scalar", "", "Scalar"] */
@@ -204,7 +206,7 @@ static void test_legacy_export(void **state)
 	struct perfdb_row_sink cs = sink_of(&cpu);
 	struct perfdb_chrome_trace_info info;
 	struct perfdb_err err;
-	assert_int_equal(perfdb_chrome_trace_read(fixture("cpu_block.legacy.json"), &cs, NULL,
+	assert_int_equal(perfdb_chrome_trace_read(fixture("cpu_block.legacy.json"), NULL, &cs, NULL,
 						  &info, &err), 0);
 	assert_int_equal(info.events, 468);
 	assert_int_equal(info.legacy_events, 468);
@@ -228,12 +230,14 @@ static void test_gpu_trace(void **state)
 	struct perfdb_row_sink cs = sink_of(&cpu), gs = sink_of(&gpu);
 	struct perfdb_chrome_trace_info info;
 	struct perfdb_err err;
-	assert_int_equal(perfdb_chrome_trace_read(fixture("gpu_minimal.json"), &cs, &gs, &info,
-						  &err), 0);
+	struct perfdb_chrome_trace_opts per_kernel = { 1, 0, NULL };
+	assert_int_equal(perfdb_chrome_trace_read(fixture("gpu_minimal.json"), &per_kernel, &cs, &gs,
+						  &info, &err), 0);
 	assert_int_equal(info.events, 37);
 	assert_int_equal(info.cpu_ops, 11);
 	assert_int_equal(info.cpu_rows, 11);
 	assert_int_equal(info.kernels, 7);
+	assert_int_equal(info.activities, 8);   /* and one gpu_memcpy */
 	assert_int_equal(info.kernels_unmatched, 2);
 	assert_int_equal(info.bad_events, 0);
 	assert_string_equal(info.gpu_name, "NVIDIA H200");
@@ -259,9 +263,10 @@ static void test_gpu_trace(void **state)
 		  "GPU", "\"4,8,8;;\"", "DT_BF16;;", "ND;;", "3.2");
 	assert_string_equal(gpu.v[3].f[F_INS], "\"8,128\"");
 	assert_string_equal(gpu.v[3].f[F_DUR], "1.856");
-	check_row(&gpu.v[4], "triton_poi_fused_mul_silu_0", "GPU", "", "", "", "1.5");
-	check_row(&gpu.v[5], GEMM, "GPU", "\"64;8,64;64,64;;\"", "DT_BF16;DT_BF16;DT_BF16;;",
+	/* op calls first, in op order; kernels that reach no op after them */
+	check_row(&gpu.v[4], GEMM, "GPU", "\"64;8,64;64,64;;\"", "DT_BF16;DT_BF16;DT_BF16;;",
 		  "ND;ND;ND;;", "6.08");
+	check_row(&gpu.v[5], "triton_poi_fused_mul_silu_0", "GPU", "", "", "", "1.5");
 	check_row(&gpu.v[6], "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage"
 		  "<4096ul>)", "GPU", "", "", "", "18.432");
 
@@ -275,39 +280,12 @@ static void test_gpu_trace(void **state)
 	rows_free(&gpu);
 }
 
-/* Without a launch event the kernel's own "External id" still joins. */
-static void test_kernel_external_id_fallback(void **state)
-{
-	(void)state;
-	static const char trace[] =
-		"{\"traceEvents\": ["
-		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"dur\":2,"
-		" \"args\":{\"External id\":7,\"correlation\":70}},"
-		"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"dur\":5,"
-		" \"args\":{\"External id\":7,\"Input Dims\":[[2,3],[3,4]],"
-		"  \"Input type\":[\"c10::Half\",\"c10::Half\"]}}]}";
-	struct rows gpu = { 0 };
-	struct perfdb_row_sink gs = sink_of(&gpu);
-	struct perfdb_chrome_trace_info info;
-	struct perfdb_err err;
-	assert_int_equal(perfdb_chrome_trace_read_mem("t.json", trace, strlen(trace), NULL, &gs,
-						      &info, &err), 0);
-	assert_int_equal(info.kernels_unmatched, 0);
-	assert_int_equal(info.cpu_rows, 1);
-	assert_int_equal(gpu.n, 1);
-	check_row(&gpu.v[0], "k", "GPU", "\"2,3;3,4\"", "DT_FLOAT16;DT_FLOAT16", "ND;ND", "2");
-	assert_string_equal(gpu.v[0].file, "t.json");
-	rows_free(&gpu);
-}
-
-/* ---- edge and error cases ---------------------------------------------- */
-
 static int read_str(const char *json, struct rows *cpu, struct perfdb_chrome_trace_info *info,
 		    struct perfdb_err *err)
 {
 	struct perfdb_row_sink cs = sink_of(cpu);
 	perfdb_err_clear(err);
-	return perfdb_chrome_trace_read_mem("t.json", json, strlen(json), &cs, NULL, info, err);
+	return perfdb_chrome_trace_read_mem("t.json", json, strlen(json), NULL, &cs, NULL, info, err);
 }
 
 /* A top-level array of events is a Chrome trace too. */
@@ -318,15 +296,14 @@ static void test_array_of_events(void **state)
 	struct perfdb_chrome_trace_info info;
 	struct perfdb_err err;
 	assert_int_equal(read_str("[{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::relu\","
-				  "\"dur\":11,\"args\":{\"Input Dims\":[[4,16]],"
+				  "\"ts\":\"100.5\",\"dur\":11,\"args\":{\"Input Dims\":[[4,16]],"
 				  "\"Input type\":[\"float\"]}}]", &cpu, &info, &err), 0);
 	assert_int_equal(cpu.n, 1);
 	check_row(&cpu.v[0], "aten::relu", "CPU", "\"4,16\"", "DT_FLOAT", "ND", "11");
 	rows_free(&cpu);
 }
 
-/* "args": null, missing args, no dur, non-object events, zero inputs,
- * malformed dims, cpu_ops recorded without shapes. */
+/* Events we do not use may lack anything; cpu_ops without shapes count. */
 static void test_odd_events(void **state)
 {
 	(void)state;
@@ -335,30 +312,65 @@ static void test_odd_events(void **state)
 	struct perfdb_err err;
 	assert_int_equal(read_str(
 		"{\"traceEvents\": ["
-		"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"a\",\"args\":null},"
-		"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"b\"},"
-		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"args\":null},"
-		"17, null, \"x\", [],"
-		"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"c\",\"args\":{\"Input Dims\":[]}},"
-		"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"d\",\"args\":{\"Input Dims\":[[1.5]]}},"
-		"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"e\",\"args\":{\"Input Dims\":[[[2],3]]}},"
-		"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"f\",\"dur\":\"7\","
+		"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"a\",\"ts\":1,\"dur\":1,\"args\":null},"
+		"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"b\",\"ts\":1,\"dur\":1},"
+		"{\"ph\":\"M\",\"name\":\"process_name\"},"
+		"{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"u\"},"
+		"{\"ph\":\"s\",\"cat\":\"ac2g\",\"id\":\"x\"},"
+		"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"c\",\"ts\":2,\"dur\":3,\"args\":{\"Input Dims\":[]}},"
+		"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"f\",\"ts\":2,\"dur\":\"7\","
 		" \"args\":{\"Input Dims\":[[3],[]],\"Input type\":[\"my;stery\",\"c10::Half\"]}},"
-		"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"args\":{\"Input Dims\":[[1]]}},"
 		"{\"ph\":\"B\",\"cat\":\"cpu_op\",\"name\":\"g\",\"args\":{\"Input Dims\":[[1]]}}"
 		"]}", &cpu, &info, &err), 0);
-	assert_int_equal(info.events, 13);
-	assert_int_equal(info.cpu_ops, 7);
+	assert_int_equal(info.events, 8);
+	assert_int_equal(info.cpu_ops, 4);
 	assert_int_equal(info.cpu_ops_no_shapes, 2);
-	assert_int_equal(info.bad_events, 4 + 3);  /* 4 non-objects; d, e, and the nameless op */
-	assert_int_equal(info.kernels, 1);
-	assert_int_equal(info.kernels_unmatched, 1);
+	assert_int_equal(info.bad_events, 1);   /* the flow without an integer id */
+	assert_int_equal(info.activities, 0);
 	assert_int_equal(cpu.n, 2);
-	check_row(&cpu.v[0], "c", "CPU", "", "", "", "");
+	check_row(&cpu.v[0], "c", "CPU", "", "", "", "3");
 	/* unknown dtype of a tensor kept verbatim but for ";"; a 0-d c10::Half;
-	 * a string dur is no duration */
-	check_row(&cpu.v[1], "f", "CPU", "\"3;\"", "my_stery;DT_FLOAT16", "ND;ND", "");
+	 * a string dur is read as its text */
+	check_row(&cpu.v[1], "f", "CPU", "\"3;\"", "my_stery;DT_FLOAT16", "ND;ND", "7");
 	rows_free(&cpu);
+}
+
+/* Missing or mistyped fields of the events used: event index and offset. */
+static void test_bad_events(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *events, *msg;
+	} cases[] = {
+		{ "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"a\",\"dur\":1}",
+		  "t.json: event #0 (ending at byte 60): cpu_op event: \"ts\" is missing" },
+		{ "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"ts\":1,\"dur\":true}",
+		  "t.json: event #0 (ending at byte 70): kernel event: \"dur\" is not a non-negative number" },
+		{ "17", "t.json: event #0 (ending at byte 18): not an object" },
+		{ "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"a\",\"ts\":1,\"dur\":1},[1]",
+		  "t.json: event #1 (ending at byte 71): not an object" },
+		{ "{\"ph\":\"X\",\"cat\":\"kernel\",\"ts\":1,\"dur\":1}",
+		  "t.json: event #0 (ending at byte 56): kernel event: \"name\" is missing" },
+		{ "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"ts\":1,\"args\":{\"correlation\":\"x\"}}",
+		  "t.json: event #0 (ending at byte 81): cuda_runtime event: \"correlation\" is not an integer" },
+		{ "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"d\",\"ts\":1,\"dur\":1,"
+		  "\"args\":{\"Input Dims\":[[1.5]]}}",
+		  "t.json: event #0 (ending at byte 97): cpu_op \"d\": \"Input Dims\" is not a list of "
+		  "integer lists" },
+		{ "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"e\",\"ts\":1,\"dur\":1,"
+		  "\"args\":{\"Input Dims\":[[[2],3]]}}",
+		  "t.json: event #0 (ending at byte 99): cpu_op \"e\": \"Input Dims\" is not a list of "
+		  "integer lists" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char doc[512];
+		snprintf(doc, sizeof(doc), "{\"traceEvents\":[%s]}", cases[i].events);
+		struct rows cpu = { 0 };
+		struct perfdb_err err;
+		assert_int_equal(read_str(doc, &cpu, NULL, &err), -PERFDB_EPARSE);
+		assert_string_equal(err.msg, cases[i].msg);
+		rows_free(&cpu);
+	}
 }
 
 static void test_not_a_trace(void **state)
@@ -367,49 +379,219 @@ static void test_not_a_trace(void **state)
 	struct rows cpu = { 0 };
 	struct perfdb_err err;
 	assert_int_equal(read_str("\"hello\"", &cpu, NULL, &err), -PERFDB_EPARSE);
-	assert_string_equal(err.msg, "t.json: not a Chrome trace: the top level is a string, "
-			    "not an object with \"traceEvents\" or an array of events");
+	assert_string_equal(err.msg, "t.json: not a Chrome trace: the top level is not an object "
+			    "with \"traceEvents\" or an array of events");
 	assert_int_equal(read_str("{\"events\": []}", &cpu, NULL, &err), -PERFDB_EPARSE);
 	assert_string_equal(err.msg, "t.json: not a Chrome trace: no \"traceEvents\" array");
 	assert_int_equal(read_str("{\"traceEvents\": {}}", &cpu, NULL, &err), -PERFDB_EPARSE);
 	assert_string_equal(err.msg,
 			    "t.json: not a Chrome trace: \"traceEvents\" is an object, not an array");
+	assert_int_equal(read_str("", &cpu, NULL, &err), -PERFDB_EPARSE);
+	assert_string_equal(err.msg, "t.json: empty file");
 	assert_int_equal(cpu.n, 0);
 }
 
-/* jansson reports line and column of the offending token. */
+/* yajl's reason with the byte offset where the JSON went wrong. */
 static void test_invalid_json(void **state)
 {
 	(void)state;
 	struct rows cpu = { 0 };
 	struct perfdb_err err;
 	assert_int_equal(read_str("{\"traceEvents\": [}", &cpu, NULL, &err), -PERFDB_EPARSE);
-	assert_non_null(strstr(err.msg, "t.json:1:18: invalid JSON: "));
-	assert_int_equal(read_str("{\n  \"traceEvents\": [\n}", &cpu, NULL, &err), -PERFDB_EPARSE);
-	assert_non_null(strstr(err.msg, "t.json:3:1: invalid JSON: "));
-	assert_int_equal(read_str("", &cpu, NULL, &err), -PERFDB_EPARSE);
-	assert_non_null(strstr(err.msg, "invalid JSON"));
+	assert_non_null(strstr(err.msg, "t.json: invalid JSON at byte 18: "));
+	/* truncated: the offset is the end of the data */
+	assert_int_equal(read_str("{\n  \"traceEvents\": [\n", &cpu, NULL, &err), -PERFDB_EPARSE);
+	assert_non_null(strstr(err.msg, "t.json: invalid JSON at byte 21: "));
+	assert_non_null(strstr(err.msg, "premature EOF"));
 	assert_int_equal(cpu.n, 0);
+}
+
+/* gzip is told by its magic bytes; a cut gzip stream is an error. */
+static void test_gzip(void **state)
+{
+	(void)state;
+	/* gzip -9n of {"traceEvents":[{"ph":"X","cat":"cpu_op","name":"aten::relu",
+	 * "ts":1,"dur":11,"args":{"Input Dims":[[4,16]],"Input type":["float"]}}]} */
+	static const char json[] =
+		"{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::relu\","
+		"\"ts\":1,\"dur\":11,\"args\":{\"Input Dims\":[[4,16]],\"Input type\":[\"float\"]}}]}";
+	unsigned char gz[512];
+	size_t gzlen = 0;
+	{
+		/* compress with zlib here rather than trust a pasted blob */
+		z_stream z;
+		memset(&z, 0, sizeof(z));
+		assert_int_equal(deflateInit2(&z, 9, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+		z.next_in = (unsigned char *)(uintptr_t)json;
+		z.avail_in = (uInt)strlen(json);
+		z.next_out = gz;
+		z.avail_out = sizeof(gz);
+		assert_int_equal(deflate(&z, Z_FINISH), Z_STREAM_END);
+		gzlen = sizeof(gz) - z.avail_out;
+		deflateEnd(&z);
+	}
+	assert_int_equal(gz[0], 0x1f);
+	struct rows cpu = { 0 };
+	struct perfdb_row_sink cs = sink_of(&cpu);
+	struct perfdb_chrome_trace_info info;
+	struct perfdb_err err;
+	assert_int_equal(perfdb_chrome_trace_read_mem("t.json.gz", gz, gzlen, NULL, &cs, NULL, &info,
+						      &err), 0);
+	assert_int_equal(info.gzip, 1);
+	assert_int_equal(info.bytes, strlen(json));
+	assert_int_equal(cpu.n, 1);
+	check_row(&cpu.v[0], "aten::relu", "CPU", "\"4,16\"", "DT_FLOAT", "ND", "11");
+	rows_free(&cpu);
+	assert_int_equal(perfdb_chrome_trace_read_mem("t.json.gz", gz, gzlen - 12, NULL, &cs, NULL,
+						      &info, &err), -PERFDB_EPARSE);
+	char want[128];
+	snprintf(want, sizeof(want), "t.json.gz: truncated gzip stream (ends at compressed byte %zu)",
+		 gzlen - 12);
+	assert_string_equal(err.msg, want);
+	rows_free(&cpu);
+	gz[20] ^= 0xff;
+	int rc = perfdb_chrome_trace_read_mem("t.json.gz", gz, gzlen, NULL, &cs, NULL, &info, &err);
+	assert_int_equal(rc, -PERFDB_EPARSE);
+	rows_free(&cpu);
+}
+
+/* Kineto's rules (docs/chrome_trace.md "Linking"), both layouts in one
+ * trace, read with a sort memory small enough to spill to disk:
+ *   aten::linear [10,110] ext 1 holds aten::mm [20,50] ext 2 (shapes);
+ *   launch ts 30 names ext 1: linear, not the innermost mm;
+ *   launch ts 40 names ext 999, no op: the innermost open op, mm;
+ *   launch ts 60 has no correlation: the `s` flow inside it gives 102;
+ *   its kernel has none either: the `f` flow inside it gives 102; mm has
+ *   ended by ts 60, so linear.
+ * So linear's call launched 1 + 4 us (k1, k3), mm's 2 us (k2). */
+static void test_link_rules(void **state)
+{
+	(void)state;
+	struct perfdb_strbuf t = PERFDB_STRBUF_INIT;
+	perfdb_strbuf_addstr(&t,
+		"{\"traceEvents\":["
+		"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::linear\",\"pid\":1,\"tid\":1,"
+		" \"ts\":10,\"dur\":100,\"args\":{\"External id\":1}},"
+		"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":1,"
+		" \"ts\":20,\"dur\":30,\"args\":{\"External id\":2,\"Input Dims\":[[2,2],[2,2]],"
+		" \"Input type\":[\"float\",\"float\"]}},"
+		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k3\",\"pid\":0,\"tid\":7,\"ts\":300,\"dur\":4},"
+		"{\"ph\":\"f\",\"cat\":\"ac2g\",\"id\":102,\"pid\":0,\"tid\":7,\"ts\":301,\"bp\":\"e\"},"
+		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k1\",\"pid\":0,\"tid\":7,\"ts\":200,\"dur\":1,"
+		" \"args\":{\"correlation\":100}},"
+		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k2\",\"pid\":0,\"tid\":7,\"ts\":250,\"dur\":2,"
+		" \"args\":{\"correlation\":101}},"
+		"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
+		" \"ts\":30,\"dur\":1,\"args\":{\"External id\":1,\"correlation\":100}},"
+		"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
+		" \"ts\":\"40.0\",\"dur\":1,\"args\":{\"External id\":999,\"correlation\":101}},"
+		"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
+		" \"ts\":60,\"dur\":2},"
+		"{\"ph\":\"s\",\"cat\":\"ac2g\",\"id\":102,\"pid\":1,\"tid\":1,\"ts\":61}");
+	/* unrelated ops on another thread: enough records to spill every run */
+	for (int i = 0; i < 60; i++)
+		perfdb_strbuf_addf(&t, ",{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"x\",\"pid\":1,"
+				   "\"tid\":2,\"ts\":%d,\"dur\":1}", i * 3);
+	perfdb_strbuf_addstr(&t, "]}");
+	struct rows gpu = { 0 };
+	struct perfdb_row_sink gs = sink_of(&gpu);
+	struct perfdb_chrome_trace_info info;
+	struct perfdb_err err;
+	struct perfdb_chrome_trace_opts small = { 0, 5 * 16 * 48, NULL };
+	assert_int_equal(perfdb_chrome_trace_read_mem("t.json", t.buf, t.len, &small, NULL, &gs,
+						      &info, &err), 0);
+	assert_true(info.spilled);
+	assert_int_equal(info.activities, 3);
+	assert_int_equal(info.activities_linked, 3);
+	assert_int_equal(info.flows, 2);
+	assert_int_equal(gpu.n, 2);
+	/* calls in op order; ops without shapes keep empty cells */
+	check_row(&gpu.v[0], "aten.linear", "GPU", "", "", "", "5");
+	check_row(&gpu.v[1], "aten.mm", "GPU", "\"2,2;2,2\"", "DT_FLOAT;DT_FLOAT", "ND;ND", "2");
+	rows_free(&gpu);
+	/* the same in memory */
+	assert_int_equal(perfdb_chrome_trace_read_mem("t.json", t.buf, t.len, NULL, NULL, &gs,
+						      &info, &err), 0);
+	assert_false(info.spilled);
+	assert_int_equal(gpu.n, 2);
+	check_row(&gpu.v[0], "aten.linear", "GPU", "", "", "", "5");
+	rows_free(&gpu);
+	perfdb_strbuf_release(&t);
+}
+
+/* Epoch timestamps (16 digits of us) keep their nanoseconds: a double
+ * would round 1682725898082228.002 us in ns to a multiple of 256. */
+static void test_epoch_timestamps(void **state)
+{
+	(void)state;
+	static const char trace[] =
+		"{\"traceEvents\":["
+		"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"outer\",\"pid\":1,\"tid\":1,"
+		" \"ts\":1682725898082228.000,\"dur\":1},"
+		"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"inner\",\"pid\":1,\"tid\":1,"
+		" \"ts\":\"1682725898082228.001\",\"dur\":0.001},"
+		"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"l\",\"pid\":1,\"tid\":1,"
+		" \"ts\":1682725898082228.002,\"args\":{\"correlation\":1}},"
+		"{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"l\",\"pid\":1,\"tid\":1,"
+		" \"ts\":1682725898082228.003,\"args\":{\"correlation\":2}},"
+		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,"
+		" \"ts\":1682725898082300,\"dur\":1,\"args\":{\"correlation\":1}},"
+		"{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,"
+		" \"ts\":1682725898082400,\"dur\":3,\"args\":{\"correlation\":2}}]}";
+	struct rows gpu = { 0 };
+	struct perfdb_row_sink gs = sink_of(&gpu);
+	struct perfdb_err err;
+	assert_int_equal(perfdb_chrome_trace_read_mem("t.json", trace, strlen(trace), NULL, NULL, &gs,
+						      NULL, &err), 0);
+	assert_int_equal(gpu.n, 2);
+	/* .002 is inside inner's [.001, .002]; .003 only inside outer */
+	check_row(&gpu.v[0], "outer", "GPU", "", "", "", "3");
+	check_row(&gpu.v[1], "inner", "GPU", "", "", "", "1");
+	rows_free(&gpu);
+}
+
+/* Op table names are one-to-one and readable. */
+static void test_op_table_name(void **state)
+{
+	(void)state;
+	static const char *const cases[][2] = {
+		{ "aten::mm", "aten.mm" },
+		{ "aten::add.Tensor", "aten.add%2ETensor" },
+		{ "aten__mm", "aten__mm" },
+		{ "::f", "%3A%3Af" },
+		{ "a:b/c%", "a%3Ab%2Fc%25" },
+		{ " x ", "%20x%20" },
+		{ "autograd::engine::evaluate_function: MmBackward0",
+		  "autograd.engine.evaluate_function%3A MmBackward0" },
+	};
+	struct perfdb_strbuf out = PERFDB_STRBUF_INIT;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(perfdb_parse_op_table_name(cases[i][0], strlen(cases[i][0]), &out), 0);
+		assert_string_equal(out.buf, cases[i][1]);
+	}
+	perfdb_strbuf_release(&out);
 }
 
 static void test_missing_file(void **state)
 {
 	(void)state;
 	struct perfdb_err err;
-	assert_int_equal(perfdb_chrome_trace_read(fixture("no_such_trace.json"), NULL, NULL,
+	assert_int_equal(perfdb_chrome_trace_read(fixture("no_such_trace.json"), NULL, NULL, NULL,
 						  NULL, &err), -PERFDB_ENOENT);
 }
 
-/* A sink's failure stops the read and its message passes through. */
+/* A sink's failure stops the read and its message passes through, with
+ * the event it happened at. */
 static void test_sink_error(void **state)
 {
 	(void)state;
 	struct rows cpu = { .fail_at = 3 };
 	struct perfdb_row_sink cs = sink_of(&cpu);
 	struct perfdb_err err;
-	assert_int_equal(perfdb_chrome_trace_read(fixture("gpu_minimal.json"), &cs, NULL, NULL,
+	assert_int_equal(perfdb_chrome_trace_read(fixture("gpu_minimal.json"), NULL, &cs, NULL, NULL,
 						  &err), -PERFDB_EIO);
-	assert_string_equal(err.msg, "sink refused row 3");
+	assert_non_null(strstr(err.msg, ": event #2 (ending at byte "));
+	assert_non_null(strstr(err.msg, "): sink refused row 3"));
 	assert_int_equal(cpu.n, 2);
 	rows_free(&cpu);
 }
@@ -421,9 +603,13 @@ int main(void)
 		cmocka_unit_test(test_cpu_trace_rows),
 		cmocka_unit_test(test_legacy_export),
 		cmocka_unit_test(test_gpu_trace),
-		cmocka_unit_test(test_kernel_external_id_fallback),
 		cmocka_unit_test(test_array_of_events),
 		cmocka_unit_test(test_odd_events),
+		cmocka_unit_test(test_bad_events),
+		cmocka_unit_test(test_gzip),
+		cmocka_unit_test(test_link_rules),
+		cmocka_unit_test(test_op_table_name),
+		cmocka_unit_test(test_epoch_timestamps),
 		cmocka_unit_test(test_not_a_trace),
 		cmocka_unit_test(test_invalid_json),
 		cmocka_unit_test(test_missing_file),

@@ -1,0 +1,171 @@
+/*
+ * cpu_op input cells (src/parse/trace_cells.h): docs/spec/parse.md §2 (shape
+ * cells keep literal quotes and empty slots).
+ */
+#include "trace_cells.h"
+
+#include <string.h>
+
+#include "perfdb/dtype.h"
+
+/* torch records a tensor's dtype as caffe2::TypeMeta::name(), the C++ type
+ * name as the compiler spells it (GCC: "long int"; clang: "long").  These
+ * spellings mark a tensor even when it has no dims (0-d). */
+static const struct {
+	const char *spelling;
+	enum perfdb_dtype type;
+} torch_types[] = {
+	{ "float", PERFDB_DTYPE_FLOAT },
+	{ "double", PERFDB_DTYPE_FLOAT64 },
+	{ "c10::Half", PERFDB_DTYPE_FLOAT16 },
+	{ "c10::BFloat16", PERFDB_DTYPE_BF16 },
+	{ "signed char", PERFDB_DTYPE_INT8 },
+	{ "unsigned char", PERFDB_DTYPE_UINT8 },
+	{ "short int", PERFDB_DTYPE_INT16 },
+	{ "short", PERFDB_DTYPE_INT16 },
+	{ "short unsigned int", PERFDB_DTYPE_UINT16 },
+	{ "unsigned short", PERFDB_DTYPE_UINT16 },
+	{ "int", PERFDB_DTYPE_INT32 },
+	{ "unsigned int", PERFDB_DTYPE_UINT32 },
+	{ "long int", PERFDB_DTYPE_INT64 },
+	{ "long", PERFDB_DTYPE_INT64 },
+	{ "long long int", PERFDB_DTYPE_INT64 },
+	{ "long long", PERFDB_DTYPE_INT64 },
+	{ "long unsigned int", PERFDB_DTYPE_UINT64 },
+	{ "unsigned long", PERFDB_DTYPE_UINT64 },
+	{ "long long unsigned int", PERFDB_DTYPE_UINT64 },
+	{ "unsigned long long", PERFDB_DTYPE_UINT64 },
+	{ "bool", PERFDB_DTYPE_BOOL },
+	{ "c10::Float8_e4m3fn", PERFDB_DTYPE_FLOAT8_E4M3FN },
+	{ "c10::Float8_e5m2", PERFDB_DTYPE_FLOAT8_E5M2 },
+	{ "c10::complex<float>", PERFDB_DTYPE_COMPLEX64 },
+};
+
+static enum perfdb_dtype torch_dtype(struct perfdb_span s)
+{
+	for (size_t i = 0; i < sizeof(torch_types) / sizeof(torch_types[0]); i++)
+		if (strlen(torch_types[i].spelling) == s.len &&
+		    memcmp(torch_types[i].spelling, s.p, s.len) == 0)
+			return torch_types[i].type;
+	return PERFDB_DTYPE_UNKNOWN;
+}
+
+void perfdb_tcells_init(struct perfdb_tcells *c)
+{
+	perfdb_strbuf_init(&c->shapes);
+	perfdb_strbuf_init(&c->dtypes);
+	perfdb_strbuf_init(&c->formats);
+	c->nslots = 0;
+}
+
+void perfdb_tcells_release(struct perfdb_tcells *c)
+{
+	perfdb_strbuf_release(&c->shapes);
+	perfdb_strbuf_release(&c->dtypes);
+	perfdb_strbuf_release(&c->formats);
+}
+
+/* One slot: dims "8,64" (no brackets), its type, and whether it is an
+ * element of a tensor list (a tensor whatever its dims). */
+static int put_slot(struct perfdb_tcells *c, struct perfdb_span dims, struct perfdb_span type,
+		    int list_elem)
+{
+	int rc = 0;
+	if (c->nslots++ > 0) {
+		rc |= perfdb_strbuf_addch(&c->shapes, ';');
+		rc |= perfdb_strbuf_addch(&c->dtypes, ';');
+		rc |= perfdb_strbuf_addch(&c->formats, ';');
+	}
+	rc |= perfdb_strbuf_add(&c->shapes, dims.p, dims.len);
+	enum perfdb_dtype t = torch_dtype(type);
+	if (t != PERFDB_DTYPE_UNKNOWN) {
+		rc |= perfdb_strbuf_addstr(&c->dtypes, perfdb_dtype_name(t));
+		rc |= perfdb_strbuf_addstr(&c->formats, "ND");
+	} else if (dims.len > 0 || list_elem) {
+		size_t at = c->dtypes.len;
+		rc |= perfdb_dtype_canonical(type, &c->dtypes);
+		/* a verbatim token must not split the cell into extra slots */
+		for (size_t k = at; k < c->dtypes.len; k++)
+			if (c->dtypes.buf[k] == ';')
+				c->dtypes.buf[k] = '_';
+		rc |= perfdb_strbuf_addstr(&c->formats, "ND");
+	}
+	return rc ? -PERFDB_ENOMEM : 0;
+}
+
+/* "[ints]" at p: the span of the ints, p moved past ']'; 0 if not. */
+static int int_list(const char **p, const char *e, struct perfdb_span *out)
+{
+	const char *q = *p;
+	if (q >= e || *q != '[')
+		return 0;
+	const char *s = ++q;
+	while (q < e && *q != ']') {
+		if (*q == '[')
+			return 0;
+		q++;
+	}
+	if (q >= e)
+		return 0;
+	out->p = s;
+	out->len = (size_t)(q - s);
+	*p = q + 1;
+	return 1;
+}
+
+int perfdb_tcells_build(struct perfdb_tcells *c, const char *dims, size_t dlen,
+			const char *types, size_t tlen)
+{
+	perfdb_strbuf_reset(&c->shapes);
+	perfdb_strbuf_reset(&c->dtypes);
+	perfdb_strbuf_reset(&c->formats);
+	c->nslots = 0;
+	const char *p = dims, *e = dims + dlen, *tp = types, *te = types + tlen;
+	if (p >= e || *p != '[')
+		return 1;
+	p++;
+	if (p < e && *p == ']')
+		return p + 1 == e ? 0 : 1;
+	PERFDB_TRY(perfdb_strbuf_addch(&c->shapes, '"') < 0 ? -PERFDB_ENOMEM : 0);
+	for (;;) {
+		struct perfdb_span type = { "", 0 };
+		if (tp < te) {
+			const char *q = memchr(tp, '\x1e', (size_t)(te - tp));
+			if (!q)
+				q = te;
+			type = (struct perfdb_span){ tp, (size_t)(q - tp) };
+			tp = q < te ? q + 1 : te;
+		}
+		struct perfdb_span d;
+		if (p + 1 < e && p[0] == '[' && p[1] == '[') {
+			/* a tensor list: one slot per tensor */
+			p++;
+			for (;;) {
+				if (!int_list(&p, e, &d))
+					return 1;
+				PERFDB_TRY(put_slot(c, d, type, 1));
+				if (p < e && *p == ',') {
+					p++;
+					continue;
+				}
+				if (p < e && *p == ']') {
+					p++;
+					break;
+				}
+				return 1;
+			}
+		} else {
+			if (!int_list(&p, e, &d))
+				return 1;
+			PERFDB_TRY(put_slot(c, d, type, 0));
+		}
+		if (p < e && *p == ',') {
+			p++;
+			continue;
+		}
+		if (p < e && *p == ']' && p + 1 == e)
+			break;
+		return 1;
+	}
+	return perfdb_strbuf_addch(&c->shapes, '"') < 0 ? -PERFDB_ENOMEM : 0;
+}

@@ -1,0 +1,29 @@
+/*
+ * The input cells of a cpu_op (src/parse/, not public API; conventions in
+ * include/perfdb/chrome_trace.h and docs/chrome_trace.md "Input cells").
+ */
+#ifndef PERFDB_PARSE_TRACE_CELLS_H
+#define PERFDB_PARSE_TRACE_CELLS_H
+
+#include <stddef.h>
+
+#include "perfdb/strbuf.h"
+
+struct perfdb_tcells {
+	struct perfdb_strbuf shapes, dtypes, formats;
+	size_t nslots;
+};
+
+void perfdb_tcells_init(struct perfdb_tcells *c);
+void perfdb_tcells_release(struct perfdb_tcells *c);
+
+/*
+ * Build the cells from "Input Dims" as compact JSON of integers (the
+ * stream's form, "[[8,64],[]]") and "Input type" entries each ended by
+ * '\x1e'.  Returns 0, 1 when the dims are not a list of integer lists (or
+ * of lists of them: tensor lists), or -PERFDB_ENOMEM.
+ */
+int perfdb_tcells_build(struct perfdb_tcells *c, const char *dims, size_t dlen,
+			const char *types, size_t tlen);
+
+#endif

@@ -1,0 +1,294 @@
+#!/usr/bin/env python3
+"""Independent oracle for `perfdb parse` of a PyTorch profiler (Kineto) trace.
+
+Written from docs/chrome_trace.md ("Linking", "Per-op tables", "Table names")
+with Python's json and gzip, sharing no code with perfdb: it loads the whole
+trace and links by direct search, where perfdb streams and joins by sorting.
+
+usage: oracle_trace.py TRACE OUTDIR [--per-kernel]
+       oracle_trace.py TRACE --acceptance PERFDB_DB_DIR
+The second form checks the issue's acceptance figure on perfdb's tables: of
+the kernel time whose op recorded shapes, the share that lands in rows
+carrying those shapes (prints it; exits 1 below 95 %).
+"""
+import csv
+import gzip
+import json
+import math
+import statistics
+import sys
+from decimal import Decimal, ROUND_HALF_UP
+from pathlib import Path
+
+CNT = ["aicore_time(us)", "aic_total_cycles", "aic_mac_time(us)", "aic_mac_ratio",
+       "aic_scalar_time(us)", "aic_scalar_ratio", "aic_mte1_time(us)", "aic_mte1_ratio",
+       "aic_mte2_time(us)", "aic_mte2_ratio", "aic_fixpipe_time(us)", "aic_fixpipe_ratio",
+       "aic_icache_miss_rate", "aiv_time(us)", "aiv_total_cycles", "aiv_vec_time(us)",
+       "aiv_vec_ratio", "aiv_scalar_time(us)", "aiv_scalar_ratio", "aiv_mte2_time(us)",
+       "aiv_mte2_ratio", "aiv_mte3_time(us)", "aiv_mte3_ratio", "aiv_icache_miss_rate",
+       "cube_utilization(%)"]
+BASE = ["OP State", "Accelerator Core", "Input Shapes", "Input Data Types", "Input Formats",
+        "Output Shapes", "Output Data Types", "Output Formats",
+        "Profiling Average Duration(us)", "Profiling Median Duration(us)",
+        "Profiling Std Duration(us)"] + ["Profiling Average " + c for c in CNT]
+LAUNCH = {"cuda_runtime", "cuda_driver", "privateuse1_runtime", "privateuse1_driver"}
+DEVICE = {"kernel", "gpu_memcpy", "gpu_memset"}
+TORCH = {"float": "DT_FLOAT", "double": "DT_FLOAT64", "c10::Half": "DT_FLOAT16",
+         "c10::BFloat16": "DT_BF16", "signed char": "DT_INT8", "unsigned char": "DT_UINT8",
+         "short int": "DT_INT16", "short": "DT_INT16", "short unsigned int": "DT_UINT16",
+         "unsigned short": "DT_UINT16", "int": "DT_INT32", "unsigned int": "DT_UINT32",
+         "long int": "DT_INT64", "long": "DT_INT64", "long long int": "DT_INT64",
+         "long long": "DT_INT64", "long unsigned int": "DT_UINT64", "unsigned long": "DT_UINT64",
+         "long long unsigned int": "DT_UINT64", "unsigned long long": "DT_UINT64",
+         "bool": "DT_BOOL", "c10::Float8_e4m3fn": "DT_FLOAT8_E4M3FN",
+         "c10::Float8_e5m2": "DT_FLOAT8_E5M2", "c10::complex<float>": "DT_COMPLEX64"}
+
+
+def load(path):
+    raw = Path(path).read_bytes()
+    if raw[:2] == b"\x1f\x8b":
+        raw = gzip.decompress(raw)
+    doc = json.loads(raw.decode("utf-8"), parse_float=Decimal)
+    if isinstance(doc, list):
+        return doc, {}
+    return doc["traceEvents"], doc
+
+
+def ns(v):
+    """µs (number or numeric string) to integer ns, half up at the 4th decimal."""
+    d = Decimal(str(v)) * 1000
+    return int(d.quantize(Decimal(1), rounding=ROUND_HALF_UP))
+
+
+def cells(args):
+    """Input Shapes / Data Types / Formats of a cpu_op (docs: "Input cells")."""
+    dims = args.get("Input Dims")
+    if dims is None or not dims:
+        return "", "", ""
+    types = args.get("Input type") or []
+    sh, dt, fm = [], [], []
+    for i, slot in enumerate(dims):
+        t = types[i] if i < len(types) and isinstance(types[i], str) else ""
+        elems = slot if slot and isinstance(slot[0], list) else [slot]
+        lst = slot and isinstance(slot[0], list)
+        for e in elems:
+            sh.append(",".join(str(x) for x in e))
+            if t in TORCH:
+                dt.append(TORCH[t])
+                fm.append("ND")
+            elif e or lst:
+                dt.append(t.strip().replace(";", "_"))
+                fm.append("ND")
+            else:
+                dt.append("")
+                fm.append("")
+    return '"' + ";".join(sh) + '"', ";".join(dt), ";".join(fm)
+
+
+def op_table(name):
+    """docs/chrome_trace.md "Table names": `::` -> `.`, escapes as %XX."""
+    out, i, b = [], 0, name.encode("utf-8")
+    while i < len(b):
+        c = b[i]
+        if c == 0x3A and i + 1 < len(b) and b[i + 1] == 0x3A and i > 0:
+            out.append(b".")
+            i += 2
+            continue
+        if c < 0x20 or c == 0x7F or chr(c) in '<>:"/\\|?*.%' or (c == 0x20 and i in (0, len(b) - 1)):
+            out.append(b"%%%02X" % c)
+        else:
+            out.append(bytes([c]))
+        i += 1
+    return b"".join(out).decode("utf-8")
+
+
+def file_name(t):
+    """The table writer's file-name rule (docs/parse.md): bad bytes -> _, long names hashed."""
+    s = t.strip(" \t\r\n")
+    if not s:
+        return "UNKNOWN_TYPE"
+    b = bytearray()
+    for k, c in enumerate(s.encode("utf-8")):
+        bad = c < 0x20 or chr(c) in '<>:"/\\|?*' or (k == 0 and c == 0x2E)
+        b.append(0x5F if bad else c)
+    if len(b) > 200:
+        h = 1469598103934665603
+        for c in b:
+            h = ((h ^ c) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
+        keep = 183
+        while keep and (b[keep] & 0xC0) == 0x80:
+            keep -= 1
+        b = b[:keep] + b"~%016x" % h
+    return b.decode("utf-8")
+
+
+def link(events):
+    """Each device activity with the cpu_op call it belongs to (or None)."""
+    ops, launches, sflows, fflows, devs = [], [], [], [], []
+    for e in events:
+        ph, cat, a = e.get("ph"), e.get("cat"), e.get("args") or {}
+        if ph == "X" and cat == "cpu_op":
+            ts = ns(e["ts"])
+            ops.append({"thr": (e.get("pid"), e.get("tid")), "ts": ts, "end": ts + ns(e["dur"]),
+                        "ext": a.get("External id"), "name": e["name"], "cells": cells(a),
+                        "seq": len(ops)})
+        elif ph == "X" and cat in LAUNCH:
+            ts = ns(e["ts"])
+            launches.append({"thr": (e.get("pid"), e.get("tid")), "ts": ts,
+                             "end": ts + ns(e.get("dur", 0)), "corr": a.get("correlation"),
+                             "ext": a.get("External id"), "seq": len(launches)})
+        elif ph == "X" and cat in DEVICE:
+            ts = ns(e["ts"])
+            dev = a.get("device", e.get("pid"))
+            devs.append({"thr": (e.get("pid"), e.get("tid")), "ts": ts, "end": ts + ns(e["dur"]),
+                         "corr": a.get("correlation"), "dur": float(e["dur"]), "name": e["name"],
+                         "device": dev if isinstance(dev, int) else -1,
+                         "kernel": cat == "kernel"})
+        elif cat == "ac2g" and ph in ("s", "f") and isinstance(e.get("id"), int) and "ts" in e:
+            (sflows if ph == "s" else fflows).append(((e.get("pid"), e.get("tid")), ns(e["ts"]), e["id"]))
+
+    def bind(flows, slices):
+        # a flow endpoint gives its id to the latest slice (without an id of
+        # its own) on its thread started at or before it, if still running
+        for thr, ts, fid in flows:
+            cand = [s for s in slices if s["thr"] == thr and s["ts"] <= ts and s.get("own") is None]
+            if not cand:
+                continue
+            s = max(cand, key=lambda s: (s["ts"], s["seq2"]))
+            if ts <= s["end"] and s["corr"] is None:
+                s["corr"] = fid
+    for i, l in enumerate(launches):
+        l["own"], l["seq2"] = None, i
+    bind(sorted(sflows, key=lambda f: f[1]), launches)
+    for i, d in enumerate(devs):
+        d["own"] = d["corr"]
+        d["seq2"] = i
+    bind(sorted(fflows, key=lambda f: f[1]), devs)
+
+    by_thr = {}
+    for o in ops:
+        by_thr.setdefault(o["thr"], []).append(o)
+    launch_op = {}
+    for l in launches:
+        if l["corr"] is None:
+            continue
+        inside = [o for o in by_thr.get(l["thr"], []) if o["ts"] <= l["ts"] <= o["end"]]
+        order = lambda o: (o["ts"], -o["end"], o["seq"])
+        named = [o for o in inside if l["ext"] is not None and o["ext"] == l["ext"]]
+        pick = max(named, key=order) if named else (max(inside, key=order) if inside else None)
+        launch_op.setdefault(l["corr"], pick)
+    return ops, [(d, launch_op.get(d["corr"]) if d["corr"] is not None else None) for d in devs]
+
+
+def tables(events, per_kernel):
+    ops, linked = link(events)
+    calls = {}
+    unlinked = []
+    for d, op in linked:
+        if op is None:
+            unlinked.append(d)
+        else:
+            calls.setdefault(op["seq"], (op, []))[1].append(d)
+    rows = []   # (type, cells, duration, {kernel: us})
+    for seq in sorted(calls):
+        op, ds = calls[seq]
+        if per_kernel:
+            rows += [(d["name"], op["cells"], d["dur"], None) for d in ds if d["kernel"]]
+            continue
+        for dev in dict.fromkeys(d["device"] for d in ds):
+            mine = [d for d in ds if d["device"] == dev]
+            total, share = 0.0, {}
+            for d in mine:
+                total += d["dur"]
+                share[d["name"]] = share.get(d["name"], 0.0) + d["dur"]
+            rows.append((op_table(op["name"]), op["cells"], total, share))
+    for d in unlinked:
+        if per_kernel:
+            if d["kernel"]:
+                rows.append((d["name"], ("", "", ""), d["dur"], None))
+        else:
+            rows.append((d["name"], ("", "", ""), d["dur"], {d["name"]: d["dur"]}))
+    return rows
+
+
+def write(rows, outdir):
+    groups = {}
+    for t, c, dur, share in rows:
+        g = groups.setdefault((file_name(t), c), {"d": [], "s": {}})
+        g["d"].append(dur)
+        for k, v in (share or {}).items():
+            g["s"][k] = g["s"].get(k, 0.0) + v
+    files = {}
+    for (name, c), g in groups.items():
+        files.setdefault(name, []).append((c, g))
+    outdir.mkdir(parents=True, exist_ok=True)
+    for name, items in files.items():
+        kern = any(g["s"] for _, g in items)
+        with open(outdir / f"{name}.csv", "w", encoding="utf-8", newline="") as f:
+            w = csv.writer(f, lineterminator="\r\n")
+            w.writerow(BASE + ["Profiling Count"] + (["Kernels"] if kern else []))
+            for (ins, idt, ifm), g in items:
+                xs = g["d"]
+                stats = [f"{math.fsum(xs) / len(xs):.6f}", f"{statistics.median(xs):.6f}",
+                         f"{statistics.pstdev(xs):.6f}"]
+                row = ["", "GPU", ins, idt, ifm, "", "", ""] + stats + [""] * len(CNT) + [str(len(xs))]
+                if kern:
+                    tot = sum(g["s"].values())
+                    ks = sorted(g["s"].items(), key=lambda kv: (-kv[1], kv[0].encode()))
+                    row.append(";".join(f"{(v / tot if tot > 0 else 1 / len(ks)):.4f}:"
+                                        + k.replace(";", "_") for k, v in ks))
+                w.writerow(row)
+
+
+def acceptance(events, dbdir):
+    """Kernel time whose op has shapes, and how much of it perfdb's rows carry."""
+    ops, linked = link(events)
+    want = {}
+    for d, op in linked:
+        if op is not None and op["cells"][0]:
+            k = (file_name(op_table(op["name"])), op["cells"])
+            want[k] = want.get(k, 0.0) + d["dur"]
+    total = sum(want.values())
+    got = 0.0
+    for (name, c), t in want.items():
+        p = Path(dbdir) / f"{name}.csv"
+        if not p.exists():
+            continue
+        with open(p, encoding="utf-8", newline="") as f:
+            for r in csv.DictReader(f):
+                if (r["Input Shapes"], r["Input Data Types"], r["Input Formats"]) == c:
+                    got += min(t, float(r["Profiling Average Duration(us)"]) * int(r["Profiling Count"]))
+    return total, got
+
+
+def traces(path):
+    """A file, or a directory's traces (per-rank files, pooled in path order)."""
+    p = Path(path)
+    if p.is_file():
+        return [p]
+    return sorted(q for q in p.rglob("*") if q.is_file() and q.name.endswith((".json", ".json.gz")))
+
+
+def main():
+    files = traces(sys.argv[1])
+    if len(sys.argv) > 3 and sys.argv[2] == "--acceptance":
+        bad = 0
+        for f in files:
+            total, got = acceptance(load(f)[0], sys.argv[3])
+            if total == 0:
+                print(f"{f.name}: no kernel time under ops with shapes (nothing to check)")
+                continue
+            share = 100.0 * got / total
+            print(f"{f.name}: {share:.2f} % of {total:.3f} us of kernel time under ops with "
+                  f"shapes lands in rows with those shapes")
+            bad += share < 95.0
+        return 1 if bad else 0
+    rows = []
+    for f in files:
+        rows += tables(load(f)[0], "--per-kernel" in sys.argv[3:])
+    write(rows, Path(sys.argv[2]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
