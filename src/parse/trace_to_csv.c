@@ -38,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <yajl/yajl_parse.h>
 
 #include "perfdb/csv.h"
 #include "perfdb/fsio.h"
@@ -463,6 +464,24 @@ static void clean_text(const char *s, char *dst, size_t cap)
 	dst[k] = '\0';
 }
 
+/*
+ * jansson reports an allocation that fails inside its lexer as a syntax
+ * error ("invalid token", json_error_invalid_syntax), not as
+ * json_error_out_of_memory.  A document that yajl's validator (no
+ * callbacks: constant memory) accepts has no syntax error, so that failure
+ * was the memory limit.  jansson's other refusals of valid syntax (number
+ * overflow, depth) have their own codes and keep their messages.
+ */
+static bool valid_json(const void *data, size_t len)
+{
+	yajl_handle h = yajl_alloc(NULL, NULL, NULL);
+	if (!h)
+		return false;
+	bool ok = yajl_parse(h, data, len) == yajl_status_ok && yajl_complete_parse(h) == yajl_status_ok;
+	yajl_free(h);
+	return ok;
+}
+
 int perfdb_trace_to_csv_mem(const char *name, const void *data, size_t len,
 			    struct perfdb_strbuf *out, struct perfdb_err *err)
 {
@@ -476,7 +495,8 @@ int perfdb_trace_to_csv_mem(const char *name, const void *data, size_t len,
 	 * JSON_ALLOW_NUL: Python's json accepts "\u0000" in strings. */
 	json_error_t je;
 	json_t *root = json_loadb(data, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
-	if (!root && (json_error_code(&je) == json_error_out_of_memory || !je.text[0]))
+	if (!root && (json_error_code(&je) == json_error_out_of_memory || !je.text[0] ||
+		      (json_error_code(&je) == json_error_invalid_syntax && valid_json(data, len))))
 		return perfdb_err_set(err, PERFDB_ENOMEM,
 				      "%s: out of memory loading the trace (%zu bytes): "
 				      "traces are loaded whole; raise the memory limit", name, len);
