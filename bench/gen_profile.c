@@ -31,8 +31,9 @@
  * in operator rows), N/A shapes and counters on communication kernels, empty
  * or N/A cube counters on vector kernels, an empty Duration(us) on about one
  * row in 10,000, CRLF line ends.  Durations are lognormal around a median
- * that is a function of the (type, shape) key, with a small fraction of slow
- * outliers, printed with 3 decimals.
+ * that is a function of the (type, shape) key, never below the op's roofline
+ * time on the claimed device times an efficiency of 1.1 to 3 (roof_us()), with
+ * a small fraction of slow outliers, printed with 3 decimals.
  *
  * Deterministic: the output depends only on the arguments (splitmix64 stream
  * per rank, Box-Muller normals, integer formatting of fixed-point numbers).
@@ -486,7 +487,7 @@ struct ctx {
 	uint64_t step, task;
 	uint64_t t_ns;          /* start time, ns */
 	long long rows_left;
-	struct rng rng;
+	struct rng rng, eff_rng;
 	struct out *kd, *od;    /* kernel_details, operator_details (or NULL) */
 };
 
@@ -534,8 +535,8 @@ static double median_us(const struct op *op, const struct ctx *c)
 
 /*
  * The fastest the claimed device (ATLAS_800_A3_752T_128G_DIE in
- * data/devices.json: 1759.218604 GB/s; cube 353.9 TFLOP/s bf16, 752 int8;
- * vector 11 TFLOP/s fp32, the lowest vector peak) can run an op, from the
+ * data/devices.json: 1759.218604 GB/s; cube 353.9 TFLOP/s bf16, 752 int8)
+ * can run an op, from the
  * op's own shapes by the plain formulas: max(FLOPs / peak, bytes / bandwidth).
  * No generated duration may beat it (a point above the report's roofline is
  * a wrong model or a wrong device, never a result), so emit() stretches the
@@ -546,7 +547,6 @@ static double median_us(const struct op *op, const struct ctx *c)
 #define A3_BYTES_PER_US 1759.218604e3
 #define A3_CUBE_BF16_PER_US 353.9e6
 #define A3_CUBE_INT8_PER_US 752e6
-#define A3_VECTOR_PER_US 11e6
 
 struct tensor {
 	double n, size;     /* elements, bytes per element */
@@ -632,7 +632,7 @@ static double roof_us(int id, const struct ctx *c)
 	struct tensor in[32], out[8];
 	int ni = tensors(c, op->in, op_idt(id), in, 32);
 	int no = tensors(c, op->out, op->odt, out, 8);
-	double flops = 0, bytes, peak = A3_VECTOR_PER_US;
+	double flops = 0, bytes, peak = 1;
 	double T = (double)c->v['T'], B = (double)c->v['B'];
 	if (type_is(op, gemm)) {
 		/* 2MNK: each output element is a K-long dot product */
@@ -646,11 +646,13 @@ static double roof_us(int id, const struct ctx *c)
 		}
 		peak = in[0].size == 1 ? A3_CUBE_INT8_PER_US : A3_CUBE_BF16_PER_US;
 	} else if (strcmp(op->type, "FusedInferAttentionScore") == 0) {
-		/* Q, O, and K, V for each sequence's kv length; 4*b*h*s*kv*d */
+		/* Q, O, and K, V for each sequence's kv length; 4*b*h*s*kv*d, with
+		 * a prefill's causal mask pairing query i with its i+1 first keys */
 		double h = in[0].dim[1], d = in[0].dim[2] + (ni > 24 ? in[24].dim[2] : 0);
 		double kd = in[1].dim[2] + (ni > 25 ? in[25].dim[2] : 0), vd = in[2].dim[2];
 		double s = c->prefill ? T / B : 1.0, kv = c->prefill ? T / B : c->kv_len;
-		flops = 4.0 * B * h * s * kv * d;
+		double pairs = c->prefill ? (s + 1.0) / 2.0 : kv;
+		flops = 4.0 * B * h * s * pairs * d;
 		bytes = T * h * d * 2 + out[0].n * out[0].size + B * kv * (kd + vd) * 2;
 		peak = A3_CUBE_BF16_PER_US;
 	} else if (type_is(op, rows_read)) {
@@ -658,13 +660,13 @@ static double roof_us(int id, const struct ctx *c)
 		bytes = 2.0 * sum_bytes(out, no, 0, 0) + sum_bytes(in, ni, 1, 0);
 	} else {
 		/* elementwise, norms, cache updates: every operand read or written
-		 * once; a KV cache only for the T rows written into it */
+		 * once; a KV cache only for the T rows written into it.  A few FLOPs
+		 * per byte at most, under the vector unit's ridge (11e6 / 1759e3 =
+		 * 6.3 FLOP/B): bandwidth-bound, so bytes alone give the roof. */
 		bytes = sum_bytes(in, ni, 0, 1) + sum_bytes(out, no, 0, 1);
 		for (int i = 0; i < no; i++)
 			if (out[i].cache)
 				bytes += T * out[i].n / (out[i].dim[0] * out[i].dim[1]) * out[i].size;
-		for (int i = 0; i < no; i++)
-			flops += 4.0 * out[i].n;
 	}
 	double tf = flops / peak, tb = bytes / A3_BYTES_PER_US;
 	return tf > tb ? tf : tb;
@@ -731,8 +733,9 @@ static void emit(struct ctx *c, int id)
 	struct rng *r = &c->rng;
 
 	double dur = rlognorm(r, median_us(op, c), op->sigma);
-	/* never faster than the device: the roof times 1.1 to 3 */
-	double eff = 1.1 * exp(0.35 * fabs(rnorm(r)));
+	/* never faster than the device: the roof times 1.1 to 3 (its own stream,
+	 * so that the steps and shapes do not depend on it) */
+	double eff = 1.1 * exp(0.35 * fabs(rnorm(&c->eff_rng)));
 	double floor_us = roof_us(id, c) * (eff < 3.0 ? eff : 3.0);
 	if (dur < floor_us)
 		dur = floor_us;
@@ -1060,6 +1063,7 @@ static void gen_rank(const char *kd_path, const char *od_path, long long rows, u
 	}
 	/* one independent stream per rank, whatever the number of ranks */
 	c->rng.s = seed * 0xD1B54A32D192ED03ull + rank * 0x9E3779B97F4A7C15ull + 1;
+	c->eff_rng.s = ~c->rng.s;
 	c->rows_left = rows;
 	c->t_ns = (1729567123456789ull + 1000ull * rank) * 1000ull + rbelow(&c->rng, 1000);
 	c->kd = open_out(kd_path);
