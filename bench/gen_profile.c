@@ -31,8 +31,9 @@
  * in operator rows), N/A shapes and counters on communication kernels, empty
  * or N/A cube counters on vector kernels, an empty Duration(us) on about one
  * row in 10,000, CRLF line ends.  Durations are lognormal around a median
- * that is a function of the (type, shape) key, with a small fraction of slow
- * outliers, printed with 3 decimals.
+ * that is a function of the (type, shape) key, never below the op's roofline
+ * time on the claimed device times an efficiency of 1.1 to 3 (roof_us()), with
+ * a small fraction of slow outliers, printed with 3 decimals.
  *
  * Deterministic: the output depends only on the arguments (splitmix64 stream
  * per rank, Box-Muller normals, integer formatting of fixed-point numbers).
@@ -486,7 +487,7 @@ struct ctx {
 	uint64_t step, task;
 	uint64_t t_ns;          /* start time, ns */
 	long long rows_left;
-	struct rng rng;
+	struct rng rng, eff_rng;
 	struct out *kd, *od;    /* kernel_details, operator_details (or NULL) */
 };
 
@@ -528,6 +529,147 @@ static double median_us(const struct op *op, const struct ctx *c)
 	else
 		work = (double)c->v[(unsigned char)op->work];
 	return op->base_us + op->per_us * work;
+}
+
+/* ---- the roof ---------------------------------------------------------------- */
+
+/*
+ * The fastest the claimed device (ATLAS_800_A3_752T_128G_DIE in
+ * data/devices.json: 1759.218604 GB/s; cube 353.9 TFLOP/s bf16, 752 int8)
+ * can run an op, from the
+ * op's own shapes by the plain formulas: max(FLOPs / peak, bytes / bandwidth).
+ * No generated duration may beat it (a point above the report's roofline is
+ * a wrong model or a wrong device, never a result), so emit() stretches the
+ * duration to at least this times an efficiency factor.  Derived here from
+ * the templates on purpose, not by perfdb's operator costs, so that the
+ * report's roofline is checked against an independent count.
+ */
+#define A3_BYTES_PER_US 1759.218604e3
+#define A3_CUBE_BF16_PER_US 353.9e6
+#define A3_CUBE_INT8_PER_US 752e6
+
+struct tensor {
+	double n, size;     /* elements, bytes per element */
+	double dim[8];
+	int nd;
+	int cache;          /* first dimension is the KV-cache block count %P */
+};
+
+static double dtype_size(const char *d, size_t n)
+{
+	static const struct { const char *name; double size; } t[] = {
+		{ "DT_BF16", 2 }, { "FLOAT", 4 }, { "INT8", 1 }, { "INT32", 4 },
+		{ "INT64", 8 }, { "BOOL", 1 }, { "DT_UNDEFINED", 0 },
+	};
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (strlen(t[i].name) == n && memcmp(t[i].name, d, n) == 0)
+			return t[i].size;
+	return 4;
+}
+
+/* the tensors of a shape template in the kernel view, with their dtypes */
+static int tensors(const struct ctx *c, const char *tpl, const char *dts, struct tensor *t,
+		   int max)
+{
+	if (strcmp(tpl, NA) == 0)
+		return 0;
+	int k = 0;
+	for (;;) {
+		struct tensor *x = &t[k];
+		memset(x, 0, sizeof(*x));
+		size_t tl = strcspn(tpl, ";"), dl = strcspn(dts, ";");
+		x->size = dtype_size(dts, dl);
+		x->cache = tl >= 2 && tpl[0] == '%' && tpl[1] == 'P';
+		x->n = tl ? 1 : 0;
+		for (const char *p = tpl; p < tpl + tl && x->nd < 8;) {
+			double v;
+			if (*p == '%') {
+				v = p[1] == 'b' ? 0 : (double)c->v[(unsigned char)p[1]];
+				p += 2;
+			} else {
+				char *end;
+				v = strtod(p, &end);
+				p = end;
+			}
+			x->dim[x->nd++] = v;
+			x->n *= v;
+			if (*p == ',')
+				p++;
+		}
+		if (++k == max || tpl[tl] == '\0')
+			return k;
+		tpl += tl + 1;
+		dts += dts[dl] ? dl + 1 : dl;
+	}
+}
+
+static double sum_bytes(const struct tensor *t, int n, int from, int skip_cache)
+{
+	double b = 0;
+	for (int i = from; i < n; i++)
+		if (!(skip_cache && t[i].cache))
+			b += t[i].n * t[i].size;
+	return b;
+}
+
+static int type_is(const struct op *op, const char *const *types)
+{
+	for (; *types; types++)
+		if (strcmp(op->type, *types) == 0)
+			return 1;
+	return 0;
+}
+
+/* roofline time in µs of op `id` in the step `c`; 0 for communication */
+static double roof_us(int id, const struct ctx *c)
+{
+	static const char *const gemm[] = { "MatMulV2", "MatMulV3", "BatchMatMulV2",
+					    "QuantBatchMatmulV3", "GroupedMatmul", NULL };
+	static const char *const rows_read[] = { "GatherV2", "Index", "Slice", NULL };
+	const struct op *op = &ops[id];
+	if (op->core == COMM)
+		return 0;
+	struct tensor in[32], out[8];
+	int ni = tensors(c, op->in, op_idt(id), in, 32);
+	int no = tensors(c, op->out, op->odt, out, 8);
+	double flops = 0, bytes, peak = 1;
+	double T = (double)c->v['T'], B = (double)c->v['B'];
+	if (type_is(op, gemm)) {
+		/* 2MNK: each output element is a K-long dot product */
+		double K = in[0].dim[in[0].nd - 1];
+		flops = 2.0 * out[0].n * K;
+		bytes = sum_bytes(in, ni, 0, 0) + out[0].n * out[0].size;
+		if (strcmp(op->type, "GroupedMatmul") == 0) {
+			/* only the experts that get rows read their weights and scales */
+			double g = in[1].dim[0], used = in[0].dim[0] < g ? in[0].dim[0] : g;
+			bytes -= (1.0 - used / g) * (in[1].n * in[1].size + in[2].n * in[2].size);
+		}
+		peak = in[0].size == 1 ? A3_CUBE_INT8_PER_US : A3_CUBE_BF16_PER_US;
+	} else if (strcmp(op->type, "FusedInferAttentionScore") == 0) {
+		/* Q, O, and K, V for each sequence's kv length; 4*b*h*s*kv*d, with
+		 * a prefill's causal mask pairing query i with its i+1 first keys */
+		double h = in[0].dim[1], d = in[0].dim[2] + (ni > 24 ? in[24].dim[2] : 0);
+		double kd = in[1].dim[2] + (ni > 25 ? in[25].dim[2] : 0), vd = in[2].dim[2];
+		double s = c->prefill ? T / B : 1.0, kv = c->prefill ? T / B : c->kv_len;
+		double pairs = c->prefill ? (s + 1.0) / 2.0 : kv;
+		flops = 4.0 * B * h * s * pairs * d;
+		bytes = T * h * d * 2 + out[0].n * out[0].size + B * kv * (kd + vd) * 2;
+		peak = A3_CUBE_BF16_PER_US;
+	} else if (type_is(op, rows_read)) {
+		/* reads the rows it writes, plus the indices */
+		bytes = 2.0 * sum_bytes(out, no, 0, 0) + sum_bytes(in, ni, 1, 0);
+	} else {
+		/* elementwise, norms, cache updates: every operand read or written
+		 * once; a KV cache only for the T rows written into it.  A few FLOPs
+		 * per byte at most, under the vector unit's ridge (11e6 / 1759e3 =
+		 * 6.3 FLOP/B): bandwidth-bound, so bytes alone give the roof. */
+		bytes = sum_bytes(in, ni, 0, 1) + sum_bytes(out, no, 0, 1);
+		for (int i = 0; i < no; i++)
+			if (out[i].cache)
+				bytes += T * out[i].n / (out[i].dim[0] * out[i].dim[1]) * out[i].size;
+	}
+	double tf = flops / peak, tb = bytes / A3_BYTES_PER_US;
+	return tf > tb ? tf : tb;
 }
 
 static void ratios(struct out *o, struct rng *r, double total, int n, const double *lo,
@@ -591,6 +733,12 @@ static void emit(struct ctx *c, int id)
 	struct rng *r = &c->rng;
 
 	double dur = rlognorm(r, median_us(op, c), op->sigma);
+	/* never faster than the device: the roof times 1.1 to 3 (its own stream,
+	 * so that the steps and shapes do not depend on it) */
+	double eff = 1.1 * exp(0.35 * fabs(rnorm(&c->eff_rng)));
+	double floor_us = roof_us(id, c) * (eff < 3.0 ? eff : 3.0);
+	if (dur < floor_us)
+		dur = floor_us;
 	if (runif(r) < 0.002)            /* preemption, cache misses, host jitter */
 		dur *= 2.0 + 8.0 * runif(r);
 	int no_dur = runif(r) < 0.0001;
@@ -915,6 +1063,7 @@ static void gen_rank(const char *kd_path, const char *od_path, long long rows, u
 	}
 	/* one independent stream per rank, whatever the number of ranks */
 	c->rng.s = seed * 0xD1B54A32D192ED03ull + rank * 0x9E3779B97F4A7C15ull + 1;
+	c->eff_rng.s = ~c->rng.s;
 	c->rows_left = rows;
 	c->t_ns = (1729567123456789ull + 1000ull * rank) * 1000ull + rbelow(&c->rng, 1000);
 	c->kd = open_out(kd_path);
