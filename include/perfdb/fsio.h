@@ -58,4 +58,14 @@ int perfdb_dir_walk(const char *dir, unsigned flags,
 		    int (*visit)(void *ctx, const char *path, const char *name, int is_dir),
 		    void *ctx, struct perfdb_err *err);
 
+/*
+ * Scratch files of the spilling stores (samples.c, recsort.c).  The
+ * directory is `given`, else $TMPDIR, else /tmp.  perfdb_spill_file creates
+ * "<dir>/perfdb-<tag>-XXXXXX" and unlinks it at once, so nothing is left
+ * behind even on a crash; it returns the descriptor, or a negative code with
+ * "cannot create <what> spill file in '<dir>': <reason>".
+ */
+const char *perfdb_spill_dir(const char *given);
+int perfdb_spill_file(const char *dir, const char *tag, const char *what, struct perfdb_err *err);
+
 #endif

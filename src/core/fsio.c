@@ -287,3 +287,27 @@ int perfdb_dir_walk(const char *dir, unsigned flags,
 {
 	return walk(dir, 1, flags, NULL, 0, visit, ctx, err);
 }
+
+const char *perfdb_spill_dir(const char *given)
+{
+	const char *d = given ? given : getenv("TMPDIR");
+	return d && *d ? d : "/tmp";
+}
+
+int perfdb_spill_file(const char *dir, const char *tag, const char *what, struct perfdb_err *err)
+{
+	size_t len = strlen(dir) + strlen(tag) + 16;
+	char *path = malloc(len);
+	if (!path)
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	snprintf(path, len, "%s/perfdb-%s-XXXXXX", dir, tag);
+	int fd = mkstemp(path);
+	if (fd < 0) {
+		int rc = perfdb_err_errno(err, errno, "cannot create %s spill file in '%s'", what, dir);
+		free(path);
+		return rc;
+	}
+	unlink(path);
+	free(path);
+	return fd;
+}

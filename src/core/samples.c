@@ -6,6 +6,7 @@
  * ever read back by this process.
  */
 #include "perfdb/samples.h"
+#include "perfdb/fsio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -38,12 +39,7 @@ int perfdb_samples_new(struct perfdb_samples **out, size_t limit,
 		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 	s->limit = limit ? limit : PERFDB_SAMPLES_DEFAULT_LIMIT;
 	s->fd = -1;
-	const char *d = spill_dir;
-	if (!d)
-		d = getenv("TMPDIR");
-	if (!d || !*d)
-		d = "/tmp";
-	s->dir = strdup(d);
+	s->dir = strdup(perfdb_spill_dir(spill_dir));
 	if (!s->dir) {
 		free(s);
 		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
@@ -92,20 +88,10 @@ static int write_all(int fd, const char *p, size_t len)
 static int spill(struct perfdb_samples *s, struct perfdb_err *err)
 {
 	if (s->fd < 0) {
-		size_t len = strlen(s->dir) + 32;
-		char *path = malloc(len);
-		if (!path)
-			return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
-		snprintf(path, len, "%s/perfdb-samples-XXXXXX", s->dir);
-		s->fd = mkstemp(path);
-		if (s->fd < 0) {
-			int e = errno;
-			int rc = perfdb_err_errno(err, e, "cannot create sample spill file in '%s'", s->dir);
-			free(path);
-			return rc;
-		}
-		unlink(path);
-		free(path);
+		int fd = perfdb_spill_file(s->dir, "samples", "sample", err);
+		if (fd < 0)
+			return fd;
+		s->fd = fd;
 	}
 	char *buf = malloc(IOBUF);
 	if (!buf)
@@ -400,21 +386,17 @@ static int partition(struct perfdb_samples *s, uint32_t nkeys, const uint32_t *b
 	char *bufs = malloc((size_t)nb * bufrec * REC);
 	size_t *used = calloc(nb, sizeof(*used));
 	uint64_t *written = calloc(nb, sizeof(*written));
-	size_t plen = strlen(s->dir) + 32;
-	char *path = malloc(plen);
 	struct reader rd = { 0 };
 	int rc = 0, fd = -1;
-	if (!bufs || !used || !written || !path) {
+	if (!bufs || !used || !written) {
 		rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 		goto out;
 	}
-	snprintf(path, plen, "%s/perfdb-samples-XXXXXX", s->dir);
-	fd = mkstemp(path);
+	fd = perfdb_spill_file(s->dir, "samples", "sample", err);
 	if (fd < 0) {
-		rc = perfdb_err_errno(err, errno, "cannot create sample spill file in '%s'", s->dir);
+		rc = fd;
 		goto out;
 	}
-	unlink(path);
 	reader_region(&rd, 0, -1);
 	if ((rc = reader_start(&rd, s->fd, err)) < 0)
 		goto out;
@@ -454,7 +436,6 @@ out:
 	free(bufs);
 	free(used);
 	free(written);
-	free(path);
 	return rc < 0 ? rc : 0;
 }
 

@@ -5,6 +5,7 @@
  * layout; unlinked at creation and read back only by this process.
  */
 #include "perfdb/recsort.h"
+#include "perfdb/fsio.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -51,12 +52,7 @@ int perfdb_recsort_new(struct perfdb_recsort **out, size_t recsize,
 	s->fd = -1;
 	size_t lim = mem_limit ? mem_limit : DEFAULT_LIMIT;
 	s->cap = lim / recsize > 16 ? lim / recsize : 16;
-	const char *d = spill_dir;
-	if (!d)
-		d = getenv("TMPDIR");
-	if (!d || !*d)
-		d = "/tmp";
-	s->dir = strdup(d);
+	s->dir = strdup(perfdb_spill_dir(spill_dir));
 	if (!s->dir) {
 		free(s);
 		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
@@ -109,20 +105,10 @@ static int write_all(int fd, const void *p, size_t len, off_t at)
 static int spill(struct perfdb_recsort *s, struct perfdb_err *err)
 {
 	if (s->fd < 0) {
-		size_t len = strlen(s->dir) + 32;
-		char *path = malloc(len);
-		if (!path)
-			return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
-		snprintf(path, len, "%s/perfdb-sort-XXXXXX", s->dir);
-		s->fd = mkstemp(path);
-		if (s->fd < 0) {
-			int rc = perfdb_err_errno(err, errno, "cannot create sort spill file in '%s'",
-						  s->dir);
-			free(path);
-			return rc;
-		}
-		unlink(path);
-		free(path);
+		int fd = perfdb_spill_file(s->dir, "sort", "sort", err);
+		if (fd < 0)
+			return fd;
+		s->fd = fd;
 	}
 	if (s->nruns == s->capruns) {
 		size_t cap = s->capruns ? s->capruns * 2 : 16;
