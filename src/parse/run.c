@@ -346,7 +346,8 @@ static int write_dbs(const struct perfdb_parse_opts *o, const struct dblist *all
 				rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 		}
 		if (rc == 0)
-			rc = perfdb_parse_write_tables(db->outdir, a->agg, fia, o->lock_timeout, res, err);
+			rc = perfdb_parse_write_tables(db->outdir, a->agg, fia, o->lock_timeout,
+						       res->traces ? o->op_mapping : NULL, res, err);
 		perfdb_strbuf_release(&dir);
 	}
 	return rc;
