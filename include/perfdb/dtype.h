@@ -48,6 +48,15 @@ enum perfdb_dtype perfdb_dtype_parse(struct perfdb_span s);
 /* Canonical database spelling (`DT_BF16`, `DT_FLOAT16`, `DT_FLOAT`, ...). */
 const char *perfdb_dtype_name(enum perfdb_dtype t);
 
+/*
+ * The spelling Ascend's profilers write in kernel_details (`FLOAT`,
+ * `FLOAT16`, `DT_BF16`, `INT64`, `BOOL`, ...; docs/database.md "Dtype
+ * spellings"), which TensorCast's consumer compares cells against
+ * verbatim.  Tables perfdb creates from other profilers (PyTorch traces)
+ * use it so the simulator can read them.
+ */
+const char *perfdb_dtype_profiler_name(enum perfdb_dtype t);
+
 /* Size in bits (INT4 = 4, BOOL = 8); 0 for UNKNOWN/UNDEFINED. */
 unsigned perfdb_dtype_bits(enum perfdb_dtype t);
 

@@ -163,6 +163,17 @@ const char *perfdb_dtype_name(enum perfdb_dtype t)
 	return dtypes[t].name;
 }
 
+const char *perfdb_dtype_profiler_name(enum perfdb_dtype t)
+{
+	/* GE's type-to-string: DT_ dropped except for bf16, which CANN 8 writes DT_BF16 */
+	if ((unsigned)t >= PERFDB_DTYPE_COUNT_)
+		t = PERFDB_DTYPE_UNKNOWN;
+	if (t == PERFDB_DTYPE_FLOAT64)
+		return "DOUBLE";
+	const char *n = dtypes[t].name;
+	return t == PERFDB_DTYPE_BF16 || strncmp(n, "DT_", 3) != 0 ? n : n + 3;
+}
+
 unsigned perfdb_dtype_bits(enum perfdb_dtype t)
 {
 	if ((unsigned)t >= PERFDB_DTYPE_COUNT_)

@@ -56,6 +56,21 @@ static void row_init(struct perfdb_kernel_row *row)
 	row->device = none;
 }
 
+/*
+ * A shape cell the trace cannot fill (no inputs recorded, outputs never
+ * recorded) is the empty list in the profiler's quotes, `""`, not an empty
+ * cell: TensorCast reads tables with pandas, which turns an empty cell
+ * into NaN and then fails to parse "nan" as a shape, losing the table.
+ */
+static void shape_cells(struct perfdb_kernel_row *row)
+{
+	static const struct perfdb_span empty_list = { "\"\"", 2 };
+	if (!row->in_shapes.len)
+		row->in_shapes = empty_list;
+	if (!row->out_shapes.len)
+		row->out_shapes = empty_list;
+}
+
 static int str_is(const struct perfdb_tfield *f, const char *s)
 {
 	return f->kind == PERFDB_TV_STR && f->text.len == strlen(s) &&
@@ -267,6 +282,7 @@ static int cpu_op(struct reader *r, const struct perfdb_tevent *ev, struct perfd
 			row.in_shapes = sb_span(&c->shapes);
 			row.in_dtypes = sb_span(&c->dtypes);
 			row.in_formats = sb_span(&c->formats);
+			shape_cells(&row);
 			perfdb_strbuf_reset(&r->dur);
 			if (perfdb_strbuf_add(&r->dur, ev->f[PERFDB_TF_DUR].text.buf,
 					      ev->f[PERFDB_TF_DUR].text.len) < 0)
@@ -422,6 +438,7 @@ static int offer(struct reader *r, struct perfdb_kernel_row *row, struct perfdb_
 	r->info->gpu_rows++;
 	if (!r->gpu || !r->gpu->row)
 		return 0;
+	shape_cells(row);
 	row->accel_core = (struct perfdb_span){ "GPU", 3 };
 	row->file = r->name;
 	return r->gpu->row(r->gpu->ctx, row, err);

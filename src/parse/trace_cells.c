@@ -79,11 +79,15 @@ static int put_slot(struct perfdb_tcells *c, struct perfdb_span dims, struct per
 	rc |= perfdb_strbuf_add(&c->shapes, dims.p, dims.len);
 	enum perfdb_dtype t = torch_dtype(type);
 	if (t != PERFDB_DTYPE_UNKNOWN) {
-		rc |= perfdb_strbuf_addstr(&c->dtypes, perfdb_dtype_name(t));
+		rc |= perfdb_strbuf_addstr(&c->dtypes, perfdb_dtype_profiler_name(t));
 		rc |= perfdb_strbuf_addstr(&c->formats, "ND");
 	} else if (dims.len > 0 || list_elem) {
 		size_t at = c->dtypes.len;
-		rc |= perfdb_dtype_canonical(type, &c->dtypes);
+		enum perfdb_dtype known = perfdb_dtype_parse(type);
+		if (known != PERFDB_DTYPE_UNKNOWN)
+			rc |= perfdb_strbuf_addstr(&c->dtypes, perfdb_dtype_profiler_name(known));
+		else
+			rc |= perfdb_dtype_canonical(type, &c->dtypes);
 		/* a verbatim token must not split the cell into extra slots */
 		for (size_t k = at; k < c->dtypes.len; k++)
 			if (c->dtypes.buf[k] == ';')

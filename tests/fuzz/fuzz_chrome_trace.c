@@ -58,17 +58,15 @@ static int check_row(void *ctx, const struct perfdb_kernel_row *row, struct perf
 	if (row->accel_core.len != 3 ||
 	    (memcmp(row->accel_core.p, "CPU", 3) != 0 && memcmp(row->accel_core.p, "GPU", 3) != 0))
 		abort();
+	/* shape cells are always quoted lists: `""` is no slot or one 0-d/scalar slot */
 	struct perfdb_span s = row->in_shapes;
-	if (s.len) {
-		if (s.len < 2 || s.p[0] != '"' || s.p[s.len - 1] != '"')
-			abort();
-		size_t k = count_ch(s, ';');
-		if (count_ch(row->in_dtypes, ';') != k || count_ch(row->in_formats, ';') != k)
-			abort();
-	} else if (row->in_dtypes.len || row->in_formats.len) {
+	if (s.len < 2 || s.p[0] != '"' || s.p[s.len - 1] != '"')
 		abort();
-	}
-	if (row->out_shapes.len || row->op_state.len)
+	size_t k = count_ch(s, ';');
+	if (count_ch(row->in_dtypes, ';') != k || count_ch(row->in_formats, ';') != k)
+		abort();
+	s = row->out_shapes;
+	if (s.len < 2 || s.p[0] != '"' || s.p[s.len - 1] != '"' || row->op_state.len)
 		abort();
 	return 0;
 }

@@ -33,15 +33,17 @@ BASE = ["OP State", "Accelerator Core", "Input Shapes", "Input Data Types", "Inp
         "Profiling Std Duration(us)"] + ["Profiling Average " + c for c in CNT]
 LAUNCH = {"cuda_runtime", "cuda_driver", "privateuse1_runtime", "privateuse1_driver"}
 DEVICE = {"kernel", "gpu_memcpy", "gpu_memset"}
-TORCH = {"float": "DT_FLOAT", "double": "DT_FLOAT64", "c10::Half": "DT_FLOAT16",
-         "c10::BFloat16": "DT_BF16", "signed char": "DT_INT8", "unsigned char": "DT_UINT8",
-         "short int": "DT_INT16", "short": "DT_INT16", "short unsigned int": "DT_UINT16",
-         "unsigned short": "DT_UINT16", "int": "DT_INT32", "unsigned int": "DT_UINT32",
-         "long int": "DT_INT64", "long": "DT_INT64", "long long int": "DT_INT64",
-         "long long": "DT_INT64", "long unsigned int": "DT_UINT64", "unsigned long": "DT_UINT64",
-         "long long unsigned int": "DT_UINT64", "unsigned long long": "DT_UINT64",
-         "bool": "DT_BOOL", "c10::Float8_e4m3fn": "DT_FLOAT8_E4M3FN",
-         "c10::Float8_e5m2": "DT_FLOAT8_E5M2", "c10::complex<float>": "DT_COMPLEX64"}
+# torch's C++ spellings -> the Ascend profiler's (FLOAT, DOUBLE, DT_BF16, INT64, ...):
+# what TensorCast's consumer compares cells against (docs/database.md "Dtype spellings")
+TORCH = {"float": "FLOAT", "double": "DOUBLE", "c10::Half": "FLOAT16",
+         "c10::BFloat16": "DT_BF16", "signed char": "INT8", "unsigned char": "UINT8",
+         "short int": "INT16", "short": "INT16", "short unsigned int": "UINT16",
+         "unsigned short": "UINT16", "int": "INT32", "unsigned int": "UINT32",
+         "long int": "INT64", "long": "INT64", "long long int": "INT64",
+         "long long": "INT64", "long unsigned int": "UINT64", "unsigned long": "UINT64",
+         "long long unsigned int": "UINT64", "unsigned long long": "UINT64",
+         "bool": "BOOL", "c10::Float8_e4m3fn": "FLOAT8_E4M3FN",
+         "c10::Float8_e5m2": "FLOAT8_E5M2", "c10::complex<float>": "COMPLEX64"}
 
 
 def load(path):
@@ -231,7 +233,8 @@ def write(rows, outdir):
                 xs = g["d"]
                 stats = [f"{math.fsum(xs) / len(xs):.6f}", f"{statistics.median(xs):.6f}",
                          f"{statistics.pstdev(xs):.6f}"]
-                row = ["", "GPU", ins, idt, ifm, "", "", ""] + stats + [""] * len(CNT) + [str(len(xs))]
+                # a shape cell nothing fills is the quoted empty list (pandas reads "" as NaN)
+                row = ["", "GPU", ins or '""', idt, ifm, '""', "", ""] + stats + [""] * len(CNT) + [str(len(xs))]
                 if kern:
                     tot = sum(g["s"].values())
                     ks = sorted(g["s"].items(), key=lambda kv: (-kv[1], kv[0].encode()))

@@ -154,6 +154,31 @@ static void test_name_roundtrip(void **state)
 }
 
 /* dtype.h: bits (INT4 = 4, BOOL = 8), 0 for UNKNOWN/UNDEFINED. */
+/*
+ * The spellings of the real kernel_details files in ../shared/data/real/
+ * (CANN 8: DT_BF16, FLOAT, INT64, BOOL, UINT8; older CANN: FLOAT16, INT32,
+ * UINT64), and DOUBLE from GE's type names; each reads back as its dtype.
+ */
+static void test_profiler_names(void **state)
+{
+	(void)state;
+	static const struct {
+		enum perfdb_dtype t;
+		const char *name;
+	} want[] = {
+		{ PERFDB_DTYPE_BF16, "DT_BF16" }, { PERFDB_DTYPE_FLOAT, "FLOAT" },
+		{ PERFDB_DTYPE_INT64, "INT64" }, { PERFDB_DTYPE_BOOL, "BOOL" },
+		{ PERFDB_DTYPE_UINT8, "UINT8" }, { PERFDB_DTYPE_FLOAT16, "FLOAT16" },
+		{ PERFDB_DTYPE_INT32, "INT32" }, { PERFDB_DTYPE_UINT64, "UINT64" },
+		{ PERFDB_DTYPE_INT8, "INT8" }, { PERFDB_DTYPE_FLOAT64, "DOUBLE" },
+	};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const char *n = perfdb_dtype_profiler_name(want[i].t);
+		assert_string_equal(n, want[i].name);
+		assert_int_equal(perfdb_dtype_parse((struct perfdb_span){ n, strlen(n) }), want[i].t);
+	}
+}
+
 static void test_bits(void **state)
 {
 	(void)state;
@@ -229,6 +254,7 @@ int main(void)
 		cmocka_unit_test(test_unknown_and_empty),
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_name_roundtrip),
+		cmocka_unit_test(test_profiler_names),
 		cmocka_unit_test(test_bits),
 		cmocka_unit_test(test_bytes),
 		cmocka_unit_test(test_formats),
