@@ -384,6 +384,49 @@ static uint64_t fnv1a64(const char *p, size_t n)
 	return h;
 }
 
+static int printable(char c)
+{
+	return (unsigned char)c >= 0x20 && (unsigned char)c < 0x7f;
+}
+
+/*
+ * Upstream's convention for a kernel no simulator op maps to (its FAQ Q4,
+ * the "Profiling-only Placeholder" entries): `profiling.<Kernel>`, so that
+ * every table is reachable through the mapping.  A name that is not
+ * printable ASCII cannot be a YAML key here: it stays a comment.
+ */
+static int put_placeholders(struct gen *g, struct perfdb_strbuf *out, size_t *nentries)
+{
+	struct perfdb_strbuf k = PERFDB_STRBUF_INIT;
+	int rc = 0;
+	for (size_t i = 0; i < g->t.n && rc == 0; i++) {
+		const char *stem = g->t.v[i];
+		if (g->t.used[i])
+			continue;
+		int ok = 1;
+		for (const char *p = stem; *p; p++)
+			ok &= printable(*p);
+		perfdb_strbuf_reset(&k);
+		if (!ok || perfdb_strbuf_addf(&k, "profiling.%s", stem) < 0 || key_taken(g, k.buf))
+			continue;
+		rc = perfdb_strbuf_addstr(out, "  ");
+		if (rc == 0)
+			rc = put_quoted(out, k.buf);
+		if (rc == 0)
+			rc = perfdb_strbuf_addstr(out, ":\n    kernel_type: ");
+		if (rc == 0)
+			rc = put_quoted(out, stem);
+		if (rc == 0)
+			rc = perfdb_strbuf_addstr(out, "\n    notes: \"perfdb: a table no simulator op is "
+						       "known to map to (upstream's profiling.<Kernel> "
+						       "placeholder).\"\n\n");
+		g->t.used[i] = 1;
+		(*nentries)++;
+	}
+	perfdb_strbuf_release(&k);
+	return rc;
+}
+
 static const char *const policies[] = {
 	"latency_policy", "query_selection_policy", "interpolation_policy", NULL,
 };
@@ -473,6 +516,7 @@ static int body(struct gen *g, const struct grid_ynode_s *root, struct perfdb_st
 			PERFDB_TRY(put_torch_entry(g, out, g->ts[s].extra, &g->ts[s], NULL));
 			(*nentries)++;
 		}
+	PERFDB_TRY(put_placeholders(g, out, nentries));
 	if (!*nentries) {
 		/* an empty block would be null, and the consumer calls .get() on it */
 		out->len = body_start;
@@ -484,11 +528,11 @@ static int body(struct gen *g, const struct grid_ynode_s *root, struct perfdb_st
 		if (g->t.used[i])
 			continue;
 		if (!nun++)
-			PERFDB_TRY(perfdb_strbuf_addstr(out, "# Tables no entry names (no simulator op "
-							     "is known to map to them):\n"));
+			PERFDB_TRY(perfdb_strbuf_addstr(out, "# Tables without an entry (their names are not "
+							     "printable ASCII):\n"));
 		PERFDB_TRY(perfdb_strbuf_addstr(out, "#   "));
 		for (const char *p = g->t.v[i]; *p; p++)
-			PERFDB_TRY(perfdb_strbuf_addch(out, (unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p));
+			PERFDB_TRY(perfdb_strbuf_addch(out, printable(*p) ? *p : '?'));
 		PERFDB_TRY(perfdb_strbuf_addstr(out, "\n"));
 	}
 	return 0;
