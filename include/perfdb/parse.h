@@ -277,7 +277,8 @@ struct perfdb_parse_opts {
 	unsigned jobs;           /* worker threads for several input files (0 = CPUs) */
 	/*
 	 * A database a PyTorch trace was parsed into gets its op_mapping.yaml
-	 * this way (NULL: never); Ascend profiles alone never write one.
+	 * this way (NULL: never); Ascend profiles alone never write one.  Its
+	 * warning goes to warn below and is counted (its own warn is not used).
 	 */
 	const struct perfdb_opmap_opts *op_mapping;
 	size_t sample_limit;     /* per aggregator, 0 = default */

@@ -245,8 +245,6 @@ int cmd_parse(int argc, char **argv, struct cmd_db *db)
 		progress_init(&c.prog, "parse", 0, c.quiet);
 		struct perfdb_opmap_opts om;
 		perfdb_opmap_opts_parse(op_mapping, &om);
-		om.warn = on_warn;
-		om.ctx = &c;
 		struct perfdb_parse_opts po = {
 			.profiling_path = path, .outdir = trace_mode ? NULL : outdir.buf,
 			.resolve_outdir = trace_outdir, .jobs = (unsigned)jobs, .per_kernel = per_kernel,
