@@ -668,7 +668,8 @@ static int gen_tables(struct gen *g, const char *const *stems, size_t nstems)
 	g->ts = calloc(nstems ? nstems : 1, sizeof(*g->ts));
 	if (!g->t.v || !g->t.used || !g->ts)
 		return -PERFDB_ENOMEM;
-	memcpy(g->t.v, stems, nstems * sizeof(*stems));
+	if (nstems)
+		memcpy(g->t.v, stems, nstems * sizeof(*stems));
 	qsort(g->t.v, nstems, sizeof(*g->t.v), cmp_str);
 	for (size_t i = 0; i < nstems; i++)
 		if (!g->t.n || strcmp(g->t.v[g->t.n - 1], g->t.v[i]) != 0)
