@@ -70,6 +70,13 @@ struct perfdb_opmap_opts {
 /* "auto", "none", or anything else: a path. */
 void perfdb_opmap_opts_parse(const char *arg, struct perfdb_opmap_opts *o);
 
+/*
+ * Before anything is written: a PATH must name a file that can be created
+ * (not empty, not a directory, its directory existing).  -PERFDB_EINVAL
+ * naming --op-mapping otherwise.
+ */
+int perfdb_opmap_opts_check(const struct perfdb_opmap_opts *o, struct perfdb_err *err);
+
 enum perfdb_opmap_outcome {
 	PERFDB_OPMAP_NOTHING = 0,  /* none, or a directory without tables */
 	PERFDB_OPMAP_CREATED,      /* <db>/op_mapping.yaml written where there was none */

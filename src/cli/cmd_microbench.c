@@ -558,6 +558,11 @@ int cmd_microbench(int argc, char **argv, struct cmd_db *db)
 		struct native_flags f = { .ops = &ops, .json = json };
 		perfdb_opmap_opts_parse(op_mapping, &f.op_mapping);
 		f.op_mapping.warn = opmap_warn;
+		struct perfdb_err e;
+		if (perfdb_opmap_opts_check(&f.op_mapping, &e) < 0) {
+			replay_ops_release(&ops);
+			return opt_usage_error(&cmd_microbench_help, "%s", e.msg);
+		}
 		rc = run_native(&no, &f);
 		replay_ops_release(&ops);
 		return rc;

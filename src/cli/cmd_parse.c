@@ -221,6 +221,13 @@ int cmd_parse(int argc, char **argv, struct cmd_db *db)
 	if ((rc = db_opts_finish(db, &cmd_parse_help))) {
 		return rc;
 	}
+	struct perfdb_opmap_opts om;
+	perfdb_opmap_opts_parse(op_mapping, &om);
+	{
+		struct perfdb_err e;
+		if (perfdb_opmap_opts_check(&om, &e) < 0)
+			return opt_usage_error(&cmd_parse_help, "%s", e.msg);
+	}
 	struct perfdb_err err;
 	perfdb_err_clear(&err);
 	struct perfdb_strbuf outdir = PERFDB_STRBUF_INIT;
@@ -243,8 +250,6 @@ int cmd_parse(int argc, char **argv, struct cmd_db *db)
 		struct ctx c = { .o = o, .reg = &db->reg, .outdir = &outdir };
 		c.quiet = quiet || json;
 		progress_init(&c.prog, "parse", 0, c.quiet);
-		struct perfdb_opmap_opts om;
-		perfdb_opmap_opts_parse(op_mapping, &om);
 		struct perfdb_parse_opts po = {
 			.profiling_path = path, .outdir = trace_mode ? NULL : outdir.buf,
 			.resolve_outdir = trace_outdir, .jobs = (unsigned)jobs, .per_kernel = per_kernel,

@@ -31,6 +31,27 @@ void perfdb_opmap_opts_parse(const char *arg, struct perfdb_opmap_opts *o)
 	}
 }
 
+int perfdb_opmap_opts_check(const struct perfdb_opmap_opts *o, struct perfdb_err *err)
+{
+	if (o->mode != PERFDB_OPMAP_PATH)
+		return 0;
+	if (!o->path[0] || perfdb_is_dir(o->path))
+		return perfdb_err_set(err, PERFDB_EINVAL, "--op-mapping '%s': not a file name (auto, "
+				      "none, or the path of the file to write)", o->path);
+	const char *slash = strrchr(o->path, '/');
+	if (!slash)
+		return 0;
+	char *dir = strndup(o->path, slash == o->path ? 1 : (size_t)(slash - o->path));
+	if (!dir)
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	int ok = perfdb_is_dir(dir);
+	free(dir);
+	if (!ok)
+		return perfdb_err_set(err, PERFDB_EINVAL, "--op-mapping '%s': its directory does not "
+				      "exist", o->path);
+	return 0;
+}
+
 struct stems {
 	char **v;
 	size_t n, cap;
