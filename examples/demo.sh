@@ -4,6 +4,7 @@
 set -eu
 PERFDB=$(realpath "${1:-build/bin/perfdb}")
 cd "$(dirname "$0")"
+TRACE=$(realpath ../tests/data/torch_trace/cpu_block.pt.trace.json)
 # The demo works on a scratch copy: the committed example database stays as it is.
 SCRATCH=${DEMO_DIR:-../build/demo}
 rm -rf "$SCRATCH" && mkdir -p "$SCRATCH" && cp -r database profiling "$SCRATCH/"
@@ -30,15 +31,23 @@ step "$PERFDB" check --database-root "$ROOT" "${VERSIONS[@]}"
 # every routed table gets new rows (durations 0, for microbench to fill);
 # --rows caps each table with a seeded sample, so the run is repeatable.
 step "$PERFDB" grid --target-models Qwen/Qwen3-32B --rows 200 --seed 1 --database-root "$ROOT" "${VERSIONS[@]}"
-# Replay the new RmsNorm theory rows on this CPU (docs/replay.md): only rows
-# without a duration are measured (missing-only). These are Ascend tables, so
-# the CPU backend refuses them unless --force-device (Decision 8): a real CPU
-# database lives under <root>/<host CPU>/cpu/<stack>/; here the point is the flow.
-step "$PERFDB" microbench --backend cpu --ops RmsNorm --update-mode missing-only \
-	--repeat-count 10 --row-budget 0.05 --force-device --database-root "$ROOT" "${VERSIONS[@]}" \
-	> microbench.log
-# (the full report is in microbench.log; its overview:)
-grep -E '(perfdb microbench|^\[|^# |^\| (CSV|Rows))' microbench.log
+# This machine's own database (docs/database.md "One home per native device"):
+# a PyTorch trace of a small bf16 transformer block recorded on a CPU
+# (tests/data/torch_trace/, its README says how) is parsed into the CPU's home
+# <root>/<host CPU>/torch/torch1.13.1/, one table per PyTorch op, with an
+# op_mapping.yaml for the simulator; the grid adds Qwen3-32B shapes to its
+# GEMM tables; --backend cpu replays every row there (no location flags: the
+# CPU backend measures its own home) and the report puts microbench beside
+# the trace's profiling for the same ops on the same CPU.
+CPU=$("$PERFDB" devices --detect --json | python3 -c \
+  'import json,sys; print([d["name"] for d in json.load(sys.stdin) if d["kind"] == "cpu"][0])')
+step "$PERFDB" parse --profiling-path "$TRACE" --database-root "$ROOT" --torch-version 1.13.1
+step "$PERFDB" grid --target-models Qwen/Qwen3-32B --rows 8 --seed 1 --database-root "$ROOT" \
+	--device "$CPU" --torch-version 1.13.1
+step "$PERFDB" microbench --backend cpu --repeat-count 10 --row-budget 0.05 --database-root "$ROOT" \
+	> microbench_cpu.log
+grep -E '(perfdb microbench|^\[|^# |^\| (CSV|Rows))' microbench_cpu.log
+step "$PERFDB" report --database-root "$ROOT" --device "$CPU" --html "$ROOT/perfdb_report_cpu.html"
 # Collectives over MPI (docs/comm.md): 2 ranks of this machine, the four ops
 # on a short grid, one checked row per size appended to hcom_*.csv; then the
 # alpha-beta check against the A3 NPU model, which host MPI is not (FAILs
@@ -54,4 +63,5 @@ step "$PERFDB" validate --csv-dir "$ROOT/hccl_mpi_demo" || echo "(validate: exit
 # one self-contained HTML page (coverage, hotspots, rooflines, collectives).
 step "$PERFDB" report --database-root "$ROOT" "${VERSIONS[@]}" --html "$ROOT/perfdb_report.html"
 printf '\ndemo done: the database is under %s; see README.md and docs/ for more\n' "$(pwd)/$ROOT"
-printf 'report: open file://%s in a browser\n' "$(pwd)/$ROOT/perfdb_report.html"
+printf 'reports: open file://%s and file://%s in a browser\n' "$(pwd)/$ROOT/perfdb_report.html" \
+	"$(pwd)/$ROOT/perfdb_report_cpu.html"

@@ -19,7 +19,8 @@
  *
  * Rows:
  *   CPU sink: one row per cpu_op with "Input Dims", in file order, during
- *     the read: Type = the op name, Accelerator Core "CPU", Duration = its
+ *     the read: Type = perfdb_parse_op_table_name(op) as for GPU rows
+ *     (aten::mm -> aten.mm), Accelerator Core "CPU", Duration = its
  *     inclusive "dur" (a CPU-only trace's tables).
  *   GPU sink, after the whole file was read: per op call (the default) one
  *     row per (call, device): Type = perfdb_parse_op_table_name(op), the op's
@@ -30,8 +31,9 @@
  *     Type = the kernel name, the cells of its op.  row.device is the
  *     deviceProperties name of the activity's device ("" if not listed).
  * Input cells: one slot per "Input Dims" entry, `[[4,8],[8,16],[]]` ->
- * `"4,8;8,16;"`, torch dtype spellings -> DT_* (float DT_FLOAT, c10::BFloat16
- * DT_BF16, long int DT_INT64, ...), ND per tensor, a tensor list flattened.
+ * `"4,8;8,16;"`, torch dtype spellings -> the Ascend profiler's (float FLOAT,
+ * c10::BFloat16 DT_BF16, long int INT64, ...), ND per tensor, a tensor list
+ * flattened; a shape cell nothing fills (outputs) is `""`.
  *
  * Errors (-PERFDB_EPARSE unless said): invalid JSON or gzip, with the byte
  * offset; an event that is not an object, or a cpu_op / launch / activity

@@ -3,6 +3,8 @@
  * (docs/spec/parse.md §4 "Database path" and Decision 9).
  *
  *   --database-path P   used verbatim; device and version flags ignored
+ *   a native device     <root>/<device>/torch/torch<T>   (kind cpu or gpu:
+ *                       where parse of its traces, grid and replay meet)
  *   otherwise           <root>/<device>/vllm_ascend/vllm<V>_torch<T>_cann<C>
  *   root                --database-root, else $PERFDB_DATA_ROOT, else the
  *                       nearest tensor_cast/performance_model/
@@ -25,6 +27,13 @@ struct perfdb_db_opts {
 	const char *vllm_version;
 	const char *torch_version;
 	const char *cann_version;
+	/*
+	 * The device is a native one (registry kind cpu or gpu, or a device a
+	 * PyTorch trace names): its database is <root>/<device>/torch/torch<T>/
+	 * (perfdb_db_native_dir).  Set by the CLI from the registry.
+	 */
+	int native;
+	int device_given;          /* --device was on the command line */
 };
 
 /*
@@ -49,6 +58,15 @@ int perfdb_db_version_dir(const struct perfdb_db_opts *o, struct perfdb_strbuf *
 /* The database root (see above); out is reset first.  *source names the rule used. */
 int perfdb_db_root(const struct perfdb_db_opts *o, struct perfdb_strbuf *out,
 		   const char **source, struct perfdb_err *err);
+
+/*
+ * A native device's database, <root>/<device>/torch/torch<T>: T is
+ * --torch-version (trimmed, without a leading "torch" or anything from
+ * '+'), else the one torch<T> directory already under <root>/<device>/torch/.
+ * None or several: -PERFDB_EINVAL saying so and asking for --torch-version.
+ */
+int perfdb_db_native_dir(const struct perfdb_db_opts *o, const char *device,
+			 struct perfdb_strbuf *out, struct perfdb_err *err);
 
 /* The database directory for o (does not create it). */
 int perfdb_db_resolve(const struct perfdb_db_opts *o, struct perfdb_strbuf *out,

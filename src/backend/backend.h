@@ -111,12 +111,6 @@ struct perfdb_backend_i {
 	 */
 	void (*describe)(void *ctx, struct perfdb_strbuf *out);
 	/*
-	 * The describe() key whose major.minor version names the stack level of
-	 * the native layout <root>/<device>/<backend>/<stack><major.minor>/
-	 * ("onednn" for cpu, "cuda" for cuda).
-	 */
-	const char *stack;
-	/*
 	 * Optional (NULL: the host CPU, perfdb_device_detect_host_cpu).  Adds
 	 * the device this backend would measure (device level only: no
 	 * context needed) to the registry, unless a device of that name

@@ -376,8 +376,11 @@ int cmd_grid(int argc, char **argv, struct cmd_db *cdb)
 	size_t nids = 0;
 	int usage = 0;
 
-	/* the database directory: the reference walks the whole root without versions */
-	if (!o->database_path && !o->vllm_version) {
+	/*
+	 * the database directory: the reference walks the whole root without
+	 * versions; a native device's home is named by --device alone
+	 */
+	if (!o->database_path && !o->vllm_version && !(o->native && o->device_given)) {
 		const char *src;
 		rc = perfdb_db_root(o, &db, &src, &err);
 	} else {

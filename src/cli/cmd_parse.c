@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "builtin.h"
 #include "dbopts.h"
@@ -46,9 +45,11 @@ struct ctx {
 
 /*
  * PyTorch traces describe the machine they were recorded on, not an Ascend
- * stack: their tables go to <root>/<device>/torch/torch<T>/, the device
- * being the trace's GPU (deviceProperties name) or, for a CPU-only trace,
- * this host's CPU (docs/design.md: native backends get a documented analogue).
+ * stack: their tables go to the device's native home <root>/<device>/torch/
+ * torch<T>/ (perfdb_db_native_dir: T from --torch-version, else the one
+ * already there), the device being the trace's GPU (deviceProperties name)
+ * or, for a CPU-only trace, this host's CPU.  Grid and --backend cpu|cuda
+ * replay find the same directory (docs/database.md "Layout").
  */
 static int trace_outdir(void *vctx, const struct perfdb_parse_result *res,
 			const struct perfdb_parse_db *db, struct perfdb_strbuf *out,
@@ -56,20 +57,6 @@ static int trace_outdir(void *vctx, const struct perfdb_parse_result *res,
 {
 	(void)res;
 	struct ctx *c = vctx;
-	char t[256] = "";
-	if (c->o->torch_version) {
-		const char *v = c->o->torch_version;
-		while (*v == ' ' || *v == '\t')
-			v++;
-		if (strncasecmp(v, "torch", 5) == 0)
-			v += 5;
-		snprintf(t, sizeof(t), "%s", v);
-		t[strcspn(t, "+ \t")] = '\0';
-	}
-	if (!t[0])
-		return perfdb_err_set(err, PERFDB_EINVAL,
-			"Could not detect runtime stack version(s): PyTorch. Specify --database-path "
-			"or pass --torch-version explicitly.");
 	char dev[160];
 	if (db->gpu && !db->device[0]) {
 		/* no deviceProperties block (older Kineto): docs/chrome_trace.md */
@@ -95,9 +82,7 @@ static int trace_outdir(void *vctx, const struct perfdb_parse_result *res,
 		PERFDB_TRY(perfdb_device_detect_host_cpu(c->reg, &name, err));
 		snprintf(dev, sizeof(dev), "%s", name);
 	}
-	const char *src;
-	PERFDB_TRY(perfdb_db_root(c->o, out, &src, err));
-	PERFDB_TRY(perfdb_strbuf_addf(out, "/%s/torch/torch%s", dev, t));
+	PERFDB_TRY(perfdb_db_native_dir(c->o, dev, out, err));
 	/* the summary line names the first database */
 	if (c->outdir->len)
 		return 0;

@@ -5,6 +5,7 @@
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "builtin.h"
 #include "dbopts.h"
@@ -22,8 +23,9 @@ const struct cmd_help cmd_path_help = {
 	.summary = "print the database directory the database flags resolve to",
 	.description =
 		"Resolves --database-path, or <root>/<device>/vllm_ascend/vllm<V>_torch<T>_cann<C>\n"
-		"from the root search and the version flags, exactly as every stage does,\n"
-		"and prints it. Nothing is created.",
+		"from the root search and the version flags (<root>/<device>/torch/torch<T> for a\n"
+		"native device: this machine's CPU, a registry device of kind cpu or gpu),\n"
+		"exactly as every stage does, and prints it. Nothing is created.",
 };
 
 int cmd_path(int argc, char **argv, struct cmd_db *db)
@@ -53,7 +55,10 @@ int cmd_path(int argc, char **argv, struct cmd_db *db)
 	rc = perfdb_db_resolve(o, &dir, &err);
 	if (rc == 0 && !o->database_path) {
 		rc = perfdb_db_root(o, &root, &root_src, &err);
-		if (rc == 0)
+		/* a native device's version directory is torch<T> (perfdb_db_native_dir) */
+		if (rc == 0 && o->native)
+			rc = perfdb_strbuf_addstr(&ver, strrchr(dir.buf, '/') + 1);
+		else if (rc == 0)
 			rc = perfdb_db_version_dir(o, &ver, &err);
 	}
 	if (rc < 0) {

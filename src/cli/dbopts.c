@@ -28,16 +28,27 @@ int db_opts_finish(struct cmd_db *db, const struct cmd_help *h)
 	perfdb_err_clear(&err);
 	if (perfdb_device_registry_load(reg, &err) < 0)
 		return cli_error(h->name, &err);
+	o->device_given = o->device != NULL;
 	if (!o->device)
 		o->device = reg->default_name ? reg->default_name : PERFDB_DEFAULT_DEVICE;
-	if (!perfdb_device_find(reg, o->device)) {
+	size_t nlisted = reg->n;
+	const struct perfdb_device *d = perfdb_device_find(reg, o->device);
+	if (!d) {
+		/* this machine's CPU is a device too (docs/devices.md): --device may name it */
+		const char *host;
+		if (perfdb_device_detect_host_cpu(reg, &host, &err) < 0)
+			return cli_error(h->name, &err);
+		d = perfdb_device_find(reg, o->device);
+	}
+	if (!d) {
 		fprintf(stderr, "usage: %s\n", h->usage);
 		fprintf(stderr, "perfdb %s: error: argument --device: invalid choice: '%s' (choose from ",
 			h->name, o->device);
-		for (size_t i = 0; i < reg->n; i++)
+		for (size_t i = 0; i < nlisted; i++)
 			fprintf(stderr, "%s'%s'", i ? ", " : "", reg->v[i].name);
 		fprintf(stderr, ")\n");
 		return 2;
 	}
+	o->native = strcmp(d->kind, "cpu") == 0 || strcmp(d->kind, "gpu") == 0;
 	return 0;
 }

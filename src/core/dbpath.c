@@ -217,12 +217,67 @@ int perfdb_db_root(const struct perfdb_db_opts *o, struct perfdb_strbuf *out,
 	return perfdb_strbuf_addstr(out, "./profiling_database/data");
 }
 
+/* The torch<T> directories under dir: their count, the first name in first. */
+static int torch_dirs(const char *dir, char *first, size_t cap, struct perfdb_strbuf *all)
+{
+	struct dirent **names;
+	int n = scandir(dir, &names, NULL, alphasort), found = 0;
+	if (n < 0)
+		return 0;
+	for (int i = 0; i < n; i++) {
+		const char *d = names[i]->d_name;
+		char path[PATH_MAX];
+		snprintf(path, sizeof(path), "%s/%s", dir, d);
+		if (strncmp(d, "torch", 5) == 0 && d[5] && perfdb_is_dir(path)) {
+			if (!found++)
+				snprintf(first, cap, "%s", d + 5);
+			perfdb_strbuf_addf(all, "%s%s", found > 1 ? ", " : "", d);
+		}
+		free(names[i]);
+	}
+	free(names);
+	return found;
+}
+
+int perfdb_db_native_dir(const struct perfdb_db_opts *o, const char *device,
+			 struct perfdb_strbuf *out, struct perfdb_err *err)
+{
+	char t[256] = "";
+	if (o->torch_version && trim_copy(o->torch_version, t, sizeof(t)) < 0)
+		return perfdb_db_check_version(o->torch_version, err);
+	strip_prefix_ci(t, "torch");
+	t[strcspn(t, "+")] = '\0';
+	const char *src;
+	PERFDB_TRY(perfdb_db_root(o, out, &src, err));
+	PERFDB_TRY(perfdb_strbuf_addf(out, "/%s/torch", device));
+	if (!t[0]) {
+		struct perfdb_strbuf all = PERFDB_STRBUF_INIT;
+		int n = torch_dirs(out->buf, t, sizeof(t), &all);
+		int rc = 0;
+		if (n == 0)
+			rc = perfdb_err_set(err, PERFDB_EINVAL,
+				"Could not detect runtime stack version(s): PyTorch (no database of %s under %s "
+				"yet). Specify --database-path or pass --torch-version explicitly.", device,
+				out->buf);
+		else if (n > 1)
+			rc = perfdb_err_set(err, PERFDB_EINVAL,
+				"%s holds several databases (%s): pass --torch-version to choose one",
+				out->buf, all.buf);
+		perfdb_strbuf_release(&all);
+		if (rc < 0)
+			return rc;
+	}
+	return perfdb_strbuf_addf(out, "/torch%s", t);
+}
+
 int perfdb_db_resolve(const struct perfdb_db_opts *o, struct perfdb_strbuf *out,
 		      struct perfdb_err *err)
 {
 	perfdb_strbuf_reset(out);
 	if (o->database_path && *o->database_path)
 		return perfdb_strbuf_addstr(out, o->database_path);
+	if (o->native && o->device)
+		return perfdb_db_native_dir(o, o->device, out, err);
 	struct perfdb_strbuf ver = PERFDB_STRBUF_INIT;
 	int rc = perfdb_db_version_dir(o, &ver, err);
 	if (rc == 0) {

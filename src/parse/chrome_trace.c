@@ -277,7 +277,11 @@ static int cpu_op(struct reader *r, const struct perfdb_tevent *ev, struct perfd
 		if (r->cpu && r->cpu->row) {
 			struct perfdb_kernel_row row;
 			row_init(&row);
-			row.type = row.name = sb_span(&ev->f[PERFDB_TF_NAME].text);
+			/* one table name rule for CPU and GPU traces: aten::mm -> aten.mm */
+			const struct perfdb_strbuf *nm = &ev->f[PERFDB_TF_NAME].text;
+			if (perfdb_parse_op_table_name(nm->buf, nm->len, &r->type) < 0)
+				return nomem(err);
+			row.type = row.name = sb_span(&r->type);
 			row.accel_core = (struct perfdb_span){ "CPU", 3 };
 			row.in_shapes = sb_span(&c->shapes);
 			row.in_dtypes = sb_span(&c->dtypes);

@@ -102,24 +102,6 @@ static const struct perfdb_device *device_of_dir(const struct perfdb_device_regi
 	return found;
 }
 
-void perfdb_native_stack_version(const char *describe, const char *key, int *maj, int *min)
-{
-	*maj = 0;
-	*min = 0;
-	size_t klen = strlen(key);
-	for (const char *l = describe ? describe : ""; *l;) {
-		const char *nl = strchr(l, '\n');
-		if (strncmp(l, key, klen) == 0 && l[klen] == '=') {
-			/* the first line naming the key; a missing minor stays 0 */
-			(void)sscanf(l + klen + 1, "%d.%d", maj, min);
-			return;
-		}
-		if (!nl)
-			break;
-		l = nl + 1;
-	}
-}
-
 /* PERFDB_PROBE=0 turns the bandwidth probe off (docs/replay.md "Contention"; make valgrind does). */
 static int probe_off(void)
 {
@@ -145,28 +127,26 @@ static int check_device_kind(const struct perfdb_native_run *run, struct perfdb_
 			      run->dir.buf, be->name, run->host, be->device_kind);
 }
 
-/* The database directory, and its device: the flags, or the native layout. */
+/*
+ * The database directory, and its device: --database-path, else --device's
+ * database (a native device's <root>/<device>/torch/torch<T>/), else this
+ * machine's: the backend's device's home, where parse of its traces and
+ * grid meet it (docs/database.md "Layout").
+ */
 static int find_database(struct perfdb_native_run *run, struct perfdb_err *err)
 {
 	const struct perfdb_db_opts *db = run->o->db;
-	const struct perfdb_backend_i *be = run->be;
-	if (db->database_path || db->device) {
+	if (db->database_path) {
 		PERFDB_TRY(perfdb_db_resolve(db, &run->dir, err));
-		run->dev = db->database_path ? device_of_dir(run->o->reg, run->dir.buf)
-					     : perfdb_device_find(run->o->reg, db->device);
+		run->dev = device_of_dir(run->o->reg, run->dir.buf);
 		return 0;
 	}
-	/* native layout: <root>/<device>/<backend>/<stack-version>/ */
-	const char *src;
-	PERFDB_TRY(perfdb_db_root(db, &run->dir, &src, err));
-	struct perfdb_strbuf d = PERFDB_STRBUF_INIT;
-	if (be->describe)
-		be->describe(NULL, &d);   /* before open: the library versions */
-	const char *key = be->stack ? be->stack : be->name;
-	int maj, min;
-	perfdb_native_stack_version(d.buf, key, &maj, &min);
-	perfdb_strbuf_addf(&run->dir, "/%s/%s/%s%d.%d", run->host, be->name, key, maj, min);
-	perfdb_strbuf_release(&d);
+	if (db->device_given) {
+		PERFDB_TRY(perfdb_db_resolve(db, &run->dir, err));
+		run->dev = perfdb_device_find(run->o->reg, db->device);
+		return 0;
+	}
+	PERFDB_TRY(perfdb_db_native_dir(db, run->host, &run->dir, err));
 	run->dev = perfdb_device_find(run->o->reg, run->host);
 	return 0;
 }

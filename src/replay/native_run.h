@@ -95,13 +95,6 @@ int perfdb_native_record(struct perfdb_native_run *run, struct perfdb_err *err);
 
 void perfdb_native_run_release(struct perfdb_native_run *run);
 
-/*
- * The stack version in describe() text: the line "<key>=<major>.<minor>…",
- * the key matched whole at the start of a line.  Sets *maj and *min (0.0
- * when there is no such line).
- */
-void perfdb_native_stack_version(const char *describe, const char *key, int *maj, int *min);
-
 /* Status (run_all_op_status.json form): ops all ok, per-row failures, ops skipped.
  * Returns 0 or -PERFDB_ENOMEM; st is filled either way (release it). */
 int perfdb_native_status_build(const struct perfdb_engine_result *r, struct perfdb_status *st);

@@ -151,8 +151,8 @@ static void test_cpu_trace_counts(void **state)
 	for (size_t i = 0; i < cpu.n; i++) {
 		sum += atoll(cpu.v[i].f[F_DUR]);
 		assert_string_equal(cpu.v[i].f[F_CORE], "CPU");
-		mm += strcmp(cpu.v[i].f[F_TYPE], "aten::mm") == 0;
-		addmm += strcmp(cpu.v[i].f[F_TYPE], "aten::addmm") == 0;
+		mm += strcmp(cpu.v[i].f[F_TYPE], "aten.mm") == 0;
+		addmm += strcmp(cpu.v[i].f[F_TYPE], "aten.addmm") == 0;
 	}
 	assert_int_equal(sum, 1211);
 	assert_int_equal(mm, 12);
@@ -174,25 +174,25 @@ static void test_cpu_trace_rows(void **state)
 						  NULL, NULL, &err), 0);
 	assert_int_equal(cpu.n, 470);
 	/* [[], [], [], [], [], []] / ["", "", "Scalar", "Scalar", "", "Scalar"] */
-	check_row(&cpu.v[2], "aten::empty_strided", "CPU", "\";;;;;\"", ";;;;;", ";;;;;", "2");
+	check_row(&cpu.v[2], "aten.empty_strided", "CPU", "\";;;;;\"", ";;;;;", ";;;;;", "2");
 	/* [[8, 64], [], [], [], [8, 1]] / ["float", "", "Scalar", "Scalar", "float"] */
-	check_row(&cpu.v[8], "aten::sum", "CPU", "\"8,64;;;;8,1\"", "FLOAT;;;;FLOAT",
+	check_row(&cpu.v[8], "aten.sum", "CPU", "\"8,64;;;;8,1\"", "FLOAT;;;;FLOAT",
 		  "ND;;;;ND", "10");
 	/* [[8, 1], [], []] / ["float", "double", "Scalar"]: slot 2 is a 0-d double */
-	check_row(&cpu.v[20], "aten::add", "CPU", "\"8,1;;\"", "FLOAT;DOUBLE;",
+	check_row(&cpu.v[20], "aten.add", "CPU", "\"8,1;;\"", "FLOAT;DOUBLE;",
 		  "ND;ND;", "5");
 	/* [[8, 64], [64, 64], []] / ["c10::BFloat16", "c10::BFloat16", ""] */
-	check_row(&cpu.v[32], "aten::linear", "CPU", "\"8,64;64,64;\"", "DT_BF16;DT_BF16;",
+	check_row(&cpu.v[32], "aten.linear", "CPU", "\"8,64;64,64;\"", "DT_BF16;DT_BF16;",
 		  "ND;ND;", "30");
 	/* [[], [], [], [], []] / ["", "Scalar", "", "", "Scalar"] */
-	check_row(&cpu.v[117], "aten::ones", "CPU", "\";;;;\"", ";;;;", ";;;;", "8");
+	check_row(&cpu.v[117], "aten.ones", "CPU", "\";;;;\"", ";;;;", ";;;;", "8");
 	/* [[8, 8], []] / ["bool", "Scalar"] */
-	check_row(&cpu.v[120], "aten::triu", "CPU", "\"8,8;\"", "BOOL;", "ND;", "2");
+	check_row(&cpu.v[120], "aten.triu", "CPU", "\"8,8;\"", "BOOL;", "ND;", "2");
 	/* [[4, 8, 8], [8, 8], []] / ["c10::BFloat16", "bool", "Scalar"] */
-	check_row(&cpu.v[121], "aten::masked_fill", "CPU", "\"4,8,8;8,8;\"", "DT_BF16;BOOL;",
+	check_row(&cpu.v[121], "aten.masked_fill", "CPU", "\"4,8,8;8,8;\"", "DT_BF16;BOOL;",
 		  "ND;ND;", "16");
 	/* [[64], [8, 64], [64, 64], [], []] / 3 x "c10::BFloat16", 2 x "Scalar" */
-	check_row(&cpu.v[194], "aten::addmm", "CPU", "\"64;8,64;64,64;;\"",
+	check_row(&cpu.v[194], "aten.addmm", "CPU", "\"64;8,64;64,64;;\"",
 		  "DT_BF16;DT_BF16;DT_BF16;;", "ND;ND;ND;;", "39");
 	rows_free(&cpu);
 }
@@ -271,10 +271,10 @@ static void test_gpu_trace(void **state)
 		  "<4096ul>)", "GPU", "\"\"", "", "", "18.432");
 
 	/* CPU rows keep real-valued durations too: aten::linear 40.512 */
-	check_row(&cpu.v[0], "aten::linear", "CPU", "\"8,64;64,64;64\"",
+	check_row(&cpu.v[0], "aten.linear", "CPU", "\"8,64;64,64;64\"",
 		  "DT_BF16;DT_BF16;DT_BF16", "ND;ND;ND", "40.512");
 	/* ["c10::BFloat16", "ScalarList", "ScalarList", ""] with dims [[64,64],[],[],[]] */
-	check_row(&cpu.v[3], "aten::as_strided", "CPU", "\"64,64;;;\"", "DT_BF16;;;", "ND;;;",
+	check_row(&cpu.v[3], "aten.as_strided", "CPU", "\"64,64;;;\"", "DT_BF16;;;", "ND;;;",
 		  "0.921");
 	rows_free(&cpu);
 	rows_free(&gpu);
@@ -299,7 +299,7 @@ static void test_array_of_events(void **state)
 				  "\"ts\":\"100.5\",\"dur\":11,\"args\":{\"Input Dims\":[[4,16]],"
 				  "\"Input type\":[\"float\"]}}]", &cpu, &info, &err), 0);
 	assert_int_equal(cpu.n, 1);
-	check_row(&cpu.v[0], "aten::relu", "CPU", "\"4,16\"", "FLOAT", "ND", "11");
+	check_row(&cpu.v[0], "aten.relu", "CPU", "\"4,16\"", "FLOAT", "ND", "11");
 	rows_free(&cpu);
 }
 
@@ -440,7 +440,7 @@ static void test_gzip(void **state)
 	assert_int_equal(info.gzip, 1);
 	assert_int_equal(info.bytes, strlen(json));
 	assert_int_equal(cpu.n, 1);
-	check_row(&cpu.v[0], "aten::relu", "CPU", "\"4,16\"", "FLOAT", "ND", "11");
+	check_row(&cpu.v[0], "aten.relu", "CPU", "\"4,16\"", "FLOAT", "ND", "11");
 	rows_free(&cpu);
 	assert_int_equal(perfdb_chrome_trace_read_mem("t.json.gz", gz, gzlen - 12, NULL, &cs, NULL,
 						      &info, &err), -PERFDB_EPARSE);

@@ -19,33 +19,6 @@
 #include "perfdb/fsio.h"
 #include "replay/native_run.h"
 
-/* The key matches whole at a line start: neither inside a line nor as a prefix of another key. */
-static void test_stack_version(void **state)
-{
-	(void)state;
-	int maj = -1, min = -1;
-	const char *cpu = "threads=1\nonednn=3.4.1 (abc)\nopenblas=OpenBLAS 0.3.26\n";
-	perfdb_native_stack_version(cpu, "onednn", &maj, &min);
-	assert_int_equal(maj, 3);
-	assert_int_equal(min, 4);
-	const char *cuda = "cuda_driver=12.8\nlibcuda=9.9\ncuda=12.4\n";
-	perfdb_native_stack_version(cuda, "cuda", &maj, &min);
-	assert_int_equal(maj, 12);
-	assert_int_equal(min, 4);
-	perfdb_native_stack_version("xonednn=1.2\n", "onednn", &maj, &min);
-	assert_int_equal(maj, 0);
-	assert_int_equal(min, 0);
-	perfdb_native_stack_version("onednn=7\n", "onednn", &maj, &min);   /* no minor */
-	assert_int_equal(maj, 7);
-	assert_int_equal(min, 0);
-	perfdb_native_stack_version("onednn=3.1", "onednn", &maj, &min);   /* last line, no newline */
-	assert_int_equal(maj, 3);
-	assert_int_equal(min, 1);
-	perfdb_native_stack_version(NULL, "onednn", &maj, &min);
-	assert_int_equal(maj, 0);
-	assert_int_equal(min, 0);
-}
-
 static struct perfdb_engine_row row(const char *op, size_t line, enum perfdb_engine_status st,
 				    const char *reason, double gbs)
 {
@@ -220,7 +193,6 @@ static void test_check_threads(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_stack_version),
 		cmocka_unit_test(test_status_build),
 		cmocka_unit_test(test_probe_reference),
 		cmocka_unit_test(test_records_csv),

@@ -129,7 +129,6 @@ const struct perfdb_backend_i perfdb_backend_cpu = {
 	.supports_op = cpu_supports_op,
 	.find_op = cpu_find_op,
 	.describe = cpu_describe,
-	.stack = "onednn",
 };
 
 /* ---- helpers shared by the op files --------------------------------- */

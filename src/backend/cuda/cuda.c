@@ -436,7 +436,6 @@ const struct perfdb_backend_i perfdb_backend_cuda = {
 	.supports_op = cuda_supports_op,
 	.find_op = cuda_find_op,
 	.describe = cuda_describe,
-	.stack = "cuda",
 	.detect_device = cuda_detect_device,
 	.time_run = cuda_time_run,
 	.write_reports = cuda_write_reports,
