@@ -610,10 +610,10 @@ int perfdb_opmap_torch_stem(const char *stem, struct perfdb_strbuf *base,
 		return stem_rest(dot + 1, "%2E", base, ovl);
 	}
 	/*
-	 * CPU-only traces name tables by the kernel rule, `aten::mm` ->
-	 * `aten__mm` (docs/chrome_trace.md): a lower-case namespace, `__`,
-	 * the op.  Kernel names seldom look like that, and those that do get
-	 * an entry no simulator op asks for.
+	 * Earlier perfdb versions named CPU-only traces' tables by the kernel
+	 * rule, `aten::mm` -> `aten__mm`: a lower-case namespace, `__`, the
+	 * op.  Databases parsed then keep their mapping.  Kernel names seldom
+	 * look like that, and those that do get an entry no simulator op asks for.
 	 */
 	const char *us = strstr(stem, "__");
 	for (p = stem; us && p < us; p++)
