@@ -10,6 +10,7 @@ PKGS=(
   libyaml-dev libjansson-dev libcmocka-dev
   libyajl-dev zlib1g-dev  # Chrome traces: streaming JSON, gzip
   python3   # tests: the independent parse oracle
+  python3-yaml  # tests: op_mapping.yaml read with PyYAML, the simulator's loader
   chromium  # tests: the report page in a headless browser (skipped when absent)
   valgrind  # make valgrind
 )

@@ -14,6 +14,7 @@
 #include <stddef.h>
 
 #include "perfdb/err.h"
+#include "perfdb/op_mapping.h"
 #include "perfdb/shape.h"
 #include "perfdb/strbuf.h"
 
@@ -257,6 +258,7 @@ struct perfdb_parse_result {
 	size_t ntr;
 	struct perfdb_parse_db *dbs;     /* in first-appearance order */
 	size_t ndbs;
+	enum perfdb_opmap_outcome op_mapping;  /* of the last database written */
 };
 
 void perfdb_parse_result_release(struct perfdb_parse_result *r);
@@ -273,6 +275,12 @@ struct perfdb_parse_opts {
 			      struct perfdb_err *err);
 	int per_kernel;          /* Chrome traces: per-kernel tables, not per-op */
 	unsigned jobs;           /* worker threads for several input files (0 = CPUs) */
+	/*
+	 * A database a PyTorch trace was parsed into gets its op_mapping.yaml
+	 * this way (NULL: never); Ascend profiles alone never write one.  Its
+	 * warning goes to warn below and is counted (its own warn is not used).
+	 */
+	const struct perfdb_opmap_opts *op_mapping;
 	size_t sample_limit;     /* per aggregator, 0 = default */
 	double lock_timeout;     /* < 0: default / $PERFDB_LOCK_TIMEOUT */
 	/* optional callbacks */

@@ -147,6 +147,9 @@ struct perfdb_wb_opts {
 	/* with prune: only rows in this snapshot, or appended by this
 	 * writeback, may be deleted; NULL: every row (read under the lock) */
 	const struct perfdb_wb_seen *seen;
+	/* microbench --backend cpu|cuda: the database's op_mapping.yaml, written
+	 * under the same lock after the tables (NULL: not touched) */
+	const struct perfdb_opmap_opts *op_mapping;
 };
 
 /*

@@ -46,7 +46,7 @@ const struct cmd_help cmd_microbench_help = {
 	.usage = "perfdb microbench [--backend {msprof,cpu,cuda}] [--replay-command CMD] [--ops OP ...]\n"
 		 "                         [--repeat-count N] [--threads N] [--force-device]\n"
 		 "                         [--resume] [--execution-mode {inprocess,subprocess}]\n"
-		 "                         [--op-timeout SECONDS]\n"
+		 "                         [--op-timeout SECONDS] [--op-mapping auto|none|PATH]\n"
 		 "                         [--update-mode {all,missing-only}] [--fail-fast]\n"
 		 "                         [--prune-empty-duration-rows] [--json] [database flags]",
 	.summary = "replay operators (on the CPU, or under msprof on Ascend) and write durations back",
@@ -55,7 +55,8 @@ const struct cmd_help cmd_microbench_help = {
 		"(oneDNN, OpenBLAS, own kernels) and writes mean/min/median/std back; it refuses a\n"
 		"database of another device kind unless --force-device. --backend cuda does the\n"
 		"same on this machine's NVIDIA GPU (cuBLASLt, own CUDA kernels; device time of\n"
-		"CUDA-graph replays, per-kernel times from CUPTI; see docs/cuda.md). --backend msprof\n"
+		"CUDA-graph replays, per-kernel times from CUPTI; see docs/cuda.md). Both then write\n"
+		"the database's op_mapping.yaml for the simulator (docs/database.md). --backend msprof\n"
 		"runs the replay command under msprof, aggregates the op_summary output per\n"
 		"(OP Type, signature), writes the results back into the database tables and the\n"
 		"profile update report. On failure the profiling directory is kept ([PRESERVE]),\n"
@@ -69,7 +70,14 @@ const struct cmd_help cmd_microbench_help = {
 struct native_flags {
 	const struct opt_list *ops;
 	bool json;
+	struct perfdb_opmap_opts op_mapping;   /* --op-mapping, applied under writeback's lock */
 };
+
+static void opmap_warn(void *ctx, const char *msg)
+{
+	(void)ctx;
+	fprintf(stderr, "perfdb microbench: warning: %s\n", msg);
+}
 
 static volatile int stop_flag;
 
@@ -160,7 +168,7 @@ static int run_native_ranked(struct perfdb_native_opts *no, const struct native_
 	struct ingest_opts io = { .cmd = "microbench", .dbdir = run.dir.buf, .ops = f->ops,
 				  .missing_only = no->missing_only, .prune = no->prune,
 				  .json = f->json, .ep = no->ep, .status = &run.st, .ts = run.ts,
-				  .seen = no->prune ? &run.seen : NULL };
+				  .seen = no->prune ? &run.seen : NULL, .op_mapping = &f->op_mapping };
 	rc = replay_finish(&io, &run.res.measures);
 	if (rc == 0 && !f->json)
 		printf("[STATUS] %s\n", run.stp);
@@ -443,7 +451,7 @@ int cmd_microbench(int argc, char **argv, struct cmd_db *db)
 	const char *backend = "msprof", *cmd = NULL, *mode = "all";
 	struct opt_list ops = { 0 };
 	bool prune = false, json = false, fail_fast = false, force = false, resume = false;
-	const char *exec_mode = "inprocess";
+	const char *exec_mode = "inprocess", *op_mapping = "auto";
 	double op_timeout = 0;
 	long repeat = 30, threads = 0, retries = 2;   /* threads 0: not given */
 	double budget = 1.0, row_timeout = 60.0;
@@ -483,6 +491,10 @@ int cmd_microbench(int argc, char **argv, struct cmd_db *db)
 		{ .type = OPT_DOUBLE, .name = "op-timeout", .dest = &op_timeout, .metavar = "SECONDS",
 		  .help = "subprocess mode: kill an operator's process after this long (default: "
 			  "--row-timeout x rows + 30)" },
+		{ .type = OPT_STRING, .name = "op-mapping", .dest = &op_mapping, .metavar = "MODE",
+		  .help = "native backends: auto writes <db>/op_mapping.yaml unless the user has one "
+			  "(a file perfdb wrote and nobody edited is updated), none writes nothing, "
+			  "a PATH gets the mapping instead of the database (default: auto)" },
 		{ .type = OPT_FLAG, .name = "force-device", .dest = &force,
 		  .help = "write into a database of another device kind than the backend's" },
 		{ .type = OPT_LIST, .name = "ops", .dest = &ops, .metavar = "OP",
@@ -544,6 +556,13 @@ int cmd_microbench(int argc, char **argv, struct cmd_db *db)
 			.timeout = row_timeout, .op_timeout = op_timeout,
 		};
 		struct native_flags f = { .ops = &ops, .json = json };
+		perfdb_opmap_opts_parse(op_mapping, &f.op_mapping);
+		f.op_mapping.warn = opmap_warn;
+		struct perfdb_err e;
+		if (perfdb_opmap_opts_check(&f.op_mapping, &e) < 0) {
+			replay_ops_release(&ops);
+			return opt_usage_error(&cmd_microbench_help, "%s", e.msg);
+		}
 		rc = run_native(&no, &f);
 		replay_ops_release(&ops);
 		return rc;

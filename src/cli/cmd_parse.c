@@ -20,7 +20,8 @@ static const char *const reference_flags[] = {
 const struct cmd_help cmd_parse_help = {
 	.name = "parse",
 	.reference = reference_flags,
-	.usage = "perfdb parse --profiling-path PATH [--jobs N] [--per-kernel] [--json] [--quiet] [database flags]",
+	.usage = "perfdb parse --profiling-path PATH [--jobs N] [--per-kernel] [--op-mapping auto|none|PATH]\n"
+		 "       [--json] [--quiet] [database flags]",
 	.summary = "turn profiler output into per-kernel database tables",
 	.description =
 		"Reads kernel_details*.csv (torch_npu / MindSpore profiler), msprof\n"
@@ -30,7 +31,8 @@ const struct cmd_help cmd_parse_help = {
 		"per kernel type into the database (for GPU traces one table per PyTorch op,\n"
 		"each call's device time summed: docs/chrome_trace.md): existing rows keep\n"
 		"their other columns, new keys are appended, and nothing is written if any\n"
-		"input or table is malformed.",
+		"input or table is malformed. A database a PyTorch trace is parsed into also\n"
+		"gets an op_mapping.yaml for the simulator (docs/database.md \"op_mapping.yaml\").",
 };
 
 struct ctx {
@@ -171,7 +173,7 @@ static const char *parse_replaced(const void *ctx, size_t i)
 int cmd_parse(int argc, char **argv, struct cmd_db *db)
 {
 	struct perfdb_db_opts *o = &db->o;   /* filled by DB_OPTIONS, finished below */
-	const char *path = NULL;
+	const char *path = NULL, *op_mapping = "auto";
 	long jobs = 0;
 	bool json = false, quiet = false, per_kernel = false;
 	struct opt opts[] = {
@@ -186,6 +188,10 @@ int cmd_parse(int argc, char **argv, struct cmd_db *db)
 		  .help = "print a JSON summary instead of the reference's line (keys in docs/cli.md)" },
 		{ .type = OPT_FLAG, .name = "per-kernel", .dest = &per_kernel,
 		  .help = "PyTorch traces: one table per GPU kernel name, not per op" },
+		{ .type = OPT_STRING, .name = "op-mapping", .dest = &op_mapping, .metavar = "MODE",
+		  .help = "PyTorch traces: auto writes <db>/op_mapping.yaml unless the user has one "
+			  "(a file perfdb wrote and nobody edited is updated), none writes nothing, "
+			  "a PATH gets the mapping instead of the database (default: auto)" },
 		{ .type = OPT_FLAG, .name = "quiet", .short_name = 'q', .dest = &quiet,
 		  .help = "no progress and no warnings on stderr" },
 		DB_OPTIONS(o),
@@ -199,6 +205,13 @@ int cmd_parse(int argc, char **argv, struct cmd_db *db)
 
 	if ((rc = db_opts_finish(db, &cmd_parse_help))) {
 		return rc;
+	}
+	struct perfdb_opmap_opts om;
+	perfdb_opmap_opts_parse(op_mapping, &om);
+	{
+		struct perfdb_err e;
+		if (perfdb_opmap_opts_check(&om, &e) < 0)
+			return opt_usage_error(&cmd_parse_help, "%s", e.msg);
 	}
 	struct perfdb_err err;
 	perfdb_err_clear(&err);
@@ -226,6 +239,7 @@ int cmd_parse(int argc, char **argv, struct cmd_db *db)
 			.profiling_path = path, .outdir = trace_mode ? NULL : outdir.buf,
 			.resolve_outdir = trace_outdir, .jobs = (unsigned)jobs, .per_kernel = per_kernel,
 			.lock_timeout = -1, .warn = on_warn, .progress = on_progress, .ctx = &c,
+			.op_mapping = &om,
 		};
 		rc = perfdb_parse_run(&po, &res, &err);
 		progress_done(&c.prog);

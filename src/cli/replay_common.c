@@ -110,7 +110,7 @@ int replay_finish(const struct ingest_opts *o, struct perfdb_measures *mm)
 	struct perfdb_wb_opts wo = {
 		.dbdir = o->dbdir, .ops = o->ops->n ? o->ops->v : NULL, .nops = o->ops->n,
 		.missing_only = o->missing_only, .prune = o->prune, .lock_timeout = -1,
-		.seen = o->seen,
+		.seen = o->seen, .op_mapping = o->op_mapping,
 	};
 	struct perfdb_wb_result res;
 	/* what can fail after the tables is checked before them */

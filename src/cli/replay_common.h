@@ -28,6 +28,7 @@ struct ingest_opts {
 	const struct perfdb_status *status; /* NULL: none */
 	const char *ts;              /* the run's report timestamp; NULL: taken when the report is written */
 	const struct perfdb_wb_seen *seen; /* prune: the rows the run read (NULL: read under the lock) */
+	const struct perfdb_opmap_opts *op_mapping; /* native backends' --op-mapping; NULL: none */
 };
 
 /*

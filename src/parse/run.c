@@ -317,6 +317,14 @@ static int write_dbs(const struct perfdb_parse_opts *o, const struct dblist *all
 			first = d;
 		}
 	int rc = 0;
+	/* the mapping's warning is one of the run's: counted, said through o->warn */
+	struct warn_count wc = { o, res };
+	struct perfdb_opmap_opts om;
+	if (o->op_mapping) {
+		om = *o->op_mapping;
+		om.warn = count_warn;
+		om.ctx = &wc;
+	}
 	for (size_t d = 0; d < all->n && rc == 0; d++) {
 		const struct dbagg *a = &all->v[d];
 		if (used ? !perfdb_agg_ngroups(a->agg) : d != first)
@@ -346,7 +354,8 @@ static int write_dbs(const struct perfdb_parse_opts *o, const struct dblist *all
 				rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 		}
 		if (rc == 0)
-			rc = perfdb_parse_write_tables(db->outdir, a->agg, fia, o->lock_timeout, res, err);
+			rc = perfdb_parse_write_tables(db->outdir, a->agg, fia, o->lock_timeout,
+						       res->traces && o->op_mapping ? &om : NULL, res, err);
 		perfdb_strbuf_release(&dir);
 	}
 	return rc;

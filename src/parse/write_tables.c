@@ -308,6 +308,7 @@ static int merge_file(struct outfile *of, const char *path, const struct perfdb_
 
 int perfdb_parse_write_tables(const char *outdir, const struct perfdb_agg *agg,
 			      const struct perfdb_fia *fia, double lock_timeout,
+			      const struct perfdb_opmap_opts *opmap,
 			      struct perfdb_parse_result *res, struct perfdb_err *err)
 {
 	struct outfile *files = NULL;
@@ -395,6 +396,9 @@ int perfdb_parse_write_tables(const char *outdir, const struct perfdb_agg *agg,
 		if (rc == 0)
 			res->tables[base + f].written = 1;
 	}
+	/* the simulator's routing for the tables now there (docs/database.md "op_mapping.yaml") */
+	if (rc == 0 && opmap)
+		rc = perfdb_opmap_update(outdir, opmap, &res->op_mapping, err);
 	perfdb_lock_release(&lock);
 	for (size_t f = 0; f < nfiles; f++) {
 		free(files[f].name);

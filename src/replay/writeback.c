@@ -753,6 +753,9 @@ int perfdb_writeback(const struct perfdb_wb_opts *o, const struct perfdb_measure
 		if (rc == 0)
 			res->files[i].written = 1;
 	}
+	/* the simulator's routing for the tables now there (docs/database.md "op_mapping.yaml") */
+	if (rc == 0 && o->op_mapping)
+		rc = perfdb_opmap_update(o->dbdir, o->op_mapping, NULL, err);
 	perfdb_lock_release(&lock);
 	for (size_t i = 0; i < ntg; i++) {
 		if (tables)

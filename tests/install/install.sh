@@ -13,6 +13,9 @@ need() { [ -s "$PREFIX/$1" ] || { echo "missing: $1"; fail=1; }; }
 need bin/perfdb
 need share/perfdb/devices.json
 need share/perfdb/grid.yaml
+need share/perfdb/op_mapping/vllm0.18.0_torch2.9.0_cann8.5.yaml
+need share/perfdb/op_mapping/PROVENANCE.md
+need share/perfdb/op_mapping/LICENSE.MulanPSL2
 need share/bash-completion/completions/perfdb
 need share/man/man1/perfdb.1
 [ -e "$PREFIX/share/perfdb/completion" ] && { echo "completion/ installed as data"; fail=1; }
