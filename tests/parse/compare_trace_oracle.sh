@@ -14,11 +14,12 @@ for mode in per-op per-kernel; do
   flag=""; [ "$mode" = per-kernel ] && flag=--per-kernel
   "$PERFDB" parse -q $flag --profiling-path "$TRACE" --database-path "$WORK/perfdb-$mode" >/dev/null
   python3 "$HERE/oracle_trace.py" "$TRACE" "$WORK/oracle-$mode" $flag
-  if ! diff -r "$WORK/oracle-$mode" "$WORK/perfdb-$mode" > "$WORK/diff"; then
+  # the tables; op_mapping.yaml has its own tests (cli.parse.op_mapping_*)
+  if ! diff -r -x op_mapping.yaml "$WORK/oracle-$mode" "$WORK/perfdb-$mode" > "$WORK/diff"; then
     echo "perfdb parse ($mode) differs from the oracle on $TRACE:"
     head -40 "$WORK/diff"
     exit 1
   fi
-  echo "$mode: identical, $(ls "$WORK/perfdb-$mode" | wc -l) tables"
+  echo "$mode: identical, $(ls "$WORK/perfdb-$mode" | grep -c "\.csv$") tables"
 done
 python3 "$HERE/oracle_trace.py" "$TRACE" --acceptance "$WORK/perfdb-per-op"

@@ -16,7 +16,7 @@ echo '{"model": "not a trace"}' > "$WORK/prof/config.json"
 "$PERFDB" parse -q --json --profiling-path "$WORK/prof" --database-path "$WORK/perfdb" > "$WORK/summary.json"
 mv "$WORK/prof/config.json" "$WORK/config.json"
 python3 "$HERE/oracle_trace.py" "$WORK/prof" "$WORK/oracle"
-diff -r "$WORK/oracle" "$WORK/perfdb"
+diff -r -x op_mapping.yaml "$WORK/oracle" "$WORK/perfdb"   # the tables; the mapping is tested by cli.parse.op_mapping_*
 python3 - "$WORK/summary.json" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))

@@ -23,8 +23,9 @@
 . "$(dirname "$0")/lib.sh"
 P=$PERFDB
 ORACLE="$HERE/../grid/oracle_grid.py"
-extras() {  # entries of DIR that are neither tables nor under reports/
-  find "$1" -mindepth 1 ! -name '*.csv' ! -path "$1/reports" ! -path "$1/reports/*" | sort
+extras() {  # entries of DIR that are neither tables, the mapping (microbench's) nor under reports/
+  find "$1" -mindepth 1 ! -name '*.csv' ! -path "$1/op_mapping.yaml" ! -path "$1/reports" \
+    ! -path "$1/reports/*" | sort
 }
 hidden() { find "$1" -name '.*' | sort; }
 
@@ -46,11 +47,15 @@ run "grid again" "$P" grid -q --database-path "$D" --target-models Qwen/Qwen3-32
 # the same seed draws the same rows, all present now: nothing may change
 [ "$(tree_hashes "$D")" = "$before" ] || fail "a no-op grid run changed the database"
 run writeback "$P" writeback --profiling-path "$WORK/ops" --database-path "$D"
+[ ! -e "$D/op_mapping.yaml" ] || fail "parse, grid or writeback wrote an op_mapping.yaml into an Ascend database"
 run microbench env PERFDB_PROBE=0 "$P" microbench --backend cpu --force-device --database-path "$D" \
   --ops Add --repeat-count 1 --row-budget 0.01
+# --backend cpu writes the simulator's mapping (docs/database.md "op_mapping.yaml"), perfdb's own file
+grep -q '^# perfdb-op-mapping fnv1a64:' "$D/op_mapping.yaml" ||
+  fail "microbench --backend cpu left no op_mapping.yaml of its own"
 run check "$P" check --database-path "$D"
 run report "$P" report --database-path "$D" --html "$WORK/r.html"
-echo "nothing left behind: $(find "$D" -maxdepth 1 -name '*.csv' | wc -l) tables and reports/ only"
+echo "nothing left behind: $(find "$D" -maxdepth 1 -name '*.csv' | wc -l) tables, op_mapping.yaml and reports/ only"
 
 # ---- 2. grid on the root || parse into a version directory ----
 VREL=TEST_DEVICE/vllm_ascend/vllm0.1_torch2.0_cann8.0
