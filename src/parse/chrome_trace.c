@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aten_shapes.h"
 #include "strtab.h"
 #include "trace_cells.h"
 #include "perfdb/trace_link.h"
@@ -31,6 +32,7 @@ struct reader {
 	struct perfdb_strtab threads, kernels, keys;
 	struct perfdb_tcells cells;
 	struct perfdb_strbuf scratch, dur, type;
+	struct perfdb_strbuf outs, outt, outf;   /* a row's output cells (aten_shapes.h) */
 	struct perfdb_tmeta meta;
 	long long first_device;
 	int have_first_device;
@@ -57,18 +59,30 @@ static void row_init(struct perfdb_kernel_row *row)
 }
 
 /*
- * A shape cell the trace cannot fill (no inputs recorded, outputs never
- * recorded) is the empty list in the profiler's quotes, `""`, not an empty
- * cell: TensorCast reads tables with pandas, which turns an empty cell
- * into NaN and then fails to parse "nan" as a shape, losing the table.
+ * The output cells the inputs fix (aten_shapes.h), and the quoted empty
+ * list `""` for a shape cell the trace cannot fill (no inputs recorded, an
+ * output no rule gives), never an empty cell: TensorCast reads tables with
+ * pandas, which turns an empty cell into NaN and then fails to parse "nan"
+ * as a shape, losing the table.  The spans point into r's buffers until
+ * the next row.
  */
-static void shape_cells(struct perfdb_kernel_row *row)
+static int shape_cells(struct reader *r, struct perfdb_kernel_row *row)
 {
 	static const struct perfdb_span empty_list = { "\"\"", 2 };
+	int rc = perfdb_aten_output(row->type.p, row->type.len, row->in_shapes.p, row->in_shapes.len,
+				    row->in_dtypes.p, row->in_dtypes.len, &r->outs, &r->outt, &r->outf);
+	if (rc < 0)
+		return rc;
+	if (rc > 0) {
+		row->out_shapes = (struct perfdb_span){ r->outs.buf, r->outs.len };
+		row->out_dtypes = (struct perfdb_span){ r->outt.buf, r->outt.len };
+		row->out_formats = (struct perfdb_span){ r->outf.buf, r->outf.len };
+	}
 	if (!row->in_shapes.len)
 		row->in_shapes = empty_list;
 	if (!row->out_shapes.len)
 		row->out_shapes = empty_list;
+	return 0;
 }
 
 static int str_is(const struct perfdb_tfield *f, const char *s)
@@ -286,7 +300,8 @@ static int cpu_op(struct reader *r, const struct perfdb_tevent *ev, struct perfd
 			row.in_shapes = sb_span(&c->shapes);
 			row.in_dtypes = sb_span(&c->dtypes);
 			row.in_formats = sb_span(&c->formats);
-			shape_cells(&row);
+			if (shape_cells(r, &row) < 0)
+				return nomem(err);
 			perfdb_strbuf_reset(&r->dur);
 			if (perfdb_strbuf_add(&r->dur, ev->f[PERFDB_TF_DUR].text.buf,
 					      ev->f[PERFDB_TF_DUR].text.len) < 0)
@@ -442,7 +457,8 @@ static int offer(struct reader *r, struct perfdb_kernel_row *row, struct perfdb_
 	r->info->gpu_rows++;
 	if (!r->gpu || !r->gpu->row)
 		return 0;
-	shape_cells(row);
+	if (shape_cells(r, row) < 0)
+		return nomem(err);
 	row->accel_core = (struct perfdb_span){ "GPU", 3 };
 	row->file = r->name;
 	return r->gpu->row(r->gpu->ctx, row, err);
@@ -574,6 +590,9 @@ static int read_src(struct perfdb_tsrc *src, const char *name,
 	perfdb_strbuf_init(&r.scratch);
 	perfdb_strbuf_init(&r.dur);
 	perfdb_strbuf_init(&r.type);
+	perfdb_strbuf_init(&r.outs);
+	perfdb_strbuf_init(&r.outt);
+	perfdb_strbuf_init(&r.outf);
 	info->gzip = src->gz;
 	int rc = perfdb_tlink_new(&r.link, opts ? opts->mem_limit : 0, opts ? opts->spill_dir : NULL,
 				  err);
@@ -594,6 +613,9 @@ static int read_src(struct perfdb_tsrc *src, const char *name,
 	perfdb_strbuf_release(&r.scratch);
 	perfdb_strbuf_release(&r.dur);
 	perfdb_strbuf_release(&r.type);
+	perfdb_strbuf_release(&r.outs);
+	perfdb_strbuf_release(&r.outt);
+	perfdb_strbuf_release(&r.outf);
 	free(r.shares);
 	return rc;
 }

@@ -213,6 +213,95 @@ def tables(events, per_kernel):
     return rows
 
 
+# Output cells (docs/chrome_trace.md "Output cells"), aten's rules restated:
+# same shape as input 0, numpy broadcasting, bool comparisons, GEMM products.
+SELF = set("""neg tanh sigmoid exp exp_ log log_ log2 log10 sqrt rsqrt relu relu_ silu silu_ gelu
+clamp clamp_ clamp_min nan_to_num logit abs reciprocal fill_ zero_ copy_ clone contiguous softmax
+_softmax log_softmax _log_softmax masked_fill masked_fill_ threshold_backward sigmoid_backward
+tanh_backward logit_backward gelu_backward silu_backward _softmax_backward_data dropout
+native_dropout scatter_ scatter_add_ index_put_ _index_put_impl_ cumsum triu tril rms_norm
+_fused_rms_norm layer_norm native_layer_norm add_ sub_ mul_ div_ pow_ addcmul_ addcdiv_
+bitwise_not""".split())
+BINARY = set("add sub mul div pow rsub maximum minimum addcmul addcdiv".split())
+COMPARE = set("eq ne ge gt le lt logical_and logical_or logical_xor logical_not".split())
+
+
+def bcast(a, b):
+    n = max(len(a), len(b))
+    a, b = [1] * (n - len(a)) + a, [1] * (n - len(b)) + b
+    if any(x != y and 1 not in (x, y) for x, y in zip(a, b)):
+        return None
+    return [y if x == 1 else x for x, y in zip(a, b)]
+
+
+def matmul(a, b):
+    va, vb = len(a) == 1, len(b) == 1
+    a = [1] + a if va else a
+    b = b + [1] if vb else b
+    if len(b) < 2 or a[-1] != b[-2]:
+        return None
+    batch = bcast(a[:-2], b[:-2])
+    if batch is None:
+        return None
+    return batch + ([] if va else [a[-2]]) + ([] if vb else [b[-1]])
+
+
+def outputs(table, ins, idt):
+    """(Output Shapes, Output Data Types, Output Formats) of an op row."""
+    none = ('""', "", "")
+    if not table.startswith("aten.") or not ins:
+        return none
+    op = table[5:]
+    slots = ins.strip('"').split(";")
+    dts = idt.split(";")
+    try:
+        t = [([int(x) for x in sl.split(",")] if sl else [], dts[i] if i < len(dts) else "")
+             for i, sl in enumerate(slots)]
+    except ValueError:
+        return none
+    present = [(sh, dt) for (sh, dt), sl in zip(t, slots) if sl or dt]
+    first = (t[0][0], t[0][1]) if (slots[0] or t[0][1]) else None
+    r = None
+    if op in SELF and first:
+        r = first
+    elif (op in BINARY or op in COMPARE) and first:
+        sh = first[0]
+        for (s2, d2), sl in zip(t[1:], slots[1:]):
+            if (sl or d2) and sh is not None:
+                sh = bcast(sh, s2)
+        if sh is not None:
+            r = (sh, "BOOL" if op in COMPARE else first[1])
+    elif op in ("mm", "bmm") and len(present) >= 2:
+        (a, da), (b, _) = present[:2]
+        rank = 2 if op == "mm" else 3
+        if len(a) == len(b) == rank and (op == "mm" or a[0] == b[0]):
+            sh = matmul(a, b)
+            r = (sh, da) if sh else None
+    elif op in ("addmm", "baddbmm") and len(present) >= 3:
+        (a, da), (b, _) = present[1:3]
+        rank = 2 if op == "addmm" else 3
+        if len(a) == len(b) == rank and (op == "addmm" or a[0] == b[0]):
+            sh = matmul(a, b)
+            r = (sh, da) if sh else None
+    elif op == "linear" and len(present) >= 2:
+        (x, dx), (w, _) = present[:2]
+        if x and len(w) == 2 and x[-1] == w[1]:
+            r = (x[:-1] + [w[0]], dx)
+        elif x and len(w) == 1 and x[-1] == w[0]:
+            r = (x[:-1], dx)
+    elif op == "matmul" and len(present) >= 2:
+        (a, da), (b, _) = present[:2]
+        sh = matmul(a, b) if a and b else None
+        r = (sh, da) if sh is not None else None
+    elif op == "embedding" and len(present) >= 2:
+        (w, dw), (ix, _) = present[:2]
+        if len(w) == 2:
+            r = (ix + [w[1]], dw)
+    if r is None:
+        return none
+    return '"' + ",".join(str(x) for x in r[0]) + '"', r[1], "ND"
+
+
 def write(rows, outdir):
     groups = {}
     for t, c, dur, share in rows:
@@ -234,7 +323,7 @@ def write(rows, outdir):
                 stats = [f"{math.fsum(xs) / len(xs):.6f}", f"{statistics.median(xs):.6f}",
                          f"{statistics.pstdev(xs):.6f}"]
                 # a shape cell nothing fills is the quoted empty list (pandas reads "" as NaN)
-                row = ["", "GPU", ins or '""', idt, ifm, '""', "", ""] + stats + [""] * len(CNT) + [str(len(xs))]
+                row = ["", "GPU", ins or '""', idt, ifm, *outputs(name, ins, idt)] + stats + [""] * len(CNT) + [str(len(xs))]
                 if kern:
                     tot = sum(g["s"].values())
                     ks = sorted(g["s"].items(), key=lambda kv: (-kv[1], kv[0].encode()))

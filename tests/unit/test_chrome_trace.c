@@ -99,10 +99,15 @@ static const char *fixture(const char *name)
 	return path;
 }
 
-/* Check one row's cells; output shapes are the quoted empty list, OP State and counters empty. */
-static void check_row(const struct rec *x, const char *type, const char *core,
-		      const char *shapes, const char *dtypes, const char *formats,
-		      const char *dur)
+/*
+ * Check one row's cells; OP State and counters are always empty.  The
+ * output cells are what aten's rules give for the inputs (aten_shapes.h),
+ * derived by hand at each call; check_row: an op with no such rule, whose
+ * output shapes are the quoted empty list.
+ */
+static void check_row_out(const struct rec *x, const char *type, const char *core,
+			  const char *shapes, const char *dtypes, const char *formats,
+			  const char *dur, const char *oshapes, const char *odtypes)
 {
 	assert_string_equal(x->f[F_TYPE], type);
 	assert_string_equal(x->f[F_NAME], type);
@@ -112,10 +117,17 @@ static void check_row(const struct rec *x, const char *type, const char *core,
 	assert_string_equal(x->f[F_INF], formats);
 	assert_string_equal(x->f[F_DUR], dur);
 	assert_string_equal(x->f[F_STATE], "");
-	assert_string_equal(x->f[F_OUTS], "\"\"");
-	assert_string_equal(x->f[F_OUTT], "");
-	assert_string_equal(x->f[F_OUTF], "");
+	assert_string_equal(x->f[F_OUTS], oshapes);
+	assert_string_equal(x->f[F_OUTT], odtypes);
+	assert_string_equal(x->f[F_OUTF], odtypes[0] ? "ND" : "");
 	assert_int_equal(x->line, 0);
+}
+
+static void check_row(const struct rec *x, const char *type, const char *core,
+		      const char *shapes, const char *dtypes, const char *formats,
+		      const char *dur)
+{
+	check_row_out(x, type, core, shapes, dtypes, formats, dur, "\"\"", "");
 }
 
 /* ---- the recorded CPU trace -------------------------------------------- */
@@ -179,21 +191,21 @@ static void test_cpu_trace_rows(void **state)
 	check_row(&cpu.v[8], "aten.sum", "CPU", "\"8,64;;;;8,1\"", "FLOAT;;;;FLOAT",
 		  "ND;;;;ND", "10");
 	/* [[8, 1], [], []] / ["float", "double", "Scalar"]: slot 2 is a 0-d double */
-	check_row(&cpu.v[20], "aten.add", "CPU", "\"8,1;;\"", "FLOAT;DOUBLE;",
-		  "ND;ND;", "5");
+	check_row_out(&cpu.v[20], "aten.add", "CPU", "\"8,1;;\"", "FLOAT;DOUBLE;",
+		      "ND;ND;", "5", "\"8,1\"", "FLOAT");   /* (8,1) + a 0-d: (8,1), input 0's dtype */
 	/* [[8, 64], [64, 64], []] / ["c10::BFloat16", "c10::BFloat16", ""] */
-	check_row(&cpu.v[32], "aten.linear", "CPU", "\"8,64;64,64;\"", "DT_BF16;DT_BF16;",
-		  "ND;ND;", "30");
+	check_row_out(&cpu.v[32], "aten.linear", "CPU", "\"8,64;64,64;\"", "DT_BF16;DT_BF16;",
+		      "ND;ND;", "30", "\"8,64\"", "DT_BF16");   /* x (8,64), weight (N=64,K=64) */
 	/* [[], [], [], [], []] / ["", "Scalar", "", "", "Scalar"] */
 	check_row(&cpu.v[117], "aten.ones", "CPU", "\";;;;\"", ";;;;", ";;;;", "8");
 	/* [[8, 8], []] / ["bool", "Scalar"] */
-	check_row(&cpu.v[120], "aten.triu", "CPU", "\"8,8;\"", "BOOL;", "ND;", "2");
+	check_row_out(&cpu.v[120], "aten.triu", "CPU", "\"8,8;\"", "BOOL;", "ND;", "2", "\"8,8\"", "BOOL");
 	/* [[4, 8, 8], [8, 8], []] / ["c10::BFloat16", "bool", "Scalar"] */
-	check_row(&cpu.v[121], "aten.masked_fill", "CPU", "\"4,8,8;8,8;\"", "DT_BF16;BOOL;",
-		  "ND;ND;", "16");
+	check_row_out(&cpu.v[121], "aten.masked_fill", "CPU", "\"4,8,8;8,8;\"", "DT_BF16;BOOL;",
+		      "ND;ND;", "16", "\"4,8,8\"", "DT_BF16");
 	/* [[64], [8, 64], [64, 64], [], []] / 3 x "c10::BFloat16", 2 x "Scalar" */
-	check_row(&cpu.v[194], "aten.addmm", "CPU", "\"64;8,64;64,64;;\"",
-		  "DT_BF16;DT_BF16;DT_BF16;;", "ND;ND;ND;;", "39");
+	check_row_out(&cpu.v[194], "aten.addmm", "CPU", "\"64;8,64;64,64;;\"",
+		      "DT_BF16;DT_BF16;DT_BF16;;", "ND;ND;ND;;", "39", "\"8,64\"", "DT_BF16");
 	rows_free(&cpu);
 }
 
@@ -271,8 +283,8 @@ static void test_gpu_trace(void **state)
 		  "<4096ul>)", "GPU", "\"\"", "", "", "18.432");
 
 	/* CPU rows keep real-valued durations too: aten::linear 40.512 */
-	check_row(&cpu.v[0], "aten.linear", "CPU", "\"8,64;64,64;64\"",
-		  "DT_BF16;DT_BF16;DT_BF16", "ND;ND;ND", "40.512");
+	check_row_out(&cpu.v[0], "aten.linear", "CPU", "\"8,64;64,64;64\"",
+		      "DT_BF16;DT_BF16;DT_BF16", "ND;ND;ND", "40.512", "\"8,64\"", "DT_BF16");
 	/* ["c10::BFloat16", "ScalarList", "ScalarList", ""] with dims [[64,64],[],[],[]] */
 	check_row(&cpu.v[3], "aten.as_strided", "CPU", "\"64,64;;;\"", "DT_BF16;;;", "ND;;;",
 		  "0.921");
@@ -299,7 +311,7 @@ static void test_array_of_events(void **state)
 				  "\"ts\":\"100.5\",\"dur\":11,\"args\":{\"Input Dims\":[[4,16]],"
 				  "\"Input type\":[\"float\"]}}]", &cpu, &info, &err), 0);
 	assert_int_equal(cpu.n, 1);
-	check_row(&cpu.v[0], "aten.relu", "CPU", "\"4,16\"", "FLOAT", "ND", "11");
+	check_row_out(&cpu.v[0], "aten.relu", "CPU", "\"4,16\"", "FLOAT", "ND", "11", "\"4,16\"", "FLOAT");
 	rows_free(&cpu);
 }
 
@@ -440,7 +452,7 @@ static void test_gzip(void **state)
 	assert_int_equal(info.gzip, 1);
 	assert_int_equal(info.bytes, strlen(json));
 	assert_int_equal(cpu.n, 1);
-	check_row(&cpu.v[0], "aten.relu", "CPU", "\"4,16\"", "FLOAT", "ND", "11");
+	check_row_out(&cpu.v[0], "aten.relu", "CPU", "\"4,16\"", "FLOAT", "ND", "11", "\"4,16\"", "FLOAT");
 	rows_free(&cpu);
 	assert_int_equal(perfdb_chrome_trace_read_mem("t.json.gz", gz, gzlen - 12, NULL, &cs, NULL,
 						      &info, &err), -PERFDB_EPARSE);
@@ -507,7 +519,8 @@ static void test_link_rules(void **state)
 	assert_int_equal(gpu.n, 2);
 	/* calls in op order; ops without shapes keep empty cells */
 	check_row(&gpu.v[0], "aten.linear", "GPU", "\"\"", "", "", "5");
-	check_row(&gpu.v[1], "aten.mm", "GPU", "\"2,2;2,2\"", "FLOAT;FLOAT", "ND;ND", "2");
+	check_row_out(&gpu.v[1], "aten.mm", "GPU", "\"2,2;2,2\"", "FLOAT;FLOAT", "ND;ND", "2", "\"2,2\"",
+		      "FLOAT");
 	rows_free(&gpu);
 	/* the same in memory */
 	assert_int_equal(perfdb_chrome_trace_read_mem("t.json", t.buf, t.len, NULL, NULL, &gs,
