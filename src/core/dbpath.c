@@ -134,6 +134,21 @@ static int find_cann_version(const char *dir, int depth, char *out, size_t cap)
 	return found;
 }
 
+/*
+ * --torch-version as a directory part: trimmed, without a leading "torch"
+ * (any case) or anything from '+' ("" when not given).  -PERFDB_EINVAL
+ * with the reference message for a value that is not a version.
+ */
+static int torch_part(const struct perfdb_db_opts *o, char *t, size_t cap, struct perfdb_err *err)
+{
+	t[0] = '\0';
+	if (o->torch_version && trim_copy(o->torch_version, t, cap) < 0)
+		return perfdb_db_check_version(o->torch_version, err);
+	strip_prefix_ci(t, "torch");
+	t[strcspn(t, "+")] = '\0';
+	return 0;
+}
+
 int perfdb_db_version_dir(const struct perfdb_db_opts *o, struct perfdb_strbuf *out,
 			  struct perfdb_err *err)
 {
@@ -141,8 +156,7 @@ int perfdb_db_version_dir(const struct perfdb_db_opts *o, struct perfdb_strbuf *
 	perfdb_strbuf_reset(out);
 	if (o->vllm_version && trim_copy(o->vllm_version, v, sizeof(v)) < 0)
 		return perfdb_db_check_version(o->vllm_version, err);
-	if (o->torch_version && trim_copy(o->torch_version, t, sizeof(t)) < 0)
-		return perfdb_db_check_version(o->torch_version, err);
+	PERFDB_TRY(torch_part(o, t, sizeof(t), err));
 	if (o->cann_version && trim_copy(o->cann_version, c, sizeof(c)) < 0)
 		return perfdb_db_check_version(o->cann_version, err);
 
@@ -152,8 +166,6 @@ int perfdb_db_version_dir(const struct perfdb_db_opts *o, struct perfdb_strbuf *
 	strip_prefix_ci(v, "vllm");
 	if (v[0] == 'v' || v[0] == 'V')
 		memmove(v, v + 1, strlen(v));
-	strip_prefix_ci(t, "torch");
-	t[strcspn(t, "+")] = '\0';
 	strip_prefix_ci(c, "cann");
 
 	if (!c[0]) {
@@ -242,11 +254,8 @@ static int torch_dirs(const char *dir, char *first, size_t cap, struct perfdb_st
 int perfdb_db_native_dir(const struct perfdb_db_opts *o, const char *device,
 			 struct perfdb_strbuf *out, struct perfdb_err *err)
 {
-	char t[256] = "";
-	if (o->torch_version && trim_copy(o->torch_version, t, sizeof(t)) < 0)
-		return perfdb_db_check_version(o->torch_version, err);
-	strip_prefix_ci(t, "torch");
-	t[strcspn(t, "+")] = '\0';
+	char t[256];
+	PERFDB_TRY(torch_part(o, t, sizeof(t), err));
 	const char *src;
 	PERFDB_TRY(perfdb_db_root(o, out, &src, err));
 	PERFDB_TRY(perfdb_strbuf_addf(out, "/%s/torch", device));

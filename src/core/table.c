@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "perfdb/csv.h"
+#include "perfdb/hash.h"
 #include "perfdb/schema.h"
 #include "perfdb/signature.h"
 
@@ -352,17 +353,6 @@ int perfdb_table_save(struct perfdb_table *t, const char *path,
 
 /* ---- signature index ------------------------------------------------- */
 
-/* FNV-1a: short keys, no adversary; good enough spread for open addressing. */
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 1099511628211ull;
-	}
-	return h;
-}
-
 void perfdb_sig_index_init(struct perfdb_sig_index *ix)
 {
 	memset(ix, 0, sizeof(*ix));
@@ -380,7 +370,7 @@ static struct perfdb_sig_index_entry *probe(const struct perfdb_sig_index *ix,
 					    const char *sig)
 {
 	size_t mask = ix->cap - 1;
-	for (size_t i = hash_str(sig) & mask;; i = (i + 1) & mask) {
+	for (size_t i = perfdb_fnv1a64(sig, strlen(sig)) & mask;; i = (i + 1) & mask) {
 		struct perfdb_sig_index_entry *e = &ix->slots[i];
 		if (!e->sig || strcmp(e->sig, sig) == 0)
 			return e;

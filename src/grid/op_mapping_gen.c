@@ -18,6 +18,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "perfdb/hash.h"
 #include "perfdb/op_mapping.h"
 
 /* ---- the upstream text as lines ------------------------------------------ */
@@ -374,16 +375,6 @@ static int put_torch_entry(struct gen *g, struct perfdb_strbuf *out, const char 
 
 /* ---- the whole file -------------------------------------------------------- */
 
-static uint64_t fnv1a64(const char *p, size_t n)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (size_t i = 0; i < n; i++) {
-		h ^= (unsigned char)p[i];
-		h *= 1099511628211ull;
-	}
-	return h;
-}
-
 static int printable(char c)
 {
 	return (unsigned char)c >= 0x20 && (unsigned char)c < 0x7f;
@@ -638,7 +629,7 @@ int perfdb_opmap_is_own(const char *text, size_t len)
 		if (e - i >= ml + 16 && memcmp(text + i, PERFDB_OPMAP_MARKER, ml) == 0) {
 			char want[17];
 			snprintf(want, sizeof(want), "%016llx",
-				 (unsigned long long)fnv1a64(text + e + (nl != NULL), len - e - (nl != NULL)));
+				 (unsigned long long)perfdb_fnv1a64(text + e + (nl != NULL), len - e - (nl != NULL)));
 			return e - i == ml + 16 && memcmp(text + i + ml, want, 16) == 0;
 		}
 		i = e + 1;
@@ -721,7 +712,7 @@ int perfdb_opmap_generate(const char *upname, const char *up, size_t uplen,
 			"# op_mapping/PROVENANCE.md in perfdb's data).  perfdb rewrites this file when the\n"
 			"# tables change while the checksum below matches; once edited, it is left alone.\n"
 			PERFDB_OPMAP_MARKER "%016llx\n",
-			upname, (unsigned long long)fnv1a64(b.buf, b.len));
+			upname, (unsigned long long)perfdb_fnv1a64(b.buf, b.len));
 	if (rc == 0)
 		rc = perfdb_strbuf_add(out, b.buf, b.len);
 	if (rc == 0)

@@ -1,10 +1,11 @@
-/* Interned strings (src/parse/strtab.h): open addressing, FNV-1a. */
+/* Interned strings (src/parse/strtab.h): open addressing, FNV-1a (perfdb/hash.h). */
 #include "strtab.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "perfdb/err.h"
+#include "perfdb/hash.h"
 
 void perfdb_strtab_init(struct perfdb_strtab *t)
 {
@@ -21,16 +22,6 @@ void perfdb_strtab_release(struct perfdb_strtab *t)
 	memset(t, 0, sizeof(*t));
 }
 
-static uint64_t hash(const char *p, size_t n)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (size_t i = 0; i < n; i++) {
-		h ^= (unsigned char)p[i];
-		h *= 1099511628211ull;
-	}
-	return h;
-}
-
 static int rehash(struct perfdb_strtab *t)
 {
 	size_t cap = t->tabcap ? t->tabcap * 2 : 256;
@@ -38,7 +29,7 @@ static int rehash(struct perfdb_strtab *t)
 	if (!nt)
 		return -PERFDB_ENOMEM;
 	for (uint32_t i = 0; i < t->n; i++) {
-		size_t j = hash(t->s[i], t->len[i]) & (cap - 1);
+		size_t j = perfdb_fnv1a64(t->s[i], t->len[i]) & (cap - 1);
 		while (nt[j])
 			j = (j + 1) & (cap - 1);
 		nt[j] = i + 1;
@@ -53,7 +44,7 @@ int64_t perfdb_strtab_intern(struct perfdb_strtab *t, const char *p, size_t len)
 {
 	if (2 * ((size_t)t->n + 1) > t->tabcap && rehash(t) < 0)
 		return -PERFDB_ENOMEM;
-	size_t j = hash(p, len) & (t->tabcap - 1);
+	size_t j = perfdb_fnv1a64(p, len) & (t->tabcap - 1);
 	while (t->tab[j]) {
 		uint32_t id = t->tab[j] - 1;
 		if (t->len[id] == len && memcmp(t->s[id], p, len) == 0)

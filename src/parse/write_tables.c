@@ -18,6 +18,7 @@
 
 #include "parse_internal.h"
 #include "perfdb/fia.h"
+#include "perfdb/hash.h"
 #include "perfdb/schema.h"
 #include "perfdb/stats.h"
 #include "perfdb/table.h"
@@ -54,11 +55,7 @@ int perfdb_parse_sanitize_name(const char *type, struct perfdb_strbuf *out)
 	 * temporary-file decoration of an atomic write.
 	 */
 	if (out->len > PERFDB_PARSE_NAME_MAX) {
-		uint64_t h = 1469598103934665603ull;
-		for (size_t i = 0; i < out->len; i++) {
-			h ^= (unsigned char)out->buf[i];
-			h *= 1099511628211ull;
-		}
+		uint64_t h = perfdb_fnv1a64(out->buf, out->len);
 		size_t keep = PERFDB_PARSE_NAME_MAX - 17;
 		while (keep && ((unsigned char)out->buf[keep] & 0xC0) == 0x80)
 			keep--;   /* never cut a UTF-8 sequence */

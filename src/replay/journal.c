@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "perfdb/fsio.h"
+#include "perfdb/hash.h"
 #include "perfdb/strbuf.h"
 
 #define NONE ((size_t)-1)
@@ -29,20 +30,10 @@ void journal_release(struct journal *j)
 	memset(j, 0, sizeof(*j));
 }
 
-static size_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;   /* FNV-1a */
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 1099511628211ull;
-	}
-	return (size_t)h;
-}
-
 static struct jslot *slot_of(const struct journal *j, const char *key)
 {
 	size_t m = j->nslots - 1;
-	for (size_t h = hash_str(key) & m;; h = (h + 1) & m)
+	for (size_t h = (size_t)perfdb_fnv1a64(key, strlen(key)) & m;; h = (h + 1) & m)
 		if (!j->slots[h].key || strcmp(j->slots[h].key, key) == 0)
 			return &j->slots[h];
 }
