@@ -44,6 +44,13 @@ void perfdb_measures_release(struct perfdb_measures *m);
 extern const char *const perfdb_replay_ops[];
 extern const size_t perfdb_replay_nops;
 int perfdb_replay_op_known(const char *op);
+/*
+ * Whether stem is a PyTorch op table the native backends replay
+ * ("aten.mm"; docs/ops.md "PyTorch operators"), and the operator its rows
+ * lower to by default ("MatMulV2"; a row may lower to a sibling, matmul
+ * to BatchMatMulV2), or NULL.
+ */
+const char *perfdb_replay_aten_target(const char *stem);
 
 /* ---- msprof op_summary ingest (§1a, Decisions 2 and 5) ---------------- */
 
@@ -150,6 +157,8 @@ struct perfdb_wb_opts {
 	/* microbench --backend cpu|cuda: the database's op_mapping.yaml, written
 	 * under the same lock after the tables (NULL: not touched) */
 	const struct perfdb_opmap_opts *op_mapping;
+	/* microbench --backend cpu|cuda: the PyTorch op tables (aten.*.csv) are targets too */
+	int aten;
 };
 
 /*

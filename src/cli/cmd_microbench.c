@@ -168,7 +168,8 @@ static int run_native_ranked(struct perfdb_native_opts *no, const struct native_
 	struct ingest_opts io = { .cmd = "microbench", .dbdir = run.dir.buf, .ops = f->ops,
 				  .missing_only = no->missing_only, .prune = no->prune,
 				  .json = f->json, .ep = no->ep, .status = &run.st, .ts = run.ts,
-				  .seen = no->prune ? &run.seen : NULL, .op_mapping = &f->op_mapping };
+				  .seen = no->prune ? &run.seen : NULL, .op_mapping = &f->op_mapping,
+				  .aten = 1 };
 	rc = replay_finish(&io, &run.res.measures);
 	if (rc == 0 && !f->json)
 		printf("[STATUS] %s\n", run.stp);
@@ -498,7 +499,8 @@ int cmd_microbench(int argc, char **argv, struct cmd_db *db)
 		{ .type = OPT_FLAG, .name = "force-device", .dest = &force,
 		  .help = "write into a database of another device kind than the backend's" },
 		{ .type = OPT_LIST, .name = "ops", .dest = &ops, .metavar = "OP",
-		  .help = "operators to replay (default: all replay operators)" },
+		  .help = "operators to replay (default: all replay operators, and with --backend cpu|cuda "
+			  "the PyTorch op tables: aten.mm or aten::mm, docs/ops.md)" },
 		{ .type = OPT_STRING, .name = "update-mode", .dest = &mode, .choices = modes,
 		  .help = "all: update every matched row and append new ones; missing-only: only "
 			  "replay and fill rows without a valid duration (default: all)" },
@@ -530,7 +532,7 @@ int cmd_microbench(int argc, char **argv, struct cmd_db *db)
 		free(ops.v);
 		return rc == 1 ? 0 : rc;
 	}
-	if ((rc = replay_ops_normalize(&ops, &cmd_microbench_help))) {
+	if ((rc = replay_ops_normalize(&ops, strcmp(backend, "msprof") != 0, &cmd_microbench_help))) {
 		replay_ops_release(&ops);
 		return rc;
 	}

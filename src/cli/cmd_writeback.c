@@ -64,7 +64,7 @@ int cmd_writeback(int argc, char **argv, struct cmd_db *db)
 		free(ops.v);
 		return rc == 1 ? 0 : rc;
 	}
-	if ((rc = replay_ops_normalize(&ops, &cmd_writeback_help))) {
+	if ((rc = replay_ops_normalize(&ops, 0, &cmd_writeback_help))) {
 		replay_ops_release(&ops);
 		return rc;
 	}

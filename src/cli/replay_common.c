@@ -8,13 +8,26 @@
 
 #include "perfdb/signature.h"
 
-int replay_ops_normalize(struct opt_list *ops, const struct cmd_help *h)
+/* "aten::mm" (the profiler's name) as its table stem "aten.mm", in place */
+static void aten_stem(struct perfdb_strbuf *sb)
+{
+	char *p = sb->buf ? strstr(sb->buf, "::") : NULL;
+	if (!p)
+		return;
+	*p = '.';
+	memmove(p + 1, p + 2, strlen(p + 2) + 1);
+	sb->len--;
+}
+
+int replay_ops_normalize(struct opt_list *ops, int aten_ok, const struct cmd_help *h)
 {
 	struct perfdb_strbuf sb = PERFDB_STRBUF_INIT, bad = PERFDB_STRBUF_INIT;
 	for (size_t i = 0; i < ops->n; i++) {
 		/* comma lists are accepted too: --ops MatMulV2,RmsNorm */
 		perfdb_sig_normalize_op(ops->v[i], &sb);
-		if (!perfdb_replay_op_known(sb.buf))
+		if (aten_ok)
+			aten_stem(&sb);
+		if (!perfdb_replay_op_known(sb.buf) && !(aten_ok && perfdb_replay_aten_target(sb.buf)))
 			perfdb_strbuf_addf(&bad, "%s%s", bad.len ? ", " : "", sb.buf);
 		ops->v[i] = strdup(sb.buf);   /* freed by replay_ops_release */
 	}
@@ -23,6 +36,9 @@ int replay_ops_normalize(struct opt_list *ops, const struct cmd_help *h)
 		struct perfdb_strbuf avail = PERFDB_STRBUF_INIT;
 		for (size_t i = 0; i < perfdb_replay_nops; i++)
 			perfdb_strbuf_addf(&avail, "%s%s", i ? ", " : "", perfdb_replay_ops[i]);
+		if (aten_ok)
+			perfdb_strbuf_addstr(&avail, "; with --backend cpu|cuda also the PyTorch op tables of docs/ops.md "
+					     "(aten.mm or aten::mm, ...)");
 		rc = opt_usage_error(h, "Unsupported --ops: %s. Available: %s", bad.buf, avail.buf);
 		perfdb_strbuf_release(&avail);
 	}
@@ -110,7 +126,7 @@ int replay_finish(const struct ingest_opts *o, struct perfdb_measures *mm)
 	struct perfdb_wb_opts wo = {
 		.dbdir = o->dbdir, .ops = o->ops->n ? o->ops->v : NULL, .nops = o->ops->n,
 		.missing_only = o->missing_only, .prune = o->prune, .lock_timeout = -1,
-		.seen = o->seen, .op_mapping = o->op_mapping,
+		.seen = o->seen, .op_mapping = o->op_mapping, .aten = o->aten,
 	};
 	struct perfdb_wb_result res;
 	/* what can fail after the tables is checked before them */

@@ -14,7 +14,7 @@
  * against the replay operator list.  Returns 0, or 2 after printing the
  * usage error "Unsupported --ops: …".
  */
-int replay_ops_normalize(struct opt_list *ops, const struct cmd_help *h);
+int replay_ops_normalize(struct opt_list *ops, int aten_ok, const struct cmd_help *h);
 
 /* Free what replay_ops_normalize allocated (call even after it failed). */
 void replay_ops_release(struct opt_list *ops);
@@ -29,6 +29,7 @@ struct ingest_opts {
 	const char *ts;              /* the run's report timestamp; NULL: taken when the report is written */
 	const struct perfdb_wb_seen *seen; /* prune: the rows the run read (NULL: read under the lock) */
 	const struct perfdb_opmap_opts *op_mapping; /* native backends' --op-mapping; NULL: none */
+	int aten;                    /* native backends: the PyTorch op tables are written back too */
 };
 
 /*

@@ -597,9 +597,16 @@ static int load_generator(struct ld *l, struct grid_pattern *p, const struct gri
 		PERFDB_TRY(get_int(l, n, &p->max_token_elems, "max_token_elems"));
 	} else if (gen && strcmp(gen, "fused_attention") == 0) {
 		static const char *const keys[] = { "generator", "block_size", "min_blocks", "mask",
-						    "scenes", NULL };
+						    "scenes", "layout", NULL };
 		p->kind = GRID_KIND_FIA;
 		PERFDB_TRY(check_keys(l, m, keys, "a fused_attention pattern"));
+		/* layout: fia (the kernel's 31 slots and Runtime columns) or aten (PyTorch's sdpa) */
+		if ((n = grid_ymap_get(m, "layout"))) {
+			int fia = n->type == GRID_Y_SCALAR && n->len == 3 && memcmp(n->text, "fia", 3) == 0;
+			p->aten_bnsd = n->type == GRID_Y_SCALAR && n->len == 4 && memcmp(n->text, "aten", 4) == 0;
+			if (!fia && !p->aten_bnsd)
+				return at(l, n, "layout must be fia or aten");
+		}
 		if (!(n = grid_ymap_get(m, "block_size")))
 			return at(l, m, "pattern '%s' needs 'block_size'", p->name);
 		PERFDB_TRY(get_int(l, n, &p->block_size, "block_size"));

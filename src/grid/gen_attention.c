@@ -14,8 +14,7 @@
  *                  BNSD_NBSD, sparse 3, kv heads 1, lengths [s]*b
  *   MLA decode     as MLA prefill with s = 1, no mask, sparse 0,
  *                  q lengths [1]*b, kv [avg]*b
- * Dense (Hq,Hkv) per tp: heads % tp == 0; Hkv = kv/tp when kv >= tp (and
- * kv % tp == 0), 1 when tp % kv == 0; a repeated pair keeps its first tp.
+ * Dense (Hq,Hkv) per tp: dense_pairs below.
  * MLA uses the untiled heads.  Slot dtypes (only when the slot is not
  * empty): 0,1,2,24,25 DT_BF16; 4 INT8; 5,6 INT64; 14 INT32; formats ND;
  * every other slot DT_UNDEFINED / NULL.  A row whose shapes repeat an
@@ -203,12 +202,13 @@ static int mla(struct fctx *f, const struct perfdb_grid_model *m, const struct g
 	return 0;
 }
 
-static int dense(struct fctx *f, const struct perfdb_grid_model *m, const struct grid_scene *s)
+/*
+ * A dense model's (tp, Hq, Hkv) per tp: heads % tp == 0; Hkv = kv/tp when
+ * kv >= tp (and kv % tp == 0), 1 when tp % kv == 0; a repeated (Hq, Hkv)
+ * keeps its first tp.  Returns the count.
+ */
+static size_t dense_pairs(const struct perfdb_grid_model *m, int64_t pairs[][3])
 {
-	const struct grid_pattern *p = f->g->p;
-	struct grid_cand *c = &f->c;
-	int64_t B = p->block_size, D = m->head_dim;
-	int64_t pairs[PERFDB_GRID_MAX_PAR][3];
 	size_t np = 0;
 	for (size_t t = 0; t < m->ntp; t++) {
 		int64_t tp = m->tp[t], hkv;
@@ -234,6 +234,16 @@ static int dense(struct fctx *f, const struct perfdb_grid_model *m, const struct
 			np++;
 		}
 	}
+	return np;
+}
+
+static int dense(struct fctx *f, const struct perfdb_grid_model *m, const struct grid_scene *s)
+{
+	const struct grid_pattern *p = f->g->p;
+	struct grid_cand *c = &f->c;
+	int64_t B = p->block_size, D = m->head_dim;
+	int64_t pairs[PERFDB_GRID_MAX_PAR][3];
+	size_t np = dense_pairs(m, pairs);
 	char scene[600];
 	for (size_t k = 0; k < np; k++) {
 		int64_t tp = pairs[k][0], hq = pairs[k][1], hkv = pairs[k][2];
@@ -284,6 +294,49 @@ static int dense(struct fctx *f, const struct perfdb_grid_model *m, const struct
 	return 0;
 }
 
+/*
+ * layout: aten — PyTorch's scaled-dot-product attention rows (the aten
+ * sdpa tables): the dense models' (Hq, Hkv) pairs and scenes as above, in
+ * aten's (B, N, S, D) layout: query (b,Hq,s,D), key and value (b,Hkv,L,D)
+ * with s = L in prefill and 1 in decode, output (b,Hq,s,D).  The key and
+ * value are the whole sequence (sdpa takes no paged cache), Hkv < Hq as
+ * sdpa's enable_gqa runs it.  MLA models are left out: their attention is
+ * not one sdpa call of the model's shapes.  Dtypes and formats are the
+ * table's template row's; no Runtime columns.
+ */
+static int dense_aten(struct fctx *f, const struct perfdb_grid_model *m, const struct grid_scene *s)
+{
+	struct grid_cand *c = &f->c;
+	int64_t D = m->head_dim;
+	int64_t pairs[PERFDB_GRID_MAX_PAR][3];
+	size_t np = dense_pairs(m, pairs);
+	for (size_t k = 0; k < np; k++) {
+		int64_t hq = pairs[k][1], hkv = pairs[k][2];
+		for (int decode = 0; decode < 2; decode++) {
+			const struct grid_axis *ba = decode ? &s->decode_batches : &s->prefill_batches;
+			const struct grid_axis *la = decode ? &s->decode_avg_seqs : &s->prefill_seqs;
+			for (size_t i = 0; i < ba->n; i++)
+				for (size_t j = 0; j < la->n; j++) {
+					int64_t b = ba->v[i], L = la->v[j], sq = decode ? 1 : L;
+					memset(c->in, 0, sizeof(c->in[0]) * 3);
+					shape(c, 0, 4, b, hq, sq, D);
+					shape(c, 1, 4, b, hkv, L, D);
+					shape(c, 2, 4, b, hkv, L, D);
+					int64_t o[4] = { b, hq, sq, D };
+					grid_shape_set(&c->out[0], 4, o);
+					perfdb_strbuf_reset(&f->key);
+					PERFDB_TRY(grid_shape_text(c->in, 3, &f->key));
+					if (perfdb_sig_index_find(&f->seen, f->key.buf))
+						continue;
+					if (perfdb_sig_index_add(&f->seen, f->key.buf, 0) < 0)
+						return perfdb_err_set(f->err, PERFDB_ENOMEM, "out of memory");
+					PERFDB_TRY(f->emit(f->arg, c, f->err));
+				}
+		}
+	}
+	return 0;
+}
+
 int grid_gen_fia(const struct grid_gen_ctx *g, grid_emit_fn emit, void *arg,
 		 struct perfdb_err *err)
 {
@@ -294,7 +347,7 @@ int grid_gen_fia(const struct grid_gen_ctx *g, grid_emit_fn emit, void *arg,
 	f->emit = emit;
 	f->arg = arg;
 	f->err = err;
-	f->c.nin = NSLOTS;
+	f->c.nin = g->p->aten_bnsd ? 3 : NSLOTS;
 	f->c.nout = 1;
 	for (size_t i = 0; i < 2 + GRID_FIA_NRUNTIME; i++)
 		perfdb_strbuf_init(&f->vals[i]);
@@ -304,7 +357,10 @@ int grid_gen_fia(const struct grid_gen_ctx *g, grid_emit_fn emit, void *arg,
 	for (size_t i = 0; i < g->models->n && rc == 0; i++) {
 		const struct perfdb_grid_model *m = &g->models->v[i];
 		const struct grid_scene *s = scene_for(g->p, m->key);
-		rc = grid_model_is_mla(m) ? mla(f, m, s) : dense(f, m, s);
+		if (g->p->aten_bnsd)
+			rc = grid_model_is_mla(m) ? 0 : dense_aten(f, m, s);
+		else
+			rc = grid_model_is_mla(m) ? mla(f, m, s) : dense(f, m, s);
 	}
 	if (rc == -PERFDB_ENOMEM && !err->code)
 		perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");

@@ -56,7 +56,7 @@ const char *const *grid_pattern_extra_cols(const struct grid_pattern *p)
 	case GRID_KIND_SPLIT_QKV:
 		return qkv;
 	case GRID_KIND_FIA:
-		return fia;
+		return p->aten_bnsd ? none : fia;   /* aten sdpa tables: the template row's dtypes, no Runtime */
 	case GRID_KIND_GROUPED_MATMUL:
 		return none;
 	case GRID_KIND_TEMPLATE:

@@ -118,6 +118,7 @@ struct grid_pattern {
 	int64_t mask[2];                /* fia sparse-mode-3 mask shape */
 	struct grid_scene *scenes;      /* fia */
 	size_t nscenes;
+	bool aten_bnsd;                 /* fia layout: aten (PyTorch sdpa (B,N,S,D) slots 0-2, no Runtime columns) */
 };
 
 struct grid_assignment {

@@ -79,17 +79,25 @@ int case_skipped(const struct perfdb_engine_opts *o, const struct perfdb_op_impl
 	return def->skip(&c, why, whylen) > 0;
 }
 
-int case_from_row(const struct perfdb_engine_opts *o, const struct perfdb_op_impl *impl,
+int case_build_row(const char *op, const struct perfdb_table *t, size_t r, struct perfdb_op_case *c,
+		   struct perfdb_err *err)
+{
+#define CELL(name) perfdb_table_get(t, r, perfdb_table_col(t, name))
+	return perfdb_engine_build_case(op, CELL(PERFDB_COL_IN_SHAPES), CELL(PERFDB_COL_IN_DTYPES),
+					CELL(PERFDB_COL_IN_FORMATS), CELL(PERFDB_COL_OUT_SHAPES),
+					CELL(PERFDB_COL_OUT_DTYPES), CELL(PERFDB_COL_OUT_FORMATS), c, err);
+#undef CELL
+}
+
+int case_from_row(const struct perfdb_engine_opts *o, const char *op, const struct perfdb_op_impl *impl,
 		  const struct perfdb_table *t, size_t r, size_t line, struct case_cells *cc,
 		  struct perfdb_op_case *c, struct perfdb_err *err)
 {
 	cc->t = t;
 	cc->r = r;
-#define CELL(name) perfdb_table_get(t, r, perfdb_table_col(t, name))
-	PERFDB_TRY(perfdb_engine_build_case(impl->name, CELL(PERFDB_COL_IN_SHAPES), CELL(PERFDB_COL_IN_DTYPES),
-					    CELL(PERFDB_COL_IN_FORMATS), CELL(PERFDB_COL_OUT_SHAPES),
-					    CELL(PERFDB_COL_OUT_DTYPES), CELL(PERFDB_COL_OUT_FORMATS), c, err));
-#undef CELL
+	PERFDB_TRY(case_build_row(op, t, r, c, err));
+	if (strcmp(c->op, impl->name) != 0)   /* an aten row lowers to the impl's op (engine_run_table) */
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: the row lowers to %s, not %s", op, c->op, impl->name);
 	case_context(o, cc, c);
 	c->line = line;
 	if (c->def->inplace)

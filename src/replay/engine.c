@@ -15,6 +15,7 @@
 #include "perfdb/signature.h"
 #include "perfdb/table.h"
 #include "replay/engine_internal.h"
+#include "replay/opdef/aten.h"
 #include "perfdb/schema.h"
 
 /* No hooks: a run without o->hooks. */
@@ -39,14 +40,14 @@ static int set_reason(struct perfdb_engine_row *row, enum perfdb_engine_status s
 
 /* ---- one row ------------------------------------------------------------ */
 
-static int replay_row(const struct perfdb_engine_opts *o, const struct perfdb_op_impl *impl,
+static int replay_row(const struct perfdb_engine_opts *o, const char *op, const struct perfdb_op_impl *impl,
 		      const struct perfdb_table *t, size_t r, struct perfdb_engine_pool *pool,
 		      uint64_t *flushbuf, size_t flushn, struct perfdb_probe *pr, struct perfdb_engine_row *row,
 		      struct perfdb_err *err)
 {
 	struct perfdb_op_case c;
 	struct case_cells cc;
-	PERFDB_TRY(case_from_row(o, impl, t, r, row->line, &cc, &c, err));
+	PERFDB_TRY(case_from_row(o, op, impl, t, r, row->line, &cc, &c, err));
 	const struct perfdb_opdef *def = c.def;
 	/* the operator's own rules first, then the backend's limits */
 	int rc = perfdb_case_check(def, impl, &c, err);
@@ -72,6 +73,29 @@ static int replay_row(const struct perfdb_engine_opts *o, const struct perfdb_op
 
 /* ---- a table's rows ----------------------------------------------------- */
 
+/*
+ * The impl an aten table's row r runs with (*impl; NULL when the backend
+ * lacks the operator it lowers to, with " (aten.silu runs as Silu)" in
+ * msg), or -1 with why the row does not lower in msg.
+ */
+static int row_lowered(const struct perfdb_backend_i *be, const char *op, const struct perfdb_table *t, size_t r,
+		       const struct perfdb_op_impl **impl, char *msg, size_t msglen)
+{
+	struct perfdb_op_case c;
+	struct perfdb_err e;
+	perfdb_err_clear(&e);
+	*impl = NULL;
+	if (case_build_row(op, t, r, &c, &e) < 0) {
+		snprintf(msg, msglen, "%s", e.msg);
+		return -1;
+	}
+	if (be->supports_op(c.op))
+		*impl = be->find_op(c.op);
+	else
+		snprintf(msg, msglen, " (%s runs as %s)", op, c.op);
+	return 0;
+}
+
 /* The row's journal key (Decision 7): its table and signature. */
 static int row_key(const char *op, const char *table, const struct perfdb_table *t, size_t r,
 		   struct perfdb_strbuf *sig, struct perfdb_strbuf *key)
@@ -94,7 +118,9 @@ int engine_run_table(struct engine_run_ctx *x, const char *op, const struct perf
 	const struct perfdb_engine_opts *o = x->o;
 	struct perfdb_engine_result *res = x->res;
 	const struct perfdb_backend_i *be = o->backend;
-	int sup = be->supports_op(op);   /* asked first (docs/style.md rule 3) */
+	/* an aten table's rows lower to an operator each (aten.h): the impl is the row's */
+	const struct perfdb_aten_op *aten = perfdb_aten_find(op);
+	int sup = !aten && be->supports_op(op);   /* asked first (docs/style.md rule 3) */
 	const struct perfdb_op_impl *impl = sup ? be->find_op(op) : NULL;
 	long cmb = perfdb_table_col(t, PERFDB_COL_MB_DUR), cprof = perfdb_table_col(t, PERFDB_COL_PROF_AVG);
 	struct perfdb_strbuf sig = PERFDB_STRBUF_INIT, key = PERFDB_STRBUF_INIT;
@@ -129,16 +155,22 @@ int engine_run_table(struct engine_run_ctx *x, const char *op, const struct perf
 			rc = -PERFDB_ENOMEM;
 			break;
 		}
-		if (!impl) {
-			char m[160];
-			snprintf(m, sizeof(m), "not supported by the %s backend", be->name);
+		const struct perfdb_op_impl *rimpl = impl;
+		char lowered[PERFDB_ERR_MSG_MAX] = "";
+		if (aten && row_lowered(be, op, t, r, &rimpl, lowered, sizeof(lowered)) < 0) {
+			rc = set_reason(row, PERFDB_ENGINE_FAILED, lowered);
+			res->nfailed++;
+			res->stopped = o->fail_fast;
+		} else if (!rimpl) {
+			char m[PERFDB_ERR_MSG_MAX + 64];
+			snprintf(m, sizeof(m), "not supported by the %s backend%s", be->name, lowered);
 			rc = set_reason(row, PERFDB_ENGINE_SKIPPED, m);
 			res->nskipped++;
 		} else if (o->missing_only && perfdb_schema_usable_duration(perfdb_table_get(t, r, cmb),
 									    perfdb_table_get(t, r, cprof), false, NULL)) {
 			rc = set_reason(row, PERFDB_ENGINE_SKIPPED, "has a valid duration");
 			res->nskipped++;
-		} else if (case_skipped(o, impl, t, r, why, sizeof(why))) {
+		} else if (case_skipped(o, rimpl, t, r, why, sizeof(why))) {
 			rc = set_reason(row, PERFDB_ENGINE_SKIPPED, why);
 			res->nskipped++;
 		} else {
@@ -191,7 +223,7 @@ int engine_run_table(struct engine_run_ctx *x, const char *op, const struct perf
 			} else {
 				struct perfdb_err e;
 				perfdb_err_clear(&e);
-				if (replay_row(o, impl, t, r, x->pool, x->flushbuf, x->flushn, x->probe, row, &e) < 0) {
+				if (replay_row(o, op, rimpl, t, r, x->pool, x->flushbuf, x->flushn, x->probe, row, &e) < 0) {
 					rc = set_reason(row, PERFDB_ENGINE_FAILED, e.msg);
 					res->nfailed++;
 					res->stopped = o->fail_fast;
@@ -225,8 +257,10 @@ int perfdb_engine_run(const struct perfdb_engine_opts *o, struct perfdb_engine_r
 {
 	memset(res, 0, sizeof(*res));
 	const struct perfdb_backend_i *be = o->backend;
-	struct perfdb_table *tabs = calloc(perfdb_replay_nops, sizeof(*tabs));
-	const char **names = calloc(perfdb_replay_nops, sizeof(*names));
+	/* the seed's tables, then the PyTorch op tables (aten.h) */
+	size_t nall = perfdb_replay_nops + perfdb_aten_nops;
+	struct perfdb_table *tabs = calloc(nall, sizeof(*tabs));
+	const char **names = calloc(nall, sizeof(*names));
 	size_t ntab = 0, total = 0;
 	int rc = 0;
 	if (!tabs || !names) {
@@ -235,8 +269,8 @@ int perfdb_engine_run(const struct perfdb_engine_opts *o, struct perfdb_engine_r
 		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 	}
 	/* load every selected table first: a table that does not load stops the run before any work */
-	for (size_t i = 0; i < perfdb_replay_nops; i++) {
-		const char *op = perfdb_replay_ops[i];
+	for (size_t i = 0; i < nall; i++) {
+		const char *op = i < perfdb_replay_nops ? perfdb_replay_ops[i] : perfdb_aten_ops[i - perfdb_replay_nops].stem;
 		if (!selected(o, op))
 			continue;
 		/* the table writeback will update: with --ops found anywhere below the database (rglob) */

@@ -71,13 +71,22 @@ struct case_cells {
 };
 
 /*
- * Row r of t as a case of impl, ready for check: tensors from the row's
- * cells, the run's context (threads, ep_size, ranks), in-place outputs.
- * cc must outlive c (c->cell_ctx points to it).  Fails a row needing more
- * tensor memory than o->row_max_bytes (0: 60 % of physical memory).
- * Returns 0 or -PERFDB_E* with the reason.
+ * Row r of table op's t as a case, tensors only (an aten table's row
+ * lowered: c->op is then the operator it runs as).  0 or -PERFDB_E* with
+ * the reason.
  */
-int case_from_row(const struct perfdb_engine_opts *o, const struct perfdb_op_impl *impl,
+int case_build_row(const char *op, const struct perfdb_table *t, size_t r, struct perfdb_op_case *c,
+		   struct perfdb_err *err);
+
+/*
+ * Row r of table op's t as a case of impl, ready for check: tensors from
+ * the row's cells (case_build_row; the case's op must be impl's), the
+ * run's context (threads, ep_size, ranks), in-place outputs.  cc must
+ * outlive c (c->cell_ctx points to it).  Fails a row needing more tensor
+ * memory than o->row_max_bytes (0: 60 % of physical memory).  Returns 0
+ * or -PERFDB_E* with the reason.
+ */
+int case_from_row(const struct perfdb_engine_opts *o, const char *op, const struct perfdb_op_impl *impl,
 		  const struct perfdb_table *t, size_t r, size_t line, struct case_cells *cc,
 		  struct perfdb_op_case *c, struct perfdb_err *err);
 

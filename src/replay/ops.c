@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "perfdb/replay.h"
+#include "replay/opdef/aten.h"
 
 /*
  * Stems of the reference's tools/perf_data_collection/op_replay/<Op>_run.py:
@@ -29,6 +30,12 @@ int perfdb_replay_op_known(const char *op)
 		if (strcmp(perfdb_replay_ops[i], op) == 0)
 			return 1;
 	return 0;
+}
+
+const char *perfdb_replay_aten_target(const char *stem)
+{
+	const struct perfdb_aten_op *a = perfdb_aten_find(stem);
+	return a ? a->target : NULL;
 }
 
 void perfdb_measure_release(struct perfdb_measure *m)

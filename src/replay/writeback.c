@@ -198,7 +198,7 @@ static int find_targets(const struct perfdb_wb_opts *o, const struct perfdb_meas
 				/* not a link to a table elsewhere; a FIFO or device is
 				 * kept, for the load to refuse it by name */
 				struct stat ls;
-				if (perfdb_replay_op_known(stem) && lstat(p, &ls) == 0 &&
+				if ((perfdb_replay_op_known(stem) || (o->aten && perfdb_replay_aten_target(stem))) && lstat(p, &ls) == 0 &&
 				    !S_ISDIR(ls.st_mode) && !S_ISLNK(ls.st_mode))
 					rc = add_target(t, n, stem, p);
 			}

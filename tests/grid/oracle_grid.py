@@ -107,6 +107,18 @@ def gemm(quant):
     return gen
 
 
+def aten_gemm(layout):
+    # the PyTorch op tables' GEMMs (docs/grid.md "PyTorch op tables"): the
+    # matmul pattern's M and (N, K) in aten's argument order
+    def gen(ms, given):
+        pairs = nk_pairs(ms) if given else [(n, k) for n, k in prod(NK, NK)]
+        ins = {"mm": lambda mm, n, k: [(mm, k), (k, n)],
+               "linear": lambda mm, n, k: [(mm, k), (n, k), ()],
+               "addmm": lambda mm, n, k: [(n,), (mm, k), (k, n), (), ()]}[layout]
+        return [(ins(mm, n, k), [(mm, n)]) for mm in M for n, k in pairs]
+    return gen
+
+
 def grouped(ms, given):
     out = []
     for m in ms:
@@ -216,6 +228,25 @@ def fia_meta(slots, scene, avg, heads, kvh, sparse, layout, q, kv, bt):
     }
 
 
+def dense_pairs(m):
+    # (tp, Hq, Hkv) per tp; a repeated (Hq, Hkv) keeps its first tp
+    pairs = []
+    for tp in m["tp"]:
+        if m["heads"] % tp:
+            continue
+        if m["kv"] >= tp:
+            if m["kv"] % tp:
+                continue
+            hkv = m["kv"] // tp
+        elif tp % m["kv"] == 0:
+            hkv = 1
+        else:
+            continue
+        if (m["heads"] // tp, hkv) not in [(p[1], p[2]) for p in pairs]:
+            pairs.append((tp, m["heads"] // tp, hkv))
+    return pairs
+
+
 def fia(ms, given):
     out, seen = [], set()
 
@@ -251,21 +282,8 @@ def fia(ms, given):
                             slots, scene, L, H, 1, 0 if decode else 3, "BNSD_NBSD",
                             [1] * b if decode else [L] * b, [L] * b, (b, nb))))
             continue
-        pairs, D = [], m["hd"]
-        for tp in m["tp"]:
-            if m["heads"] % tp:
-                continue
-            if m["kv"] >= tp:
-                if m["kv"] % tp:
-                    continue
-                hkv = m["kv"] // tp
-            elif tp % m["kv"] == 0:
-                hkv = 1
-            else:
-                continue
-            if (m["heads"] // tp, hkv) not in [(p[1], p[2]) for p in pairs]:
-                pairs.append((tp, m["heads"] // tp, hkv))
-        for tp, hq, hkv in pairs:
+        D = m["hd"]
+        for tp, hq, hkv in dense_pairs(m):
             for decode, (bs, ls) in enumerate(((pb, ps), (db, da))):
                 for b in bs:
                     for L in ls:
@@ -292,6 +310,31 @@ def fia(ms, given):
                         out.append((slots, outs, fia_meta(
                             slots, scene, L, hq, hkv, 3, "TND", cum(1) if decode else cum(L),
                             [L] * b if decode else cum(L), (b, nb) if decode else None)))
+    return out
+
+
+
+
+def aten_sdpa(ms, given):
+    # PyTorch's sdpa in (B, N, S, D): the dense models' FIA scenes, whole-sequence key/value
+    out, seen = [], set()
+    for m in ms:
+        if mla(m):
+            continue
+        pb, ps, db, da = SCENES.get(m["key"], GENERIC)
+        if m["key"] != "qwen332b":   # aten_sdpa's scenes: Qwen3-32B's and the default
+            pb, ps, db, da = GENERIC
+        D = m["hd"]
+        for _tp, hq, hkv in dense_pairs(m):
+            for decode, (bs, ls) in enumerate(((pb, ps), (db, da))):
+                for b in bs:
+                    for L in ls:
+                        s = 1 if decode else L
+                        ins = [(b, hq, s, D), (b, hkv, L, D), (b, hkv, L, D)]
+                        if tuple(ins) in seen:
+                            continue
+                        seen.add(tuple(ins))
+                        out.append((ins, [(b, hq, s, D)]))
     return out
 
 
@@ -374,6 +417,10 @@ PATTERNS = {
     "moe_gating_topk": tmpl((TOK, [64, 128, 256], [2, 4, 8]), lambda t, e, k: [(t, e), (), ()],
                             lambda t, e, k: [(t, k), (t, k), (t,)]),
     "grouped_matmul": grouped, "dfc": dfc, "split_qkv": split_qkv, "fia": fia,
+    "aten_mm": aten_gemm("mm"), "aten_linear": aten_gemm("linear"), "aten_addmm": aten_gemm("addmm"),
+    "aten_bmm": tmpl(([1, 2, 4, 8, 16, 32], M, [64, 128, 256, 512, 1024], [64, 128, 256, 512, 1024]),
+                     lambda b, m, k, n: [(b, m, k), (b, k, n)], lambda b, m, k, n: [(b, m, n)]),
+    "aten_sdpa": aten_sdpa,
 }
 
 ASSIGN = {}
@@ -400,6 +447,10 @@ for _p, _ks in {
     "reshape_and_cache": "ReshapeAndCacheNdKernel reshape_and_cache_200000000",
     "paged_cache_load": "PagedCacheLoadNdKernel", "grouped_matmul": "GroupedMatmul GroupedMatmulSwigluQuant",
     "dfc": "DispatchFFNCombine", "moe_gating_topk": "MoeGatingTopK",
+    "aten_mm": "aten.mm aten.matmul", "aten_linear": "aten.linear", "aten_addmm": "aten.addmm",
+    "aten_bmm": "aten.bmm",
+    "aten_sdpa": "aten._scaled_dot_product_flash_attention aten._scaled_dot_product_flash_attention_for_cpu "
+                 "aten._scaled_dot_product_efficient_attention aten.scaled_dot_product_attention",
 }.items():
     for _k in _ks.split():
         ASSIGN[_k] = _p

@@ -193,6 +193,26 @@ static void check_ln(const struct perfdb_op_case *c, size_t rows, size_t h, int 
 	}
 }
 
+/* Silu and Gelu (the targets of aten.silu/aten.gelu) against their double-precision formulas, past one block. */
+static void test_activations(void **state)
+{
+	(void)state;
+	for (size_t d = 0; d < 3; d++)
+		for (int gelu = 0; gelu < 2; gelu++) {
+			struct perfdb_op_case c;
+			assert_int_equal(cpu_case_setup(&c, gelu ? "Gelu" : "Silu", "3,1100", FDT[d], "3,1100", FDT[d], 5), 0);
+			cpu_case_run(&c, 2);
+			for (size_t i = 0; i < 3300; i++) {
+				double x = cpu_ld(&c.in[0], i);
+				double want = gelu ? 0.5 * x * (1.0 + erf(x / sqrt(2.0))) : x / (1.0 + exp(-x));
+				near(cpu_ld(&c.out[0], i), want, tol_of(FD[d]) + 1e-5);
+			}
+			finish(&c);
+		}
+	struct perfdb_op_case c;
+	assert_int_equal(cpu_case_setup(&c, "Silu", "8", "INT32", "8", "INT32", 5), -PERFDB_EINVAL);
+}
+
 static void test_layer_norm(void **state)
 {
 	(void)state;
@@ -251,6 +271,7 @@ int main(void)
 		cmocka_unit_test(test_cast_int),
 		cmocka_unit_test(test_fill),
 		cmocka_unit_test(test_mul),
+		cmocka_unit_test(test_activations),
 		cmocka_unit_test(test_layer_norm),
 		cmocka_unit_test(test_aicore_twins),
 	};

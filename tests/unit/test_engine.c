@@ -87,13 +87,13 @@ static void test_case_from_row_cap(void **state)
 	struct perfdb_err err;
 	perfdb_err_clear(&err);
 	/* 64 bytes in, 64 out: over a 100-byte cap */
-	assert_int_equal(case_from_row(&o, &add_impl, &t, 0, 2, &cc, &c, &err), -PERFDB_EINVAL);
+	assert_int_equal(case_from_row(&o, "Add", &add_impl, &t, 0, 2, &cc, &c, &err), -PERFDB_EINVAL);
 	assert_non_null(strstr(err.msg, "Add: the row needs 0.0 GiB of tensors"));
 
 	/* under a cap it fits: 64 bytes in, 64 out, the run's context on the case */
 	o.row_max_bytes = 1000;
 	perfdb_err_clear(&err);
-	assert_int_equal(case_from_row(&o, &add_impl, &t, 0, 2, &cc, &c, &err), 0);
+	assert_int_equal(case_from_row(&o, "Add", &add_impl, &t, 0, 2, &cc, &c, &err), 0);
 	assert_int_equal(c.out[0].alias_in, 0);
 	assert_int_equal(perfdb_engine_case_bytes(&c), 128);
 	assert_int_equal(c.in[0].bytes, 64);
@@ -117,7 +117,7 @@ static void test_case_from_row_cap(void **state)
 	inplace.name = "ReshapeAndCacheNdKernel";
 	o.row_max_bytes = 300;
 	perfdb_err_clear(&err);
-	assert_int_equal(case_from_row(&o, &inplace, &tc, 0, 2, &cc, &c, &err), 0);
+	assert_int_equal(case_from_row(&o, "ReshapeAndCacheNdKernel", &inplace, &tc, 0, 2, &cc, &c, &err), 0);
 	assert_int_equal(c.out[0].alias_in, 3);
 	assert_int_equal(c.out[1].alias_in, 4);
 	assert_int_equal(perfdb_engine_case_bytes(&c), 256);

@@ -15,16 +15,32 @@
 #include "backend/backend.h"
 #include "perfdb/replay.h"
 #include "replay/engine.h"
+#include "replay/opdef/aten.h"
 
 static void test_defs_are_the_seed_list(void **state)
 {
 	(void)state;
-	assert_int_equal(perfdb_nopdefs, perfdb_replay_nops);
 	for (size_t i = 0; i < perfdb_replay_nops; i++) {
 		const struct perfdb_opdef *d = perfdb_opdef_find(perfdb_replay_ops[i]);
 		assert_non_null(d);
 		assert_string_equal(d->name, perfdb_replay_ops[i]);
 		assert_true(d->family && *d->family);
+	}
+	/* every other definition is an operator a PyTorch op lowers to, and every such target is defined */
+	size_t extra = 0;
+	for (size_t i = 0; i < perfdb_nopdefs; i++) {
+		if (perfdb_replay_op_known(perfdb_opdefs[i].name))
+			continue;
+		int target = 0;
+		for (size_t a = 0; a < perfdb_aten_nops; a++)
+			target |= strcmp(perfdb_aten_ops[a].target, perfdb_opdefs[i].name) == 0;
+		assert_true(target);
+		extra++;
+	}
+	assert_int_equal(perfdb_nopdefs, perfdb_replay_nops + extra);
+	for (size_t a = 0; a < perfdb_aten_nops; a++) {
+		assert_non_null(perfdb_opdef_find(perfdb_aten_ops[a].target));
+		assert_null(perfdb_opdef_find(perfdb_aten_ops[a].stem));
 	}
 	assert_null(perfdb_opdef_find("NotAnOp"));
 	assert_null(perfdb_opdef_find(NULL));

@@ -1,6 +1,7 @@
 /*
  * CPU backend, element-wise ops (docs/spec/replay.md §4; docs/ops.md): Add,
- * SwiGlu, TensorMove, MaskedFill.  Float tensors (fp32, bf16, fp16) are
+ * SwiGlu, TensorMove, MaskedFill, and Silu and Gelu (PyTorch's silu/gelu,
+ * which only aten tables lower to).  Float tensors (fp32, bf16, fp16) are
  * processed in blocks converted to fp32 on the stack, a loop shape the
  * compiler vectorises; results are stored back in the tensor's own dtype.
  */
@@ -124,6 +125,54 @@ static int swiglu_run(struct perfdb_op_case *c, struct perfdb_err *err)
 	return 0;
 }
 
+/* ---- Silu, Gelu: out = act(in0), element by element ---- */
+
+struct act_ctx {
+	struct perfdb_op_case *c;
+	int gelu;   /* 0: silu x/(1+exp(-x)); 1: gelu x/2 (1+erf(x/sqrt 2)), aten's default (exact) form */
+};
+
+CPU_CLONES static void act_range(void *ctx, size_t lo, size_t hi, int tid)
+{
+	(void)tid;
+	const struct act_ctx *x = ctx;
+	const struct perfdb_tensor *a = &x->c->in[0];
+	struct perfdb_tensor *o = &x->c->out[0];
+	float v[BLK];
+	size_t n = (size_t)o->numel;
+	for (size_t i = lo * BLK; i < n && i < hi * BLK; i += BLK) {
+		size_t m = n - i < BLK ? n - i : BLK;
+		cpu_load_row(a, i, m, v);
+		if (x->gelu)
+			for (size_t j = 0; j < m; j++)
+				v[j] = 0.5f * v[j] * (1.0f + erff(v[j] * 0.70710678f));
+		else
+			for (size_t j = 0; j < m; j++)
+				v[j] = v[j] / (1.0f + cpu_expf(-v[j]));
+		cpu_store_row(o, i, m, v);
+	}
+}
+
+static int act_run(struct perfdb_op_case *c, int gelu)
+{
+	struct act_ctx x = { c, gelu };
+	size_t n = (size_t)c->out[0].numel;
+	cpu_parallel(nblocks(n), 2 * n, c->threads, act_range, &x);
+	return 0;
+}
+
+static int silu_run(struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	(void)err;
+	return act_run(c, 0);
+}
+
+static int gelu_run(struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	(void)err;
+	return act_run(c, 1);
+}
+
 /* ---- TensorMove: out = copy of in0 (bytes) ---- */
 
 #define MOVE_CHUNK ((size_t)1 << 16)   /* bytes per range unit */
@@ -168,7 +217,9 @@ static int mfill_run(struct perfdb_op_case *c, struct perfdb_err *err)
 
 const struct perfdb_op_impl cpu_ops_eltwise[] = {
 	{ .name = "Add", .check = cpu_no_limits, .run = add_run },
+	{ .name = "Gelu", .check = cpu_no_limits, .run = gelu_run },
 	{ .name = "MaskedFill", .check = cpu_no_limits, .run = mfill_run },
+	{ .name = "Silu", .check = cpu_no_limits, .run = silu_run },
 	{ .name = "SwiGlu", .check = cpu_no_limits, .run = swiglu_run },
 	{ .name = "TensorMove", .check = cpu_no_limits, .run = move_run },
 	{ .name = NULL },

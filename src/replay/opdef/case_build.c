@@ -9,6 +9,7 @@
 
 #include "perfdb/dtype.h"
 #include "perfdb/shape.h"
+#include "replay/opdef/aten.h"
 #include "replay/opdef/opdef.h"
 
 static struct perfdb_span span_of(const char *s)
@@ -92,6 +93,11 @@ int perfdb_case_build(const char *op, const char *in_shapes, const char *in_dtyp
 	c->threads = 1;
 	PERFDB_TRY(build_side(op, "input", in_shapes, in_dtypes, in_formats, c->in, &c->nin, err));
 	PERFDB_TRY(build_side(op, "output", out_shapes, out_dtypes, out_formats, c->out, &c->nout, err));
-	return 0;
+	const struct perfdb_aten_op *a = perfdb_aten_find(op);
+	if (!a)
+		return 0;
+	/* a PyTorch op's row: the operator doing its work (aten.h) */
+	struct perfdb_op_case raw = *c;
+	return perfdb_aten_lower(a, &raw, c, err);
 }
 

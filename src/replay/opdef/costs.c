@@ -105,6 +105,20 @@ int perfdb_cost_swiglu(const struct perfdb_op_case *c, struct perfdb_op_cost *w,
 	return stream(c, out0(c), 5, w);
 }
 
+/* silu(x) = x / (1 + exp(-x)): negate, exp, add, divide per element. */
+int perfdb_cost_silu(const struct perfdb_op_case *c, struct perfdb_op_cost *w, struct perfdb_err *err)
+{
+	(void)err;
+	return stream(c, out0(c), 4, w);
+}
+
+/* gelu(x) = x/2 (1 + erf(x/sqrt 2)): scale, erf, add, two multiplies per element. */
+int perfdb_cost_gelu(const struct perfdb_op_case *c, struct perfdb_op_cost *w, struct perfdb_err *err)
+{
+	(void)err;
+	return stream(c, out0(c), 5, w);
+}
+
 /* square, sum, scale by rstd, scale by gamma. */
 int perfdb_cost_rmsnorm(const struct perfdb_op_case *c, struct perfdb_op_cost *w, struct perfdb_err *err)
 {

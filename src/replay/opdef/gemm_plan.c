@@ -53,13 +53,13 @@ int perfdb_gemm_plan_2d(const struct perfdb_op_case *c, struct perfdb_gemm *g, s
 	} else {
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: input 0 has no dim M=%lld", c->op, (long long)m);
 	}
-	if (b->dims[0] == k && b->dims[1] == n)
+	if (c->b_nk <= 0 && b->dims[0] == k && b->dims[1] == n)
 		g->btrans = 0;
-	else if (b->dims[1] == k && b->dims[0] == n)
+	else if (c->b_nk >= 0 && b->dims[1] == k && b->dims[0] == n)
 		g->btrans = 1;
 	else
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: input 1 is not (%lld,%lld) or its transpose",
-				      c->op, (long long)k, (long long)n);
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: input 1 is not (%lld,%lld)%s", c->op,
+				      (long long)k, (long long)n, c->b_nk ? "" : " or its transpose");
 	g->bt = 1;
 	g->m = m;
 	g->n = n;
@@ -97,9 +97,9 @@ static int plan3(const struct perfdb_op_case *c, struct perfdb_gemm *g, struct p
 		perm = 1;
 	else
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: batch of input 1 does not match", c->op);
-	if (b->dims[1] == k && b->dims[2] == n)
+	if (c->b_nk <= 0 && b->dims[1] == k && b->dims[2] == n)
 		g->btrans = 0;
-	else if (b->dims[2] == k && b->dims[1] == n)
+	else if (c->b_nk >= 0 && b->dims[2] == k && b->dims[1] == n)
 		g->btrans = 1;
 	else
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: input 1 is not (B,%lld,%lld) or (B,%lld,%lld)",

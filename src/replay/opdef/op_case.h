@@ -70,6 +70,13 @@ struct perfdb_op_case {
 	 * Kernel Used.  Empty: the backend's own kernel.
 	 */
 	char kernel[64];
+	/*
+	 * GEMMs lowered from a PyTorch op (aten.h), whose call says how B is
+	 * stored where a square B leaves the shapes ambiguous: 1 B is (N,K)
+	 * (aten::linear's weight), -1 B is (K,N) (aten::mm), 0 the plan
+	 * decides from the shapes (the Ascend tables).
+	 */
+	int b_nk;
 };
 
 /* A row cell by column name: NULL when absent or empty. */

@@ -80,7 +80,11 @@ struct perfdb_opdef {
 	int (*cost)(const struct perfdb_op_case *c, struct perfdb_op_cost *w, struct perfdb_err *err);
 };
 
-/* The definitions, one per operator of the seed's replay list (perfdb_replay_ops). */
+/*
+ * The definitions, one per operator of the seed's replay list
+ * (perfdb_replay_ops), and the operators only PyTorch ops lower to (aten.h:
+ * Silu, Gelu).
+ */
 extern const struct perfdb_opdef perfdb_opdefs[];
 extern const size_t perfdb_nopdefs;
 
@@ -94,8 +98,10 @@ const struct perfdb_opdef *perfdb_opdef_get(const char *op);
  * "Parsing", "Building a tensor"): slots split on ';' keeping empty ones; a
  * null slot is an absent tensor; a missing dtype is DT_FLOAT, a missing
  * format ND; FRACTAL_NZ (a,b,c,d) becomes (b*c, a*d).  No buffer is
- * allocated; c->def is the op's definition (perfdb_opdef_get).  Returns 0
- * or -PERFDB_EINVAL/-PERFDB_EPARSE with the reason.
+ * allocated; c->def is the op's definition (perfdb_opdef_get).  A PyTorch
+ * op's row (op an aten stem such as "aten.mm", aten.h) is lowered: c->op
+ * is then the operator doing its work ("MatMulV2").  Returns 0 or
+ * -PERFDB_EINVAL/-PERFDB_EPARSE with the reason.
  */
 int perfdb_case_build(const char *op, const char *in_shapes, const char *in_dtypes, const char *in_formats,
 		      const char *out_shapes, const char *out_dtypes, const char *out_formats,

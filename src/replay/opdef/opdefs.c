@@ -1,8 +1,9 @@
 /*
  * The replay operators' definitions (opdef.h): one row per operator of the
  * seed's list, with the rules that belong to the operator itself rather
- * than to a backend.  A unit test (test_opdef) holds this table to the
- * seed's list and every backend's op table to this one.
+ * than to a backend, then the operators only PyTorch ops lower to (aten.h).
+ * A unit test (test_opdef) holds this table to the seed's list and the
+ * aten targets, and every backend's op table to this one.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,6 +128,9 @@ const struct perfdb_opdef perfdb_opdefs[] = {
 	{ .name = "mla_preprocess_0_mix_aic", .family = "attention", .memory_bound = CB, .inplace = mla_inplace,
 	  .check = perfdb_rules_mla_preprocess, .cost = perfdb_cost_mla_preprocess },
 	{ .name = "split_qkv_rmsnorm_rope_kernel", .family = "rope", .memory_bound = MB, .check = perfdb_rules_qkv_rope, .cost = perfdb_cost_qkv_rope },
+	/* the operators only PyTorch ops lower to (aten.h), not tables of the seed's list */
+	{ .name = "Gelu", .family = "eltwise", .memory_bound = MB, .check = perfdb_rules_activation, .cost = perfdb_cost_gelu },
+	{ .name = "Silu", .family = "eltwise", .memory_bound = MB, .check = perfdb_rules_activation, .cost = perfdb_cost_silu },
 };
 const size_t perfdb_nopdefs = sizeof(perfdb_opdefs) / sizeof(perfdb_opdefs[0]);
 

@@ -57,6 +57,8 @@ int perfdb_rules_softmax(const struct perfdb_op_case *c, struct perfdb_err *err)
 
 int perfdb_rules_add(const struct perfdb_op_case *c, struct perfdb_err *err);
 int perfdb_rules_swiglu(const struct perfdb_op_case *c, struct perfdb_err *err);
+/* Silu, Gelu (PyTorch's silu/gelu, aten.h): one float tensor in, the same shape out. */
+int perfdb_rules_activation(const struct perfdb_op_case *c, struct perfdb_err *err);
 int perfdb_rules_tensor_move(const struct perfdb_op_case *c, struct perfdb_err *err);
 int perfdb_rules_masked_fill(const struct perfdb_op_case *c, struct perfdb_err *err);
 

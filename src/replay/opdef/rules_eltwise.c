@@ -1,6 +1,6 @@
 /*
  * The element-wise family's row rules (docs/ops.md "Element-wise"): Add,
- * SwiGlu, TensorMove, MaskedFill (Cast, Fill and Mul: rules_misc.c).
+ * SwiGlu, TensorMove, MaskedFill, Silu, Gelu (Cast, Fill and Mul: rules_misc.c).
  */
 #include "replay/opdef/rules.h"
 
@@ -32,6 +32,17 @@ int perfdb_rules_swiglu(const struct perfdb_op_case *c, struct perfdb_err *err)
 	if (a->ndims < 1 || a->dims[a->ndims - 1] % 2 || a->numel != 2 * o->numel ||
 	    o->dims[o->ndims - 1] * 2 != a->dims[a->ndims - 1])
 		return perfdb_err_set(err, PERFDB_EINVAL, "SwiGlu: output must halve the last dim of input 0");
+	return 0;
+}
+
+int perfdb_rules_activation(const struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	PERFDB_TRY(perfdb_rules_need(c, 1, err));
+	const struct perfdb_tensor *a = &c->in[0], *o = &c->out[0];
+	if (!perfdb_dtype_is_float(a->dtype) || !perfdb_dtype_is_float(o->dtype))
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: only fp32/bf16/fp16 tensors are supported", c->op);
+	if (a->numel != o->numel)
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: input and output differ in size", c->op);
 	return 0;
 }
 
