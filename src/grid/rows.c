@@ -247,6 +247,8 @@ struct grid_file {
 	size_t nt_in, nt_out;
 	bool *tmask[MD_N];               /* template absent masks */
 	size_t ntmask[MD_N];
+	bool *smask;                     /* aten tables: template input slots without a shape (scalar arguments) */
+	size_t nsmask;
 	bool *xmask;                     /* scratch for a generator's value */
 	size_t nxmask;
 	struct perfdb_strbuf tesc;       /* escaped template values */
@@ -274,6 +276,7 @@ void grid_file_free(struct grid_file *f)
 	for (int i = 0; i < MD_N; i++)
 		free(f->tmask[i]);
 	free(f->xmask);
+	free(f->smask);
 	perfdb_strbuf_release(&f->tesc);
 	free(f->tesc_off);
 	free(f->tesc_len);
@@ -343,6 +346,14 @@ int grid_file_new(struct grid_file **out, struct perfdb_table *t, const char *op
 	for (int i = 0; rc == 0 && i < MD_N; i++)
 		if (absent_mask(perfdb_table_get(t, 0, f->c_md[i]), &f->tmask[i], &f->ntmask[i]) < 0)
 			rc = oom(err);
+	/*
+	 * A PyTorch op table's slot is one argument of the op; a template slot
+	 * without a shape is a scalar argument (aten.add's alpha, a Python
+	 * float other), whatever dtype the profiler gave it: it stays empty.
+	 */
+	if (rc == 0 && f->op && strncmp(f->op, "aten.", 5) == 0 &&
+	    absent_mask(perfdb_table_get(t, 0, f->c_in), &f->smask, &f->nsmask) < 0)
+		rc = oom(err);
 	f->tesc_off = calloc(t->ncols, sizeof(size_t));
 	f->tesc_len = calloc(t->ncols, sizeof(size_t));
 	if (rc == 0 && (!f->tesc_off || !f->tesc_len))
@@ -445,8 +456,10 @@ int grid_file_add(struct grid_file *f, const struct grid_cand *c, struct perfdb_
 				n[k] = f->ntmask[idx];
 			}
 		}
-		if (side == 0)
+		if (side == 0) {
 			clear_slots(f->in, nin, m[0], n[0], m[1], n[1]);
+			clear_slots(f->in, nin, f->smask, f->nsmask, NULL, 0);
+		}
 		else
 			clear_slots(f->out, nout, m[0], n[0], m[1], n[1]);
 		free(tmp[0]);

@@ -23,7 +23,7 @@ static int check(const char *op, const char *ins, const char *idt, const char *o
 	struct perfdb_err err;
 	perfdb_err_clear(&err);
 	assert_int_equal(perfdb_engine_build_case(op, ins, idt, "", outs, odt, "", &c, &err), 0);
-	const struct perfdb_op_impl *impl = perfdb_backend_cuda.find_op(op);
+	const struct perfdb_op_impl *impl = perfdb_backend_cuda.find_op(c.op);   /* an aten row: the lowered op */
 	assert_non_null(impl);
 	int rc = perfdb_case_check(perfdb_opdef_get(impl->name), impl, &c, &err);
 	snprintf(msg, 256, "%.200s", err.msg);
@@ -72,6 +72,19 @@ static void test_sort_check(void **state)
 	assert_non_null(strstr(msg, "input's dtype"));
 }
 
+/* PyTorch op rows (docs/cuda.md): GEMMs run, sdpa's BNSD is refused, Silu has no kernel (skipped) */
+static void test_aten_rows(void **state)
+{
+	(void)state;
+	char msg[256];
+	assert_int_equal(check("aten.linear", "8,64;128,64;", "DT_BF16;DT_BF16;", "", "", msg), 0);
+	assert_int_equal(check("aten.bmm", "4,8,16;4,16,8", "FLOAT;FLOAT", "", "", msg), 0);
+	assert_true(check("aten._scaled_dot_product_flash_attention", "1,8,64,64;1,8,64,64;1,8,64,64;;;;",
+			  "DT_BF16;DT_BF16;DT_BF16;;;;", "", "", msg) < 0);
+	assert_non_null(strstr(msg, "(T, N, D)"));
+	assert_false(perfdb_backend_cuda.supports_op("Silu"));
+}
+
 /* GroupedMatmul: float rows, and W8A8 (INT8 x INT8) into a float output; INT8 into INT8 refused */
 static void test_gmm_check(void **state)
 {
@@ -90,6 +103,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ops_table),
+		cmocka_unit_test(test_aten_rows),
 		cmocka_unit_test(test_scatter_check),
 		cmocka_unit_test(test_sort_check),
 		cmocka_unit_test(test_gmm_check),
