@@ -17,6 +17,8 @@
 #include "perfdb/shape.h"
 #include "perfdb/signature.h"
 
+#include "fuzz_cells.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const char *const ops[] = {
@@ -29,18 +31,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1)
 		return 0;
 	const char *op = ops[data[0] % (sizeof(ops) / sizeof(ops[0]))];
-	char *text = malloc(size);
-	memcpy(text, data + 1, size - 1);
-	text[size - 1] = '\0';
-
-	char *cells[6] = { "", "", "", "", "", "" };
-	char *p = text;
-	for (int i = 0; i < 6 && p; i++) {
-		cells[i] = p;
-		p = strchr(p, '\n');
-		if (p)
-			*p++ = '\0';
-	}
+	char *text, *cells[6];
+	if (fuzz_cells(data, size, &text, cells) < 0)
+		return 0;
 
 	struct perfdb_slots slots;
 	perfdb_slots_init(&slots);

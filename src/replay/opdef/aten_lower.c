@@ -27,8 +27,9 @@ static enum perfdb_dtype out_dtype(const struct perfdb_op_case *raw, enum perfdb
 	return raw->nout > 0 && raw->out[0].present ? raw->out[0].dtype : def;
 }
 
-/* A dense ND tensor of dims d[0..nd), numel and bytes filled. */
-static void set_tensor(struct perfdb_tensor *t, enum perfdb_dtype dt, size_t nd, const int64_t *d)
+/* A dense ND tensor of dims d[0..nd), numel and bytes filled; too many elements: -PERFDB_EINVAL. */
+static int set_tensor(struct perfdb_tensor *t, enum perfdb_dtype dt, size_t nd, const int64_t *d, const char *op,
+			 struct perfdb_err *err)
 {
 	memset(t, 0, sizeof(*t));
 	t->present = true;
@@ -37,7 +38,10 @@ static void set_tensor(struct perfdb_tensor *t, enum perfdb_dtype dt, size_t nd,
 	t->ndims = nd;
 	memcpy(t->dims, d, nd * sizeof(*d));
 	t->numel = perfdb_shape_numel(t->dims, nd);
-	t->bytes = perfdb_dtype_bytes(dt, (size_t)(t->numel > 0 ? t->numel : 0));
+	if (t->numel < 0)
+		return BAD("%s: the output has too many elements", op);
+	t->bytes = perfdb_dtype_bytes(dt, (size_t)t->numel);
+	return 0;
 }
 
 /* t viewed as (rows, last dim): the leading dims folded (a contiguous view, no copy). */
@@ -79,7 +83,7 @@ static int gemm2(const char *stem, const struct perfdb_op_case *raw, const struc
 	c->nin = 2;
 	c->nout = 1;
 	c->b_nk = b_nk;
-	set_tensor(&c->out[0], out_dtype(raw, a->dtype), 2, (int64_t[]){ m, n });
+	PERFDB_TRY(set_tensor(&c->out[0], out_dtype(raw, a->dtype), 2, (int64_t[]){ m, n }, raw->op, err));
 	return 0;
 }
 
@@ -97,7 +101,8 @@ static int gemm3(const char *stem, const struct perfdb_op_case *raw, const struc
 	c->nin = 2;
 	c->nout = 1;
 	c->b_nk = -1;
-	set_tensor(&c->out[0], out_dtype(raw, a->dtype), 3, (int64_t[]){ a->dims[0], a->dims[1], b->dims[2] });
+	int64_t od[3] = { a->dims[0], a->dims[1], b->dims[2] };
+	PERFDB_TRY(set_tensor(&c->out[0], out_dtype(raw, a->dtype), 3, od, raw->op, err));
 	return 0;
 }
 
@@ -209,7 +214,8 @@ static int lower_sdpa(const struct perfdb_op_case *raw, struct perfdb_op_case *c
 	c->in[2] = *v;
 	c->nin = 3;
 	c->nout = 1;
-	set_tensor(&c->out[0], q->dtype, 4, (int64_t[]){ q->dims[0], q->dims[1], q->dims[2], v->dims[3] });
+	int64_t od[4] = { q->dims[0], q->dims[1], q->dims[2], v->dims[3] };
+	PERFDB_TRY(set_tensor(&c->out[0], q->dtype, 4, od, raw->op, err));
 	return 0;
 }
 
@@ -222,7 +228,7 @@ static int lower_self(const struct perfdb_op_case *raw, struct perfdb_op_case *c
 	PERFDB_TRY(need(raw->op, x, "self", 1, PERFDB_SHAPE_MAX_DIMS, err));
 	c->in[0] = *x;
 	c->nin = c->nout = 1;
-	set_tensor(&c->out[0], out_dtype(raw, x->dtype), x->ndims, x->dims);
+	PERFDB_TRY(set_tensor(&c->out[0], out_dtype(raw, x->dtype), x->ndims, x->dims, raw->op, err));
 	return 0;
 }
 
@@ -244,7 +250,7 @@ static int lower_norm(const struct perfdb_op_case *raw, struct perfdb_op_case *c
 	if (b)
 		c->in[c->nin++] = *b;
 	c->nout = 1;
-	set_tensor(&c->out[0], out_dtype(raw, x->dtype), x->ndims, x->dims);
+	PERFDB_TRY(set_tensor(&c->out[0], out_dtype(raw, x->dtype), x->ndims, x->dims, raw->op, err));
 	return 0;
 }
 
@@ -272,7 +278,7 @@ static int lower_binary(const struct perfdb_op_case *raw, struct perfdb_op_case 
 		c->nin = 2;
 	}
 	c->nout = 1;
-	set_tensor(&c->out[0], out_dtype(raw, arg(raw, 0)->dtype), a->ndims, a->dims);
+	PERFDB_TRY(set_tensor(&c->out[0], out_dtype(raw, arg(raw, 0)->dtype), a->ndims, a->dims, raw->op, err));
 	return 0;
 }
 
@@ -291,7 +297,7 @@ static int lower_embedding(const struct perfdb_op_case *raw, struct perfdb_op_ca
 	int64_t d[PERFDB_SHAPE_MAX_DIMS];
 	memcpy(d, ix->dims, ix->ndims * sizeof(*d));
 	d[ix->ndims] = w->dims[1];
-	set_tensor(&c->out[0], w->dtype, ix->ndims + 1, d);
+	PERFDB_TRY(set_tensor(&c->out[0], w->dtype, ix->ndims + 1, d, raw->op, err));
 	return 0;
 }
 
@@ -313,19 +319,18 @@ static int lower_index_select(const struct perfdb_op_case *raw, struct perfdb_op
 	c->in[1] = *ix;
 	c->nin = 2;
 	c->nout = 1;
-	set_tensor(&c->out[0], x->dtype, 2, (int64_t[]){ ix->dims[0], 1 });
+	PERFDB_TRY(set_tensor(&c->out[0], x->dtype, 2, (int64_t[]){ ix->dims[0], 1 }, raw->op, err));
 	return 0;
 }
 
 /* The copy of src into a tensor of dst_dtype: TensorMove when the dtypes agree, else Cast. */
 static int lower_convert(const struct perfdb_op_case *raw, const struct perfdb_tensor *src, enum perfdb_dtype dst,
-			 const struct perfdb_tensor *shape, struct perfdb_op_case *c)
+			 const struct perfdb_tensor *shape, struct perfdb_op_case *c, struct perfdb_err *err)
 {
-	(void)raw;
 	c->op = src->dtype == dst ? "TensorMove" : "Cast";
 	c->in[0] = *src;
 	c->nin = c->nout = 1;
-	set_tensor(&c->out[0], dst, shape->ndims, shape->dims);
+	PERFDB_TRY(set_tensor(&c->out[0], dst, shape->ndims, shape->dims, raw->op, err));
 	return 0;
 }
 
@@ -338,7 +343,7 @@ static int lower_copy(const struct perfdb_op_case *raw, struct perfdb_op_case *c
 	if (src->numel != dst->numel)
 		return BAD("%s: src of %lld elements broadcasts into self of %lld (not replayed)", raw->op,
 			   (long long)src->numel, (long long)dst->numel);
-	return lower_convert(raw, src, dst->dtype, dst, c);
+	return lower_convert(raw, src, dst->dtype, dst, c, err);
 }
 
 /* to / _to_copy(self, dtype, ...): the dtype argument is a scalar, known only from a recorded output dtype */
@@ -348,7 +353,7 @@ static int lower_to(const struct perfdb_op_case *raw, struct perfdb_op_case *c, 
 	PERFDB_TRY(need(raw->op, x, "self", 0, PERFDB_SHAPE_MAX_DIMS, err));
 	if (raw->nout < 1 || !raw->out[0].present)
 		return BAD("%s: the target dtype (a scalar argument) is not recorded", raw->op);
-	return lower_convert(raw, x, raw->out[0].dtype, x, c);
+	return lower_convert(raw, x, raw->out[0].dtype, x, c, err);
 }
 
 /* ---- the table ---------------------------------------------------------------------- */
