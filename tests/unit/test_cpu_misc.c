@@ -159,6 +159,21 @@ static void test_mul(void **state)
 		go(&c);
 		for (size_t i = 0; i < 24; i++)
 			near(cpu_ld(&c.out[0], i), (double)cpu_ld(&c.in[0], i) * cpu_ld(&c.in[1], i % 6), tol_of(FD[d]));
+		/* numpy broadcasts over a non-trailing dim, worked by hand: a (4,1) column, b[i / 6];
+		 * (2,1,4) into (2,3,4), b[(i / 12) * 4 + i % 4]; Add the same */
+		assert_int_equal(setup(&c, "Mul", "4,6;4,1", dt, "4,6", FDT[d]), 0);
+		go(&c);
+		for (size_t i = 0; i < 24; i++)
+			near(cpu_ld(&c.out[0], i), (double)cpu_ld(&c.in[0], i) * cpu_ld(&c.in[1], i / 6), tol_of(FD[d]));
+		assert_int_equal(setup(&c, "Mul", "2,3,4;2,1,4", dt, "2,3,4", FDT[d]), 0);
+		go(&c);
+		for (size_t i = 0; i < 24; i++)
+			near(cpu_ld(&c.out[0], i), (double)cpu_ld(&c.in[0], i) * cpu_ld(&c.in[1], (i / 12) * 4 + i % 4),
+			     tol_of(FD[d]));
+		assert_int_equal(setup(&c, "Add", "4,6;4,1", dt, "4,6", FDT[d]), 0);
+		go(&c);
+		for (size_t i = 0; i < 24; i++)
+			near(cpu_ld(&c.out[0], i), (double)cpu_ld(&c.in[0], i) + cpu_ld(&c.in[1], i / 6), tol_of(FD[d]));
 		/* no second operand: times 1 */
 		assert_int_equal(setup(&c, "Mul", "3,7", FDT[d], "3,7", FDT[d]), 0);
 		go(&c);

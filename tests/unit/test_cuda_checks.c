@@ -83,6 +83,10 @@ static void test_aten_rows(void **state)
 			  "DT_BF16;DT_BF16;DT_BF16;;;;", "", "", msg) < 0);
 	assert_non_null(strstr(msg, "(T, N, D)"));
 	assert_false(perfdb_backend_cuda.supports_op("Silu"));
+	/* a (T,1) column: the operator layer takes it, the CUDA Add kernel (y[i % n]) does not */
+	assert_int_equal(check("aten.add", "8,64;64;", "FLOAT;FLOAT;", "", "", msg), 0);
+	assert_true(check("aten.add", "8,64;8,1;", "FLOAT;FLOAT;", "", "", msg) < 0);
+	assert_non_null(strstr(msg, "non-trailing"));
 }
 
 /* GroupedMatmul: float rows, and W8A8 (INT8 x INT8) into a float output; INT8 into INT8 refused */

@@ -55,6 +55,25 @@ static inline float cpu_ld(const struct perfdb_tensor *t, size_t i)
 	return perfdb_float_elem(t->data, t->dtype, i);
 }
 
+/*
+ * The element of b that output element i of o reads under numpy
+ * broadcasting (b's dims right-aligned to o's, a 1 stretches;
+ * perfdb_rules_bcast held).  For a trailing broadcast it is i % numel(b).
+ */
+static inline size_t cpu_bcast_at(const struct perfdb_tensor *b, const struct perfdb_tensor *o, size_t i)
+{
+	size_t off = 0, stride = 1;
+	for (size_t k = 0; k < b->ndims && k < o->ndims; k++) {
+		size_t bd = (size_t)b->dims[b->ndims - 1 - k], od = (size_t)o->dims[o->ndims - 1 - k];
+		size_t coord = i % od;
+		i /= od;
+		if (bd != 1)
+			off += coord * stride;
+		stride *= bd;
+	}
+	return off;
+}
+
 /* Convert n elements starting at element off of t into dst (fp32). */
 void cpu_load_row(const struct perfdb_tensor *t, size_t off, size_t n, float *dst);
 /* The sum of squares of x[0..h) (the norms' and rope-norms' rstd). */

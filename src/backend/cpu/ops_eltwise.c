@@ -9,10 +9,11 @@
 #include <stdlib.h>
 
 #include "cpu_internal.h"
+#include "replay/opdef/rules.h"
 
 #define BLK 1024
 
-/* ---- Add: out = in0 + in1 (in1 broadcast trailing-wise; absent: 1.0) ---- */
+/* ---- Add: out = in0 + in1 (in1 broadcast by numpy's rule; absent: 1.0) ---- */
 
 static int is_intdt(enum perfdb_dtype d)
 {
@@ -25,9 +26,8 @@ static void add_int(struct perfdb_op_case *c, size_t lo, size_t hi)
 {
 	const struct perfdb_tensor *a = &c->in[0], *b = c->nin > 1 && c->in[1].present ? &c->in[1] : NULL;
 	struct perfdb_tensor *o = &c->out[0];
-	size_t bn = b ? (size_t)b->numel : 1;
 	for (size_t i = lo; i < hi; i++) {
-		uint64_t v = (uint64_t)cpu_ld_int(a, i) + (uint64_t)(b ? cpu_ld_int(b, i % bn) : 1);
+		uint64_t v = (uint64_t)cpu_ld_int(a, i) + (uint64_t)(b ? cpu_ld_int(b, cpu_bcast_at(b, o, i)) : 1);
 		switch (o->dtype) {
 		case PERFDB_DTYPE_INT8: ((int8_t *)o->data)[i] = (int8_t)(uint8_t)v; break;
 		case PERFDB_DTYPE_UINT8: ((uint8_t *)o->data)[i] = (uint8_t)v; break;
@@ -47,6 +47,7 @@ CPU_CLONES static void add_range(void *ctx, size_t lo, size_t hi, int tid)
 	struct perfdb_tensor *o = &c->out[0];
 	float x[BLK], y[BLK];
 	size_t n = (size_t)o->numel, bn = b ? (size_t)b->numel : 1;
+	int trail = !b || perfdb_rules_trailing_bcast(b, o);
 	if (is_intdt(o->dtype)) {
 		add_int(c, lo * BLK, hi * BLK < n ? hi * BLK : n);
 		return;
@@ -61,9 +62,12 @@ CPU_CLONES static void add_range(void *ctx, size_t lo, size_t hi, int tid)
 			cpu_load_row(b, i, m, y);
 			for (size_t j = 0; j < m; j++)
 				x[j] += y[j];
-		} else {
+		} else if (trail) {
 			for (size_t j = 0; j < m; j++)
 				x[j] += cpu_ld(b, (i + j) % bn);
+		} else {   /* (T,1) into (T,D) and the like */
+			for (size_t j = 0; j < m; j++)
+				x[j] += cpu_ld(b, cpu_bcast_at(b, o, i + j));
 		}
 		cpu_store_row(o, i, m, x);
 	}

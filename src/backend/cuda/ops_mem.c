@@ -16,6 +16,7 @@
 
 #include "cuda_internal.h"
 #include "perfdb/half.h"
+#include "replay/opdef/rules.h"
 
 /* An op whose rules are all the operator layer's: these kernels take every row it accepts. */
 static int no_limits(const struct perfdb_op_case *c, struct perfdb_err *err)
@@ -31,6 +32,15 @@ static int64_t last(const struct perfdb_tensor *t)
 }
 
 /* ---- Add ---------------------------------------------------------------- */
+
+/* cuk_add reads y[i % numel(y)]: the trailing broadcasts only, not a (T,1) column */
+static int add_check(const struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	if (c->nin > 1 && c->in[1].present && !perfdb_rules_trailing_bcast(&c->in[1], &c->out[0]))
+		return perfdb_err_set(err, PERFDB_EINVAL, "Add: input 1 broadcasts over a non-trailing dim "
+				      "(not supported by the cuda backend)");
+	return 0;
+}
 
 static int add_enqueue(struct perfdb_op_case *c, struct cu_case *k, cudaStream_t s, struct perfdb_err *err)
 {
@@ -428,7 +438,7 @@ static void sort_teardown(struct cu_case *k)
 }
 
 const struct cu_op cu_ops_mem[] = {
-	CU_OP("Add", "own", no_limits, NULL, add_enqueue, NULL),
+	CU_OP("Add", "own", add_check, NULL, add_enqueue, NULL),
 	CU_OP("RmsNorm", "own", rms_check, NULL, rms_enqueue, NULL),
 	CU_OP("SoftmaxV2", "own", no_limits, NULL, softmax_enqueue, NULL),
 	CU_OP("SwiGlu", "own", no_limits, NULL, swiglu_enqueue, NULL),

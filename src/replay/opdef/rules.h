@@ -19,6 +19,12 @@ int perfdb_rules_is_int(enum perfdb_dtype d);
 int64_t perfdb_rules_last(const struct perfdb_tensor *t);
 /* b broadcasts trailing-wise into out: b's dims (leading 1s dropped) are out's last dims. */
 int perfdb_rules_trailing_bcast(const struct perfdb_tensor *b, const struct perfdb_tensor *out);
+/*
+ * Whether b broadcasts to out by numpy's (and aten's) rule: b's dims
+ * right-aligned to out's, each equal to out's or 1 (a (T,1) column into
+ * (T,D) included).  Every trailing broadcast is one.
+ */
+int perfdb_rules_bcast(const struct perfdb_tensor *b, const struct perfdb_tensor *out);
 /* The first nin inputs and output 0 present, else "<op> needs N input(s) and an output" / "input i is empty". */
 int perfdb_rules_need(const struct perfdb_op_case *c, size_t nin, struct perfdb_err *err);
 

@@ -4,7 +4,7 @@
  */
 #include "replay/opdef/rules.h"
 
-/* out = in0 + in1 (in1 broadcast trailing-wise; absent: 1.0). */
+/* out = in0 + in1 (in1 broadcast by numpy's rule; absent: 1.0). */
 int perfdb_rules_add(const struct perfdb_op_case *c, struct perfdb_err *err)
 {
 	PERFDB_TRY(perfdb_rules_need(c, 1, err));
@@ -17,7 +17,7 @@ int perfdb_rules_add(const struct perfdb_op_case *c, struct perfdb_err *err)
 		return perfdb_err_set(err, PERFDB_EINVAL, "Add: fp32/bf16/fp16 tensors, or one integer dtype for all");
 	if (a->numel != o->numel)
 		return perfdb_err_set(err, PERFDB_EINVAL, "Add: input 0 and output differ in size");
-	if (bp && !perfdb_rules_trailing_bcast(b, o))
+	if (bp && !perfdb_rules_bcast(b, o))
 		return perfdb_err_set(err, PERFDB_EINVAL, "Add: input 1 does not broadcast to the output");
 	return 0;
 }

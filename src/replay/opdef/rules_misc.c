@@ -57,7 +57,7 @@ int perfdb_rules_mul(const struct perfdb_op_case *c, struct perfdb_err *err)
 		return perfdb_err_set(err, PERFDB_EINVAL, "Mul: only fp32/bf16/fp16 tensors are supported");
 	if (a->numel != o->numel)
 		return perfdb_err_set(err, PERFDB_EINVAL, "Mul: input 0 and output differ in size");
-	if (hb && !perfdb_rules_trailing_bcast(b, o))
+	if (hb && !perfdb_rules_bcast(b, o))
 		return perfdb_err_set(err, PERFDB_EINVAL, "Mul: input 1 does not broadcast to the output");
 	return 0;
 }

@@ -30,6 +30,21 @@ int perfdb_rules_trailing_bcast(const struct perfdb_tensor *b, const struct perf
 	return 1;
 }
 
+int perfdb_rules_bcast(const struct perfdb_tensor *b, const struct perfdb_tensor *out)
+{
+	size_t nb = b->ndims;
+	while (nb > out->ndims && b->dims[b->ndims - nb] == 1)
+		nb--;   /* extra leading 1s */
+	if (nb > out->ndims)
+		return 0;
+	for (size_t k = 0; k < nb; k++) {
+		int64_t bd = b->dims[b->ndims - 1 - k], od = out->dims[out->ndims - 1 - k];
+		if (bd != od && bd != 1)
+			return 0;
+	}
+	return 1;
+}
+
 int perfdb_rules_need(const struct perfdb_op_case *c, size_t nin, struct perfdb_err *err)
 {
 	if (c->nin < nin || c->nout < 1 || !c->out[0].present)

@@ -34,10 +34,10 @@ def numel(d):
         n *= x
     return n
 
-def trailing(b, o):  # b broadcasts to o by the targets' rule: leading 1s dropped, the rest o's tail
-    while b and b[0] == 1:
+def bcast(b, o):  # numpy's rule: b right-aligned to o, each dim o's or 1
+    while len(b) > len(o) and b[0] == 1:
         b = b[1:]
-    return len(b) <= len(o) and (not b or o[-len(b):] == b)
+    return len(b) <= len(o) and all(x in (1, y) for x, y in zip(reversed(b), reversed(o)))
 
 def expect(kind, stem, row):
     """None when the row replays, else a fragment of the failure reason."""
@@ -55,7 +55,7 @@ def expect(kind, stem, row):
         a, b = ins[0], ins[1] if len(ins) > 1 else None
         if b and not stem.endswith("_") and numel(b) > numel(a):
             a, b = b, a
-        return None if not b or trailing(b, a) else "does not broadcast"
+        return None if not b or bcast(b, a) else "does not broadcast"
     return None
 
 def load(path):
