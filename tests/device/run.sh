@@ -71,6 +71,9 @@ printf '%s\n%s\n%s\n' "$H" \
   'dynamic,AI_CORE,"""16,5120;5120,5120""",DT_BF16;DT_BF16,ND;ND,"""16,5120""",DT_BF16,ND,' >"$DB/MatMulV2.csv"
 printf '%s\n%s\n' "$H" \
   'dynamic,AI_VECTOR_CORE,"""16,5120;5120""",DT_BF16;DT_BF16,ND;ND,"""16,5120;16,1""",DT_BF16;DT_FLOAT,ND;ND,' >"$DB/RmsNorm.csv"
+# a PyTorch op table (docs/ops.md "PyTorch operators"): aten::linear lowers to MatMulV2, weight (N,K)
+printf '%s\n%s\n' "$H" \
+  ',GPU,"""16,5120;10240,5120;""",DT_BF16;DT_BF16;,ND;ND;,"""16,10240""",DT_BF16,ND,' >"$DB/aten.linear.csv"
 timeout 120 "$P" microbench --backend "${MB_BACKEND:-cuda}" --force-device --database-path "$DB" --repeat-count 10 \
   --row-budget 0.5 >"$WORK/mb.log" 2>&1
 rc=$?
@@ -79,7 +82,7 @@ kern=$(ls "$DB"/reports/cuda_kernels_*.csv 2>/dev/null | head -1)
 filled=$(python3 - "$DB" <<'EOF'
 import csv, sys
 n = 0
-for t in ("MatMulV2", "RmsNorm"):
+for t in ("MatMulV2", "RmsNorm", "aten.linear"):
     for r in csv.DictReader(open(f"{sys.argv[1]}/{t}.csv")):
         try:
             n += float(r["Average Duration(us)"]) > 0
@@ -89,8 +92,8 @@ print(n)
 EOF
 )
 [ -n "$kern" ] && { echo "--- $kern"; cat "$kern"; }
-if [ $rc = 0 ] && [ "$filled" = 3 ] && [ -n "$kern" ]; then
-  record "microbench --backend cuda" ok "3 rows measured; kernel report $(basename "$kern")"
+if [ $rc = 0 ] && [ "$filled" = 4 ] && [ -n "$kern" ]; then
+  record "microbench --backend cuda" ok "4 rows measured (aten.linear included); kernel report $(basename "$kern")"
 else
   record "microbench --backend cuda" FAIL "rc=$rc rows with a duration: $filled kernel report: ${kern:-none}"
 fi
