@@ -6,18 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "perfdb/parse.h"
 #include "perfdb/signature.h"
-
-/* "aten::mm" (the profiler's name) as its table stem "aten.mm", in place */
-static void aten_stem(struct perfdb_strbuf *sb)
-{
-	char *p = sb->buf ? strstr(sb->buf, "::") : NULL;
-	if (!p)
-		return;
-	*p = '.';
-	memmove(p + 1, p + 2, strlen(p + 2) + 1);
-	sb->len--;
-}
 
 int replay_ops_normalize(struct opt_list *ops, int aten_ok, const struct cmd_help *h)
 {
@@ -25,8 +15,15 @@ int replay_ops_normalize(struct opt_list *ops, int aten_ok, const struct cmd_hel
 	for (size_t i = 0; i < ops->n; i++) {
 		/* comma lists are accepted too: --ops MatMulV2,RmsNorm */
 		perfdb_sig_normalize_op(ops->v[i], &sb);
-		if (aten_ok)
-			aten_stem(&sb);
+		/* the profiler's name (aten::mm) as parse names its table (aten.mm) */
+		if (aten_ok && sb.buf && strstr(sb.buf, "::")) {
+			struct perfdb_strbuf stem = PERFDB_STRBUF_INIT;
+			if (perfdb_parse_op_table_name(sb.buf, sb.len, &stem) == 0 && stem.buf) {
+				perfdb_strbuf_reset(&sb);
+				perfdb_strbuf_add(&sb, stem.buf, stem.len);
+			}
+			perfdb_strbuf_release(&stem);
+		}
 		if (!perfdb_replay_op_known(sb.buf) && !(aten_ok && perfdb_replay_aten_target(sb.buf)))
 			perfdb_strbuf_addf(&bad, "%s%s", bad.len ? ", " : "", sb.buf);
 		ops->v[i] = strdup(sb.buf);   /* freed by replay_ops_release */
