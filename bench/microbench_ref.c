@@ -62,25 +62,9 @@ static double time_sgemv(int n, int k, int reps)
 	return t[reps / 2];
 }
 
-int main(int argc, char **argv)
+/* Section 1a: the GEMM table (bench/microbench.sh documents it). */
+static void gemm_section(int scale)
 {
-	int scale = argc > 1 ? atoi(argv[1]) : 1;
-	if (scale < 1)
-		scale = 1;
-	int threads = argc > 2 ? atoi(argv[2]) : 1;
-	nthreads = threads > 0 ? threads : 1;
-	struct perfdb_err err;
-	if (perfdb_backend_cpu.open(threads > 0 ? threads : 1, 0, &bench_ctx, &err) < 0) {
-		fprintf(stderr, "%s\n", err.msg);
-		return 1;
-	}
-	printf("# environment\n");
-	struct perfdb_strbuf d = PERFDB_STRBUF_INIT;
-	perfdb_backend_cpu.describe(bench_ctx, &d);
-	printf("%s", d.buf);
-	perfdb_strbuf_release(&d);
-	/* the machine's peak as a GEMM reaches it: the fastest of 3 oneDNN 2048^3 calls per dtype */
-	int gemm_only = argc > 3 && strcmp(argv[3], "gemm") == 0;
 	double peak[2] = { bench_dnnl_peak(2048, dnnl_bf16, 3), bench_dnnl_peak(2048, dnnl_f32, 3) };
 	if (peak[0] <= 0)
 		peak[0] = peak[1];   /* no bf16 matmul in oneDNN here: the fp32 GEMM is what bf16 gets */
@@ -123,6 +107,29 @@ int main(int argc, char **argv)
 				       rt == dnnl_f32 ? "f32" : "bf16", tp > 0 && td > 0 ? 100 * td / tp : 0, gv,
 				       peak[dt] > 0 ? 100 * gp / peak[dt] : 0, kern);
 			}
+}
+
+int main(int argc, char **argv)
+{
+	int scale = argc > 1 ? atoi(argv[1]) : 1;
+	if (scale < 1)
+		scale = 1;
+	int threads = argc > 2 ? atoi(argv[2]) : 1;
+	nthreads = threads > 0 ? threads : 1;
+	struct perfdb_err err;
+	if (perfdb_backend_cpu.open(threads > 0 ? threads : 1, 0, &bench_ctx, &err) < 0) {
+		fprintf(stderr, "%s\n", err.msg);
+		return 1;
+	}
+	printf("# environment\n");
+	struct perfdb_strbuf d = PERFDB_STRBUF_INIT;
+	perfdb_backend_cpu.describe(bench_ctx, &d);
+	printf("%s", d.buf);
+	perfdb_strbuf_release(&d);
+	/* the machine's peak as a GEMM reaches it: the fastest of 3 oneDNN 2048^3 calls per dtype */
+	int gemm_only = argc > 3 && strcmp(argv[3], "gemm") == 0, mem_only = argc > 3 && strcmp(argv[3], "mem") == 0;
+	if (!mem_only)
+		gemm_section(scale);
 	if (gemm_only) {
 		perfdb_engine_pool_release(&pool);
 		return 0;
@@ -152,17 +159,19 @@ int main(int argc, char **argv)
 		{ "GatherV2", "151936,5120;4096", "DT_BF16;DT_INT64", "4096,5120", "DT_BF16" },
 		{ "Transpose", "4096,8192", "DT_BF16", "8192,4096", "DT_BF16" },
 	};
-	printf("%-14s %-5s %10s %11s %8s %10s\n", "op", "dtype", "GB/s", "triad GB/s", "triad%", "ms");
+	printf("%-14s %-5s %10s %11s %8s %10s  %s\n", "op", "dtype", "GB/s", "triad GB/s", "triad%", "ms",
+	       "Kernel Used");
 	for (size_t i = 0; i < sizeof(mo) / sizeof(mo[0]); i++) {
 		double bytes = 0, triad = 0;
-		double t = bench_time_op(&pool, mo[i].op, mo[i].ins, mo[i].dts, mo[i].outs, mo[i].odt, nthreads, 5, &bytes,
-					 &tr, &triad);
+		char kern[64] = "";
+		double t = bench_time_op_full(&pool, mo[i].op, mo[i].ins, mo[i].dts, mo[i].outs, mo[i].odt, nthreads, 5,
+					      &bytes, &tr, &triad, kern, sizeof(kern));
 		if (strcmp(mo[i].op, "GatherV2") == 0)   /* bytes moved: the rows read, not the table */
 			bytes = 2.0 * 4096 * 5120 * 2 + 4096 * 8;
 		const char *dn = strcmp(mo[i].odt, "DT_FLOAT16") == 0 ? "fp16" :
 				 strcmp(mo[i].odt, "DT_FLOAT") == 0 ? "fp32" : "bf16";
-		printf("%-14s %-5s %10.1f %11.1f %7.0f%% %10.3f\n", mo[i].op, dn, t > 0 ? bytes / t / 1e9 : 0, triad,
-		       t > 0 && triad > 0 ? 100 * bytes / t / 1e9 / triad : 0, t * 1e3);
+		printf("%-14s %-5s %10.1f %11.1f %7.0f%% %10.3f  %s\n", mo[i].op, dn, t > 0 ? bytes / t / 1e9 : 0, triad,
+		       t > 0 && triad > 0 ? 100 * bytes / t / 1e9 / triad : 0, t * 1e3, kern);
 	}
 	bench_triad_free(&tr);
 	perfdb_engine_pool_release(&pool);

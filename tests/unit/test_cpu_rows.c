@@ -274,6 +274,28 @@ static double get(enum perfdb_dtype d, const void *p, size_t i)
 }
 
 /*
+ * The row-kernel tables this CPU may run under the ISA ceiling
+ * (PERFDB_MAX_CPU_ISA): kern_rows.c's on AVX-512, kern_rows_avx2.c's on
+ * AVX2 and up.  Fills k[] and returns how many; 0 skips the test.
+ */
+static size_t row_kerns(const struct cpu_rows_kern *k[2])
+{
+	size_t n = 0;
+	enum perfdb_cpu_isa isa = perfdb_cpu_isa();
+	if (cpu_has_avx512(isa) && cpu_rows_avx512.rms)
+		k[n++] = &cpu_rows_avx512;
+	if (isa >= PERFDB_ISA_AVX2 && cpu_rows_avx2.rms)
+		k[n++] = &cpu_rows_avx2;
+	return n;
+}
+
+/* Whether kernel table k takes format f (vcvtneps2bf16: kern_rows.c on a CPU with AVX512_BF16 only). */
+static int kern_takes(const struct cpu_rows_kern *k, enum cpu_row_fmt f)
+{
+	return f != CPU_ROW_BF16_CVT || (k == &cpu_rows_avx512 && cpu_has_avx512bf16(perfdb_cpu_isa()));
+}
+
+/*
  * SwiGlu's 16-bit rows over the whole input range, where fill()'s [-1, 1)
  * never goes: gates from -87 (exp(-g) near fp32's top: the capped
  * exponent) to 1e4, against the definition in double; below -88 exp(-g)
@@ -284,7 +306,9 @@ static double get(enum perfdb_dtype d, const void *p, size_t i)
 static void test_rows_swiglu_range(void **state)
 {
 	(void)state;
-	if (!cpu_has_avx512(perfdb_cpu_isa()))
+	const struct cpu_rows_kern *kerns[2];
+	size_t nk = row_kerns(kerns);
+	if (!nk)
 		skip();
 	static const float gs[] = { -87.0f, -60.0f, -30.0f, -17.0f, -9.5f, -3.0f, -0.75f, 0.0f, 0.75f, 3.0f, 9.5f,
 				    17.0f, 30.0f, 60.0f, 100.0f, 10000.0f };
@@ -292,11 +316,12 @@ static void test_rows_swiglu_range(void **state)
 	static const float us[] = { 1.0f, -2.5f, 0.3125f };
 	const size_t h = 48, nfar = sizeof(far) / sizeof(far[0]);
 	uint16_t x[96], y[49];
-	for (int k = 0; k < 3; k++) {
-		enum perfdb_dtype d = k == 0 ? PERFDB_DTYPE_FLOAT16 : PERFDB_DTYPE_BF16;
-		enum cpu_row_fmt f = k == 0 ? CPU_ROW_F16 : k == 1 ? CPU_ROW_BF16 : CPU_ROW_BF16_CVT;
-		if (f == CPU_ROW_BF16_CVT && !cpu_has_avx512bf16(perfdb_cpu_isa()))
-			break;
+	for (int k = 0; k < 3 * (int)nk; k++) {
+		const struct cpu_rows_kern *kern = kerns[k / 3];
+		enum perfdb_dtype d = k % 3 == 0 ? PERFDB_DTYPE_FLOAT16 : PERFDB_DTYPE_BF16;
+		enum cpu_row_fmt f = k % 3 == 0 ? CPU_ROW_F16 : k % 3 == 1 ? CPU_ROW_BF16 : CPU_ROW_BF16_CVT;
+		if (!kern_takes(kern, f))
+			continue;
 		for (size_t j = 0; j < h; j++) {
 			float g = j < h - nfar ? gs[j % 16] : far[j - (h - nfar)], u = us[j % 3];
 			x[j] = d == PERFDB_DTYPE_FLOAT16 ? perfdb_fp16_from_float(g) : perfdb_bf16_from_float(g);
@@ -307,7 +332,7 @@ static void test_rows_swiglu_range(void **state)
 			if (kb)
 				cpu_swiglu_row_bf16(x, y, h);
 			else
-				cpu_rows_swiglu(f, x, y, h);
+				kern->swiglu(f, x, y, h);
 			size_t bad = 0;
 			for (size_t j = 0; j < h; j++) {
 				double g = get(d, x, j), u = get(d, x, h + j), got = get(d, y, j);
@@ -317,7 +342,7 @@ static void test_rows_swiglu_range(void **state)
 					bad += !(fabs(got) < 1e-30);
 			}
 			if (bad)
-				fail_msg("format %d, kern_bf16 %d: %zu wrong elements", (int)f, kb, bad);
+				fail_msg("%s, format %d, kern_bf16 %d: %zu wrong elements", kern->name, (int)f, kb, bad);
 			assert_int_equal(y[h], 0xffff);   /* nothing written past the row */
 		}
 	}
@@ -332,13 +357,16 @@ static void test_rows_swiglu_range(void **state)
 static void test_rows_bf16_direct(void **state)
 {
 	(void)state;
-	if (!cpu_has_avx512(perfdb_cpu_isa()))
+	const struct cpu_rows_kern *kerns[2];
+	size_t nk = row_kerns(kerns);
+	if (!nk)
 		skip();
 	const enum perfdb_dtype d = PERFDB_DTYPE_BF16;
-	for (size_t k = 0; k < 2 * NWIDTHS; k++) {
-		enum cpu_row_fmt f = k < NWIDTHS ? CPU_ROW_BF16 : CPU_ROW_BF16_CVT;
-		if (f == CPU_ROW_BF16_CVT && !cpu_has_avx512bf16(perfdb_cpu_isa()))
-			break;
+	for (size_t k = 0; k < 2 * NWIDTHS * nk; k++) {
+		const struct cpu_rows_kern *kern = kerns[k / (2 * NWIDTHS)];
+		enum cpu_row_fmt f = k % (2 * NWIDTHS) < NWIDTHS ? CPU_ROW_BF16 : CPU_ROW_BF16_CVT;
+		if (!kern_takes(kern, f))
+			continue;
 		size_t h = widths[k % NWIDTHS], w = k % NWIDTHS;
 		uint16_t *x = malloc(2 * h * 2), *y = malloc(2 * h * 2);
 		float *gam = malloc(h * 4), *e = malloc(h * 4);
@@ -346,7 +374,7 @@ static void test_rows_bf16_direct(void **state)
 		fill(d, x, 2 * h, 7 + (uint32_t)w);
 		fill(PERFDB_DTYPE_FLOAT, gam, h, 99);
 		memset(y, 0xff, 2 * h * 2);
-		float rstd = cpu_rows_rms(f, x, NULL, NULL, y, gam, NULL, h, 1e-6f, 0);
+		float rstd = kern->rms(f, x, NULL, NULL, y, gam, NULL, h, 1e-6f, 0);
 		double ss = 0;
 		for (size_t j = 0; j < h; j++)
 			ss += get(d, x, j) * get(d, x, j);
@@ -359,7 +387,7 @@ static void test_rows_bf16_direct(void **state)
 		}
 		assert_int_equal(bad, 0);
 		memset(y, 0xff, 2 * h * 2);
-		cpu_rows_softmax(f, x, y, e, h, 2, 0);
+		kern->softmax(f, x, y, e, h, 2, 0);
 		for (size_t r = 0; r < 2; r++) {
 			double mx = -INFINITY, sum = 0;
 			for (size_t j = 0; j < h; j++)
@@ -379,7 +407,7 @@ static void test_rows_bf16_direct(void **state)
 			if (kb)
 				cpu_swiglu_row_bf16(x, y, h);
 			else
-				cpu_rows_swiglu(f, x, y, h);
+				kern->swiglu(f, x, y, h);
 			for (size_t j = 0; j < h; j++) {
 				double g = get(d, x, j), u = get(d, x, h + j), want = g / (1 + exp(-g)) * u;
 				bad += !silu_close(get(d, y, j), want, d, h);
@@ -410,7 +438,9 @@ static void test_rows_bf16_direct(void **state)
 static void test_rows_conversions(void **state)
 {
 	(void)state;
-	if (!cpu_has_avx512(perfdb_cpu_isa()))
+	const struct cpu_rows_kern *kerns[2];
+	size_t nk = row_kerns(kerns);
+	if (!nk)
 		skip();
 	const size_t n = 65536;
 	uint16_t *x1 = malloc(n * 2), *x2 = malloc(n * 2), *xs = malloc(n * 2), *y = malloc(n * 2);
@@ -421,11 +451,12 @@ static void test_rows_conversions(void **state)
 		memcpy(&nanb[i], &u, 4);
 	}
 	const enum cpu_row_fmt fmts[] = { CPU_ROW_F16, CPU_ROW_BF16, CPU_ROW_BF16_CVT };
-	for (int k = 0; k < 3; k++) {
-		enum cpu_row_fmt f = fmts[k];
+	for (int k = 0; k < 3 * (int)nk; k++) {
+		const struct cpu_rows_kern *kern = kerns[k / 3];
+		enum cpu_row_fmt f = fmts[k % 3];
 		int di = f != CPU_ROW_F16, cvt = f == CPU_ROW_BF16_CVT;
-		if (cvt && !cpu_has_avx512bf16(perfdb_cpu_isa()))
-			break;
+		if (!kern_takes(kern, f))
+			continue;
 		enum perfdb_dtype d = di ? PERFDB_DTYPE_BF16 : PERFDB_DTYPE_FLOAT16;
 		for (size_t i = 0; i < n; i++) {
 			uint16_t a = (uint16_t)i, b = (uint16_t)(i * 40503u + 12345u);
@@ -435,7 +466,7 @@ static void test_rows_conversions(void **state)
 			x2[i] = nan_b ? 0 : b;
 		}
 		memset(xs, 0xff, n * 2);
-		(void)cpu_rows_rms(f, x1, x2, xs, y, gam, NULL, n, 1e-6f, 0);
+		(void)kern->rms(f, x1, x2, xs, y, gam, NULL, n, 1e-6f, 0);
 		size_t bad = 0, denormals = 0;
 		for (size_t i = 0; i < n; i++) {
 			float s = (float)get(d, x1, i) + (float)get(d, x2, i);
@@ -452,7 +483,7 @@ static void test_rows_conversions(void **state)
 		/* x = 0, gamma = 0: y = 0 + bias, the bias's NaNs as they are (already quiet) */
 		uint16_t *zero = calloc(n, 2);
 		assert_non_null(zero);
-		(void)cpu_rows_rms(f, zero, zero, NULL, y, gam, nanb, n, 1e-6f, 0);
+		(void)kern->rms(f, zero, zero, NULL, y, gam, nanb, n, 1e-6f, 0);
 		for (size_t i = 0; i < n; i++)
 			bad += y[i] != perfdb_bf16_from_float(nanb[i]);
 		free(zero);

@@ -125,28 +125,38 @@ void cpu_softmax_rows_bf16(const uint16_t *x, uint16_t *y, float *e, size_t h, s
 void cpu_swiglu_row_bf16(const uint16_t *x, uint16_t *y, size_t h);
 
 /*
- * fp32/fp16/bf16 row kernels (kern_rows.c), used when cpu_has_avx512(isa)
- * (F, BW, VL) by the rows kern_bf16.c does not take: f is the format of
- * every row pointer, cpu_row_fmt(dtype, isa) for an fp32/fp16/bf16 tensor (bf16
+ * fp32/fp16/bf16 row kernels, one table per ISA level: kern_rows.c
+ * (AVX-512 F, BW, VL) and kern_rows_avx2.c (AVX2, FMA, F16C), used by the
+ * rows kern_bf16.c does not take.  cpu_rows_for(isa) is the table for the
+ * level the kernels may use (cpu_isa_of), NULL below AVX2 or where not
+ * compiled in (the generic path then runs).  f is the format of every row
+ * pointer, cpu_row_fmt(dtype, isa) for an fp32/fp16/bf16 tensor (bf16
  * rounded by vcvtneps2bf16 where the CPU has AVX512_BF16, 15 % faster,
- * fp32 denormal results flushed to zero as in kern_bf16.c; else in
- * integer arithmetic).  Same fp32 arithmetic and order as the generic
- * path, conversions bitwise as perfdb_fp16_from_float/perfdb_bf16_from_float on non-NaN
- * values (CPU_ROW_BF16_CVT: but for denormals); nt as above.
- * cpu_rows_rms: one row y = (x * rstd) * gam (+ bias) with x = x1, or
- * x = x1 + x2 when x2 is not NULL (then also stored to xsum when that is
- * not NULL; xsum must not overlap x1 or x2); gam and bias (NULL: none)
- * fp32; returns rstd.
- * cpu_rows_softmax: rows [0, rows) of width h (e: h floats of scratch).
- * cpu_rows_swiglu: one row y[j] = silu(x[j]) * x[h + j], j < h.
+ * fp32 denormal results flushed to zero as in kern_bf16.c; else in integer
+ * arithmetic).  Same fp32 arithmetic and order as the generic path but
+ * for the lane sums, conversions bitwise as
+ * perfdb_fp16_from_float/perfdb_bf16_from_float on non-NaN values
+ * (CPU_ROW_BF16_CVT: but for denormals); nt as above.
+ * rms: one row y = (x * rstd) * gam (+ bias) with x = x1, or x = x1 + x2
+ * when x2 is not NULL (then also stored to xsum when that is not NULL;
+ * xsum must not overlap x1 or x2); gam and bias (NULL: none) fp32;
+ * returns rstd.
+ * softmax: rows [0, rows) of width h (e: h floats of scratch).
+ * swiglu: one row y[j] = silu(x[j]) * x[h + j], j < h.
+ * name: what the rows report as Kernel Used ("own:<name>").
  */
 enum cpu_row_fmt { CPU_ROW_F32, CPU_ROW_F16, CPU_ROW_BF16, CPU_ROW_BF16_CVT };
+struct cpu_rows_kern {
+	const char *name;
+	float (*rms)(enum cpu_row_fmt f, const void *x1, const void *x2, void *xsum, void *y, const float *gam,
+		     const float *bias, size_t h, float eps, int nt);
+	void (*softmax)(enum cpu_row_fmt f, const void *x, void *y, float *e, size_t h, size_t rows, int nt);
+	void (*swiglu)(enum cpu_row_fmt f, const void *x, void *y, size_t h);
+};
+extern const struct cpu_rows_kern cpu_rows_avx512, cpu_rows_avx2;
+const struct cpu_rows_kern *cpu_rows_for(enum perfdb_cpu_isa isa);
 int cpu_has_avx512(enum perfdb_cpu_isa isa);
 enum cpu_row_fmt cpu_row_fmt(enum perfdb_dtype t, enum perfdb_cpu_isa isa);
-float cpu_rows_rms(enum cpu_row_fmt f, const void *x1, const void *x2, void *xsum, void *y, const float *gam,
-		   const float *bias, size_t h, float eps, int nt);
-void cpu_rows_softmax(enum cpu_row_fmt f, const void *x, void *y, float *e, size_t h, size_t rows, int nt);
-void cpu_rows_swiglu(enum cpu_row_fmt f, const void *x, void *y, size_t h);
 
 /*
  * Outputs this large (the last-level cache) are written with non-temporal

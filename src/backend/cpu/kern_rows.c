@@ -35,7 +35,7 @@
 #include "kern_exp16.h"
 
 #define ROWS_TARGET __attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) static inline
-#define ROWS_ENTRY __attribute__((target("avx512f,avx512bw,avx512vl")))
+#define ROWS_ENTRY __attribute__((target("avx512f,avx512bw,avx512vl"))) static
 
 /* The template's dtype codes are enum cpu_row_fmt's (cpu_internal.h). */
 #define D_F32 CPU_ROW_F32
@@ -335,8 +335,8 @@ enum cpu_row_fmt cpu_row_fmt(enum perfdb_dtype t, enum perfdb_cpu_isa isa)
 }
 
 /* The entry points: one switch per row, the constant format folded into each instance. */
-ROWS_ENTRY float cpu_rows_rms(enum cpu_row_fmt f, const void *x1, const void *x2, void *xsum, void *y,
-			      const float *gam, const float *bias, size_t h, float eps, int nt)
+ROWS_ENTRY float rows_rms(enum cpu_row_fmt f, const void *x1, const void *x2, void *xsum, void *y, const float *gam,
+			  const float *bias, size_t h, float eps, int nt)
 {
 	switch ((int)f * 2 + (x2 != NULL)) {
 	case D_F32 * 2: return rms_row(D_F32, 0, x1, NULL, NULL, y, gam, bias, h, eps, nt);
@@ -350,8 +350,7 @@ ROWS_ENTRY float cpu_rows_rms(enum cpu_row_fmt f, const void *x1, const void *x2
 	}
 }
 
-ROWS_ENTRY void cpu_rows_softmax(enum cpu_row_fmt f, const void *x, void *y, float *e, size_t h, size_t rows,
-				 int nt)
+ROWS_ENTRY void rows_softmax(enum cpu_row_fmt f, const void *x, void *y, float *e, size_t h, size_t rows, int nt)
 {
 	switch (f) {
 	case D_F32: softmax_rows(D_F32, x, y, e, h, rows, nt); break;
@@ -361,7 +360,7 @@ ROWS_ENTRY void cpu_rows_softmax(enum cpu_row_fmt f, const void *x, void *y, flo
 	}
 }
 
-ROWS_ENTRY void cpu_rows_swiglu(enum cpu_row_fmt f, const void *x, void *y, size_t h)
+ROWS_ENTRY void rows_swiglu(enum cpu_row_fmt f, const void *x, void *y, size_t h)
 {
 	switch (f) {
 	case D_F32: swiglu_row(D_F32, x, y, h); break;
@@ -370,6 +369,8 @@ ROWS_ENTRY void cpu_rows_swiglu(enum cpu_row_fmt f, const void *x, void *y, size
 	default: swiglu_row(D_BF16N, x, y, h); break;
 	}
 }
+
+const struct cpu_rows_kern cpu_rows_avx512 = { "rows_avx512", rows_rms, rows_softmax, rows_swiglu };
 
 #else
 
@@ -385,21 +386,13 @@ enum cpu_row_fmt cpu_row_fmt(enum perfdb_dtype t, enum perfdb_cpu_isa isa)
 	return CPU_ROW_F32;
 }
 
-float cpu_rows_rms(enum cpu_row_fmt f, const void *x1, const void *x2, void *xsum, void *y, const float *gam,
-		   const float *bias, size_t h, float eps, int nt)
-{
-	(void)f, (void)x1, (void)x2, (void)xsum, (void)y, (void)gam, (void)bias, (void)h, (void)eps, (void)nt;
-	return 0.0f;   /* never called: cpu_has_avx512() is 0 */
-}
-
-void cpu_rows_softmax(enum cpu_row_fmt f, const void *x, void *y, float *e, size_t h, size_t rows, int nt)
-{
-	(void)f, (void)x, (void)y, (void)e, (void)h, (void)rows, (void)nt;
-}
-
-void cpu_rows_swiglu(enum cpu_row_fmt f, const void *x, void *y, size_t h)
-{
-	(void)f, (void)x, (void)y, (void)h;
-}
+const struct cpu_rows_kern cpu_rows_avx512 = { "rows_avx512", NULL, NULL, NULL };
 
 #endif
+
+const struct cpu_rows_kern *cpu_rows_for(enum perfdb_cpu_isa isa)
+{
+	const struct cpu_rows_kern *k = isa >= PERFDB_ISA_AVX512 ? &cpu_rows_avx512
+				      : isa >= PERFDB_ISA_AVX2 ? &cpu_rows_avx2 : NULL;
+	return k && k->rms ? k : NULL;
+}

@@ -6,6 +6,7 @@
  * compiler vectorises; results are stored back in the tensor's own dtype.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "cpu_internal.h"
@@ -88,6 +89,25 @@ static int add_run(struct perfdb_op_case *c, struct perfdb_err *err)
 
 /* ---- SwiGlu: x (..., 2H) -> out (..., H) = silu(x[..., :H]) * x[..., H:] ---- */
 
+/* SwiGlu's kernel: kern_bf16.c (bf16 on AVX512_BF16), a row-kernel table (kern_rows*.c), or generic (NULL). */
+static const char *swiglu_kernel(const struct perfdb_op_case *c)
+{
+	enum perfdb_dtype d = c->in[0].dtype;
+	if (d == PERFDB_DTYPE_BF16 && c->out[0].dtype == PERFDB_DTYPE_BF16 && cpu_has_avx512bf16(cpu_isa_of(c)))
+		return "rows_avx512_bf16";
+	const struct cpu_rows_kern *k = cpu_rows_for(cpu_isa_of(c));
+	return d == c->out[0].dtype && k ? k->name : NULL;
+}
+
+/* Kernel Used of the row: "own:<kernel>", "own:generic". */
+static int swiglu_prepare(struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	(void)err;
+	const char *k = swiglu_kernel(c);
+	snprintf(c->kernel, sizeof(c->kernel), "own:%s", k ? k : "generic");
+	return 0;
+}
+
 CPU_CLONES static void swiglu_range(void *ctx, size_t lo, size_t hi, int tid)
 {
 	(void)tid;
@@ -101,12 +121,13 @@ CPU_CLONES static void swiglu_range(void *ctx, size_t lo, size_t hi, int tid)
 			cpu_swiglu_row_bf16((const uint16_t *)a->data + r * 2 * h, (uint16_t *)o->data + r * h, h);
 		return;
 	}
-	if (a->dtype == o->dtype && cpu_has_avx512(cpu_isa_of(c))) {
-		/* fp32/fp16 (bf16 without AVX512_BF16): kern_rows.c */
+	const struct cpu_rows_kern *k = cpu_rows_for(cpu_isa_of(c));
+	if (a->dtype == o->dtype && k) {
+		/* fp32/fp16 (bf16 without AVX512_BF16): kern_rows*.c */
 		size_t es = perfdb_dtype_bytes(o->dtype, 1);
 		enum cpu_row_fmt f = cpu_row_fmt(o->dtype, cpu_isa_of(c));
 		for (size_t r = lo; r < hi; r++)
-			cpu_rows_swiglu(f, (const char *)a->data + r * 2 * h * es, (char *)o->data + r * h * es, h);
+			k->swiglu(f, (const char *)a->data + r * 2 * h * es, (char *)o->data + r * h * es, h);
 		return;
 	}
 	for (size_t r = lo; r < hi; r++)
@@ -224,7 +245,7 @@ const struct perfdb_op_impl cpu_ops_eltwise[] = {
 	{ .name = "Gelu", .check = cpu_no_limits, .run = gelu_run },
 	{ .name = "MaskedFill", .check = cpu_no_limits, .run = mfill_run },
 	{ .name = "Silu", .check = cpu_no_limits, .run = silu_run },
-	{ .name = "SwiGlu", .check = cpu_no_limits, .run = swiglu_run },
+	{ .name = "SwiGlu", .check = cpu_no_limits, .prepare = swiglu_prepare, .run = swiglu_run },
 	{ .name = "TensorMove", .check = cpu_no_limits, .run = move_run },
 	{ .name = NULL },
 };

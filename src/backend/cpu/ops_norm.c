@@ -4,6 +4,7 @@
  * row (a scratch row allocated in prepare, outside the timed loop).
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "cpu_internal.h"
@@ -57,18 +58,40 @@ struct rms_args {
 };
 
 /*
- * Whether kern_rows.c takes these rows: x1, x2, xsum and y all of one float
- * dtype, and xsum apart from x1 and x2 (its second pass rereads them).
+ * The kernel a set of RmsNorm rows runs on, decided once per case (the
+ * row's Kernel Used says which): kern_bf16.c for plain bf16 RmsNorm on
+ * AVX512_BF16; a row-kernel table (kern_rows*.c) when x1, x2, xsum and y
+ * are all of one float dtype and xsum is apart from x1 and x2 (its second
+ * pass rereads them); else the generic path.
  */
-static int rows_fast(const struct rms_args *p, const struct perfdb_tensor *y)
+enum rms_path { RMS_BF16, RMS_ROWS, RMS_GENERIC };
+
+static enum rms_path rms_path(const struct rms_args *p)
 {
+	const struct perfdb_op_case *c = p->c;
 	enum perfdb_dtype d = p->x1->dtype;
-	if (!perfdb_dtype_is_float(d) || y->dtype != d || (p->x2 && p->x2->dtype != d) ||
-	    !cpu_has_avx512(cpu_isa_of(p->c)))
-		return 0;
+	const struct perfdb_tensor *y = &c->out[0];
+	if (d == PERFDB_DTYPE_BF16 && y->dtype == PERFDB_DTYPE_BF16 && !p->x2 && !p->bias &&
+	    cpu_has_avx512bf16(cpu_isa_of(c)))
+		return RMS_BF16;
+	if (!perfdb_dtype_is_float(d) || y->dtype != d || (p->x2 && p->x2->dtype != d) || !cpu_rows_for(cpu_isa_of(c)))
+		return RMS_GENERIC;
 	if (!p->xsum)
-		return 1;
-	return p->xsum->dtype == d && p->xsum->data != p->x1->data && p->xsum->data != p->x2->data;
+		return RMS_ROWS;
+	return p->xsum->dtype == d && p->xsum->data != p->x1->data && p->xsum->data != p->x2->data ? RMS_ROWS
+												   : RMS_GENERIC;
+}
+
+/* Kernel Used: "own:<kernel>" (cpu_internal.h's tables), "own:generic" for the fp32 scratch path. */
+static void set_kernel(struct perfdb_op_case *c, const char *name)
+{
+	snprintf(c->kernel, sizeof(c->kernel), "own:%s", name);
+}
+
+static const char *rows_name(const struct perfdb_op_case *c)
+{
+	const struct cpu_rows_kern *k = cpu_rows_for(cpu_isa_of(c));
+	return k ? k->name : "generic";
 }
 
 CPU_CLONES static void rms_range(void *ctx, size_t lo, size_t hi, int tid)
@@ -78,8 +101,8 @@ CPU_CLONES static void rms_range(void *ctx, size_t lo, size_t hi, int tid)
 	size_t h = last(p->x1);
 	float *x = (float *)c->priv + (size_t)tid * scratch_stride(c), *t = x + h, *gam = t + h;
 	cpu_load_row(p->g, 0, h, gam);
-	if (p->x1->dtype == PERFDB_DTYPE_BF16 && c->out[0].dtype == PERFDB_DTYPE_BF16 && !p->x2 && !p->bias &&
-	    cpu_has_avx512bf16(cpu_isa_of(c))) {
+	enum rms_path path = rms_path(p);
+	if (path == RMS_BF16) {
 		/* plain bf16 RmsNorm: straight from and to bf16 (kern_bf16.c) */
 		for (size_t r = lo; r < hi; r++)
 			put_rstd(c, p->rstd_slot, r,
@@ -88,8 +111,9 @@ CPU_CLONES static void rms_range(void *ctx, size_t lo, size_t hi, int tid)
 						  c->out[0].bytes >= CPU_NT_MIN_BYTES));
 		return;
 	}
-	if (rows_fast(p, &c->out[0])) {
-		/* kern_rows.c, with or without x2/bias/xsum; bias converted once per range */
+	if (path == RMS_ROWS) {
+		/* kern_rows*.c, with or without x2/bias/xsum; bias converted once per range */
+		const struct cpu_rows_kern *k = cpu_rows_for(cpu_isa_of(c));
 		enum perfdb_dtype d = p->x1->dtype;
 		enum cpu_row_fmt f = cpu_row_fmt(d, cpu_isa_of(c));
 		size_t es = perfdb_dtype_bytes(d, 1);
@@ -100,10 +124,9 @@ CPU_CLONES static void rms_range(void *ctx, size_t lo, size_t hi, int tid)
 		}
 		for (size_t r = lo; r < hi; r++) {
 			size_t o = r * h * es;
-			float rstd = cpu_rows_rms(f, (const char *)p->x1->data + o,
-						  p->x2 ? (const char *)p->x2->data + o : NULL,
-						  p->xsum ? (char *)p->xsum->data + o : NULL, (char *)c->out[0].data + o,
-						  gam, b, h, RMS_EPS, c->out[0].bytes >= CPU_NT_MIN_BYTES);
+			float rstd = k->rms(f, (const char *)p->x1->data + o, p->x2 ? (const char *)p->x2->data + o : NULL,
+					    p->xsum ? (char *)p->xsum->data + o : NULL, (char *)c->out[0].data + o, gam,
+					    b, h, RMS_EPS, c->out[0].bytes >= CPU_NT_MIN_BYTES);
 			put_rstd(c, p->rstd_slot, r, rstd);
 		}
 		return;
@@ -131,19 +154,51 @@ CPU_CLONES static void rms_range(void *ctx, size_t lo, size_t hi, int tid)
 	}
 }
 
-/* Rows split over --threads. */
-static void rms_rows(struct perfdb_op_case *c, const struct perfdb_tensor *x1,
-		     const struct perfdb_tensor *x2, const struct perfdb_tensor *g,
-		     const struct perfdb_tensor *bias, size_t rstd_slot, struct perfdb_tensor *xsum)
+/*
+ * The tensors of an RmsNorm (x, gamma; out: y, rstd) or an AddRmsNormBias
+ * (x1, x2, gamma, bias optional; out: y, rstd optional, x optional).
+ */
+static struct rms_args rms_args_of(struct perfdb_op_case *c, int add)
 {
-	struct rms_args a = { c, x1, x2, g, bias, rstd_slot, xsum };
-	cpu_parallel(nrows(x1), (size_t)x1->numel, c->threads, rms_range, &a);
+	struct rms_args a = { c, &c->in[0], NULL, &c->in[1], NULL, 1, NULL };
+	if (add) {
+		a.x2 = &c->in[1];
+		a.g = &c->in[2];
+		a.bias = c->nin > 3 && c->in[3].present ? &c->in[3] : NULL;
+		a.xsum = c->nout > 2 && c->out[2].present ? &c->out[2] : NULL;
+	}
+	return a;
+}
+
+static int rms_prepare_as(struct perfdb_op_case *c, int add, struct perfdb_err *err)
+{
+	struct rms_args a = rms_args_of(c, add);
+	enum rms_path path = rms_path(&a);
+	set_kernel(c, path == RMS_BF16 ? "rows_avx512_bf16" : path == RMS_ROWS ? rows_name(c) : "generic");
+	return scratch(c, err);
+}
+
+static int rms_prepare(struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	return rms_prepare_as(c, 0, err);
+}
+
+static int arnb_prepare(struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	return rms_prepare_as(c, 1, err);
+}
+
+/* Rows split over --threads. */
+static void rms_rows(struct perfdb_op_case *c, int add)
+{
+	struct rms_args a = rms_args_of(c, add);
+	cpu_parallel(nrows(a.x1), (size_t)a.x1->numel, c->threads, rms_range, &a);
 }
 
 static int rms_run(struct perfdb_op_case *c, struct perfdb_err *err)
 {
 	(void)err;
-	rms_rows(c, &c->in[0], NULL, &c->in[1], NULL, 1, NULL);
+	rms_rows(c, 0);
 	return 0;
 }
 
@@ -154,9 +209,7 @@ static int rms_run(struct perfdb_op_case *c, struct perfdb_err *err)
 static int arnb_run(struct perfdb_op_case *c, struct perfdb_err *err)
 {
 	(void)err;
-	const struct perfdb_tensor *bias = c->nin > 3 && c->in[3].present ? &c->in[3] : NULL;
-	struct perfdb_tensor *xs = c->nout > 2 && c->out[2].present ? &c->out[2] : NULL;
-	rms_rows(c, &c->in[0], &c->in[1], &c->in[2], bias, 1, xs);
+	rms_rows(c, 1);
 	return 0;
 }
 
@@ -205,22 +258,33 @@ CPU_CLONES static float exp_sum16(float *x, size_t h, float mx)
  * One read of the input row and one write of the output row; the max, exp/sum
  * and scale passes run over the fp32 scratch row, which stays in cache.
  */
+/* Softmax's kernel, as rms_path: kern_bf16.c, a row-kernel table, or generic. */
+static enum rms_path softmax_path(const struct perfdb_op_case *c)
+{
+	enum perfdb_dtype d = c->in[0].dtype;
+	if (d == PERFDB_DTYPE_BF16 && c->out[0].dtype == PERFDB_DTYPE_BF16 && cpu_has_avx512bf16(cpu_isa_of(c)))
+		return RMS_BF16;
+	return perfdb_dtype_is_float(d) && c->out[0].dtype == d && cpu_rows_for(cpu_isa_of(c)) ? RMS_ROWS : RMS_GENERIC;
+}
+
 CPU_CLONES static void softmax_range(void *ctx, size_t lo, size_t hi, int tid)
 {
 	struct perfdb_op_case *c = ctx;
 	const struct perfdb_tensor *a = &c->in[0];
 	size_t h = last(a);
 	float *x = (float *)c->priv + (size_t)tid * scratch_stride(c);
-	if (a->dtype == PERFDB_DTYPE_BF16 && c->out[0].dtype == PERFDB_DTYPE_BF16 && cpu_has_avx512bf16(cpu_isa_of(c))) {
+	enum rms_path path = softmax_path(c);
+	if (path == RMS_BF16) {
 		cpu_softmax_rows_bf16((const uint16_t *)a->data + lo * h, (uint16_t *)c->out[0].data + lo * h, x, h,
 				      hi - lo, c->out[0].bytes >= CPU_NT_MIN_BYTES);
 		return;
 	}
 	enum perfdb_cpu_isa isa = cpu_isa_of(c);
-	if (perfdb_dtype_is_float(a->dtype) && c->out[0].dtype == a->dtype && cpu_has_avx512(isa)) {
+	const struct cpu_rows_kern *k = cpu_rows_for(isa);
+	if (path == RMS_ROWS) {
 		size_t o = lo * h * perfdb_dtype_bytes(a->dtype, 1);   /* fp32/fp16 (bf16 without AVX512_BF16) */
-		cpu_rows_softmax(cpu_row_fmt(a->dtype, isa), (const char *)a->data + o, (char *)c->out[0].data + o, x, h,
-				 hi - lo, c->out[0].bytes >= CPU_NT_MIN_BYTES);
+		k->softmax(cpu_row_fmt(a->dtype, isa), (const char *)a->data + o, (char *)c->out[0].data + o, x, h,
+			   hi - lo, c->out[0].bytes >= CPU_NT_MIN_BYTES);
 		return;
 	}
 	for (size_t r = lo; r < hi; r++) {
@@ -232,6 +296,13 @@ CPU_CLONES static void softmax_range(void *ctx, size_t lo, size_t hi, int tid)
 	}
 }
 
+static int softmax_prepare(struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	enum rms_path path = softmax_path(c);
+	set_kernel(c, path == RMS_BF16 ? "rows_avx512_bf16" : path == RMS_ROWS ? rows_name(c) : "generic");
+	return scratch(c, err);
+}
+
 static int softmax_run(struct perfdb_op_case *c, struct perfdb_err *err)
 {
 	(void)err;
@@ -240,11 +311,11 @@ static int softmax_run(struct perfdb_op_case *c, struct perfdb_err *err)
 }
 
 const struct perfdb_op_impl cpu_ops_norm[] = {
-	{ .name = "AddRmsNormBias", .check = cpu_no_limits, .prepare = scratch, .run = arnb_run,
+	{ .name = "AddRmsNormBias", .check = cpu_no_limits, .prepare = arnb_prepare, .run = arnb_run,
 	  .release = scratch_free },
-	{ .name = "RmsNorm", .check = cpu_no_limits, .prepare = scratch, .run = rms_run,
+	{ .name = "RmsNorm", .check = cpu_no_limits, .prepare = rms_prepare, .run = rms_run,
 	  .release = scratch_free },
-	{ .name = "SoftmaxV2", .check = cpu_no_limits, .prepare = scratch, .run = softmax_run,
+	{ .name = "SoftmaxV2", .check = cpu_no_limits, .prepare = softmax_prepare, .run = softmax_run,
 	  .release = scratch_free },
 	{ .name = NULL },
 };
