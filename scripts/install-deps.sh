@@ -13,6 +13,7 @@ PKGS=(
   python3-yaml  # tests: op_mapping.yaml read with PyYAML, the simulator's loader
   chromium  # tests: the report page in a headless browser (skipped when absent)
   valgrind  # make valgrind
+  qemu-user  # tests: the CPU backend on emulated CPUs of other generations (tests/foreign_cpu/)
 )
 
 missing=()
