@@ -61,7 +61,8 @@ static void print_version(void)
 		       there ? ", loaded on use" : ": not installed");
 		free(real);
 	}
-	printf("\n");
+	/* HCCL is opened with dlopen when perfdb comm --backend hccl starts (transport_hccl.c) */
+	printf(", hccl (perfdb comm; CANN's libascendcl and libhccl opened on use)\n");
 	char mpi[MPI_MAX_LIBRARY_VERSION_STRING];
 	int len = 0;
 	/* one of the few MPI calls allowed before MPI_Init */
