@@ -206,7 +206,15 @@ ROWS_TARGET float rms_row(int d, int add, const void *x1, const void *x2, void *
 	float ss = _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
 	float rstd = 1.0f / sqrtf(ss / (float)h + eps);
 	__m512 rs = _mm512_set1_ps(rstd);
+	/* the next row of x (the callers' rows are contiguous) prefetched while this one is scaled, as
+	 * kern_rows_avx2.c does; a prefetch past the tensor's end is harmless */
+	const char *n1 = (const char *)x1 + h * ESZ(d), *n2 = add ? (const char *)x2 + h * ESZ(d) : NULL;
 	for (j = 0; j + 16 <= h; j += 16) {
+		if ((j * ESZ(d)) % 64 == 0) {
+			_mm_prefetch(n1 + j * ESZ(d), _MM_HINT_T0);
+			if (n2)
+				_mm_prefetch(n2 + j * ESZ(d), _MM_HINT_T0);
+		}
 		__m512 v = _mm512_mul_ps(_mm512_mul_ps(row_x(d, add, x1, x2, j), rs), _mm512_loadu_ps(gam + j));
 		if (bias)
 			v = _mm512_add_ps(v, _mm512_loadu_ps(bias + j));
