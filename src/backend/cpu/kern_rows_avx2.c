@@ -250,35 +250,27 @@ A2 __m256 pow2_of_magic(__m256 t)
 }
 
 /*
- * exp8 for x <= 0 (softmax's exp(x - max), fp32 and bf16 results): the same
- * clamp, reduction and polynomial; n in [-126, 0], so p * 2^n is one
- * multiplication by an exact power of two, rounded once as scalef rounds.
+ * exp8 for x <= 0 (softmax's exp(x - max)): the same clamp and reduction;
+ * n in [-126, 0], so p * 2^n is one multiplication by an exact power of
+ * two, rounded once as scalef rounds.  f16 (a constant): kern_rows.c's
+ * exp16_nonpos_f16 for results rounded to fp16 (one ln2 constant, degree
+ * 5; its error bound there); else cpu_expf's degree 6 for fp32 and bf16
+ * results.
  */
-A2 __m256 exp8_nonpos(__m256 x)
+A2 __m256 exp8_nonpos(__m256 x, const int f16)
 {
 	x = _mm256_max_ps(x, _mm256_set1_ps(-87.3f));
 	__m256 t = _mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504f), _mm256_set1_ps(MAGIC_RND));
 	__m256 n = _mm256_sub_ps(t, _mm256_set1_ps(MAGIC_RND));
-	__m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693145752f), x);
-	r = _mm256_fnmadd_ps(n, _mm256_set1_ps(1.42860677e-6f), r);
-	__m256 p = _mm256_set1_ps(1.38888892e-3f);
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.33333377e-3f));
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.16666679e-2f));
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.66666672e-1f));
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-	return _mm256_mul_ps(p, pow2_of_magic(t));
-}
-
-/* kern_rows.c's exp16_nonpos_f16 (x <= 0, result rounded to fp16; its error bound there). */
-A2 __m256 exp8_nonpos_f16(__m256 x)
-{
-	x = _mm256_max_ps(x, _mm256_set1_ps(-87.3f));
-	__m256 t = _mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504f), _mm256_set1_ps(MAGIC_RND));
-	__m256 n = _mm256_sub_ps(t, _mm256_set1_ps(MAGIC_RND));
-	__m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693147181f), x);
-	__m256 p = _mm256_set1_ps(8.33333377e-3f);
+	__m256 r, p;
+	if (f16) {
+		r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693147181f), x);
+		p = _mm256_set1_ps(8.33333377e-3f);
+	} else {
+		r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693145752f), x);
+		r = _mm256_fnmadd_ps(n, _mm256_set1_ps(1.42860677e-6f), r);
+		p = _mm256_fmadd_ps(_mm256_set1_ps(1.38888892e-3f), r, _mm256_set1_ps(8.33333377e-3f));
+	}
 	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.16666679e-2f));
 	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.66666672e-1f));
 	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
@@ -423,7 +415,7 @@ A2 float max_row(int d, const void *x, size_t h)
  */
 A2 __m256 softmax_exp(int d, __m256 x)
 {
-	return d == D_F16 ? exp8_nonpos_f16(x) : exp8_nonpos(x);
+	return exp8_nonpos(x, d == D_F16);
 }
 
 /*
