@@ -65,6 +65,7 @@ static double time_sgemv(int n, int k, int reps)
 /* Section 1a: the GEMM table (bench/microbench.sh documents it). */
 static void gemm_section(int scale)
 {
+	/* the machine's peak as a GEMM reaches it: the fastest of 3 oneDNN 2048^3 calls per dtype */
 	double peak[2] = { bench_dnnl_peak(2048, dnnl_bf16, 3), bench_dnnl_peak(2048, dnnl_f32, 3) };
 	if (peak[0] <= 0)
 		peak[0] = peak[1];   /* no bf16 matmul in oneDNN here: the fp32 GEMM is what bf16 gets */
@@ -126,7 +127,6 @@ int main(int argc, char **argv)
 	perfdb_backend_cpu.describe(bench_ctx, &d);
 	printf("%s", d.buf);
 	perfdb_strbuf_release(&d);
-	/* the machine's peak as a GEMM reaches it: the fastest of 3 oneDNN 2048^3 calls per dtype */
 	int gemm_only = argc > 3 && strcmp(argv[3], "gemm") == 0, mem_only = argc > 3 && strcmp(argv[3], "mem") == 0;
 	if (!mem_only)
 		gemm_section(scale);

@@ -155,6 +155,16 @@ struct cpu_rows_kern {
 };
 extern const struct cpu_rows_kern cpu_rows_avx512, cpu_rows_avx2;
 const struct cpu_rows_kern *cpu_rows_for(enum perfdb_cpu_isa isa);
+
+/*
+ * The kernel a RmsNorm, AddRmsNormBias, SoftmaxV2 or SwiGlu case runs on,
+ * from one predicate per op that its prepare (for Kernel Used) and its run
+ * both call: kern_bf16.c, the level's row-kernel table (cpu_rows_for), or
+ * the generic fp32-scratch path.  cpu_rows_set_kernel writes c->kernel:
+ * "own:rows_avx512_bf16", "own:<table name>" or "own:generic".
+ */
+enum cpu_rows_path { CPU_ROWS_BF16, CPU_ROWS_TABLE, CPU_ROWS_GENERIC };
+void cpu_rows_set_kernel(struct perfdb_op_case *c, enum cpu_rows_path path);
 int cpu_has_avx512(enum perfdb_cpu_isa isa);
 enum cpu_row_fmt cpu_row_fmt(enum perfdb_dtype t, enum perfdb_cpu_isa isa);
 

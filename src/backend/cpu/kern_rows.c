@@ -27,6 +27,8 @@
  * one is only good enough for bf16 results) and the 16-bit SwiGlu rows
  * (kern_exp16.h's sigmoid16_lp, error bound there).
  */
+#include <stdio.h>
+
 #include "cpu_internal.h"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
@@ -403,4 +405,11 @@ const struct cpu_rows_kern *cpu_rows_for(enum perfdb_cpu_isa isa)
 	const struct cpu_rows_kern *k = isa >= PERFDB_ISA_AVX512 ? &cpu_rows_avx512
 				      : isa >= PERFDB_ISA_AVX2 ? &cpu_rows_avx2 : NULL;
 	return k && k->rms ? k : NULL;
+}
+
+void cpu_rows_set_kernel(struct perfdb_op_case *c, enum cpu_rows_path path)
+{
+	const struct cpu_rows_kern *k = path == CPU_ROWS_TABLE ? cpu_rows_for(cpu_isa_of(c)) : NULL;
+	snprintf(c->kernel, sizeof(c->kernel), "own:%s",
+		 path == CPU_ROWS_BF16 ? "rows_avx512_bf16" : k ? k->name : "generic");
 }

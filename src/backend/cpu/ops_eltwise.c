@@ -6,7 +6,6 @@
  * compiler vectorises; results are stored back in the tensor's own dtype.
  */
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "cpu_internal.h"
@@ -89,22 +88,20 @@ static int add_run(struct perfdb_op_case *c, struct perfdb_err *err)
 
 /* ---- SwiGlu: x (..., 2H) -> out (..., H) = silu(x[..., :H]) * x[..., H:] ---- */
 
-/* SwiGlu's kernel: kern_bf16.c (bf16 on AVX512_BF16), a row-kernel table (kern_rows*.c), or generic (NULL). */
-static const char *swiglu_kernel(const struct perfdb_op_case *c)
+/* SwiGlu's kernel (cpu_internal.h enum cpu_rows_path): kern_bf16.c for bf16 on AVX512_BF16, a row-kernel table when
+ * input and output dtypes agree, else the generic path. */
+static enum cpu_rows_path swiglu_path(const struct perfdb_op_case *c)
 {
 	enum perfdb_dtype d = c->in[0].dtype;
 	if (d == PERFDB_DTYPE_BF16 && c->out[0].dtype == PERFDB_DTYPE_BF16 && cpu_has_avx512bf16(cpu_isa_of(c)))
-		return "rows_avx512_bf16";
-	const struct cpu_rows_kern *k = cpu_rows_for(cpu_isa_of(c));
-	return d == c->out[0].dtype && k ? k->name : NULL;
+		return CPU_ROWS_BF16;
+	return d == c->out[0].dtype && cpu_rows_for(cpu_isa_of(c)) ? CPU_ROWS_TABLE : CPU_ROWS_GENERIC;
 }
 
-/* Kernel Used of the row: "own:<kernel>", "own:generic". */
 static int swiglu_prepare(struct perfdb_op_case *c, struct perfdb_err *err)
 {
 	(void)err;
-	const char *k = swiglu_kernel(c);
-	snprintf(c->kernel, sizeof(c->kernel), "own:%s", k ? k : "generic");
+	cpu_rows_set_kernel(c, swiglu_path(c));
 	return 0;
 }
 
@@ -116,14 +113,15 @@ CPU_CLONES static void swiglu_range(void *ctx, size_t lo, size_t hi, int tid)
 	struct perfdb_tensor *o = &c->out[0];
 	size_t h = (size_t)o->dims[o->ndims - 1];
 	float g[BLK], u[BLK];
-	if (a->dtype == PERFDB_DTYPE_BF16 && o->dtype == PERFDB_DTYPE_BF16 && cpu_has_avx512bf16(cpu_isa_of(c))) {
+	enum cpu_rows_path path = swiglu_path(c);
+	if (path == CPU_ROWS_BF16) {
 		for (size_t r = lo; r < hi; r++)   /* kern_bf16.c: no fp32 copy, no division */
 			cpu_swiglu_row_bf16((const uint16_t *)a->data + r * 2 * h, (uint16_t *)o->data + r * h, h);
 		return;
 	}
-	const struct cpu_rows_kern *k = cpu_rows_for(cpu_isa_of(c));
-	if (a->dtype == o->dtype && k) {
+	if (path == CPU_ROWS_TABLE) {
 		/* fp32/fp16 (bf16 without AVX512_BF16): kern_rows*.c */
+		const struct cpu_rows_kern *k = cpu_rows_for(cpu_isa_of(c));
 		size_t es = perfdb_dtype_bytes(o->dtype, 1);
 		enum cpu_row_fmt f = cpu_row_fmt(o->dtype, cpu_isa_of(c));
 		for (size_t r = lo; r < hi; r++)

@@ -4,7 +4,6 @@
  * row (a scratch row allocated in prepare, outside the timed loop).
  */
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "cpu_internal.h"
@@ -58,40 +57,27 @@ struct rms_args {
 };
 
 /*
- * The kernel a set of RmsNorm rows runs on, decided once per case (the
- * row's Kernel Used says which): kern_bf16.c for plain bf16 RmsNorm on
+ * The kernel a set of RmsNorm rows runs on (cpu_internal.h enum
+ * cpu_rows_path; prepare names it in Kernel Used, each run's ranges take
+ * it): kern_bf16.c for plain bf16 RmsNorm on
  * AVX512_BF16; a row-kernel table (kern_rows*.c) when x1, x2, xsum and y
  * are all of one float dtype and xsum is apart from x1 and x2 (its second
  * pass rereads them); else the generic path.
  */
-enum rms_path { RMS_BF16, RMS_ROWS, RMS_GENERIC };
-
-static enum rms_path rms_path(const struct rms_args *p)
+static enum cpu_rows_path rms_path(const struct rms_args *p)
 {
 	const struct perfdb_op_case *c = p->c;
 	enum perfdb_dtype d = p->x1->dtype;
 	const struct perfdb_tensor *y = &c->out[0];
 	if (d == PERFDB_DTYPE_BF16 && y->dtype == PERFDB_DTYPE_BF16 && !p->x2 && !p->bias &&
 	    cpu_has_avx512bf16(cpu_isa_of(c)))
-		return RMS_BF16;
+		return CPU_ROWS_BF16;
 	if (!perfdb_dtype_is_float(d) || y->dtype != d || (p->x2 && p->x2->dtype != d) || !cpu_rows_for(cpu_isa_of(c)))
-		return RMS_GENERIC;
+		return CPU_ROWS_GENERIC;
 	if (!p->xsum)
-		return RMS_ROWS;
-	return p->xsum->dtype == d && p->xsum->data != p->x1->data && p->xsum->data != p->x2->data ? RMS_ROWS
-												   : RMS_GENERIC;
-}
-
-/* Kernel Used: "own:<kernel>" (cpu_internal.h's tables), "own:generic" for the fp32 scratch path. */
-static void set_kernel(struct perfdb_op_case *c, const char *name)
-{
-	snprintf(c->kernel, sizeof(c->kernel), "own:%s", name);
-}
-
-static const char *rows_name(const struct perfdb_op_case *c)
-{
-	const struct cpu_rows_kern *k = cpu_rows_for(cpu_isa_of(c));
-	return k ? k->name : "generic";
+		return CPU_ROWS_TABLE;
+	return p->xsum->dtype == d && p->xsum->data != p->x1->data && p->xsum->data != p->x2->data ? CPU_ROWS_TABLE
+												   : CPU_ROWS_GENERIC;
 }
 
 CPU_CLONES static void rms_range(void *ctx, size_t lo, size_t hi, int tid)
@@ -101,8 +87,8 @@ CPU_CLONES static void rms_range(void *ctx, size_t lo, size_t hi, int tid)
 	size_t h = last(p->x1);
 	float *x = (float *)c->priv + (size_t)tid * scratch_stride(c), *t = x + h, *gam = t + h;
 	cpu_load_row(p->g, 0, h, gam);
-	enum rms_path path = rms_path(p);
-	if (path == RMS_BF16) {
+	enum cpu_rows_path path = rms_path(p);
+	if (path == CPU_ROWS_BF16) {
 		/* plain bf16 RmsNorm: straight from and to bf16 (kern_bf16.c) */
 		for (size_t r = lo; r < hi; r++)
 			put_rstd(c, p->rstd_slot, r,
@@ -111,7 +97,7 @@ CPU_CLONES static void rms_range(void *ctx, size_t lo, size_t hi, int tid)
 						  c->out[0].bytes >= CPU_NT_MIN_BYTES));
 		return;
 	}
-	if (path == RMS_ROWS) {
+	if (path == CPU_ROWS_TABLE) {
 		/* kern_rows*.c, with or without x2/bias/xsum; bias converted once per range */
 		const struct cpu_rows_kern *k = cpu_rows_for(cpu_isa_of(c));
 		enum perfdb_dtype d = p->x1->dtype;
@@ -173,8 +159,7 @@ static struct rms_args rms_args_of(struct perfdb_op_case *c, int add)
 static int rms_prepare_as(struct perfdb_op_case *c, int add, struct perfdb_err *err)
 {
 	struct rms_args a = rms_args_of(c, add);
-	enum rms_path path = rms_path(&a);
-	set_kernel(c, path == RMS_BF16 ? "rows_avx512_bf16" : path == RMS_ROWS ? rows_name(c) : "generic");
+	cpu_rows_set_kernel(c, rms_path(&a));
 	return scratch(c, err);
 }
 
@@ -254,34 +239,35 @@ CPU_CLONES static float exp_sum16(float *x, size_t h, float mx)
 	return s;
 }
 
+/* Softmax's kernel (cpu_internal.h enum cpu_rows_path), as rms_path. */
+static enum cpu_rows_path softmax_path(const struct perfdb_op_case *c)
+{
+	enum perfdb_dtype d = c->in[0].dtype;
+	if (d == PERFDB_DTYPE_BF16 && c->out[0].dtype == PERFDB_DTYPE_BF16 && cpu_has_avx512bf16(cpu_isa_of(c)))
+		return CPU_ROWS_BF16;
+	return perfdb_dtype_is_float(d) && c->out[0].dtype == d && cpu_rows_for(cpu_isa_of(c)) ? CPU_ROWS_TABLE
+												 : CPU_ROWS_GENERIC;
+}
+
 /*
  * One read of the input row and one write of the output row; the max, exp/sum
  * and scale passes run over the fp32 scratch row, which stays in cache.
  */
-/* Softmax's kernel, as rms_path: kern_bf16.c, a row-kernel table, or generic. */
-static enum rms_path softmax_path(const struct perfdb_op_case *c)
-{
-	enum perfdb_dtype d = c->in[0].dtype;
-	if (d == PERFDB_DTYPE_BF16 && c->out[0].dtype == PERFDB_DTYPE_BF16 && cpu_has_avx512bf16(cpu_isa_of(c)))
-		return RMS_BF16;
-	return perfdb_dtype_is_float(d) && c->out[0].dtype == d && cpu_rows_for(cpu_isa_of(c)) ? RMS_ROWS : RMS_GENERIC;
-}
-
 CPU_CLONES static void softmax_range(void *ctx, size_t lo, size_t hi, int tid)
 {
 	struct perfdb_op_case *c = ctx;
 	const struct perfdb_tensor *a = &c->in[0];
 	size_t h = last(a);
 	float *x = (float *)c->priv + (size_t)tid * scratch_stride(c);
-	enum rms_path path = softmax_path(c);
-	if (path == RMS_BF16) {
+	enum cpu_rows_path path = softmax_path(c);
+	if (path == CPU_ROWS_BF16) {
 		cpu_softmax_rows_bf16((const uint16_t *)a->data + lo * h, (uint16_t *)c->out[0].data + lo * h, x, h,
 				      hi - lo, c->out[0].bytes >= CPU_NT_MIN_BYTES);
 		return;
 	}
 	enum perfdb_cpu_isa isa = cpu_isa_of(c);
 	const struct cpu_rows_kern *k = cpu_rows_for(isa);
-	if (path == RMS_ROWS) {
+	if (path == CPU_ROWS_TABLE) {
 		size_t o = lo * h * perfdb_dtype_bytes(a->dtype, 1);   /* fp32/fp16 (bf16 without AVX512_BF16) */
 		k->softmax(cpu_row_fmt(a->dtype, isa), (const char *)a->data + o, (char *)c->out[0].data + o, x, h,
 			   hi - lo, c->out[0].bytes >= CPU_NT_MIN_BYTES);
@@ -298,8 +284,7 @@ CPU_CLONES static void softmax_range(void *ctx, size_t lo, size_t hi, int tid)
 
 static int softmax_prepare(struct perfdb_op_case *c, struct perfdb_err *err)
 {
-	enum rms_path path = softmax_path(c);
-	set_kernel(c, path == RMS_BF16 ? "rows_avx512_bf16" : path == RMS_ROWS ? rows_name(c) : "generic");
+	cpu_rows_set_kernel(c, softmax_path(c));
 	return scratch(c, err);
 }
 
