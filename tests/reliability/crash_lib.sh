@@ -2,7 +2,8 @@
 #
 # crash_loop NAME BASE CMD CHECK
 #   BASE  a directory holding db/ (the old database) and the command's inputs
-#   CMD   a bash command run in a copy of BASE (writes db/)
+#   CMD   a bash command run in a copy of BASE (writes db/); the loop starts
+#         it with exec, so no leading VAR=value (use env VAR=value cmd)
 #   CHECK "hash": every table must hash to its old or its new content, the
 #         new one from an uninterrupted run of CMD on another copy;
 #         "shape": (measured values differ run to run) every table must be
@@ -16,13 +17,22 @@
 # the new tables.
 KILLS=${PERFDB_RELIABILITY_KILLS:-50}
 SEED=${PERFDB_RELIABILITY_SEED:-1}
+# With at least BLIND_MIN kills, a loop in which every kill left the old
+# tables is a failure: its kills never met a write, so it proved nothing
+# (the microbench loop once ran that way for a day, its command failing
+# under exec).  Below that, "all old" can happen by chance: microbench
+# writes in the last fifth of its run, 0.8^30 < 0.2 %.
+BLIND_MIN=${BLIND_MIN:-30}
 
 run_in() { (cd "$1" && bash -c "$2" >/dev/null 2>"$1/.stderr"); }
 
-shape_check() {  # OLD_DB NEW_DB RUN_DB
+# shape_check OLD_DB NEW_DB LABEL=RUN_DB...: every RUN_DB against the shape
+# rule, in one Python process (its start-up is a quarter second on these VMs:
+# once per kill it was most of the loop's time).  Failures name their LABEL.
+shape_check() {
   python3 - "$@" <<'PY'
 import csv, os, sys
-old, new, run = sys.argv[1:4]
+old, new = sys.argv[1:3]
 def load(d, f):
     p = os.path.join(d, f)
     if not os.path.exists(p):
@@ -30,24 +40,27 @@ def load(d, f):
     with open(p, newline="") as h:
         return h.read()
 bad = 0
-for f in sorted(set(os.listdir(new)) | set(os.listdir(old))):
-    if not f.endswith(".csv"):
-        continue
-    o, n, r = load(old, f), load(new, f), load(run, f)
-    if r == o:
-        continue
-    if r is None or n is None or not r.endswith("\n"):
-        print("FAIL: %s is neither the old table nor a complete new one" % f); bad += 1; continue
-    R, N = list(csv.reader(r.splitlines())), list(csv.reader(n.splitlines()))
-    O = list(csv.reader(o.splitlines())) if o else None
-    if len(R) != len(N) or R[0] != N[0] or any(len(x) != len(N[0]) for x in R):
-        print("FAIL: %s is a partial table (%d rows, want %d)" % (f, len(R), len(N))); bad += 1; continue
-    # cells the run left alone (same in the old and the new table) must match
-    if O and len(O) == len(N) and O[0] == N[0]:
-        for i in range(1, len(N)):
-            for j in range(len(N[0])):
-                if O[i][j] == N[i][j] and R[i][j] != N[i][j]:
-                    print("FAIL: %s row %d col %d changed" % (f, i, j)); bad += 1
+for arg in sys.argv[3:]:
+    label, run = arg.split("=", 1)
+    for f in sorted(set(os.listdir(new)) | set(os.listdir(old))):
+        if not f.endswith(".csv"):
+            continue
+        o, n, r = load(old, f), load(new, f), load(run, f)
+        if r == o:
+            continue
+        if r is None or n is None or not r.endswith("\n"):
+            print("FAIL: %s: %s is neither the old table nor a complete new one" % (label, f)); bad += 1; continue
+        R, N = list(csv.reader(r.splitlines())), list(csv.reader(n.splitlines()))
+        O = list(csv.reader(o.splitlines())) if o else None
+        if len(R) != len(N) or R[0] != N[0] or any(len(x) != len(N[0]) for x in R):
+            print("FAIL: %s: %s is a partial table (%d rows, want %d)" % (label, f, len(R), len(N))); bad += 1
+            continue
+        # cells the run left alone (same in the old and the new table) must match
+        if O and len(O) == len(N) and O[0] == N[0]:
+            for i in range(1, len(N)):
+                for j in range(len(N[0])):
+                    if O[i][j] == N[i][j] and R[i][j] != N[i][j]:
+                        print("FAIL: %s: %s row %d col %d changed" % (label, f, i, j)); bad += 1
 sys.exit(1 if bad else 0)
 PY
 }
@@ -66,7 +79,8 @@ crash_loop() {
   [ "$old_h" != "$new_h" ] || { fail "$name: the command changes no table"; return; }
   RANDOM=$SEED
   echo "$name: $KILLS kills over ${dur}s (seed $SEED, ${check} check)"
-  local i n_old=0 n_new=0 n_mixed=0 n_tmp=0
+  local i n_old=0 n_new=0 n_mixed=0 n_tmp=0 states="$WORK/$name.states" shapes=()
+  rm -rf "$states"; mkdir -p "$states"
   for ((i = 1; i <= KILLS; i++)); do
     rm -rf "$run"; cp -a "$base" "$run"
     local delay
@@ -88,7 +102,8 @@ crash_loop() {
               <(echo "$old_h") <(echo "$new_h") <(echo "$got"))
       [ -z "$bad" ] || fail "$name kill $i (after ${delay}s): neither old nor new: $bad"
     else
-      shape_check "$base/db" "$ref/db" "$run/db" || fail "$name kill $i (after ${delay}s)"
+      cp -a "$run/db" "$states/$i.killed"
+      shapes+=("kill $i (after ${delay}s)=$states/$i.killed")
     fi
     if [ "$got" = "$old_h" ]; then n_old=$((n_old + 1))
     elif [ "$check" = hash ] && [ "$got" = "$new_h" ]; then n_new=$((n_new + 1))
@@ -109,8 +124,20 @@ crash_loop() {
     if [ "$check" = hash ]; then
       [ "$(hashes "$run/db")" = "$new_h" ] || fail "$name kill $i: the next run did not give the new tables"
     else
-      shape_check "$base/db" "$ref/db" "$run/db" >/dev/null || fail "$name kill $i: the next run gave partial tables"
+      cp -a "$run/db" "$states/$i.next"
+      shapes+=("the run after kill $i=$states/$i.next")
     fi
   done
+  if [ "$check" = shape ]; then
+    local out line
+    if ! out=$(shape_check "$base/db" "$ref/db" "${shapes[@]}"); then
+      [ -n "$out" ] || out="FAIL: the shape check itself failed"
+      while IFS= read -r line; do fail "$name: ${line#FAIL: }"; done <<< "$out"
+    fi
+  fi
+  # a loop whose kills all fell before the first write proves nothing
+  if [ "$KILLS" -ge "$BLIND_MIN" ] && [ "$n_old" -eq "$KILLS" ]; then
+    fail "$name: all $KILLS kills left the old tables: none fell on a write (blind loop)"
+  fi
   echo "$name: tables all old after $n_old kills, all new after $n_new, some of each after $n_mixed; $n_tmp temporary file(s) of killed writers found and removed by the next run"
 }

@@ -19,5 +19,5 @@ mkdir -p "$M"
 cp -a "$HERE/../cli/microbench/cpu_resume/input/db" "$M/db"
 # PERFDB_PROBE=0: the memory-bandwidth probe before each row (docs/replay.md) is half of each
 # run's time here and writes nothing; the kill instants then fall on the rows and the writeback
-crash_loop microbench "$M" "PERFDB_PROBE=0 '$PERFDB' microbench --backend cpu --force-device --database-path db --repeat-count 2 --row-budget 0.01" shape
+crash_loop microbench "$M" "env PERFDB_PROBE=0 '$PERFDB' microbench --backend cpu --force-device --database-path db --repeat-count 2 --row-budget 0.01" shape
 finish
