@@ -111,14 +111,46 @@ static int cmp_double(const void *a, const void *b)
  * failed on any member of comm, which all then learn: res->transport_failed,
  * and err is the message of the lowest member that failed ("rank R: ..."
  * on the others), so rank 0 can name the call.  0, or an MPI failure.
+ *
+ * A member whose call failed may be alone: its peers can be waiting inside
+ * the collective it never joined (HCCL, NCCL and MPI alike only return
+ * when every member has called), and would never come here.  So the
+ * agreement is non-blocking, and a member that failed waits for it at most
+ * grace seconds; then it gives up with -PERFDB_EIO, its own message and the
+ * reason, which the CLI prints before it aborts the job (run.c: fatal).
+ * Members that did not fail wait as long as it takes: either the agreement
+ * completes or the job is aborted under them.
  */
-static int agree_call(int rc, MPI_Comm comm, struct perfdb_harness_result *res,
+static int agree_call(int rc, MPI_Comm comm, double grace, struct perfdb_harness_result *res,
 		      struct perfdb_err *err)
 {
 	int rank, who;
 	MPI_TRY(err, MPI_Comm_rank(comm, &rank));
 	int mine = rc < 0 ? rank : INT_MAX;
-	MPI_TRY(err, MPI_Allreduce(&mine, &who, 1, MPI_INT, MPI_MIN, comm));
+	MPI_Request req;
+	MPI_TRY(err, MPI_Iallreduce(&mine, &who, 1, MPI_INT, MPI_MIN, comm, &req));
+	if (rc < 0) {
+		const struct timespec nap = { 0, 1000000 };   /* 1 ms */
+		double until = MPI_Wtime() + grace;
+		int done = 0;
+		for (;;) {
+			MPI_TRY(err, MPI_Test(&req, &done, MPI_STATUS_IGNORE));
+			if (done)
+				break;
+			if (MPI_Wtime() > until) {
+				char msg[PERFDB_ERR_MSG_MAX];
+				snprintf(msg, sizeof(msg), "%s", err->msg);
+				perfdb_err_set(err, PERFDB_EIO,
+					       "%s; the group's other ranks did not reach the agreement "
+					       "within %.0f s (they wait inside a collective call)",
+					       msg, grace);
+				return -PERFDB_EIO;
+			}
+			nanosleep(&nap, NULL);
+		}
+	} else {
+		MPI_TRY(err, MPI_Wait(&req, MPI_STATUS_IGNORE));
+	}
 	res->transport_failed = who != INT_MAX;
 	if (!res->transport_failed)
 		return 0;
@@ -128,6 +160,14 @@ static int agree_call(int rc, MPI_Comm comm, struct perfdb_harness_result *res,
 	if (rank != who)
 		perfdb_err_set(err, PERFDB_EIO, "rank %d: %s", who, msg);
 	return 0;
+}
+
+/* How long a member whose call failed waits for the others (agree_call):
+ * 5 s, and 10 times the slowest call it has seen, for groups whose
+ * iterations take seconds. */
+static double grace_of(double slowest)
+{
+	return 5.0 + 10.0 * slowest;
 }
 
 int perfdb_harness_measure(const struct perfdb_harness_cfg *cfg,
@@ -164,7 +204,7 @@ int perfdb_harness_measure(const struct perfdb_harness_cfg *cfg,
 	size_t send_bytes = send ? l.send_elems * esz : 0, recv_bytes = l.recv_elems * esz;
 	/* the transport's buffers (and group): a failure on any member fails all */
 	rc = tr->begin(ctx, comm, send, send_bytes, recv, recv_bytes, err);
-	if ((rc = agree_call(rc, comm, res, err)) < 0 || res->transport_failed)
+	if ((rc = agree_call(rc, comm, grace_of(0), res, err)) < 0 || res->transport_failed)
 		goto out;
 
 	/* 2. the check: one untimed run on deterministic data */
@@ -174,13 +214,14 @@ int perfdb_harness_measure(const struct perfdb_harness_cfg *cfg,
 	} else {
 		fill(hc->dtype, recv, l.recv_elems, coll->send_value, rank, n, l.count);
 	}
-	double sec;
+	double sec, t0 = MPI_Wtime();
 	rc = tr->upload(ctx, err);
 	if (rc == 0)
 		rc = tr->call(ctx, coll, hc->dtype, l.count, &sec, err);
 	if (rc == 0)
 		rc = tr->download(ctx, err);
-	if ((rc = agree_call(rc, comm, res, err)) < 0 || res->transport_failed)
+	double slowest = MPI_Wtime() - t0;   /* wall time of the calls, for grace_of */
+	if ((rc = agree_call(rc, comm, grace_of(slowest), res, err)) < 0 || res->transport_failed)
 		goto out;
 	/* fault injection for the test suite (docs/testing.md): the last rank
 	 * spoils one received element, so the check must catch it */
@@ -208,10 +249,17 @@ int perfdb_harness_measure(const struct perfdb_harness_cfg *cfg,
 	while ((long)nw < cfg->warmup) {
 		MPI_TRY(err, MPI_Barrier(comm));
 		sec = 0;
+		double c0 = MPI_Wtime();
 		int r = tr->call(ctx, coll, hc->dtype, l.count, &sec, err);
-		double v[2] = { sec, MPI_Wtime() - start };
-		if (r < 0)
+		if (MPI_Wtime() - c0 > slowest)
+			slowest = MPI_Wtime() - c0;
+		if (r < 0) {
+			/* no collective of the harness's after a failed call: the
+			 * others may be inside the call's (agree_call) */
 			bad_call = r;
+			break;
+		}
+		double v[2] = { sec, MPI_Wtime() - start };
 		MPI_TRY(err, MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_DOUBLE, MPI_MAX, comm));
 		t[nw++] = v[0];
 		spent = v[1];
@@ -219,6 +267,11 @@ int perfdb_harness_measure(const struct perfdb_harness_cfg *cfg,
 			break;
 	}
 	res->warmup = nw;
+
+	if (bad_call) {
+		if ((rc = agree_call(bad_call, comm, grace_of(slowest), res, err)) < 0 || res->transport_failed)
+			goto out;
+	}
 
 	/* 4. how many timed iterations the budget allows */
 	long iters = cfg->iters;
@@ -244,10 +297,12 @@ int perfdb_harness_measure(const struct perfdb_harness_cfg *cfg,
 		sec = 0;
 		int r = tr->call(ctx, coll, hc->dtype, l.count, &sec, err);
 		t[i] = sec;
-		if (r < 0)
-			bad_call = r;
+		if (r < 0) {
+			bad_call = r;   /* as in the warm-up: straight to the agreement */
+			break;
+		}
 	}
-	if ((rc = agree_call(bad_call, comm, res, err)) < 0 || res->transport_failed)
+	if ((rc = agree_call(bad_call, comm, grace_of(slowest), res, err)) < 0 || res->transport_failed)
 		goto out;
 	/* 5. each iteration's time is the slowest rank's */
 	if (iters > 0)

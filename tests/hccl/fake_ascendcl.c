@@ -52,7 +52,13 @@ int fake_ascend_enter(const char *fn, const char *fmt, ...)
 		}
 	}
 	const char *f = getenv("FAKE_ASCEND_FAIL"), *only = getenv("FAKE_ASCEND_FAIL_RANK");
+	const char *after = getenv("FAKE_ASCEND_FAIL_AFTER");
 	int fail = f && strcmp(f, fn) == 0 && (!only || atoi(only) == world_rank());
+	/* FAKE_ASCEND_FAIL_AFTER=N: the first N calls of that function succeed (a failure
+	 * inside the timed loop rather than at its first call) */
+	static long calls;
+	if (fail && after && calls++ < atol(after))
+		fail = 0;
 	if (fail)
 		snprintf(last_msg, sizeof(last_msg),
 			 "EE9999: stand-in failure of %s (FAKE_ASCEND_FAIL)\n"

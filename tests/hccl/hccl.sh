@@ -134,6 +134,29 @@ FAKE_ASCEND_FAIL=aclrtMalloc FAKE_ASCEND_FAIL_RANK=1 mpirun -np 2 -x FAKE_ASCEND
 rc=$?
 set -e
 one_error "rank 1: aclrtMalloc failed: ACL error 507899" "rank 1 alone"
+echo "== inside the timed loop (the 4th call: check, warm-up, 2 timed): on both ranks told once;"
+echo "   on rank 1 alone, rank 0 waits inside the collective: rank 1 gives up after 5 s and aborts the job"
+rm -rf dbl
+set +e
+FAKE_ASCEND_FAIL=HcclAllGather FAKE_ASCEND_FAIL_AFTER=3 timeout 60 mpirun -np 2 -x FAKE_ASCEND_FAIL \
+  -x FAKE_ASCEND_FAIL_AFTER -x PERFDB_ASCEND_LIB_DIR "$PERFDB" comm --backend hccl --ops all_gather \
+  --num-devices 2 --bytes-grid 1024 --database-path dbl -q "${quick[@]}" > out.txt 2> err.txt
+rc=$?
+set -e
+one_error "$(want_for HcclAllGather)" "in the loop, both ranks"
+! ls dbl/hcom_* >/dev/null 2>&1 || fail "in the loop, both ranks: a table was written: $(ls dbl)"
+t0=$(date +%s)
+set +e
+FAKE_ASCEND_FAIL=HcclAllGather FAKE_ASCEND_FAIL_RANK=1 FAKE_ASCEND_FAIL_AFTER=3 timeout 60 mpirun -np 2 \
+  -x FAKE_ASCEND_FAIL -x FAKE_ASCEND_FAIL_RANK -x FAKE_ASCEND_FAIL_AFTER -x PERFDB_ASCEND_LIB_DIR "$PERFDB" comm \
+  --backend hccl --ops all_gather --num-devices 2 --bytes-grid 1024 --database-path dbl -q "${quick[@]}" \
+  > out.txt 2> err.txt
+rc=$?
+set -e
+[ "$rc" != 124 ] || fail "in the loop, rank 1 alone: the job hung (killed after 60 s)"
+one_error "rank 1: HcclAllGather failed: HCCL_E_INTERNAL \(4\): stand-in failure; the group's other ranks did not reach the agreement within 5 s" "in the loop, rank 1 alone"
+[ $(($(date +%s) - t0)) -lt 30 ] || fail "in the loop, rank 1 alone: $(($(date +%s) - t0)) s to give up"
+! ls dbl/hcom_* >/dev/null 2>&1 || fail "in the loop, rank 1 alone: a table was written: $(ls dbl)"
 
 echo "== where CANN is looked for"
 mkdir -p empty home/lib64

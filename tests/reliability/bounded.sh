@@ -72,9 +72,12 @@ json.dump({"traceEvents": ev}, open(sys.argv[1], "w"))
 PY
 size=$(stat -c %s "$WORK/big.pt.trace.json")
 # the smallest address-space limit (100 MB steps) at which perfdb starts at all
-# (below it, the libraries it links fail to map or hang: hence the timeout)
+# (below it, the libraries it links fail to map or hang: hence the timeout;
+# OpenBLAS's worker thread retries its 128 MiB buffer forever and perfdb
+# waits for it at exit.  A start takes 0.03 s: 3 s is ample, and each hang
+# below the edge cost 10 s with a 10 s timeout)
 base=0
-starts() { (ulimit -v "$1"; timeout 10 "$P" devices >/dev/null 2>&1); }
+starts() { (ulimit -v "$1"; timeout 3 "$P" devices >/dev/null 2>&1); }
 # an ASan build reserves terabytes of shadow memory: no limit suits it
 starts 8192000 && for kb in $(seq 102400 102400 8192000); do
   if starts $kb && starts $((kb + 65536)); then base=$kb; break; fi
