@@ -30,6 +30,7 @@ expect_fail "a non-atomic writer (shape check)" "partial table\|neither the old 
 # A command that runs when started normally but not under the loop's exec
 # ("exec VAR=1 cmd" looks for a program named VAR=1): every kill finds the
 # old tables and the loop must call itself blind, not pass.
+KILLS=3 BLIND_MIN=3   # the command never starts under the loop: 3 kills say as much as 30
 crash_loop blind "$B" "STAY=1 bash '$WORK/inplace.sh'" hash > "$WORK/out"
 expect_fail "kills that never reach a write" "blind loop"
 finish
