@@ -352,6 +352,44 @@ static void test_bf16_decode_edges(void **state)
 		check_ref(&c, &r, tol_for("DT_BF16"));
 		finish(&c);
 	}
+	/* 8 rows per kv head (the row-pair kernel at its widest) and 12 (the transposed kernel), with kv
+	 * lengths ending inside, at and past 64-key tiles */
+	for (int hq = 16; hq <= 24; hq += 8) {
+		struct perfdb_op_case c;
+		char q0[32], o0[32];
+		snprintf(q0, sizeof(q0), "3,%d,64", hq);
+		snprintf(o0, sizeof(o0), "3,%d,64", hq);
+		struct slotdef s[] = {
+			{ 0, q0, "DT_BF16" }, { 1, "40,2,16,64", "DT_BF16" }, { 2, "40,2,16,64", "DT_BF16" },
+			{ 5, "3", "INT64" }, { 6, "3", "INT64" }, { 14, "3,13", "INT32" },
+		};
+		struct cells cs = { { "Runtime actual_seq_lengths_values", "Runtime actual_seq_lengths_kv_values",
+				      "Runtime sparse_mode", "Runtime input_layout" }, { "1,2,3", "200,64,17", "0", "TND" }, 4 };
+		assert_int_equal(run_fia(&c, s, 6, o0, "DT_BF16", &cs, 2, NULL), 0);
+		int64_t ql[] = { 1, 1, 1 }, kl[] = { 200, 64, 17 };
+		struct ref r = { .nb = 3, .hq = hq, .hkv = 2, .dq = 64, .dv = 64, .qlen = ql, .kvlen = kl,
+				 .sparse = 0, .q_at = tnd_q, .o_at = tnd_q, .kv_at = paged_kv, .bs = 16, .btc = 13 };
+		check_ref(&c, &r, tol_for("DT_BF16"));
+		finish(&c);
+	}
+	/* several query tokens per sequence (speculative decode), causal: the rows of one item end at
+	 * different keys (the first sequence: 15 and 16), so a tile can be whole for some rows and not
+	 * for others */
+	{
+		struct perfdb_op_case c;
+		struct slotdef s[] = {
+			{ 0, "5,8,64", "DT_BF16" }, { 1, "40,2,16,64", "DT_BF16" }, { 2, "40,2,16,64", "DT_BF16" },
+			{ 4, "2048,2048", "INT8" }, { 5, "2", "INT64" }, { 6, "2", "INT64" }, { 14, "2,13", "INT32" },
+		};
+		struct cells cs = { { "Runtime actual_seq_lengths_values", "Runtime actual_seq_lengths_kv_values",
+				      "Runtime sparse_mode", "Runtime input_layout" }, { "2,5", "16,190", "3", "TND" }, 4 };
+		assert_int_equal(run_fia(&c, s, 7, "5,8,64", "DT_BF16", &cs, 1, NULL), 0);
+		int64_t ql[] = { 2, 3 }, kl[] = { 16, 190 };
+		struct ref r = { .nb = 2, .hq = 8, .hkv = 2, .dq = 64, .dv = 64, .qlen = ql, .kvlen = kl,
+				 .sparse = 3, .q_at = tnd_q, .o_at = tnd_q, .kv_at = paged_kv, .bs = 16, .btc = 13 };
+		check_ref(&c, &r, tol_for("DT_BF16"));
+		finish(&c);
+	}
 }
 
 /* Paged cache stored (blocks, bs, hkv*d), no mask (sparse 0). */

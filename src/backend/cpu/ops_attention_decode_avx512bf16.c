@@ -99,11 +99,11 @@ static inline size_t vlane_dim(size_t l)
 }
 
 /*
- * Both products of the decode kernel: acc[r][c] += Σ_k pair(a[r·as + k])·B[k·bs + 16c ..] for R rows and
- * W vectors (constants), a broadcast dword pair of a against a row of B, two prefetches per step.
+ * Both products of the decode kernel: acc[r][c] += Σ_k pair(a[r·as + k·ak])·B[k·bs + 16c ..] for R rows
+ * and W vectors (constants), a broadcast dword pair of a against a row of B, two prefetches per step.
  */
 static inline __attribute__((always_inline)) TBF void
-bcast_gemm(__m512 acc[4][4], const uint32_t *a, size_t as, const uint32_t *bm, size_t bs, size_t nk,
+bcast_gemm(__m512 acc[4][4], const uint32_t *a, size_t as, size_t ak, const uint32_t *bm, size_t bs, size_t nk,
 	   struct pfq *pq, const int R, const int W)
 {
 	for (size_t k = 0; k < nk; k++) {
@@ -112,37 +112,38 @@ bcast_gemm(__m512 acc[4][4], const uint32_t *a, size_t as, const uint32_t *bm, s
 		for (int c = 0; c < W; c++)
 			bv[c] = (__m512bh)_mm512_loadu_si512(bm + k * bs + (size_t)c * 16);
 		for (int r = 0; r < R; r++) {
-			__m512bh ab = (__m512bh)_mm512_set1_epi32((int)a[(size_t)r * as + k]);
+			__m512bh ab = (__m512bh)_mm512_set1_epi32((int)a[(size_t)r * as + k * ak]);
 			for (int c = 0; c < W; c++)
 				acc[r][c] = _mm512_dpbf16_ps(acc[r][c], ab, bv[c]);
 		}
 	}
 }
 
-/* O rows [0, R), lanes [0, 16·W): o = o·alpha + Σ_q pair(p_2q, p_2q+1)·Vp[q] (R, W constants). */
+/* O rows [0, R), lanes [0, 16·W): o = o·alpha + Σ_q pair(p_2q, p_2q+1)·Vp[q] (R, W constants); the
+ * pair of row r and key pair q is pw[r·pws + q·pwk]. */
 static inline __attribute__((always_inline)) TBF void
-rows_pv_bf16(float *O, size_t dv, const float *alpha, const uint32_t *pw, size_t pws, const uint32_t *vp,
-	     size_t npairs, struct pfq *pq, const int R, const int W)
+rows_pv_bf16(float *O, size_t dv, const float *alpha, const uint32_t *pw, size_t pws, size_t pwk,
+	     const uint32_t *vp, size_t npairs, struct pfq *pq, const int R, const int W)
 {
 	__m512 acc[4][4];
 	for (int r = 0; r < R; r++)
 		for (int c = 0; c < W; c++)
 			acc[r][c] = _mm512_mul_ps(_mm512_loadu_ps(O + (size_t)r * dv + (size_t)c * 16),
 						  _mm512_set1_ps(alpha[r]));
-	bcast_gemm(acc, pw, pws, vp, dv, npairs, pq, R, W);
+	bcast_gemm(acc, pw, pws, pwk, vp, dv, npairs, pq, R, W);
 	for (int r = 0; r < R; r++)
 		for (int c = 0; c < W; c++)
 			_mm512_storeu_ps(O + (size_t)r * dv + (size_t)c * 16, acc[r][c]);
 }
 
-#define PV_ROWS(R)                                                                                      \
+#define PV_ROWS(R, PWS, PWK)                                                                            \
 	do {                                                                                            \
 		size_t c0 = 0;                                                                          \
 		for (; c0 + 4 <= nv; c0 += 4)                                                           \
-			rows_pv_bf16(O + r0 * dv + c0 * 16, dv, s->alpha + r0, pw0 + r0 * ATTN_BK, ATTN_BK, \
+			rows_pv_bf16(O + r0 * dv + c0 * 16, dv, s->alpha + r0, pw0 + r0 * PWS, PWS, PWK,   \
 				     vp + c0 * 16, np, pq, R, 4);                                           \
 		for (; c0 < nv; c0 += 2)                                                                \
-			rows_pv_bf16(O + r0 * dv + c0 * 16, dv, s->alpha + r0, pw0 + r0 * ATTN_BK, ATTN_BK, \
+			rows_pv_bf16(O + r0 * dv + c0 * 16, dv, s->alpha + r0, pw0 + r0 * PWS, PWS, PWK,   \
 				     vp + c0 * 16, np, pq, R, 2);                                           \
 	} while (0)
 
@@ -202,7 +203,7 @@ rows_qk_bf16(const uint32_t *q2, size_t qs, const uint32_t *kt, float *S, size_t
 	for (int r = 0; r < R; r++)
 		for (int c = 0; c < W; c++)
 			acc[r][c] = _mm512_setzero_ps();
-	bcast_gemm(acc, q2, qs, kt, ATTN_BK, ndp, pq, R, W);
+	bcast_gemm(acc, q2, qs, 1, kt, ATTN_BK, ndp, pq, R, W);
 	for (int r = 0; r < R; r++) {
 		__m512 m = acc[r][0];
 		for (int c = 0; c < W; c++) {
@@ -226,21 +227,14 @@ rows_qk_bf16(const uint32_t *q2, size_t qs, const uint32_t *kt, float *S, size_t
 		}                                                                                   \
 	} while (0)
 
-TBF void attn_run_decode_bf16(const struct attn_problem *p, const struct item *it, struct scr *s)
+/* The item's M query rows, scaled, as bf16 rows of dk in s->qt; each row's visible keys in s->end,
+ * s->m and s->l reset, O zeroed.  The largest end. */
+static TBF int64_t load_rows(const struct attn_problem *p, const struct item *it, struct scr *s)
 {
 	int64_t G = p->hq / p->hkv, b = it->b, g = it->g;
 	size_t M = (size_t)(it->ns * G), dq = (size_t)p->dq, dr = (size_t)p->dr, dk = dq + dr, dv = (size_t)p->dv;
-	size_t nv = dv / 16;
 	int64_t kvlen = p->kvlen[b], maxe = 0;
-	/* s->k: the staged [k | k_rope] rows (first half) and the transposed tile Kt (second half) */
-	uint16_t *Q = (uint16_t *)s->qt, *kb = (uint16_t *)s->k;
-	uint32_t *kt = (uint32_t *)(kb + ATTN_BK * dk);
-	uint32_t *vp = (uint32_t *)s->v, *pw0 = (uint32_t *)s->st;
-	float *O = s->ot;
-	const uint16_t *krow[ATTN_BK];
-	int64_t rows[2][ATTN_BK];
-	float mx16[16 * ROWS_MAX];
-	struct pfq pfq_mem, *pq = &pfq_mem;
+	uint16_t *Q = (uint16_t *)s->qt;
 	for (size_t i = 0; i < M; i++) {
 		int64_t si = it->s0 + (int64_t)i / G, h = g * G + (int64_t)i % G;
 		int64_t qr = p->q_row(p->ctx, b, h, si);
@@ -256,7 +250,95 @@ TBF void attn_run_decode_bf16(const struct attn_problem *p, const struct item *i
 		s->m[i] = NEG_BIG;
 		s->l[i] = 0.0f;
 	}
-	memset(O, 0, M * dv * sizeof(float));
+	memset(s->ot, 0, M * dv * sizeof(float));
+	return maxe;
+}
+
+/* O / l (in vlane_dim order within each 32-dim chunk) and the log-sum-exp to the item's outputs. */
+static TBF void store_rows(const struct attn_problem *p, const struct item *it, struct scr *s)
+{
+	int64_t G = p->hq / p->hkv, b = it->b, g = it->g;
+	size_t M = (size_t)(it->ns * G), dv = (size_t)p->dv;
+	for (size_t i = 0; i < M; i++) {
+		int64_t si = it->s0 + (int64_t)i / G, h = g * G + (int64_t)i % G;
+		float inv = s->l[i] > 0.0f ? 1.0f / s->l[i] : 0.0f;
+		for (size_t d0 = 0; d0 < dv; d0 += 32)
+			for (size_t l = 0; l < 32; l++)
+				s->row[d0 + vlane_dim(l)] = s->ot[i * dv + d0 + l] * inv;
+		cpu_store_row(p->out, (size_t)p->o_row(p->ctx, b, h, si) * dv, dv, s->row);
+		if (p->lse) {
+			float v = s->l[i] > 0.0f ? s->m[i] + logf(s->l[i]) : -INFINITY;
+			cpu_store_row(p->lse, (size_t)p->lse_at(p->ctx, b, h, si), 1, &v);
+		}
+	}
+}
+
+/*
+ * Staging of one tile for both decode kernels: krow[j] = key j's [k | k_rope] row (staged in kb when
+ * there is a rope part; past nk: NULL, or with pad the last key's row), V rows interleaved by pairs
+ * into vp, and with kt the transposed key blocks.
+ */
+static inline __attribute__((always_inline)) TBF void
+stage_tile(const struct attn_problem *p, const int64_t *cur, size_t nk, size_t nk16, uint16_t *kb,
+	   const uint16_t **krow, uint32_t *vp, uint32_t *kt, int pad)
+{
+	size_t dq = (size_t)p->dq, dr = (size_t)p->dr, dk = dq + dr, dv = (size_t)p->dv;
+	const uint16_t *vsrc[2] = { NULL, NULL };
+	for (size_t j = 0; j < nk16; j++) {
+		if (j >= nk) {
+			krow[j] = pad ? krow[nk - 1] : NULL;
+			vsrc[j & 1] = NULL;
+		} else {
+			int64_t kr = cur[j];
+			krow[j] = (const uint16_t *)p->k->data + (size_t)kr * dq;
+			/* with a rope part, [k | k_rope] is staged */
+			if (dr) {
+				memcpy(kb + j * dk, krow[j], dq * 2);
+				memcpy(kb + j * dk + dq, (const uint16_t *)p->kr->data + (size_t)kr * dr, dr * 2);
+				krow[j] = kb + j * dk;
+			}
+			vsrc[j & 1] = (const uint16_t *)p->v->data + (size_t)kr * dv;
+		}
+		if (j & 1) {
+			if (vsrc[0])
+				pack_v_lanes(vp + j / 2 * dv, vsrc[0], vsrc[1], dv);
+			else
+				memset(vp + j / 2 * dv, 0, dv * sizeof(uint32_t));
+		}
+		if (kt && j % 16 == 15)
+			kt_block(kt, j - 15, krow + j - 15, dk);
+	}
+}
+
+/* Round 16 fp32 lanes to bf16 (nearest even; exps are finite) in each dword's low half. */
+static inline __attribute__((always_inline)) TBF __m512i bf16_lo(v16 pe)
+{
+	__m512i u = (__m512i)pe;
+	return _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff),
+			_mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1)))), 16);
+}
+
+static TBF void decode_rowpairs(const struct attn_problem *p, const struct item *it, struct scr *s);
+
+TBF void attn_run_decode_bf16(const struct attn_problem *p, const struct item *it, struct scr *s)
+{
+	int64_t G = p->hq / p->hkv, b = it->b, g = it->g;
+	size_t M = (size_t)(it->ns * G), dq = (size_t)p->dq, dr = (size_t)p->dr, dk = dq + dr, dv = (size_t)p->dv;
+	size_t nv = dv / 16;
+	if (M <= 8) {
+		decode_rowpairs(p, it, s);
+		return;
+	}
+	/* s->k: the staged [k | k_rope] rows (first half) and the transposed tile Kt (second half) */
+	uint16_t *Q = (uint16_t *)s->qt, *kb = (uint16_t *)s->k;
+	uint32_t *kt = (uint32_t *)(kb + ATTN_BK * dk);
+	uint32_t *vp = (uint32_t *)s->v, *pw0 = (uint32_t *)s->st;
+	float *O = s->ot;
+	const uint16_t *krow[ATTN_BK];
+	int64_t rows[2][ATTN_BK];
+	float mx16[16 * ROWS_MAX];
+	struct pfq pfq_mem, *pq = &pfq_mem;
+	int64_t maxe = load_rows(p, it, s);
 	const v16i iota = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 };
 	/* the first tile has nothing ahead of it to hide behind */
 	tile_rows(p, b, g, it->s0, 0, maxe < ATTN_BK ? maxe : ATTN_BK, rows[0]);
@@ -271,31 +353,7 @@ TBF void attn_run_decode_bf16(const struct attn_problem *p, const struct item *i
 		if (nnext > 0)
 			tile_rows(p, b, g, it->s0, j0 + ATTN_BK, nnext, next);
 		pfq_fill(pq, p, next, nnext > 0 ? nnext : 0);
-		const uint16_t *vsrc[2] = { NULL, NULL };
-		for (size_t j = 0; j < nk16; j++) {
-			if (j >= nk) {
-				krow[j] = NULL;
-				vsrc[j & 1] = NULL;
-			} else {
-				int64_t kr = cur[j];
-				krow[j] = (const uint16_t *)p->k->data + (size_t)kr * dq;
-				/* with a rope part, [k | k_rope] is staged */
-				if (dr) {
-					memcpy(kb + j * dk, krow[j], dq * 2);
-					memcpy(kb + j * dk + dq, (const uint16_t *)p->kr->data + (size_t)kr * dr, dr * 2);
-					krow[j] = kb + j * dk;
-				}
-				vsrc[j & 1] = (const uint16_t *)p->v->data + (size_t)kr * dv;
-			}
-			if (j & 1) {
-				if (vsrc[0])
-					pack_v_lanes(vp + j / 2 * dv, vsrc[0], vsrc[1], dv);
-				else
-					memset(vp + j / 2 * dv, 0, dv * sizeof(uint32_t));
-			}
-			if (j % 16 == 15)
-				kt_block(kt, j - 15, krow + j - 15, dk);
-		}
+		stage_tile(p, cur, nk, nk16, kb, krow, vp, kt, 0);
 		size_t r0 = 0;
 		for (; r0 + 4 <= M; r0 += 4)
 			QK_ROWS(4);
@@ -336,10 +394,7 @@ TBF void attn_run_decode_bf16(const struct attn_problem *p, const struct item *i
 				if (!whole)
 					pe = vsel(iota + (int32_t)(j0 + (int64_t)jb) < e, pe, bc(0.0f));
 				sum += pe;
-				__m512i u = (__m512i)pe;
-				__m512i rr = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff),
-							_mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1)))), 16);
-				_mm256_storeu_si256((__m256i *)(pw + jb / 2), _mm512_cvtepi32_epi16(rr));
+				_mm256_storeu_si256((__m256i *)(pw + jb / 2), _mm512_cvtepi32_epi16(bf16_lo(pe)));
 			}
 			float alpha = vexp(bc(s->m[i] - mx))[0];
 			s->l[i] = s->l[i] * alpha + _mm512_reduce_add_ps((__m512)sum);
@@ -347,27 +402,149 @@ TBF void attn_run_decode_bf16(const struct attn_problem *p, const struct item *i
 			s->alpha[i] = alpha;
 		}
 		for (r0 = 0; r0 + 4 <= M; r0 += 4)
-			PV_ROWS(4);
+			PV_ROWS(4, ATTN_BK, 1);
 		switch (M - r0) {
-		case 3: PV_ROWS(3); break;
-		case 2: PV_ROWS(2); break;
-		case 1: PV_ROWS(1); break;
+		case 3: PV_ROWS(3, ATTN_BK, 1); break;
+		case 2: PV_ROWS(2, ATTN_BK, 1); break;
+		case 1: PV_ROWS(1, ATTN_BK, 1); break;
 		default: break;
 		}
 		pfq_flush(pq);
 	}
-	for (size_t i = 0; i < M; i++) {
-		int64_t si = it->s0 + (int64_t)i / G, h = g * G + (int64_t)i % G;
-		float inv = s->l[i] > 0.0f ? 1.0f / s->l[i] : 0.0f;
-		for (size_t d0 = 0; d0 < dv; d0 += 32)
-			for (size_t l = 0; l < 32; l++)
-				s->row[d0 + vlane_dim(l)] = O[i * dv + d0 + l] * inv;
-		cpu_store_row(p->out, (size_t)p->o_row(p->ctx, b, h, si) * dv, dv, s->row);
-		if (p->lse) {
-			float v = s->l[i] > 0.0f ? s->m[i] + logf(s->l[i]) : -INFINITY;
-			cpu_store_row(p->lse, (size_t)p->lse_at(p->ctx, b, h, si), 1, &v);
-		}
+	store_rows(p, it, s);
+}
+
+
+/*
+ * Decode items of at most 8 query rows (one token and GQA <= 8: the common
+ * decode), with no key transpose in the score product.  Lane 2r + h holds
+ * query row r and dword h of a 4-dim step t: a vpbroadcastq of key j's
+ * dims [4t, 4t + 4) (a load, no shuffle) times Qp[t], which holds row r's
+ * dims 4t + 2h and 4t + 2h + 1 in lane 2r + h, gives the 8 rows' partial
+ * scores of key j in one vdpbf16ps: 32 MACs, as in the transposed layout.
+ * Two keys' accumulators fold (two vshufps and an add) into
+ * [s(2L, j), s(2L+1, j), s(2L, j+1), s(2L+1, j+1)] in 128-bit lane L, and
+ * the softmax stays in that layout: the rows' maxima and sums take one
+ * vpermilps each, and a vpermw writes each key pair's bf16 weights row by
+ * row (pw[q][r]) for the p·v product's broadcasts.  About 6 shuffles a key
+ * where the transpose took 20 (docs/measuring.md, decode attention).
+ * Rows past M have zero queries, see every key and are not stored.
+ */
+static TBF void decode_rowpairs(const struct attn_problem *p, const struct item *it, struct scr *s)
+{
+	int64_t G = p->hq / p->hkv, b = it->b, g = it->g;
+	size_t M = (size_t)(it->ns * G), dq = (size_t)p->dq, dr = (size_t)p->dr, dk = dq + dr, dv = (size_t)p->dv;
+	size_t nv = dv / 16, nt = dk / 4;
+	/* s->k: the staged [k | k_rope] rows, then the query steps Qp (dk / 4 vectors) */
+	uint16_t *kb = (uint16_t *)s->k;
+	uint32_t *Qp = (uint32_t *)(kb + ATTN_BK * dk);
+	uint32_t *vp = (uint32_t *)s->v;
+	/* s->st: the folded scores (16 floats a key pair), then the weights pw[q][8] */
+	float *SP = s->st, *O = s->ot;
+	uint32_t *pw0 = (uint32_t *)(s->st + ATTN_BK * 8);
+	const uint16_t *krow[ATTN_BK];
+	int64_t rows[2][ATTN_BK];
+	struct pfq pfq_mem, *pq = &pfq_mem;
+	int64_t maxe = load_rows(p, it, s), mine = maxe;
+	const uint32_t *Q32 = (const uint32_t *)s->qt;
+	for (size_t t = 0; t < nt; t++)
+		for (size_t l = 0; l < 16; l++)
+			Qp[t * 16 + l] = l / 2 < M ? Q32[l / 2 * (dk / 2) + 2 * t + l % 2] : 0;
+	/* per lane of the folded layout: its row's end (past M: all visible) and its key of the pair */
+	v16i Ev, koff;
+	for (int l = 0; l < 16; l++) {
+		size_t r = (size_t)(2 * (l >> 2) + (l & 1));
+		Ev[l] = r < M ? s->end[r] : INT32_MAX;
+		koff[l] = (l >> 1) & 1;
+		if (r < M && s->end[r] < mine)
+			mine = s->end[r];
 	}
+	/* vpermw: key pair q's weights row by row, dword r = (p(r, 2q), p(r, 2q+1)) */
+	uint16_t pidx_w[32] = { 0 };
+	for (int k = 0; k < 16; k++)
+		pidx_w[k] = (uint16_t)(8 * (k / 4) + (int[]){ 0, 4, 2, 6 }[k % 4]);
+	const __m512i pidx = _mm512_loadu_si512(pidx_w);
+	v16 mrun = bc(NEG_BIG), lrun = bc(0.0f);
+	tile_rows(p, b, g, it->s0, 0, maxe < ATTN_BK ? maxe : ATTN_BK, rows[0]);
+	pfq_fill(pq, p, rows[0], maxe < ATTN_BK ? maxe : ATTN_BK);
+	pfq_flush(pq);
+	for (int64_t j0 = 0; j0 < maxe; j0 += ATTN_BK) {
+		const int64_t *cur = rows[j0 / ATTN_BK % 2];
+		int64_t *next = rows[(j0 / ATTN_BK + 1) % 2];
+		size_t nk = (size_t)(maxe - j0 < ATTN_BK ? maxe - j0 : ATTN_BK), nk16 = (nk + 15) & ~(size_t)15;
+		size_t np = nk16 / 2;
+		int64_t nnext = j0 + 2 * ATTN_BK < maxe ? ATTN_BK : maxe - j0 - ATTN_BK;
+		if (nnext > 0)
+			tile_rows(p, b, g, it->s0, j0 + ATTN_BK, nnext, next);
+		pfq_fill(pq, p, next, nnext > 0 ? nnext : 0);
+		stage_tile(p, cur, nk, nk16, kb, krow, vp, NULL, 1);
+		/* scores, 8 keys at a time: 8 independent accumulators cover the vdpbf16ps latency */
+		for (size_t jg = 0; jg < nk16; jg += 8) {
+			__m512 acc[8];
+			for (int u = 0; u < 8; u++)
+				acc[u] = _mm512_setzero_ps();
+			for (size_t t = 0; t < nt; t++) {
+				pfq_step(pq);
+				__m512bh qv = (__m512bh)_mm512_loadu_si512(Qp + t * 16);
+				for (int u = 0; u < 8; u++) {
+					long long kq;
+					memcpy(&kq, krow[jg + (size_t)u] + 4 * t, sizeof(kq));
+					acc[u] = _mm512_dpbf16_ps(acc[u], (__m512bh)_mm512_set1_epi64(kq), qv);
+				}
+			}
+			for (int u = 0; u < 8; u += 2) {
+				__m512 x = _mm512_shuffle_ps(acc[u], acc[u + 1], 0x88);
+				__m512 y = _mm512_shuffle_ps(acc[u], acc[u + 1], 0xdd);
+				_mm512_storeu_ps(SP + (jg + (size_t)u) / 2 * 16, _mm512_add_ps(x, y));
+			}
+		}
+		/* every row sees the whole tile (the common case): no masks */
+		int whole = j0 + (int64_t)nk16 <= mine;
+		v16 mx = bc(NEG_BIG);
+		for (size_t q = 0; q < np; q++) {
+			v16 x;
+			memcpy(&x, SP + q * 16, sizeof(v16));
+			if (!whole) {
+				x = vsel(koff + (int32_t)(j0 + 2 * (int64_t)q) < Ev, x, bc(NEG_BIG));
+				memcpy(SP + q * 16, &x, sizeof(v16));
+			}
+			mx = vmax(mx, x);
+		}
+		/* each row's maximum: its lanes for the pair's other key sit 64 bits away */
+		mx = vmax(mx, (v16)_mm512_permute_ps((__m512)mx, 0x4e));
+		v16 mnew = vmax(mrun, mx), sum = bc(0.0f);
+		v16 alpha = vexp(mrun - mnew);
+		for (size_t q = 0; q < np; q++) {
+			v16 x;
+			memcpy(&x, SP + q * 16, sizeof(v16));
+			v16 pe = vexp(x - mnew);
+			if (!whole)
+				pe = vsel(koff + (int32_t)(j0 + 2 * (int64_t)q) < Ev, pe, bc(0.0f));
+			sum += pe;
+			__m512i w = _mm512_permutexvar_epi16(pidx, bf16_lo(pe));
+			_mm256_storeu_si256((__m256i *)(pw0 + q * 8), _mm512_castsi512_si256(w));
+		}
+		sum += (v16)_mm512_permute_ps((__m512)sum, 0x4e);
+		lrun = lrun * alpha + sum;
+		mrun = mnew;
+		for (size_t r = 0; r < M; r++)
+			s->alpha[r] = alpha[4 * (r / 2) + r % 2];
+		size_t r0 = 0;
+		for (; r0 + 4 <= M; r0 += 4)
+			PV_ROWS(4, 1, 8);
+		switch (M - r0) {
+		case 3: PV_ROWS(3, 1, 8); break;
+		case 2: PV_ROWS(2, 1, 8); break;
+		case 1: PV_ROWS(1, 1, 8); break;
+		default: break;
+		}
+		pfq_flush(pq);
+	}
+	for (size_t r = 0; r < M; r++) {
+		s->m[r] = mrun[4 * (r / 2) + r % 2];
+		s->l[r] = lrun[4 * (r / 2) + r % 2];
+	}
+	store_rows(p, it, s);
 }
 #undef PV_ROWS
 #undef QK_ROWS
