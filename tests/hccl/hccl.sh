@@ -12,13 +12,34 @@
 #     on rank 1 alone is named by rank 0;
 #  4. no library: one line saying where it was looked for; ASCEND_HOME_PATH
 #     is searched; PERFDB_ASCEND_LIB_DIR must be a directory (exit 2).
-#   usage: hccl.sh PERFDB STANDIN_LIB_DIR
+#   usage: hccl.sh PERFDB STANDIN_LIB_DIR [mpi|solo]
+# mpi: the parts under mpirun (1, 2 and the 2-rank failures of 3), which
+# CTest runs alone; solo: the single-rank runs (the rest of 3, and 4), which
+# can share the machine; neither: all.
 source "$(dirname "$0")/../mpi/lib.sh"
 LIBS=$(realpath "$2")
+PART=${3:-all}
 export PERFDB_ASCEND_LIB_DIR=$LIBS
 unset ASCEND_HOME_PATH FAKE_ASCEND_FAIL FAKE_ASCEND_FAIL_RANK FAKE_ASCEND_TRACE FAKE_ASCEND_ELAPSED_MS
 quick=(--iters 4 --min-iters 2 --warmup 1 --repeats 0 --time-budget 0.5)
 
+one_error() {  # WANT-REGEX LABEL (err.txt, the exit status in $rc)
+  [ "$rc" = 1 ] || fail "$2: exit $rc: $(cat err.txt)"
+  n=$(grep -c '^perfdb comm: ' err.txt || true)
+  [ "$n" = 1 ] || fail "$2: $n lines from perfdb: $(cat err.txt)"
+  grep -Eq "^perfdb comm: error: $1" err.txt || fail "$2: $(cat err.txt)"
+}
+want_for() {  # CALL: the message its failure must give
+  case $1 in
+    Hccl*) w="$1 failed: HCCL_E_INTERNAL \(4\): stand-in failure$" ;;
+    *) w="$1 failed: ACL error 507899: EE9999: stand-in failure of $1 \(FAKE_ASCEND_FAIL\)$" ;;
+  esac
+  case $1 in
+    aclInit|aclrtGetDeviceCount|aclrtSetDevice|aclrtCreateStream|aclrtCreateEvent) w="--backend hccl: $w" ;;
+  esac
+  echo "$w"
+}
+if [ "$PART" != solo ]; then
 echo "== np 2: all four collectives on the stand-in NPUs, event time fixed at 250 us"
 FAKE_ASCEND_ELAPSED_MS=0.25 FAKE_ASCEND_TRACE=$WORK/trace.txt \
   mpirun -np 2 -x FAKE_ASCEND_ELAPSED_MS -x FAKE_ASCEND_TRACE -x PERFDB_ASCEND_LIB_DIR \
@@ -85,23 +106,9 @@ for dt in torch.float16 torch.float32 torch.int8; do
   tables table "db_$dt/hcom_reduceScatter_.csv" 1 Backend=hccl
 done
 
+fi
+if [ "$PART" != mpi ]; then
 echo "== a failing call: one line naming it, exit 1, nothing written"
-one_error() {  # WANT-REGEX LABEL (err.txt, the exit status in $rc)
-  [ "$rc" = 1 ] || fail "$2: exit $rc: $(cat err.txt)"
-  n=$(grep -c '^perfdb comm: ' err.txt || true)
-  [ "$n" = 1 ] || fail "$2: $n lines from perfdb: $(cat err.txt)"
-  grep -Eq "^perfdb comm: error: $1" err.txt || fail "$2: $(cat err.txt)"
-}
-want_for() {  # CALL: the message its failure must give
-  case $1 in
-    Hccl*) w="$1 failed: HCCL_E_INTERNAL \(4\): stand-in failure$" ;;
-    *) w="$1 failed: ACL error 507899: EE9999: stand-in failure of $1 \(FAKE_ASCEND_FAIL\)$" ;;
-  esac
-  case $1 in
-    aclInit|aclrtGetDeviceCount|aclrtSetDevice|aclrtCreateStream|aclrtCreateEvent) w="--backend hccl: $w" ;;
-  esac
-  echo "$w"
-}
 # each call in a world of one rank (no launcher: mpirun's own exit takes
 # seconds after a failure), then the cases only more ranks have
 for case in aclInit:all_reduce aclrtGetDeviceCount:all_reduce aclrtSetDevice:all_reduce \
@@ -120,6 +127,8 @@ for case in aclInit:all_reduce aclrtGetDeviceCount:all_reduce aclrtSetDevice:all
   one_error "$(want_for $call)" "$call"
   ! ls dbf/hcom_* >/dev/null 2>&1 || fail "$call: a table was written: $(ls dbf)"
 done
+fi
+if [ "$PART" != solo ]; then
 echo "== np 2: a call failing on both ranks is told once; on rank 1 alone, by rank 0"
 set +e
 FAKE_ASCEND_FAIL=HcclReduceScatter mpirun -np 2 -x FAKE_ASCEND_FAIL -x PERFDB_ASCEND_LIB_DIR "$PERFDB" comm \
@@ -158,6 +167,8 @@ one_error "rank 1: HcclAllGather failed: HCCL_E_INTERNAL \(4\): stand-in failure
 [ $(($(date +%s) - t0)) -lt 30 ] || fail "in the loop, rank 1 alone: $(($(date +%s) - t0)) s to give up"
 ! ls dbl/hcom_* >/dev/null 2>&1 || fail "in the loop, rank 1 alone: a table was written: $(ls dbl)"
 
+fi
+if [ "$PART" != mpi ]; then
 echo "== where CANN is looked for"
 mkdir -p empty home/lib64
 set +e
@@ -183,4 +194,5 @@ rc=$?
 set -e
 [ $rc = 2 ] || fail "a bad PERFDB_ASCEND_LIB_DIR: exit $rc"
 grep -q "PERFDB_ASCEND_LIB_DIR: not a directory: '$WORK/no-such-dir'" err.txt || fail "$(cat err.txt)"
+fi
 echo ok
