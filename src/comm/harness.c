@@ -251,8 +251,9 @@ int perfdb_harness_measure(const struct perfdb_harness_cfg *cfg,
 		sec = 0;
 		double c0 = MPI_Wtime();
 		int r = tr->call(ctx, coll, hc->dtype, l.count, &sec, err);
-		if (MPI_Wtime() - c0 > slowest)
-			slowest = MPI_Wtime() - c0;
+		double took = MPI_Wtime() - c0;
+		if (took > slowest)
+			slowest = took;
 		if (r < 0) {
 			/* no collective of the harness's after a failed call: the
 			 * others may be inside the call's (agree_call) */

@@ -81,6 +81,33 @@ static void pfq_fill(struct pfq *q, const struct attn_problem *p, const int64_t 
 	}
 }
 
+/*
+ * The tile of both decode kernels at j0: its rows (fetched a tile before, in
+ * rows[j0 / ATTN_BK % 2]), its nk keys padded to nk16; the next tile's rows
+ * are fetched and its lines queued, to be prefetched during this tile.  The
+ * first tile has nothing ahead of it to hide behind: j0 = 0 fetches and
+ * prefetches it at once.
+ */
+static inline __attribute__((always_inline)) const int64_t *
+tile_next(const struct attn_problem *p, int64_t b, int64_t g, int64_t s0, int64_t j0, int64_t maxe,
+	  int64_t rows[2][ATTN_BK], struct pfq *pq, size_t *nk, size_t *nk16)
+{
+	if (j0 == 0) {
+		int64_t n0 = maxe < ATTN_BK ? maxe : ATTN_BK;
+		tile_rows(p, b, g, s0, 0, n0, rows[0]);
+		pfq_fill(pq, p, rows[0], n0);
+		pfq_flush(pq);
+	}
+	*nk = (size_t)(maxe - j0 < ATTN_BK ? maxe - j0 : ATTN_BK);
+	*nk16 = (*nk + 15) & ~(size_t)15;
+	int64_t *next = rows[(j0 / ATTN_BK + 1) % 2];
+	int64_t nnext = j0 + 2 * ATTN_BK < maxe ? ATTN_BK : maxe - j0 - ATTN_BK;
+	if (nnext > 0)
+		tile_rows(p, b, g, s0, j0 + ATTN_BK, nnext, next);
+	pfq_fill(pq, p, next, nnext > 0 ? nnext : 0);
+	return rows[j0 / ATTN_BK % 2];
+}
+
 /* Vp[q] = bf16 rows 2q, 2q+1 interleaved per 32-dim chunk (r1 NULL: zeros). */
 static TBF void pack_v_lanes(uint32_t *dst, const uint16_t *r0, const uint16_t *r1, size_t dv)
 {
@@ -340,19 +367,10 @@ TBF void attn_run_decode_bf16(const struct attn_problem *p, const struct item *i
 	struct pfq pfq_mem, *pq = &pfq_mem;
 	int64_t maxe = load_rows(p, it, s);
 	const v16i iota = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 };
-	/* the first tile has nothing ahead of it to hide behind */
-	tile_rows(p, b, g, it->s0, 0, maxe < ATTN_BK ? maxe : ATTN_BK, rows[0]);
-	pfq_fill(pq, p, rows[0], maxe < ATTN_BK ? maxe : ATTN_BK);
-	pfq_flush(pq);
 	for (int64_t j0 = 0; j0 < maxe; j0 += ATTN_BK) {
-		const int64_t *cur = rows[j0 / ATTN_BK % 2];
-		int64_t *next = rows[(j0 / ATTN_BK + 1) % 2];
-		size_t nk = (size_t)(maxe - j0 < ATTN_BK ? maxe - j0 : ATTN_BK), nk16 = (nk + 15) & ~(size_t)15;
+		size_t nk, nk16;
+		const int64_t *cur = tile_next(p, b, g, it->s0, j0, maxe, rows, pq, &nk, &nk16);
 		size_t np = nk16 / 2;
-		int64_t nnext = j0 + 2 * ATTN_BK < maxe ? ATTN_BK : maxe - j0 - ATTN_BK;
-		if (nnext > 0)
-			tile_rows(p, b, g, it->s0, j0 + ATTN_BK, nnext, next);
-		pfq_fill(pq, p, next, nnext > 0 ? nnext : 0);
 		stage_tile(p, cur, nk, nk16, kb, krow, vp, kt, 0);
 		size_t r0 = 0;
 		for (; r0 + 4 <= M; r0 += 4)
@@ -465,18 +483,10 @@ static TBF void decode_rowpairs(const struct attn_problem *p, const struct item 
 		pidx_w[k] = (uint16_t)(8 * (k / 4) + (int[]){ 0, 4, 2, 6 }[k % 4]);
 	const __m512i pidx = _mm512_loadu_si512(pidx_w);
 	v16 mrun = bc(NEG_BIG), lrun = bc(0.0f);
-	tile_rows(p, b, g, it->s0, 0, maxe < ATTN_BK ? maxe : ATTN_BK, rows[0]);
-	pfq_fill(pq, p, rows[0], maxe < ATTN_BK ? maxe : ATTN_BK);
-	pfq_flush(pq);
 	for (int64_t j0 = 0; j0 < maxe; j0 += ATTN_BK) {
-		const int64_t *cur = rows[j0 / ATTN_BK % 2];
-		int64_t *next = rows[(j0 / ATTN_BK + 1) % 2];
-		size_t nk = (size_t)(maxe - j0 < ATTN_BK ? maxe - j0 : ATTN_BK), nk16 = (nk + 15) & ~(size_t)15;
+		size_t nk, nk16;
+		const int64_t *cur = tile_next(p, b, g, it->s0, j0, maxe, rows, pq, &nk, &nk16);
 		size_t np = nk16 / 2;
-		int64_t nnext = j0 + 2 * ATTN_BK < maxe ? ATTN_BK : maxe - j0 - ATTN_BK;
-		if (nnext > 0)
-			tile_rows(p, b, g, it->s0, j0 + ATTN_BK, nnext, next);
-		pfq_fill(pq, p, next, nnext > 0 ? nnext : 0);
 		stage_tile(p, cur, nk, nk16, kb, krow, vp, NULL, 1);
 		/* scores, 8 keys at a time: 8 independent accumulators cover the vdpbf16ps latency */
 		for (size_t jg = 0; jg < nk16; jg += 8) {
