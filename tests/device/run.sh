@@ -9,12 +9,28 @@
 #      whose harness checks every result before timing
 #   6. bench/microbench_cuda.c: bf16 GEMM TFLOP/s (8192^3, Qwen3-32B) next to
 #      cuBLASLt called directly, memory-bound GB/s next to a D2D memcpy
+#   7. --cpu: the CPU backend's unit tests on this machine's CPU (another
+#      generation than the one they were written on), natively and with the
+#      ISA held to AVX2 and SSE2; decode attention GB/s beside a triad and
+#      the memory-bound ops beside a triad at 1 thread and all threads
 # then prints a summary.  Sized for an H200 with 16 cores: under 8 minutes.
-# Usage: tests/device/run.sh [--quick]   (BUILD=dir to choose the build dir)
+# Usage: tests/device/run.sh [--quick] [--cpu] [--prebuilt DIR]
+#   BUILD=dir chooses the build dir.  --prebuilt DIR takes the binaries that
+#   tests/device/pack.sh made on a development machine instead of building:
+#   the lent machines have no Debian packages and no network (DEVELOPERS.md).
 set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BUILD=${BUILD:-/tmp/perfdb-device-build}
-QUICK=${1:-}
+QUICK="" CPU=0 PRE=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) QUICK=--quick ;;
+    --cpu) CPU=1 ;;
+    --prebuilt) PRE=$(cd "$2" && pwd); shift ;;
+    *) echo "run.sh: unknown argument $1 (--quick, --cpu, --prebuilt DIR)" >&2; exit 2 ;;
+  esac
+  shift
+done
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/perfdb-device.XXXXXX")
 T0=$(date +%s)
 declare -a SUMMARY=()
@@ -42,6 +58,37 @@ NGPU=$(grep -c '^GPU ' "$WORK/gpus")
 [ "$NGPU" -ge 1 ] || { echo "run.sh: nvidia-smi lists no GPU" >&2; exit 2; }
 record "gpu" ok "$NGPU GPU(s): $(head -1 "$WORK/gpus" | cut -c1-60)"
 
+if [ -n "$PRE" ]; then
+  step "2. prebuilt binaries ($PRE)"
+  SYS=/tmp/perfdb-sys
+  rm -rf "$SYS"; mkdir -p "$SYS"
+  tar -C "$SYS" -xJf "$PRE/sys.tar.xz"
+  # CUDA's libraries from this machine (matched to its driver): the toolkit's, else the wheels'
+  cudalibs=""
+  for n in libcudart.so.13 libcublasLt.so.13 libcupti.so.13 libnccl.so.2; do
+    f=$(find /usr/local/cuda*/ /usr/lib/x86_64-linux-gnu -name "$n" 2>/dev/null | head -1)
+    [ -n "$f" ] || f=$(find / -xdev -name "$n" -not -path "$SYS/*" 2>/dev/null | head -1)
+    if [ -n "$f" ]; then echo "$n: $f"; cudalibs="$cudalibs:$(dirname "$f")"; else echo "$n: not found"; fi
+  done
+  L=$SYS/usr/lib/x86_64-linux-gnu
+  export LD_LIBRARY_PATH="$L:$L/openblas-pthread:$L/openmpi/lib$cudalibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  # Open MPI and PMIx find their components and help texts under the packed
+  # tree, not a different Open MPI the machine may have at the same paths
+  export OPAL_PREFIX=$SYS/usr PMIX_INSTALL_PREFIX=$SYS/usr
+  export PMIX_MCA_mca_base_component_path=$L/pmix2/lib/pmix
+  mkdir -p "$SYS/bin"
+  ln -sf "$SYS/usr/bin/orterun" "$SYS/bin/mpirun"
+  export PATH="$SYS/bin:$PATH"
+  BUILD=$WORK/build
+  mkdir -p "$BUILD"
+  cp -r "$PRE/bin" "$PRE/lib" "$BUILD/"
+  cp "$PRE"/tools/* "$BUILD/"
+  if ldd "$BUILD/bin/perfdb" "$BUILD/cuda_ops_check" "$BUILD/lib/perfdb/libperfdb-cuda.so" | grep 'not found'; then
+    record "prebuilt" FAIL "libraries not found (above)"
+  else
+    record "prebuilt" ok "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | cut -c2-60)"
+  fi
+else
 step "2. build ($BUILD)"
 rm -rf "$BUILD"
 if cmake -S "$ROOT" -B "$BUILD" -DPERFDB_WERROR=ON -DCMAKE_BUILD_TYPE=Release -DPERFDB_CUDA=ON \
@@ -53,6 +100,7 @@ else
   tail -40 "$WORK/cmake.log" "$WORK/build.log"
   record "build" FAIL "see above"
   finish
+fi
 fi
 P=$BUILD/bin/perfdb
 
@@ -118,4 +166,38 @@ timeout 240 "$BUILD/microbench_cuda" $QUICK | tee "$WORK/bench.log"
 rc=${PIPESTATUS[0]}
 record "microbench_cuda" "$([ $rc = 0 ] && echo ok || echo FAIL)" "figures above"
 while read -r l; do SUMMARY+=("  $l"); done < <(grep -E '^square|^TensorMove' "$WORK/bench.log")
+[ $CPU = 1 ] || finish
+
+step "7. CPU backend on this machine's CPU"
+grep -m1 'model name' /proc/cpuinfo
+echo "flags: $(grep -m1 -owE 'avx2|avx512f|avx512_bf16|avx512_fp16|amx_bf16|avx_vnni' /proc/cpuinfo | sort -u | tr '\n' ' ')"
+NCPU=$(nproc)
+if ls "$BUILD"/test_cpu* >/dev/null 2>&1; then
+  # each CPU unit test natively, then held to AVX2 and to SSE2 as make check does
+  cat >"$WORK/unit.sh" <<'EOF2'
+isa=$1 t=$2 log=$3/unit.$1.$(basename "$2").log
+case $isa in
+  native) e="" ;;
+  avx2) e="ONEDNN_MAX_CPU_ISA=AVX2 PERFDB_MAX_CPU_ISA=avx2" ;;
+  sse2) e="ONEDNN_MAX_CPU_ISA=SSE41 PERFDB_MAX_CPU_ISA=sse2" ;;
+esac
+# shellcheck disable=SC2086
+if env $e OMP_NUM_THREADS=2 timeout 120 "$t" >"$log" 2>&1; then echo "ok $isa $(basename "$t")"; else echo "FAIL $isa $(basename "$t")"; fi
+EOF2
+  for isa in native avx2 sse2; do for t in "$BUILD"/test_cpu*; do echo "$isa $t"; done; done |
+    PERFDB_TEST_DATA="$ROOT/tests/data" xargs -P 8 -n 2 sh -c 'bash "$0" "$1" "$2" "'"$WORK"'"' "$WORK/unit.sh" >"$WORK/unit.txt"
+  nf=$(grep -c '^FAIL' "$WORK/unit.txt"); nt=$(wc -l <"$WORK/unit.txt")
+  for f in $(grep '^FAIL' "$WORK/unit.txt" | awk '{print "unit."$2"."$3".log"}'); do
+    echo "--- $f"; grep -E '\[  FAILED|\[  ERROR|error|Error|FAIL' "$WORK/$f" | head -15
+  done
+  record "CPU unit tests (native, AVX2, SSE2)" "$([ "$nf" = 0 ] && echo ok || echo FAIL)" "$((nt - nf))/$nt passed"
+fi
+step "8. CPU benches at 1 and $NCPU threads"
+for T in 1 "$NCPU"; do
+  echo "--- microbench_attention $T"
+  OMP_NUM_THREADS=$T timeout 150 "$BUILD/microbench_attention" "$T" 2>&1 | tee -a "$WORK/attn.log"
+  echo "--- microbench_ref mem $T"
+  OMP_NUM_THREADS=$T timeout 120 "$BUILD/microbench_ref" 1 "$T" mem 2>&1 | tee -a "$WORK/mem.log"
+done
+record "CPU benches" ok "figures above"
 finish
