@@ -9,25 +9,28 @@
 #      whose harness checks every result before timing
 #   6. bench/microbench_cuda.c: bf16 GEMM TFLOP/s (8192^3, Qwen3-32B) next to
 #      cuBLASLt called directly, memory-bound GB/s next to a D2D memcpy
-#   7. --cpu: the CPU backend's unit tests on this machine's CPU (another
+#   7-8. --cpu: the CPU backend's unit tests on this machine's CPU (another
 #      generation than the one they were written on), natively and with the
 #      ISA held to AVX2 and SSE2; decode attention GB/s beside a triad and
 #      the memory-bound ops beside a triad at 1 thread and all threads
+#   9. --comm: bench/comm.sh (perfdb comm over MPI beside the plain loop,
+#      2 ranks, 1 round) on this machine's quieter cores
 # then prints a summary.  Sized for an H200 with 16 cores: under 8 minutes.
-# Usage: tests/device/run.sh [--quick] [--cpu] [--prebuilt DIR]
+# Usage: tests/device/run.sh [--quick] [--cpu] [--comm] [--prebuilt DIR]
 #   BUILD=dir chooses the build dir.  --prebuilt DIR takes the binaries that
 #   tests/device/pack.sh made on a development machine instead of building:
 #   the lent machines have no Debian packages and no network (DEVELOPERS.md).
 set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BUILD=${BUILD:-/tmp/perfdb-device-build}
-QUICK="" CPU=0 PRE=""
+QUICK="" CPU=0 COMM=0 PRE=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) QUICK=--quick ;;
     --cpu) CPU=1 ;;
+    --comm) COMM=1 ;;
     --prebuilt) PRE=$(cd "$2" && pwd); shift ;;
-    *) echo "run.sh: unknown argument $1 (--quick, --cpu, --prebuilt DIR)" >&2; exit 2 ;;
+    *) echo "run.sh: unknown argument $1 (--quick, --cpu, --comm, --prebuilt DIR)" >&2; exit 2 ;;
   esac
   shift
 done
@@ -75,7 +78,7 @@ if [ -n "$PRE" ]; then
   # Open MPI and PMIx find their components and help texts under the packed
   # tree, not a different Open MPI the machine may have at the same paths
   export OPAL_PREFIX=$SYS/usr PMIX_INSTALL_PREFIX=$SYS/usr
-  export PMIX_MCA_mca_base_component_path=$L/pmix2/lib/pmix
+  export PMIX_MCA_mca_base_component_path=$L/pmix2/lib/pmix PMIX_MCA_pcompress_base_silence_warning=1
   mkdir -p "$SYS/bin"
   ln -sf "$SYS/usr/bin/orterun" "$SYS/bin/mpirun"
   export PATH="$SYS/bin:$PATH"
@@ -166,8 +169,8 @@ timeout 240 "$BUILD/microbench_cuda" $QUICK | tee "$WORK/bench.log"
 rc=${PIPESTATUS[0]}
 record "microbench_cuda" "$([ $rc = 0 ] && echo ok || echo FAIL)" "figures above"
 while read -r l; do SUMMARY+=("  $l"); done < <(grep -E '^square|^TensorMove' "$WORK/bench.log")
-[ $CPU = 1 ] || finish
-
+[ $CPU = 1 ] || [ $COMM = 1 ] || finish
+if [ $CPU = 1 ]; then
 step "7. CPU backend on this machine's CPU"
 grep -m1 'model name' /proc/cpuinfo
 echo "flags: $(grep -m1 -owE 'avx2|avx512f|avx512_bf16|avx512_fp16|amx_bf16|avx_vnni' /proc/cpuinfo | sort -u | tr '\n' ' ')"
@@ -200,4 +203,11 @@ for T in 1 "$NCPU"; do
   OMP_NUM_THREADS=$T timeout 120 "$BUILD/microbench_ref" 1 "$T" mem 2>&1 | tee -a "$WORK/mem.log"
 done
 record "CPU benches" ok "figures above"
+fi
+[ $COMM = 1 ] || finish
+
+step "9. bench/comm.sh (MPI, 2 ranks)"
+timeout 200 bash "$ROOT/bench/comm.sh" "$BUILD" 1 2>&1 | tee "$WORK/comm_bench.log"
+rc=${PIPESTATUS[0]}
+record "bench/comm.sh" "$([ $rc = 0 ] && echo ok || echo FAIL)" "figures above"
 finish

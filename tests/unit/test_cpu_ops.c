@@ -740,8 +740,8 @@ static void test_transpose_kernel_copies(void **state)
 }
 
 /*
- * The bf16 row kernels (kern_bf16.c, on CPUs with AVX512_BF16: RmsNorm,
- * SoftmaxV2, SwiGlu) at widths
+ * The bf16 row kernels (RmsNorm through kern_rows.c's table; on CPUs with
+ * AVX512_BF16, SoftmaxV2 and SwiGlu through kern_bf16.c) at widths
  * around their 16- and 32-lane steps and a model width, against the
  * definitions computed in double from the same bf16 inputs.
  */
@@ -794,7 +794,7 @@ static void test_bf16_row_kernels(void **state)
 
 /*
  * bf16 RmsNorm and SoftmaxV2 whose output is above the LLC write it with
- * streaming stores (kern_bf16.c, CPU_NT_MIN_BYTES): every element checked
+ * streaming stores (kern_rows.c, kern_bf16.c, CPU_NT_MIN_BYTES): every element checked
  * against the definitions in double, on 1 and 3 threads (row ranges that
  * start anywhere), over an output filled with 0xff first so a row or vector
  * left unwritten shows.

@@ -111,15 +111,15 @@ void cpu_transpose_u16_isa(const uint16_t *x, uint16_t *o, size_t a, size_t b, s
 
 /*
  * bf16 row kernels (kern_bf16.c), used when cpu_has_avx512bf16(isa) (isa:
- * cpu_isa_of, the level the kernels may use; 0 where not compiled in): one
- * RmsNorm row y = x * rstd * gam (returns rstd) and softmax rows (e: h
- * floats of scratch).  Same fp32 arithmetic as the generic path.  nt: write
+ * cpu_isa_of, the level the kernels may use; 0 where not compiled in):
+ * softmax rows (e: h floats of scratch).  Same fp32 arithmetic as the
+ * generic path.  (bf16 RmsNorm takes kern_rows.c's table, whose bf16
+ * format converts with the same vcvtneps2bf16: ops_norm.c.)  nt: write
  * y with streaming stores (outputs of CPU_NT_MIN_BYTES and more, see there;
  * SwiGlu, bound by its exp rather than by memory, measured 3-5 points of a
  * triad slower with them on one thread and keeps ordinary stores).
  */
 int cpu_has_avx512bf16(enum perfdb_cpu_isa isa);
-float cpu_rms_row_bf16(const uint16_t *x, uint16_t *y, const float *gam, size_t h, float eps, int nt);
 void cpu_softmax_rows_bf16(const uint16_t *x, uint16_t *y, float *e, size_t h, size_t rows, int nt);
 /* One SwiGlu row: y[j] = silu(x[j]) * x[h + j], j < h. */
 void cpu_swiglu_row_bf16(const uint16_t *x, uint16_t *y, size_t h);

@@ -1,6 +1,6 @@
 /*
  * bf16 row kernels for CPUs with AVX512_BF16 (Zen 4/5, Sapphire Rapids):
- * RmsNorm, softmax and SwiGlu rows read straight from the bf16 tensor and write
+ * softmax and SwiGlu rows read straight from the bf16 tensor and write
  * through vcvtneps2bf16, with no fp32 copy of the row in between.  The
  * generic path (cpu_load_row → fp32 scratch → passes → cpu_store_row) costs
  * about three times the instructions per element and was the bottleneck of
@@ -8,6 +8,13 @@
  * of a STREAM triad).  Arithmetic is fp32 throughout, as in the generic
  * path; vcvtneps2bf16 rounds to nearest even like perfdb_bf16_from_float (it
  * flushes fp32 denormals to zero, far below what a bf16 result keeps).
+ *
+ * RmsNorm had a row kernel here too, until it ran on a Sapphire Rapids
+ * Xeon (2026-12-04, tests/device/run.sh --cpu): 8192x5120 at 92 % of a
+ * triad on one thread and 56 % on 16, where the table kernel of
+ * kern_rows.c (the same vcvtneps2bf16, plus a prefetch of the next row
+ * while this one is scaled) ran AddRmsNormBias bf16 at 135 % and 126 %.
+ * bf16 RmsNorm now takes that table (ops_norm.c).
  */
 #include "cpu_internal.h"
 
@@ -76,35 +83,6 @@ BF16_TARGET static inline __m512 exp16_nonpos_bf16(__m512 x)
 	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
 	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
 	return _mm512_scalef_ps(p, n);
-}
-
-BF16_TARGET float cpu_rms_row_bf16(const uint16_t *x, uint16_t *y, const float *gam, size_t h, float eps, int nt)
-{
-	nt = nt_ok(y, nt);
-	__m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
-	size_t j = 0;
-	for (; j + 32 <= h; j += 32) {
-		__m512 a = ld16(x + j), b = ld16(x + j + 16);
-		acc0 = _mm512_fmadd_ps(a, a, acc0);
-		acc1 = _mm512_fmadd_ps(b, b, acc1);
-	}
-	for (; j < h; j += 16) {
-		__mmask16 m = h - j >= 16 ? 0xffff : (__mmask16)((1u << (h - j)) - 1);
-		__m512 a = ld16_mask(x + j, m);
-		acc0 = _mm512_fmadd_ps(a, a, acc0);
-	}
-	float ss = _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
-	float rstd = 1.0f / sqrtf(ss / (float)h + eps);
-	__m512 rs = _mm512_set1_ps(rstd);
-	for (j = 0; j + 16 <= h; j += 16)
-		st16x(y + j, _mm512_mul_ps(_mm512_mul_ps(ld16(x + j), rs), _mm512_loadu_ps(gam + j)), nt);
-	if (j < h) {
-		__mmask16 m = (__mmask16)((1u << (h - j)) - 1);
-		st16_mask(y + j, _mm512_mul_ps(_mm512_mul_ps(ld16_mask(x + j, m), rs), _mm512_maskz_loadu_ps(m, gam + j)), m);
-	}
-	if (nt)
-		_mm_sfence();   /* streaming stores are weakly ordered: complete them before returning */
-	return rstd;
 }
 
 BF16_TARGET static float max_row(const uint16_t *x, size_t h)
@@ -218,12 +196,6 @@ int cpu_has_avx512bf16(enum perfdb_cpu_isa isa)
 {
 	(void)isa;
 	return 0;
-}
-
-float cpu_rms_row_bf16(const uint16_t *x, uint16_t *y, const float *gam, size_t h, float eps, int nt)
-{
-	(void)x, (void)y, (void)gam, (void)h, (void)eps, (void)nt;
-	return 0.0f;   /* never called: cpu_has_avx512bf16() is 0 */
 }
 
 void cpu_softmax_rows_bf16(const uint16_t *x, uint16_t *y, float *e, size_t h, size_t rows, int nt)

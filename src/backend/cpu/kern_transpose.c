@@ -13,6 +13,15 @@
  * per tile.  While a tile is transposed the next one is prefetched, two
  * lines per 8x8 block, which covers its 512 lines exactly.
  *
+ * With streaming stores, eight output rows' runs are first assembled in
+ * a 1 KiB strip and then written one run after another.  Written straight
+ * from the 8x8 blocks, each block's eight 16-byte stores went to eight
+ * different lines, and every line stayed open in a write-combining buffer
+ * across four blocks.  The EPYC's buffers held that.  A Sapphire Rapids
+ * Xeon's did not: the partial lines were flushed, and it ran at 1.4 GB/s
+ * on one thread (14 % of its triad) and 5.6 GB/s on 16 (2026-12-04,
+ * tests/device/run.sh --cpu).
+ *
  * Why the copy is written out with intrinsics: given a size GCC can bound
  * (at most the buffer's row), it expands memcpy inline as `rep movsq`,
  * which measured at half the speed of this whole kernel (10 vs 24 GB/s on
@@ -35,17 +44,7 @@
 #define TB 256
 #define LINES_PER_ROW (TB * 2 / 64)
 
-/* nt: a constant in each instantiation, so the branch folds away */
-static inline __attribute__((always_inline)) void st16b(uint16_t *d, __m128i v, int nt)
-{
-	if (nt)
-		_mm_stream_si128((__m128i *)d, v);
-	else
-		_mm_storeu_si128((__m128i *)d, v);
-}
-
-static inline __attribute__((always_inline)) void tr8x8(const uint16_t *s, size_t lds, uint16_t *d, size_t ldd,
-							int nt)
+static inline __attribute__((always_inline)) void tr8x8(const uint16_t *s, size_t lds, uint16_t *d, size_t ldd)
 {
 	__m128i r0 = _mm_loadu_si128((const __m128i *)(s + 0 * lds)), r1 = _mm_loadu_si128((const __m128i *)(s + 1 * lds));
 	__m128i r2 = _mm_loadu_si128((const __m128i *)(s + 2 * lds)), r3 = _mm_loadu_si128((const __m128i *)(s + 3 * lds));
@@ -59,14 +58,14 @@ static inline __attribute__((always_inline)) void tr8x8(const uint16_t *s, size_
 	__m128i u2 = _mm_unpacklo_epi32(t1, t3), u3 = _mm_unpackhi_epi32(t1, t3);
 	__m128i u4 = _mm_unpacklo_epi32(t4, t6), u5 = _mm_unpackhi_epi32(t4, t6);
 	__m128i u6 = _mm_unpacklo_epi32(t5, t7), u7 = _mm_unpackhi_epi32(t5, t7);
-	st16b(d + 0 * ldd, _mm_unpacklo_epi64(u0, u4), nt);
-	st16b(d + 1 * ldd, _mm_unpackhi_epi64(u0, u4), nt);
-	st16b(d + 2 * ldd, _mm_unpacklo_epi64(u1, u5), nt);
-	st16b(d + 3 * ldd, _mm_unpackhi_epi64(u1, u5), nt);
-	st16b(d + 4 * ldd, _mm_unpacklo_epi64(u2, u6), nt);
-	st16b(d + 5 * ldd, _mm_unpackhi_epi64(u2, u6), nt);
-	st16b(d + 6 * ldd, _mm_unpacklo_epi64(u3, u7), nt);
-	st16b(d + 7 * ldd, _mm_unpackhi_epi64(u3, u7), nt);
+	_mm_storeu_si128((__m128i *)(d + 0 * ldd), _mm_unpacklo_epi64(u0, u4));
+	_mm_storeu_si128((__m128i *)(d + 1 * ldd), _mm_unpackhi_epi64(u0, u4));
+	_mm_storeu_si128((__m128i *)(d + 2 * ldd), _mm_unpacklo_epi64(u1, u5));
+	_mm_storeu_si128((__m128i *)(d + 3 * ldd), _mm_unpackhi_epi64(u1, u5));
+	_mm_storeu_si128((__m128i *)(d + 4 * ldd), _mm_unpacklo_epi64(u2, u6));
+	_mm_storeu_si128((__m128i *)(d + 5 * ldd), _mm_unpackhi_epi64(u2, u6));
+	_mm_storeu_si128((__m128i *)(d + 6 * ldd), _mm_unpacklo_epi64(u3, u7));
+	_mm_storeu_si128((__m128i *)(d + 7 * ldd), _mm_unpackhi_epi64(u3, u7));
 }
 
 /* n bytes, a multiple of 16, from s to the 32-byte aligned d. */
@@ -103,12 +102,24 @@ static inline __attribute__((always_inline)) void copy_row_sse2(void *d, const v
 }
 
 /*
+ * n elements (a multiple of 8) from the strip to d (16-byte aligned) with
+ * streaming stores one after another, so each output line is complete
+ * before the next is begun.
+ */
+static inline __attribute__((always_inline)) void stream_run(uint16_t *d, const uint16_t *s, size_t n)
+{
+	for (size_t k = 0; k < n; k += 8)
+		_mm_stream_si128((__m128i *)(d + k), _mm_load_si128((const __m128i *)(s + k)));
+}
+
+/*
  * The kernel, instantiated once per copy width.  b8 = b rounded down to 8
  * (the 8x8 blocks); the last columns go element by element.
  */
 #define TR_BODY(copy_row, nt)                                                                             \
 	size_t b8 = b / 8 * 8;                                                                            \
 	_Alignas(64) uint16_t buf[TA][TB];                                                                \
+	_Alignas(64) uint16_t strip[8][TA];                                                               \
 	for (size_t a0 = 0; a0 < a; a0 += TA) {                                                           \
 		size_t na = a - a0 < TA ? a - a0 : TA;                                                    \
 		for (size_t b0 = 0; b0 < b8; b0 += TB) {                                                  \
@@ -128,13 +139,20 @@ static inline __attribute__((always_inline)) void copy_row_sse2(void *d, const v
 			size_t prow = b8 - pb < TB ? ((b8 - pb) * 2 + 63) / 64 : LINES_PER_ROW;           \
 			size_t pn = pa < a ? (a - pa < TA ? a - pa : TA) * prow : 0, pl = 0;              \
 			const char *px = pn ? (const char *)(x + pa * ld_x + pb) : NULL;                  \
-			for (size_t j = 0; j < nb; j += 8)                                                \
+			for (size_t j = 0; j < nb; j += 8) {                                              \
 				for (size_t i = 0; i < na; i += 8) {                                      \
 					for (int q = 0; q < 2 && pl < pn; q++, pl++)                      \
 						_mm_prefetch(px + pl / prow * ld_x * 2 + pl % prow * 64,  \
 							     _MM_HINT_T0);                                \
-					tr8x8(&buf[i][j], TB, o + (b0 + j) * ld_o + a0 + i, ld_o, nt);    \
+					if (nt)                                                           \
+						tr8x8(&buf[i][j], TB, &strip[0][i], TA);               \
+					else                                                              \
+						tr8x8(&buf[i][j], TB, o + (b0 + j) * ld_o + a0 + i, ld_o);    \
 				}                                                                         \
+				if (nt)                                                                   \
+					for (size_t r = 0; r < 8; r++)                                    \
+						stream_run(o + (b0 + j + r) * ld_o + a0, strip[r], na);   \
+			}                                                                                 \
 		}                                                                                         \
 	}                                                                                                 \
 	if (nt)                                                                                           \

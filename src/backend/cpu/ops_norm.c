@@ -59,8 +59,8 @@ struct rms_args {
 /*
  * The kernel a set of RmsNorm rows runs on (cpu_internal.h enum
  * cpu_rows_path; prepare names it in Kernel Used, each run's ranges take
- * it): kern_bf16.c for plain bf16 RmsNorm on
- * AVX512_BF16; a row-kernel table (kern_rows*.c) when x1, x2, xsum and y
+ * it): a row-kernel table (kern_rows*.c; bf16 through vcvtneps2bf16 on
+ * AVX512_BF16, see kern_bf16.c for why not a row kernel of its own) when x1, x2, xsum and y
  * are all of one float dtype and xsum is apart from x1 and x2 (its second
  * pass rereads them); else the generic path.
  */
@@ -69,9 +69,6 @@ static enum cpu_rows_path rms_path(const struct rms_args *p)
 	const struct perfdb_op_case *c = p->c;
 	enum perfdb_dtype d = p->x1->dtype;
 	const struct perfdb_tensor *y = &c->out[0];
-	if (d == PERFDB_DTYPE_BF16 && y->dtype == PERFDB_DTYPE_BF16 && !p->x2 && !p->bias &&
-	    cpu_has_avx512bf16(cpu_isa_of(c)))
-		return CPU_ROWS_BF16;
 	if (!perfdb_dtype_is_float(d) || y->dtype != d || (p->x2 && p->x2->dtype != d) || !cpu_rows_for(cpu_isa_of(c)))
 		return CPU_ROWS_GENERIC;
 	if (!p->xsum)
@@ -88,15 +85,6 @@ CPU_CLONES static void rms_range(void *ctx, size_t lo, size_t hi, int tid)
 	float *x = (float *)c->priv + (size_t)tid * scratch_stride(c), *t = x + h, *gam = t + h;
 	cpu_load_row(p->g, 0, h, gam);
 	enum cpu_rows_path path = rms_path(p);
-	if (path == CPU_ROWS_BF16) {
-		/* plain bf16 RmsNorm: straight from and to bf16 (kern_bf16.c) */
-		for (size_t r = lo; r < hi; r++)
-			put_rstd(c, p->rstd_slot, r,
-				 cpu_rms_row_bf16((const uint16_t *)p->x1->data + r * h,
-						  (uint16_t *)c->out[0].data + r * h, gam, h, RMS_EPS,
-						  c->out[0].bytes >= CPU_NT_MIN_BYTES));
-		return;
-	}
 	if (path == CPU_ROWS_TABLE) {
 		/* kern_rows*.c, with or without x2/bias/xsum; bias converted once per range */
 		const struct cpu_rows_kern *k = cpu_rows_for(cpu_isa_of(c));
