@@ -14,6 +14,7 @@
  * NPU's matrix unit does (q·scale and the softmax weights rounded to bf16,
  * 2^-9 relative each, accumulated in fp32): 1e-2.
  */
+#include <inttypes.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -392,6 +393,52 @@ static void test_bf16_decode_edges(void **state)
 	}
 }
 
+/*
+ * Decode rows split along their keys (ops_attention_plan.c, flash-decoding):
+ * on 4 threads, 2 sequences x 2 kv heads are 4 items, fewer than twice the
+ * threads, so each row of 600-1000 keys becomes parts of at least 4 tiles
+ * (the second part of a 600-key row starts at an odd tile)
+ * that are combined after the items ran.  Both dtypes, so the fp32 and
+ * the bf16 kernels (row pairs for 4 and 8 rows per kv head, the transposed
+ * one for 12), and a causal speculative case whose rows end at different
+ * keys inside the last part.
+ */
+static void test_decode_split(void **state)
+{
+	(void)state;
+	const char *dts[] = { "DT_FLOAT", "DT_BF16" };
+	static const struct { int hq, qlen; const char *kv, *sparse; } cfg[] = {
+		{ 16, 1, "1000,600", "0" }, { 24, 1, "1000,600", "0" }, { 8, 2, "600,1000", "3" },
+	};
+	for (int d = 0; d < 2; d++)
+		for (size_t k = 0; k < sizeof(cfg) / sizeof(cfg[0]); k++) {
+			struct perfdb_op_case c;
+			int hq = cfg[k].hq, ql = cfg[k].qlen;
+			char q0[32], qls[16];
+			snprintf(q0, sizeof(q0), "%d,%d,64", 2 * ql, hq);
+			snprintf(qls, sizeof(qls), "%d,%d", ql, 2 * ql);
+			int causal = cfg[k].sparse[0] == '3';
+			struct slotdef s[] = {
+				{ 0, q0, dts[d] }, { 1, "128,2,16,64", dts[d] }, { 2, "128,2,16,64", dts[d] },
+				{ 5, "2", "INT64" }, { 6, "2", "INT64" }, { 14, "2,64", "INT32" }, { 4, "2048,2048", "INT8" },
+			};
+			struct cells cs = { { "Runtime actual_seq_lengths_values", "Runtime actual_seq_lengths_kv_values",
+					      "Runtime sparse_mode", "Runtime input_layout" },
+					    { qls, cfg[k].kv, cfg[k].sparse, "TND" }, 4 };
+			char msg[256] = "";
+			int rc = run_fia(&c, s, causal ? 7 : 6, q0, dts[d], &cs, 4, msg);
+			if (rc)
+				fail_msg("%s %s: %s", dts[d], cfg[k].kv, msg);
+			int64_t qlen[] = { ql, ql }, kl[2];
+			sscanf(cfg[k].kv, "%" SCNd64 ",%" SCNd64, &kl[0], &kl[1]);
+			struct ref r = { .nb = 2, .hq = hq, .hkv = 2, .dq = 64, .dv = 64, .qlen = qlen, .kvlen = kl,
+					 .sparse = causal ? 3 : 0, .q_at = tnd_q, .o_at = tnd_q,
+					 .kv_at = paged_kv, .bs = 16, .btc = 64 };
+			check_ref(&c, &r, tol_for(dts[d]));
+			finish(&c);
+		}
+}
+
 /* Paged cache stored (blocks, bs, hkv*d), no mask (sparse 0). */
 static void test_paged_3d_nomask(void **state)
 {
@@ -730,6 +777,7 @@ int main(void)
 		cmocka_unit_test(test_tnd_sparse2),
 		cmocka_unit_test(test_tnd_paged_decode),
 		cmocka_unit_test(test_bf16_decode_edges),
+		cmocka_unit_test(test_decode_split),
 		cmocka_unit_test(test_paged_3d_nomask),
 		cmocka_unit_test(test_mla_bnsd_nbsd_rope),
 		cmocka_unit_test(test_bnsd_inferred),

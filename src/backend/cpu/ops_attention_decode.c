@@ -71,9 +71,10 @@ CPU_CLONES void attn_run_decode(const struct attn_problem *p, const struct item 
 	}
 	memset(O, 0, M * dv * sizeof(float));
 	const v16i iota = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 };
-	for (int64_t j0 = 0; j0 < maxe; j0 += ATTN_BK) {
-		size_t nk = (size_t)(maxe - j0 < ATTN_BK ? maxe - j0 : ATTN_BK), nk16 = (nk + 15) & ~(size_t)15;
-		prefetch_tile(p, b, g, it->s0, j0 + ATTN_BK, maxe);
+	int64_t kend = maxe < it->k1 ? maxe : it->k1;
+	for (int64_t j0 = it->k0; j0 < kend; j0 += ATTN_BK) {
+		size_t nk = (size_t)(kend - j0 < ATTN_BK ? kend - j0 : ATTN_BK), nk16 = (nk + 15) & ~(size_t)15;
+		prefetch_tile(p, b, g, it->s0, j0 + ATTN_BK, kend);
 		attn_load_kv_tile(p, it, j0, nk, s);
 		memset(s->k + nk * dk, 0, (nk16 - nk) * dk * sizeof(float));
 		for (size_t i = 0; i < M; i++) {
@@ -103,15 +104,71 @@ CPU_CLONES void attn_run_decode(const struct attn_problem *p, const struct item 
 			attn_rows_pv(O + i * dv, alpha, S, s->v, dv, nk);
 		}
 	}
+	for (size_t i = 0; i < M; i++)
+		attn_decode_emit(p, it, s, i, s->m[i], s->l[i], O + i * dv);
+}
+
+/* Row i of it divided by l and stored, with its log-sum-exp. */
+static void store_row(const struct attn_problem *p, const struct item *it, size_t i, float m, float l, float *o)
+{
+	int64_t G = p->hq / p->hkv, si = it->s0 + (int64_t)i / G, h = it->g * G + (int64_t)i % G;
+	size_t dv = (size_t)p->dv;
+	float inv = l > 0.0f ? 1.0f / l : 0.0f;
+	for (size_t d = 0; d < dv; d++)
+		o[d] *= inv;
+	cpu_store_row(p->out, (size_t)p->o_row(p->ctx, it->b, h, si) * dv, dv, o);
+	if (p->lse) {
+		float v = l > 0.0f ? m + logf(l) : -INFINITY;
+		cpu_store_row(p->lse, (size_t)p->lse_at(p->ctx, it->b, h, si), 1, &v);
+	}
+}
+
+/* A part's row i: max, sum, then the dv unnormalised outputs. */
+static float *part_row(const struct attn_problem *p, const float *buf, const struct item *it, size_t i)
+{
+	return (float *)buf + it->part + i * ((size_t)p->dv + 2);
+}
+
+void attn_decode_emit(const struct attn_problem *p, const struct item *it, struct scr *s, size_t i, float m,
+		      float l, float *o)
+{
+	if (it->part < 0) {
+		store_row(p, it, i, m, l, o);
+		return;
+	}
+	float *r = part_row(p, s->parts, it, i);
+	r[0] = m;
+	r[1] = l;
+	memcpy(r + 2, o, (size_t)p->dv * sizeof(float));
+}
+
+/*
+ * Flash-decoding's combination: with the row's max m over the parts, each
+ * part's sum and outputs scaled by exp(m_part - m) add up to what one pass
+ * over all the keys gives (a part that saw none of the row's keys has
+ * l = 0 and adds nothing).
+ */
+void attn_decode_merge(const struct attn_problem *p, const struct item *parts, size_t np, const float *buf,
+		       float *row)
+{
+	size_t M = (size_t)(parts[0].ns * (p->hq / p->hkv)), dv = (size_t)p->dv;
 	for (size_t i = 0; i < M; i++) {
-		int64_t si = it->s0 + (int64_t)i / G, h = g * G + (int64_t)i % G;
-		float inv = s->l[i] > 0.0f ? 1.0f / s->l[i] : 0.0f;
-		for (size_t d = 0; d < dv; d++)
-			O[i * dv + d] *= inv;
-		cpu_store_row(p->out, (size_t)p->o_row(p->ctx, b, h, si) * dv, dv, O + i * dv);
-		if (p->lse) {
-			float v = s->l[i] > 0.0f ? s->m[i] + logf(s->l[i]) : -INFINITY;
-			cpu_store_row(p->lse, (size_t)p->lse_at(p->ctx, b, h, si), 1, &v);
+		float m = NEG_BIG, l = 0.0f;
+		for (size_t q = 0; q < np; q++) {
+			const float *r = part_row(p, buf, &parts[q], i);
+			if (r[1] > 0.0f && r[0] > m)
+				m = r[0];
 		}
+		memset(row, 0, dv * sizeof(float));
+		for (size_t q = 0; q < np; q++) {
+			const float *r = part_row(p, buf, &parts[q], i);
+			if (!(r[1] > 0.0f))
+				continue;
+			float a = expf(r[0] - m);
+			l += r[1] * a;
+			for (size_t d = 0; d < dv; d++)
+				row[d] += a * r[2 + d];
+		}
+		store_row(p, &parts[0], i, m, l, row);
 	}
 }

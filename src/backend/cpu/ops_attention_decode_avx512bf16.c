@@ -85,17 +85,17 @@ static void pfq_fill(struct pfq *q, const struct attn_problem *p, const int64_t 
  * The tile of both decode kernels at j0: its rows (fetched a tile before, in
  * rows[j0 / ATTN_BK % 2]), its nk keys padded to nk16; the next tile's rows
  * are fetched and its lines queued, to be prefetched during this tile.  The
- * first tile has nothing ahead of it to hide behind: j0 = 0 fetches and
- * prefetches it at once.
+ * first tile (k0, the item's first key) has nothing ahead of it to hide
+ * behind: it is fetched and prefetched at once.  maxe: the item's key end.
  */
 static inline __attribute__((always_inline)) const int64_t *
-tile_next(const struct attn_problem *p, int64_t b, int64_t g, int64_t s0, int64_t j0, int64_t maxe,
+tile_next(const struct attn_problem *p, int64_t b, int64_t g, int64_t s0, int64_t j0, int64_t k0, int64_t maxe,
 	  int64_t rows[2][ATTN_BK], struct pfq *pq, size_t *nk, size_t *nk16)
 {
-	if (j0 == 0) {
-		int64_t n0 = maxe < ATTN_BK ? maxe : ATTN_BK;
-		tile_rows(p, b, g, s0, 0, n0, rows[0]);
-		pfq_fill(pq, p, rows[0], n0);
+	if (j0 == k0) {
+		int64_t n0 = maxe - k0 < ATTN_BK ? maxe - k0 : ATTN_BK;
+		tile_rows(p, b, g, s0, k0, n0, rows[k0 / ATTN_BK % 2]);
+		pfq_fill(pq, p, rows[k0 / ATTN_BK % 2], n0);
 		pfq_flush(pq);
 	}
 	*nk = (size_t)(maxe - j0 < ATTN_BK ? maxe - j0 : ATTN_BK);
@@ -281,22 +281,15 @@ static TBF int64_t load_rows(const struct attn_problem *p, const struct item *it
 	return maxe;
 }
 
-/* O / l (in vlane_dim order within each 32-dim chunk) and the log-sum-exp to the item's outputs. */
+/* O (in vlane_dim order within each 32-dim chunk) back in dim order, each row to attn_decode_emit. */
 static TBF void store_rows(const struct attn_problem *p, const struct item *it, struct scr *s)
 {
-	int64_t G = p->hq / p->hkv, b = it->b, g = it->g;
-	size_t M = (size_t)(it->ns * G), dv = (size_t)p->dv;
+	size_t M = (size_t)(it->ns * (p->hq / p->hkv)), dv = (size_t)p->dv;
 	for (size_t i = 0; i < M; i++) {
-		int64_t si = it->s0 + (int64_t)i / G, h = g * G + (int64_t)i % G;
-		float inv = s->l[i] > 0.0f ? 1.0f / s->l[i] : 0.0f;
 		for (size_t d0 = 0; d0 < dv; d0 += 32)
 			for (size_t l = 0; l < 32; l++)
-				s->row[d0 + vlane_dim(l)] = s->ot[i * dv + d0 + l] * inv;
-		cpu_store_row(p->out, (size_t)p->o_row(p->ctx, b, h, si) * dv, dv, s->row);
-		if (p->lse) {
-			float v = s->l[i] > 0.0f ? s->m[i] + logf(s->l[i]) : -INFINITY;
-			cpu_store_row(p->lse, (size_t)p->lse_at(p->ctx, b, h, si), 1, &v);
-		}
+				s->row[d0 + vlane_dim(l)] = s->ot[i * dv + d0 + l];
+		attn_decode_emit(p, it, s, i, s->m[i], s->l[i], s->row);
 	}
 }
 
@@ -366,10 +359,11 @@ TBF void attn_run_decode_bf16(const struct attn_problem *p, const struct item *i
 	float mx16[16 * ROWS_MAX];
 	struct pfq pfq_mem, *pq = &pfq_mem;
 	int64_t maxe = load_rows(p, it, s);
+	maxe = maxe < it->k1 ? maxe : it->k1;
 	const v16i iota = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 };
-	for (int64_t j0 = 0; j0 < maxe; j0 += ATTN_BK) {
+	for (int64_t j0 = it->k0; j0 < maxe; j0 += ATTN_BK) {
 		size_t nk, nk16;
-		const int64_t *cur = tile_next(p, b, g, it->s0, j0, maxe, rows, pq, &nk, &nk16);
+		const int64_t *cur = tile_next(p, b, g, it->s0, j0, it->k0, maxe, rows, pq, &nk, &nk16);
 		size_t np = nk16 / 2;
 		stage_tile(p, cur, nk, nk16, kb, krow, vp, kt, 0);
 		size_t r0 = 0;
@@ -464,6 +458,7 @@ static TBF void decode_rowpairs(const struct attn_problem *p, const struct item 
 	int64_t rows[2][ATTN_BK];
 	struct pfq pfq_mem, *pq = &pfq_mem;
 	int64_t maxe = load_rows(p, it, s), mine = maxe;
+	maxe = maxe < it->k1 ? maxe : it->k1;
 	const uint32_t *Q32 = (const uint32_t *)s->qt;
 	for (size_t t = 0; t < nt; t++)
 		for (size_t l = 0; l < 16; l++)
@@ -483,9 +478,9 @@ static TBF void decode_rowpairs(const struct attn_problem *p, const struct item 
 		pidx_w[k] = (uint16_t)(8 * (k / 4) + (int[]){ 0, 4, 2, 6 }[k % 4]);
 	const __m512i pidx = _mm512_loadu_si512(pidx_w);
 	v16 mrun = bc(NEG_BIG), lrun = bc(0.0f);
-	for (int64_t j0 = 0; j0 < maxe; j0 += ATTN_BK) {
+	for (int64_t j0 = it->k0; j0 < maxe; j0 += ATTN_BK) {
 		size_t nk, nk16;
-		const int64_t *cur = tile_next(p, b, g, it->s0, j0, maxe, rows, pq, &nk, &nk16);
+		const int64_t *cur = tile_next(p, b, g, it->s0, j0, it->k0, maxe, rows, pq, &nk, &nk16);
 		size_t np = nk16 / 2;
 		stage_tile(p, cur, nk, nk16, kb, krow, vp, NULL, 1);
 		/* scores, 8 keys at a time: 8 independent accumulators cover the vdpbf16ps latency */

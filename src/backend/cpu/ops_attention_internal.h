@@ -50,14 +50,23 @@ typedef int32_t v16i __attribute__((vector_size(64)));
 /* Items of at most this many query rows may take the decode kernels (lanes along the head dim). */
 #define ROWS_MAX 16
 
+/*
+ * A work item: query rows s0 .. s0 + ns - 1 of sequence b against kv head
+ * g, over keys [k0, k1) (k1 past the end: all of them).  A decode item may
+ * be one part of a row split along its keys (ops_attention_plan.c); part
+ * is then where its rows' partial results start in struct scr's parts
+ * (floats; -1: not split, the item writes the outputs itself).
+ */
 struct item {
 	int64_t b, g, s0, ns;
+	int64_t k0, k1, part;
 };
 
-/* Scratch layout of one thread (floats, every part 64-byte aligned). */
+/* Scratch layout of one thread (floats, every part 64-byte aligned); parts: the plan's, shared. */
 struct scr {
 	float *qt, *k, *v, *st, *ot, *m, *l, *alpha, *row;
 	int32_t *end;
+	float *parts;
 };
 
 static inline size_t al16(size_t n)
@@ -140,6 +149,17 @@ static inline __attribute__((always_inline)) v16 vexp(v16 x)
 void attn_run_prefill(const struct attn_problem *p, const struct item *it, struct scr *s, int bf);
 /* Items of M <= ROWS_MAX rows with q·k and value dims multiples of 16. */
 void attn_run_decode(const struct attn_problem *p, const struct item *it, struct scr *s);
+/*
+ * Row i of a decode item: o (dv floats in dim order, not yet divided by
+ * l), the row's running max m and sum l.  Divided and stored to the
+ * outputs (with the log-sum-exp), or kept in the item's part when the
+ * item is one part of a split row.  o may be overwritten.
+ */
+void attn_decode_emit(const struct attn_problem *p, const struct item *it, struct scr *s, size_t i, float m,
+		      float l, float *o);
+/* The np parts of one split row (consecutive items) combined and stored; row: dv floats of scratch. */
+void attn_decode_merge(const struct attn_problem *p, const struct item *parts, size_t np, const float *buf,
+		       float *row);
 
 /* fp32 products of the lane-per-query layout (attn_qk_tile in ops_attention_kernel.h is the score one). */
 /* Ot[d][i] = Ot[d][i]·alpha[i] + Σ_j V[j][d]·P[j][i] for d < dv, i < mp (a multiple of 16), j < nk; aligned as attn_qk_tile. */

@@ -12,11 +12,15 @@
 #include "ops_attention_internal.h"
 
 #define MAX_ROWS 128          /* query rows per item (M) */
+#define PART_MIN_TILES 4      /* keys of a part of a split decode row, in tiles of ATTN_BK */
 
 struct attn_plan {
 	const struct attn_problem *p;
 	struct item *items;
 	size_t nitems;
+	size_t *groups;           /* split rows: items[groups[2k]] .. + groups[2k + 1] are one row's parts */
+	size_t ngroups;
+	float *parts;             /* the parts' partial results (struct item's part) */
 	int threads;
 	size_t mp, dk, scratch;   /* floats per thread */
 	float *mem;
@@ -33,9 +37,10 @@ static size_t scr_floats(size_t mp, size_t dk, size_t dv)
 	       al16(dv * mp) + 5 * al16(mp) + al16(w);
 }
 
-static struct scr scr_at(float *base, size_t mp, size_t dk, size_t dv)
+static struct scr scr_at(float *base, size_t mp, size_t dk, size_t dv, float *parts)
 {
 	struct scr s;
+	s.parts = parts;
 	float *p = base;
 	s.qt = p; p += al16(dk * mp);
 	s.k = p; p += al16(ATTN_BK * dk);
@@ -70,23 +75,57 @@ int attn_plan_new(struct attn_plan **out, const struct attn_problem *p, struct p
 	size_t n = 0;
 	for (int64_t b = 0; b < p->nb; b++)
 		n += (size_t)(p->hkv * ((p->qlen[b] + pl->bq - 1) / pl->bq));
-	pl->items = malloc((n ? n : 1) * sizeof(*pl->items));
-	if (!pl->items) {
-		free(pl);
+	pl->rows_path = (p->dq + p->dr) % 16 == 0 && p->dv % 16 == 0;
+	/*
+	 * A decode row with fewer items than threads, such as batch 1 with one
+	 * item per kv head, is split along its keys (flash-decoding): each
+	 * part of at least PART_MIN_TILES tiles is an item of its own, keeps
+	 * its rows' max, sum and unnormalised outputs, and the parts are
+	 * combined after all items ran.  Two items a thread at least, so the
+	 * atomic counter can even out the parts.
+	 */
+	int64_t split = 1;
+	if (threads > 1 && pl->rows_path && n > 0 && n < 2 * (size_t)threads)
+		split = (int64_t)((2 * (size_t)threads + n - 1) / n);
+	size_t nmax = n * (size_t)split;
+	pl->items = malloc((nmax ? nmax : 1) * sizeof(*pl->items));
+	pl->groups = split > 1 ? malloc(2 * n * sizeof(*pl->groups)) : NULL;
+	if (!pl->items || (split > 1 && !pl->groups)) {
+		attn_plan_free(pl);
 		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 	}
+	size_t nparts = 0;
 	/* later query tiles first: under a causal mask they cost the most */
 	for (int64_t b = 0; b < p->nb; b++)
 		for (int64_t s0 = ((p->qlen[b] + pl->bq - 1) / pl->bq - 1) * pl->bq; s0 >= 0; s0 -= pl->bq)
 			for (int64_t g = 0; g < p->hkv; g++) {
 				int64_t ns = p->qlen[b] - s0 < pl->bq ? p->qlen[b] - s0 : pl->bq;
-				pl->items[pl->nitems++] = (struct item){ b, g, s0, ns };
+				int64_t tiles = (p->kvlen[b] + ATTN_BK - 1) / ATTN_BK;
+				int64_t np = split < tiles / PART_MIN_TILES ? split : tiles / PART_MIN_TILES;
+				if (np < 2 || ns * G > ROWS_MAX) {   /* prefill items take no parts */
+					pl->items[pl->nitems++] = (struct item){ b, g, s0, ns, 0, INT64_MAX, -1 };
+					continue;
+				}
+				int64_t per = (tiles + np - 1) / np * ATTN_BK;
+				pl->groups[2 * pl->ngroups] = pl->nitems;
+				pl->groups[2 * pl->ngroups++ + 1] = (size_t)np;
+				for (int64_t q = 0; q < np; q++) {
+					pl->items[pl->nitems++] = (struct item){ b, g, s0, ns, q * per, (q + 1) * per,
+										 (int64_t)nparts };
+					nparts += (size_t)(ns * G) * (size_t)(p->dv + 2);
+				}
 			}
+	if (nparts) {
+		pl->parts = malloc(nparts * sizeof(float));
+		if (!pl->parts) {
+			attn_plan_free(pl);
+			return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory (attention parts)");
+		}
+	}
 	pl->threads = threads < 1 ? 1 : threads;
 	if ((size_t)pl->threads > pl->nitems)
 		pl->threads = pl->nitems ? (int)pl->nitems : 1;
 	pl->mp = al16((size_t)(pl->bq * G));
-	pl->rows_path = (p->dq + p->dr) % 16 == 0 && p->dv % 16 == 0;
 #ifdef ATTN_BF16
 	pl->bf16 = cpu_isa_of(c) >= PERFDB_ISA_AVX512_BF16 && p->q->dtype == PERFDB_DTYPE_BF16 &&
 		   p->k->dtype == PERFDB_DTYPE_BF16 && p->v->dtype == PERFDB_DTYPE_BF16 &&
@@ -110,7 +149,7 @@ int attn_plan_new(struct attn_plan **out, const struct attn_problem *p, struct p
 /* Work items until none is left, with thread t's scratch. */
 static void work(struct attn_plan *pl, int t)
 {
-	struct scr s = scr_at(pl->mem + pl->scratch * (size_t)t, pl->mp, pl->dk, (size_t)pl->p->dv);
+	struct scr s = scr_at(pl->mem + pl->scratch * (size_t)t, pl->mp, pl->dk, (size_t)pl->p->dv, pl->parts);
 	for (;;) {
 		size_t i = atomic_fetch_add(&pl->next, 1);
 		if (i >= pl->nitems)
@@ -130,6 +169,16 @@ static void work(struct attn_plan *pl, int t)
 	}
 }
 
+/* Split rows t, t + nt, ... combined and stored, with thread t's scratch row. */
+static void merge(struct attn_plan *pl, int t, int nt)
+{
+	if (!pl->ngroups)
+		return;
+	struct scr s = scr_at(pl->mem + pl->scratch * (size_t)t, pl->mp, pl->dk, (size_t)pl->p->dv, pl->parts);
+	for (size_t k = (size_t)t; k < pl->ngroups; k += (size_t)nt)
+		attn_decode_merge(pl->p, &pl->items[pl->groups[2 * k]], pl->groups[2 * k + 1], pl->parts, s.row);
+}
+
 /*
  * The items are shared through an atomic counter by the OpenMP team the
  * other kernels of the backend use (cpu_parallel): threads created per call
@@ -142,10 +191,15 @@ int attn_plan_run(struct attn_plan *pl, struct perfdb_err *err)
 	atomic_store(&pl->next, 0);
 	if (pl->threads <= 1) {
 		work(pl, 0);
+		merge(pl, 0, 1);
 		return 0;
 	}
 #pragma omp parallel num_threads(pl->threads)
-	work(pl, omp_get_thread_num());
+	{
+		work(pl, omp_get_thread_num());
+#pragma omp barrier
+		merge(pl, omp_get_thread_num(), omp_get_num_threads());
+	}
 	return 0;
 }
 
@@ -154,6 +208,8 @@ void attn_plan_free(struct attn_plan *pl)
 	if (!pl)
 		return;
 	free(pl->items);
+	free(pl->groups);
+	free(pl->parts);
 	free(pl->mem);
 	free(pl);
 }
