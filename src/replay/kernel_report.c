@@ -94,7 +94,7 @@ static const char *const own[][2] = {
 	{ "cuk_swiglu", "perfdb_swiglu" },   { "cuk_softmax", "perfdb_softmax" },
 	{ "cuk_gather", "perfdb_gather" },   { "cuk_transpose", "perfdb_transpose" },
 	{ "cuk_dequant", "perfdb_dequant" }, { "cuk_attention", "perfdb_attention" },
-	{ "cuk_scatter", "perfdb_scatter" },
+	{ "cuk_scatter", "perfdb_scatter" }, { "cuk_copy", "perfdb_copy" },
 };
 
 const char *perfdb_kernel_family(const char *name)

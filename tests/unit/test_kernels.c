@@ -97,6 +97,9 @@ static void test_family(void **state)
 						 "4096ul>)"), "nccl");
 	assert_string_equal(perfdb_kernel_family("cuk_rmsnorm_kernel"), "perfdb_rmsnorm");
 	assert_string_equal(perfdb_kernel_family("cuk_add_vec16"), "perfdb_add");
+	assert_string_equal(perfdb_kernel_family("_Z13cuk_add_vec16I13__nv_bfloat16Lb0EEvPK5uint4S3_lPS1_l"), "perfdb_add");
+	assert_string_equal(perfdb_kernel_family("cuk_copy_vec16"), "perfdb_copy");
+	assert_string_equal(perfdb_kernel_family("cuk_block_copy_kernel"), "perfdb_block_copy");
 	assert_string_equal(perfdb_kernel_family("cuk_add_rmsnorm_kernel"), "perfdb_add_rmsnorm");
 	assert_string_equal(perfdb_kernel_family("void cuk_rmsnorm_vec8<__nv_bfloat16>(__nv_bfloat16 const*, "
 						 "__nv_bfloat16 const*, __nv_bfloat16*, float*, long, float)"),

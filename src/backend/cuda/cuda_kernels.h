@@ -18,6 +18,14 @@ extern "C" {
 
 enum cuk_dt { CUK_F32 = 0, CUK_F16 = 1, CUK_BF16 = 2 };
 
+/*
+ * bytes from src to dst (device to device) by a kernel, 16 bytes per thread
+ * where both are 16-byte aligned.  Not cudaMemcpyAsync: captured in a CUDA
+ * graph that is a copy-engine node, 2.7 TB/s on an H200 against 4.1-4.2
+ * for the same call on a stream and for this kernel in or out of a graph.
+ */
+cudaError_t cuk_copy(const void *src, void *dst, size_t bytes, cudaStream_t s);
+
 /* out[i] = x[i] + (y ? y[i % ny] : 1) over n elements. */
 cudaError_t cuk_add(const void *x, int dx, const void *y, int dy, int64_t ny, void *out, int dout, int64_t n,
 		    cudaStream_t s);

@@ -184,24 +184,66 @@ template <typename T> __global__ void cuk_swiglu_vec8(const T *x, T *out, int64_
 	}
 }
 
-extern "C" {
-
-// Same dtype everywhere, 8 bf16/fp16 (or 4 fp32) per 16-byte access.
-__global__ void cuk_add_vec16(const uint4 *x, const uint4 *y, int64_t ny16, uint4 *out, int dt, int64_t n16)
+// 16 bytes of one dtype added to 16 bytes of another 16-byte vector, in
+// fp32, rounded to nearest even (as st()).  One function per dtype, so the
+// conversions are straight-line pair instructions.
+__device__ __forceinline__ uint4 add16(uint4 a, uint4 b, float)
 {
-	for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n16; i += (int64_t)gridDim.x * blockDim.x) {
-		uint4 a = x[i], b = y[i % ny16], r;
-		const int per = dt == CUK_F32 ? 4 : 8;
-		float fa[8], fb[8];
-		for (int k = 0; k < per; k++) {
-			fa[k] = ld(&a, dt, k);
-			fb[k] = ld(&b, dt, k);
-		}
-		for (int k = 0; k < per; k++)
-			st(&r, dt, k, fa[k] + fb[k]);
-		out[i] = r;
-	}
+	const float *fa = reinterpret_cast<const float *>(&a), *fb = reinterpret_cast<const float *>(&b);
+	return make_uint4(__float_as_uint(fa[0] + fb[0]), __float_as_uint(fa[1] + fb[1]),
+			  __float_as_uint(fa[2] + fb[2]), __float_as_uint(fa[3] + fb[3]));
 }
+
+__device__ __forceinline__ uint4 add16(uint4 a, uint4 b, __nv_bfloat16)
+{
+	uint4 r;
+	const __nv_bfloat162 *pa = reinterpret_cast<const __nv_bfloat162 *>(&a);
+	const __nv_bfloat162 *pb = reinterpret_cast<const __nv_bfloat162 *>(&b);
+	__nv_bfloat162 *pr = reinterpret_cast<__nv_bfloat162 *>(&r);
+	for (int k = 0; k < 4; k++) {
+		float2 u = __bfloat1622float2(pa[k]), v = __bfloat1622float2(pb[k]);
+		pr[k] = __floats2bfloat162_rn(u.x + v.x, u.y + v.y);
+	}
+	return r;
+}
+
+__device__ __forceinline__ uint4 add16(uint4 a, uint4 b, __half)
+{
+	uint4 r;
+	const __half2 *pa = reinterpret_cast<const __half2 *>(&a), *pb = reinterpret_cast<const __half2 *>(&b);
+	__half2 *pr = reinterpret_cast<__half2 *>(&r);
+	for (int k = 0; k < 4; k++) {
+		float2 u = __half22float2(pa[k]), v = __half22float2(pb[k]);
+		pr[k] = __floats2half2_rn(u.x + v.x, u.y + v.y);
+	}
+	return r;
+}
+
+// Same dtype everywhere, 16 bytes per access.  y is as long as x, or
+// broadcast (BCAST: ny16 < n16).  The dtype and the broadcast are template
+// parameters: a 64-bit modulo and a dtype switch per element had made this
+// kernel compute-bound, at 28 % of a D2D copy's bandwidth on an H200
+// (docs/cuda.md "Verification status").
+template <typename T, bool BCAST>
+__global__ void cuk_add_vec16(const uint4 *__restrict__ x, const uint4 *__restrict__ y, int64_t ny16,
+			      uint4 *__restrict__ out, int64_t n16)
+{
+	for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n16; i += (int64_t)gridDim.x * blockDim.x)
+		out[i] = add16(x[i], y[BCAST ? i % ny16 : i], T());
+}
+
+template <typename T>
+void add_vec16(const void *x, const void *y, int64_t ny16, void *out, int64_t n16, cudaStream_t s)
+{
+	const uint4 *xv = static_cast<const uint4 *>(x), *yv = static_cast<const uint4 *>(y);
+	uint4 *ov = static_cast<uint4 *>(out);
+	if (ny16 == n16)
+		cuk_add_vec16<T, false><<<blocks_for(n16, 256), 256, 0, s>>>(xv, yv, ny16, ov, n16);
+	else
+		cuk_add_vec16<T, true><<<blocks_for(n16, 256), 256, 0, s>>>(xv, yv, ny16, ov, n16);
+}
+
+extern "C" {
 
 __global__ void cuk_convert_kernel(const void *src, int ds, void *dst, int dd, int64_t n)
 {
@@ -349,10 +391,12 @@ cudaError_t cuk_add(const void *x, int dx, const void *y, int dy, int64_t ny, vo
 	int es = dx == CUK_F32 ? 4 : 2, per = 16 / es;
 	bool vec = y && dx == dy && dx == dout && n % per == 0 && ny % per == 0 && ny > 0 &&
 		   ((uintptr_t)x | (uintptr_t)y | (uintptr_t)out) % 16 == 0;
-	if (vec)
-		cuk_add_vec16<<<blocks_for(n / per, 256), 256, 0, s>>>(static_cast<const uint4 *>(x),
-									static_cast<const uint4 *>(y), ny / per,
-									static_cast<uint4 *>(out), dx, n / per);
+	if (vec && dx == CUK_F32)
+		add_vec16<float>(x, y, ny / per, out, n / per, s);
+	else if (vec && dx == CUK_BF16)
+		add_vec16<__nv_bfloat16>(x, y, ny / per, out, n / per, s);
+	else if (vec)
+		add_vec16<__half>(x, y, ny / per, out, n / per, s);
 	else
 		cuk_add_kernel<<<blocks_for(n, 256), 256, 0, s>>>(x, dx, y, dy, ny > 0 ? ny : 1, out, dout, n);
 	return cudaGetLastError();
@@ -608,6 +652,32 @@ extern "C" __global__ void cuk_block_copy_kernel(const char *src, char *dst, str
 		for (int b = 0; b < es; b++)
 			dst[dof * es + b] = src[so * es + b];
 	}
+}
+
+extern "C" __global__ void cuk_copy_vec16(const uint4 *__restrict__ src, uint4 *__restrict__ dst, int64_t n16)
+{
+	for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n16; i += (int64_t)gridDim.x * blockDim.x)
+		dst[i] = src[i];
+}
+
+extern "C" __global__ void cuk_copy_bytes(const char *src, char *dst, int64_t n)
+{
+	for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+		dst[i] = src[i];
+}
+
+extern "C" cudaError_t cuk_copy(const void *src, void *dst, size_t bytes, cudaStream_t s)
+{
+	if (!bytes)
+		return cudaSuccess;
+	int64_t n16 = ((uintptr_t)src | (uintptr_t)dst) % 16 == 0 ? (int64_t)(bytes / 16) : 0, tail = (int64_t)bytes - 16 * n16;
+	if (n16)
+		cuk_copy_vec16<<<blocks_for(n16, 256), 256, 0, s>>>(static_cast<const uint4 *>(src),
+								   static_cast<uint4 *>(dst), n16);
+	if (tail)
+		cuk_copy_bytes<<<blocks_for(tail, 256), 256, 0, s>>>(static_cast<const char *>(src) + 16 * n16,
+								   static_cast<char *>(dst) + 16 * n16, tail);
+	return cudaGetLastError();
 }
 
 extern "C" cudaError_t cuk_block_copy(const void *src, void *dst, const struct cuk_dims *sd, const struct cuk_dims *dd,

@@ -1,9 +1,9 @@
 /*
  * CUDA backend, memory-bound operators with the backend's own kernels
  * (kernels.cu; Sort: CUB in sort.cu): Add, RmsNorm, SwiGlu, SoftmaxV2,
- * GatherV2, Transpose, ScatterNdUpdate, Sort and the others below, and
- * TensorMove as a device-to-device copy (cudaMemcpyAsync: the reference
- * every memory-bound figure is compared with).
+ * GatherV2, Transpose, ScatterNdUpdate, Sort, TensorMove (a copy kernel:
+ * cuda_kernels.h cuk_copy says why not cudaMemcpyAsync) and the others
+ * below.
  *
  * Slots and semantics are the operator layer's (src/replay/opdef/, run by
  * the engine before these checks), and so are the indices' spreading over
@@ -152,7 +152,7 @@ static int tr_enqueue(struct perfdb_op_case *c, struct cu_case *k, cudaStream_t 
 
 static int move_enqueue(struct perfdb_op_case *c, struct cu_case *k, cudaStream_t s, struct perfdb_err *err)
 {
-	CU_TRY(err, cudaMemcpyAsync(k->dout[0], k->din[0], c->out[0].bytes, cudaMemcpyDeviceToDevice, s));
+	CU_TRY(err, cuk_copy(k->din[0], k->dout[0], c->out[0].bytes, s));
 	return 0;
 }
 
@@ -444,7 +444,7 @@ const struct cu_op cu_ops_mem[] = {
 	CU_OP("SwiGlu", "own", no_limits, NULL, swiglu_enqueue, NULL),
 	CU_OP("GatherV2", "own", gather_check, gather_setup, gather_enqueue, NULL),
 	CU_OP("Transpose", "own", no_limits, NULL, tr_enqueue, NULL),
-	CU_OP("TensorMove", "cudaMemcpyAsync", no_limits, NULL, move_enqueue, NULL),
+	CU_OP("TensorMove", "own", no_limits, NULL, move_enqueue, NULL),
 	CU_OP("MaskedFill", "own", no_limits, mfill_setup, mfill_enqueue, free_state),
 	CU_OP("AddRmsNormBias", "own", arnb_check, NULL, arnb_enqueue, NULL),
 	CU_OP("Slice", "own", block_check, NULL, block_enqueue, NULL),
