@@ -66,7 +66,16 @@ static const struct tcase cases[] = {
 	{ "Transpose", "4,6,8", "DT_BF16", "6,4,8", "DT_BF16", 0, NULL },
 	{ "Transpose", "2,3,5,7", "DT_FLOAT", "2,5,3,7", "DT_FLOAT", 0, NULL },
 	{ "Transpose", "33,65", "INT8", "65,33", "INT8", 0, NULL },
-	{ "TensorMove", "1000,3", "DT_BF16", "1000,3", "DT_BF16", 0, NULL },
+	{ "TensorMove", "1000,3", "DT_BF16", "1000,3", "DT_BF16", 0, NULL },   /* 6000 bytes: 16-byte units and a tail */
+	{ "TensorMove", "64,1024", "DT_FLOAT", "64,1024", "DT_FLOAT", 0, NULL },
+	/* the kernels of 2026-12-04: rows held in registers, and their fallbacks past the register bound */
+	{ "SoftmaxV2", "3,4096", "DT_BF16", "3,4096", "DT_BF16", 1e-2, NULL },
+	{ "SoftmaxV2", "2,16384", "DT_FLOAT16", "2,16384", "DT_FLOAT16", 2e-3, NULL },
+	{ "SoftmaxV2", "2,20000", "DT_FLOAT", "2,20000", "DT_FLOAT", 1e-5, NULL },   /* past 4 vectors a thread */
+	{ "RmsNorm", "3,5120;5120", "DT_BF16;DT_BF16", "3,5120;3,1", "DT_BF16;DT_FLOAT", 2e-2, NULL },
+	{ "RmsNorm", "2,70000;70000", "DT_FLOAT16;DT_FLOAT16", "2,70000", "DT_FLOAT16", 5e-3, NULL },  /* two passes */
+	{ "Transpose", "6,10,3", "DT_BF16", "10,6,3", "DT_BF16", 0, NULL },   /* 2-byte units */
+	{ "Add", "6,4096;4096", "DT_FLOAT16;DT_FLOAT16", "6,4096", "DT_FLOAT16", 2e-3, NULL },   /* broadcast, 16 bytes */
 	{ "MaskedFill", "4,100;100;1", "DT_BF16;BOOL;DT_BF16", "4,100", "DT_BF16", 0, NULL },
 	{ "AddRmsNormBias", "8,256;8,256;256;256", "DT_BF16;DT_BF16;DT_BF16;DT_BF16", "8,256;8,1;8,256",
 	  "DT_BF16;DT_FLOAT;DT_BF16", 2e-2, NULL },
