@@ -27,8 +27,9 @@
 # 3. bench/microbench_attention.c: FusedInferAttentionScore prefill GFLOP/s next
 #    to a 2048³ oneDNN GEMM, decode GB/s next to a STREAM triad alternating
 #    with the decode calls (prefill heads divided by 8: see its header).
-# OPENBLAS_CORETYPE is removed (OpenBLAS detects the core) and
-# OMP_NUM_THREADS = THREADS, as perfdb microbench does (docs/replay.md).
+# OPENBLAS_CORETYPE is removed (OpenBLAS, the fp32 GEMV reference's
+# library, detects the core) and OMP_NUM_THREADS = THREADS, as perfdb
+# microbench sets it (docs/replay.md).
 # docs/measuring.md defines every number.
 set -eu
 BUILD=${1:-build}

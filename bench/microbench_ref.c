@@ -127,6 +127,9 @@ int main(int argc, char **argv)
 	perfdb_backend_cpu.describe(bench_ctx, &d);
 	printf("%s", d.buf);
 	perfdb_strbuf_release(&d);
+	/* the fp32 GEMV reference's library (perfdb itself does not link OpenBLAS) */
+	openblas_set_num_threads(threads > 0 ? threads : 1);
+	printf("reference openblas=%s core=%s\n", openblas_get_config(), openblas_get_corename());
 	int gemm_only = argc > 3 && strcmp(argv[3], "gemm") == 0, mem_only = argc > 3 && strcmp(argv[3], "mem") == 0;
 	if (!mem_only)
 		gemm_section(scale);

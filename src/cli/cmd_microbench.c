@@ -52,7 +52,7 @@ const struct cmd_help cmd_microbench_help = {
 	.summary = "replay operators (on the CPU, or under msprof on Ascend) and write durations back",
 	.description =
 		"--backend cpu replays every row of the selected tables on this machine's CPU\n"
-		"(oneDNN, OpenBLAS, own kernels) and writes mean/min/median/std back; it refuses a\n"
+		"(oneDNN, own kernels) and writes mean/min/median/std back; it refuses a\n"
 		"database of another device kind unless --force-device. --backend cuda does the\n"
 		"same on this machine's NVIDIA GPU (cuBLASLt, own CUDA kernels; device time of\n"
 		"CUDA-graph replays, per-kernel times from CUPTI; see docs/cuda.md). Both then write\n"
@@ -191,8 +191,8 @@ out:
  */
 static int run_native(struct perfdb_native_opts *no, const struct native_flags *f)
 {
-	/* before MPI_Init: choosing the OpenBLAS core may re-exec the process */
-	perfdb_native_choose_openblas_core(no->backend, no->threads);
+	/* before MPI_Init: setting oneDNN's thread count may re-exec the process */
+	perfdb_native_set_threads_env(no->backend, no->threads);
 	no->rank = 0;
 	no->nranks = 1;
 	if (perfdb_comm_launcher_rank() < 0)

@@ -25,32 +25,23 @@
 #include "replay/probe.h"
 
 /*
- * OpenBLAS picks its kernels when it loads, from OPENBLAS_CORETYPE.  This
- * environment sets OPENBLAS_CORETYPE=Haswell, which halves fp32 GEMM speed
- * on AVX-512 machines, so the CPU backend chooses deliberately: the core in
- * $PERFDB_OPENBLAS_CORETYPE if set, else OpenBLAS's own detection (the
- * variable removed), re-executing once when the environment disagrees
- * (OMP_NUM_THREADS is set to --threads the same way, for oneDNN).  The
- * core in use is recorded (openblas_core in the environment record).
+ * oneDNN's OpenMP runtime reads OMP_NUM_THREADS once, when it loads, so a
+ * CPU run whose environment disagrees with --threads re-executes itself
+ * once with OMP_NUM_THREADS = --threads.  PERFDB_REEXEC, set in the new
+ * process (or by a wrapper such as tests/valgrind/perfdb-vg.sh), stops a
+ * second one.
  */
-static void choose_openblas_core(long threads)
+static void set_threads_env(long threads)
 {
-	if (getenv("PERFDB_OPENBLAS_REEXEC"))
+	if (getenv("PERFDB_REEXEC"))
 		return;
-	const char *want = getenv("PERFDB_OPENBLAS_CORETYPE"), *have = getenv("OPENBLAS_CORETYPE");
 	const char *omp = getenv("OMP_NUM_THREADS");
 	char nt[32];
 	snprintf(nt, sizeof(nt), "%ld", threads);
-	/* oneDNN's OpenMP runtime also reads its thread count only when it loads */
-	int omp_ok = omp && strcmp(omp, nt) == 0;
-	if (omp_ok && ((!want && !have) || (want && have && strcmp(want, have) == 0)))
+	if (omp && strcmp(omp, nt) == 0)
 		return;
-	if (want)
-		setenv("OPENBLAS_CORETYPE", want, 1);
-	else
-		unsetenv("OPENBLAS_CORETYPE");
 	setenv("OMP_NUM_THREADS", nt, 1);
-	setenv("PERFDB_OPENBLAS_REEXEC", "1", 1);
+	setenv("PERFDB_REEXEC", "1", 1);
 	/* the original argv, from /proc/self/cmdline */
 	int fd = open("/proc/self/cmdline", O_RDONLY);
 	if (fd < 0)
@@ -74,15 +65,15 @@ static void choose_openblas_core(long threads)
 		av[ac++] = p;
 	av[ac] = NULL;
 	fflush(NULL);
-	execv("/proc/self/exe", av);   /* on failure: go on with the core we have */
+	execv("/proc/self/exe", av);   /* on failure: go on with the environment we have */
 	free(buf);
 }
 
-void perfdb_native_choose_openblas_core(const char *backend, long threads)
+void perfdb_native_set_threads_env(const char *backend, long threads)
 {
 	const struct perfdb_backend_i *be = perfdb_backend_find(backend);
 	if (be && strcmp(be->device_kind, "cpu") == 0)
-		choose_openblas_core(threads);
+		set_threads_env(threads);
 }
 
 /* The registry device that names a component of dir, or NULL. */

@@ -56,11 +56,11 @@ struct perfdb_native_run {
 };
 
 /*
- * OpenBLAS picks its kernels when it loads, so the CPU backend may re-exec
- * the process with the environment it wants (see native_run.c); call
- * before MPI_Init.  Returns only when no re-exec happened or it failed.
+ * oneDNN reads its thread count when it loads, so a CPU run may re-exec the
+ * process with OMP_NUM_THREADS = threads (see native_run.c); call before
+ * MPI_Init.  Returns only when no re-exec happened or it failed.
  */
-void perfdb_native_choose_openblas_core(const char *backend, long threads);
+void perfdb_native_set_threads_env(const char *backend, long threads);
 
 /*
  * Check the options, get the backend, detect its device, find the

@@ -15,22 +15,25 @@
 #      the memory-bound ops beside a triad at 1 thread and all threads
 #   9. --comm: bench/comm.sh (perfdb comm over MPI beside the plain loop,
 #      2 ranks, 1 round) on this machine's quieter cores
+#  10. --gemm: bench/microbench_ref's GEMMs (perfdb beside oneDNN called
+#      directly) at all threads, natively and held to AVX2 (shapes halved)
 # then prints a summary.  Sized for an H200 with 16 cores: under 8 minutes.
-# Usage: tests/device/run.sh [--quick] [--cpu] [--comm] [--prebuilt DIR]
+# Usage: tests/device/run.sh [--quick] [--cpu] [--comm] [--gemm] [--prebuilt DIR]
 #   BUILD=dir chooses the build dir.  --prebuilt DIR takes the binaries that
 #   tests/device/pack.sh made on a development machine instead of building:
 #   the lent machines have no Debian packages and no network (DEVELOPERS.md).
 set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BUILD=${BUILD:-/tmp/perfdb-device-build}
-QUICK="" CPU=0 COMM=0 PRE=""
+QUICK="" CPU=0 COMM=0 GEMM=0 PRE=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) QUICK=--quick ;;
     --cpu) CPU=1 ;;
     --comm) COMM=1 ;;
+    --gemm) GEMM=1 ;;
     --prebuilt) PRE=$(cd "$2" && pwd); shift ;;
-    *) echo "run.sh: unknown argument $1 (--quick, --cpu, --comm, --prebuilt DIR)" >&2; exit 2 ;;
+    *) echo "run.sh: unknown argument $1 (--quick, --cpu, --comm, --gemm, --prebuilt DIR)" >&2; exit 2 ;;
   esac
   shift
 done
@@ -169,12 +172,12 @@ timeout 240 "$BUILD/microbench_cuda" $QUICK | tee "$WORK/bench.log"
 rc=${PIPESTATUS[0]}
 record "microbench_cuda" "$([ $rc = 0 ] && echo ok || echo FAIL)" "figures above"
 while read -r l; do SUMMARY+=("  $l"); done < <(grep -E '^square|^TensorMove' "$WORK/bench.log")
-[ $CPU = 1 ] || [ $COMM = 1 ] || finish
+[ $CPU = 1 ] || [ $COMM = 1 ] || [ $GEMM = 1 ] || finish
+NCPU=$(nproc)
 if [ $CPU = 1 ]; then
 step "7. CPU backend on this machine's CPU"
 grep -m1 'model name' /proc/cpuinfo
 echo "flags: $(grep -m1 -owE 'avx2|avx512f|avx512_bf16|avx512_fp16|amx_bf16|avx_vnni' /proc/cpuinfo | sort -u | tr '\n' ' ')"
-NCPU=$(nproc)
 if ls "$BUILD"/test_cpu* >/dev/null 2>&1; then
   # each CPU unit test natively, then held to AVX2 and to SSE2 as make check does
   cat >"$WORK/unit.sh" <<'EOF2'
@@ -204,10 +207,19 @@ for T in 1 "$NCPU"; do
 done
 record "CPU benches" ok "figures above"
 fi
-[ $COMM = 1 ] || finish
-
+if [ $COMM = 1 ]; then
 step "9. bench/comm.sh (MPI, 2 ranks)"
 timeout 200 bash "$ROOT/bench/comm.sh" "$BUILD" 1 2>&1 | tee "$WORK/comm_bench.log"
 rc=${PIPESTATUS[0]}
 record "bench/comm.sh" "$([ $rc = 0 ] && echo ok || echo FAIL)" "figures above"
+fi
+if [ $GEMM = 1 ]; then
+step "10. GEMMs at $NCPU threads, native and AVX2"
+OMP_NUM_THREADS=$NCPU timeout 150 "$BUILD/microbench_ref" 1 "$NCPU" gemm 2>&1 | tee "$WORK/gemm.log"
+rc1=${PIPESTATUS[0]}
+ONEDNN_MAX_CPU_ISA=AVX2 PERFDB_MAX_CPU_ISA=avx2 OMP_NUM_THREADS=$NCPU timeout 150 "$BUILD/microbench_ref" 2 "$NCPU" gemm \
+  2>&1 | tee -a "$WORK/gemm.log"
+rc2=${PIPESTATUS[0]}
+record "GEMM benches" "$([ $rc1 = 0 ] && [ $rc2 = 0 ] && echo ok || echo FAIL)" "figures above"
+fi
 finish

@@ -24,7 +24,7 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/perfdb-foreign.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 cd "$WORK"
 export PERFDB_DATA_ROOT="$WORK/no-such-root" PERFDB_TIMESTAMP=t
-unset PERFDB_MAX_CPU_ISA ONEDNN_MAX_CPU_ISA PERFDB_OPENBLAS_CORETYPE OPENBLAS_CORETYPE
+unset PERFDB_MAX_CPU_ISA ONEDNN_MAX_CPU_ISA
 # OMP_NUM_THREADS equal to --threads: otherwise microbench re-executes itself
 # to set it (native_run.c), and that exec leaves the emulator (qemu-user
 # follows fork, not execve)

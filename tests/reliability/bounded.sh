@@ -71,15 +71,19 @@ ev = [{"ph": "X", "cat": "kernel", "name": "k%d" % (i % 50), "ts": i, "dur": 1.5
 json.dump({"traceEvents": ev}, open(sys.argv[1], "w"))
 PY
 size=$(stat -c %s "$WORK/big.pt.trace.json")
-# the smallest address-space limit (100 MB steps) at which perfdb starts at all
-# (below it, the libraries it links fail to map or hang: hence the timeout;
-# OpenBLAS's worker thread retries its 128 MiB buffer forever and perfdb
-# waits for it at exit.  A start takes 0.03 s: 3 s is ample, and each hang
-# below the edge cost 10 s with a 10 s timeout)
+# the smallest address-space limit (100 MB steps) at which perfdb starts at all.
+# Below it the libraries it links fail to map, and perfdb must exit, not
+# hang: until 2026-12-04 it linked OpenBLAS, whose worker thread retried its
+# 128 MiB buffer forever while perfdb waited for it at exit.  A start takes
+# 0.03 s, so 3 s is ample and a timeout is a hang.
 base=0
-starts() { (ulimit -v "$1"; timeout 3 "$P" devices >/dev/null 2>&1); }
+starts() {
+  (ulimit -v "$1"; timeout 3 "$P" devices >/dev/null 2>&1); local rc=$?
+  [ $rc -eq 124 ] && fail "perfdb devices hung under ulimit -v $1 (killed after 3 s)"
+  return $rc
+}
 # an ASan build reserves terabytes of shadow memory: no limit suits it
-starts 8192000 && for kb in $(seq 102400 102400 8192000); do
+starts 8192000 && for kb in 51200 $(seq 102400 102400 8192000); do
   if starts $kb && starts $((kb + 65536)); then base=$kb; break; fi
 done
 if [ $base -eq 0 ]; then

@@ -5,8 +5,8 @@
 # $PERFDB_VG_LOGS/vg.<pid>.log (empty otherwise: -q), which run.sh reads.
 # microbench re-executes itself through /proc/self/exe to fix its OpenMP
 # thread count; under valgrind that path is valgrind's own tool binary, so
-# the re-exec is turned off (PERFDB_OPENBLAS_REEXEC: the same process goes on).
-export PERFDB_OPENBLAS_REEXEC=1
+# the re-exec is turned off (PERFDB_REEXEC: the same process goes on).
+export PERFDB_REEXEC=1
 # microbench's bandwidth probe reads 64 MiB six times per row: seconds under
 # memcheck, so it is off unless a case turns it on (cpu_contention does: its
 # readings come from a test hook, without the buffer)

@@ -3,13 +3,9 @@
  * (ops_matmul.c), element-wise, norm and index ops with our own
  * kernels (ops_eltwise.c, ops_norm.c, ops_index.c, ops_reduce.c).  Tensors keep their own
  * dtype (bf16, fp16, fp32, integers); the kernels compute in fp32.
- *
- * OpenBLAS picks its kernel core when the library loads, from
- * OPENBLAS_CORETYPE; the command chooses that variable deliberately before
- * the backend starts (docs/replay.md "CPU backend") and describe() records
- * the core actually in use.
+ * OpenBLAS is not linked: every GEMM, fp32 M = 1 included, goes through
+ * oneDNN (ops_matmul.c; docs/replay.md "CPU backend").
  */
-#include <cblas.h>
 #include <dnnl.h>
 #include <omp.h>
 #include <stdio.h>
@@ -62,7 +58,6 @@ static int cpu_open(int threads, int device, void **ctx, struct perfdb_err *err)
 		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 	x->threads = threads > 0 ? threads : 1;
 	x->isa = perfdb_cpu_isa();
-	openblas_set_num_threads(x->threads);
 	/* oneDNN's OpenMP runtime reads OMP_NUM_THREADS at its first primitive */
 	char b[16];
 	snprintf(b, sizeof(b), "%d", x->threads);
@@ -114,10 +109,6 @@ static void cpu_describe(void *ctx, struct perfdb_strbuf *out)
 				   onednn_isa_name(dnnl_get_effective_cpu_isa()), dcap ? dcap : "(unset)");
 	}
 	perfdb_strbuf_addf(out, "onednn=%d.%d.%d (%s)\n", v->major, v->minor, v->patch, v->hash);
-	perfdb_strbuf_addf(out, "openblas=%s\n", openblas_get_config());
-	perfdb_strbuf_addf(out, "openblas_core=%s\n", openblas_get_corename());
-	const char *ct = getenv("OPENBLAS_CORETYPE");
-	perfdb_strbuf_addf(out, "OPENBLAS_CORETYPE=%s\n", ct ? ct : "(unset)");
 }
 
 const struct perfdb_backend_i perfdb_backend_cpu = {
