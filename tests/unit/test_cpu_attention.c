@@ -770,6 +770,44 @@ static void test_ring_mla_merge(void **state)
 	finish(&c);
 }
 
+/*
+ * A later ring step of decode shape on 4 threads: one query token per
+ * sequence against 600 and 1000 keys, q·k dim 16 + 16 rope, GQA 4:2, so
+ * the rows are split along their keys (ops_attention_plan.c) and the
+ * merged parts' log-sum-exp is what the ring merge with prev_out/prev_lse
+ * reads.
+ */
+static void test_ring_mla_merge_split(void **state)
+{
+	(void)state;
+	struct perfdb_op_case c;
+	struct slotdef s[] = {
+		{ 0, "2,4,16", "DT_FLOAT" }, { 1, "2,4,16", "DT_FLOAT" }, { 2, "1600,2,16", "DT_FLOAT" },
+		{ 3, "1600,2,16", "DT_FLOAT" }, { 4, "1600,2,16", "DT_FLOAT" }, { 6, "2,2", "DT_INT32" },
+		{ 7, "2,4,16", "DT_FLOAT" }, { 8, "4,2", "DT_FLOAT" },
+	};
+	struct cells cs = { { "Runtime seqlen_values" }, { "1,1,600,1000" }, 1 };
+	assert_int_equal(run_op(&c, "RINGMLAPrefillBF16Kernel", s, 8, "2,4,16", "DT_FLOAT", &cs, 4, NULL), 0);
+	double now[16], want[16];
+	int64_t *rows = malloc(1000 * sizeof(*rows));
+	assert_non_null(rows);
+	for (int64_t b = 0; b < 2; b++)
+		for (int64_t h = 0; h < 4; h++) {
+			int64_t n = 0;
+			for (int64_t j = 0; j < (b ? 1000 : 600); j++)
+				rows[n++] = ((b ? 600 : 0) + j) * 2 + h / 2;
+			double l2 = attend(&c.in[0], &c.in[1], &c.in[2], &c.in[3], &c.in[4], 16, 16, 16, (size_t)(b * 4 + h),
+					   rows, n, 1.0 / sqrt(32.0), now);
+			double l1 = cpu_ld(&c.in[8], (size_t)(h * 2 + b)), m = l1 > l2 ? l1 : l2;
+			double w1 = exp(l1 - m), w2 = exp(l2 - m);
+			for (int64_t x = 0; x < 16; x++)
+				want[x] = (w1 * cpu_ld(&c.in[7], (size_t)((b * 4 + h) * 16 + x)) + w2 * now[x]) / (w1 + w2);
+			near_row(&c.out[0], (size_t)(b * 4 + h) * 16, want, 16, 2e-4f);
+		}
+	free(rows);
+	finish(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -786,6 +824,7 @@ int main(void)
 		cmocka_unit_test(test_lightning_indexer),
 		cmocka_unit_test(test_ring_mla_first),
 		cmocka_unit_test(test_ring_mla_merge),
+		cmocka_unit_test(test_ring_mla_merge_split),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	perfdb_engine_pool_release(&pool);
