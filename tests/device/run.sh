@@ -99,7 +99,7 @@ step "2. build ($BUILD)"
 rm -rf "$BUILD"
 if cmake -S "$ROOT" -B "$BUILD" -DPERFDB_WERROR=ON -DCMAKE_BUILD_TYPE=Release -DPERFDB_CUDA=ON \
      -DPERFDB_TESTS=OFF >"$WORK/cmake.log" 2>&1 &&
-   timeout 300 cmake --build "$BUILD" -j16 --target perfdb_cli cuda_ops_check microbench_cuda \
+   timeout 300 cmake --build "$BUILD" -j16 --target perfdb_cli cuda_ops_check microbench_cuda microbench_attention microbench_ref comm_ref \
      >"$WORK/build.log" 2>&1; then
   record "build" ok "$(now) s"
 else
