@@ -740,6 +740,41 @@ static void test_ring_mla_first(void **state)
 	}
 }
 
+/*
+ * A later ring step's output (value dim 16) against attend() over each
+ * query row's keys (unmasked), merged with prev_out/prev_lse (slots 7
+ * and 8): nb sequences of qlen[b] tokens and kvlen[b] keys, TND, hq q
+ * heads over hkv kv heads, q·k dims dq + dr.
+ */
+static void check_ring_merge(const struct perfdb_op_case *c, int64_t nb, const int64_t *qlen, const int64_t *kvlen,
+			     int64_t hq, int64_t hkv, int64_t dq, int64_t dr)
+{
+	int64_t T = 0, maxkv = 1;
+	for (int64_t b = 0; b < nb; b++) {
+		T += qlen[b];
+		maxkv = kvlen[b] > maxkv ? kvlen[b] : maxkv;
+	}
+	double now[16], want[16];
+	int64_t *rows = malloc((size_t)maxkv * sizeof(*rows));
+	assert_non_null(rows);
+	for (int64_t b = 0, qoff = 0, kvoff = 0; b < nb; qoff += qlen[b], kvoff += kvlen[b], b++)
+		for (int64_t si = 0; si < qlen[b]; si++)
+			for (int64_t h = 0; h < hq; h++) {
+				int64_t t = qoff + si, n = 0;
+				for (int64_t j = 0; j < kvlen[b]; j++)
+					rows[n++] = (kvoff + j) * hkv + h / (hq / hkv);
+				double l2 = attend(&c->in[0], &c->in[1], &c->in[2], &c->in[3], &c->in[4], dq, dr, 16,
+						   (size_t)(t * hq + h), rows, n, 1.0 / sqrt((double)(dq + dr)), now);
+				double l1 = cpu_ld(&c->in[8], (size_t)(h * T + t)), m = l1 > l2 ? l1 : l2;
+				double w1 = exp(l1 - m), w2 = exp(l2 - m);
+				for (int64_t x = 0; x < 16; x++)
+					want[x] = (w1 * cpu_ld(&c->in[7], (size_t)((t * hq + h) * 16 + x)) + w2 * now[x]) /
+						  (w1 + w2);
+				near_row(&c->out[0], (size_t)(t * hq + h) * 16, want, 16, 2e-4f);
+			}
+	free(rows);
+}
+
 /* RINGMLAPrefillBF16Kernel, a later ring step: no mask, kv lengths of their own, merged with prev_out/prev_lse. */
 static void test_ring_mla_merge(void **state)
 {
@@ -752,21 +787,8 @@ static void test_ring_mla_merge(void **state)
 	};
 	struct cells cs = { { "Runtime seqlen_values" }, { "3,4,5,6" }, 1 };
 	assert_int_equal(run_op(&c, "RINGMLAPrefillBF16Kernel", s, 8, "7,4,16", "DT_FLOAT", &cs, 1, NULL), 0);
-	double now[16], want[16];
-	for (int64_t b = 0; b < 2; b++)
-		for (int64_t si = 0; si < (b ? 4 : 3); si++)
-			for (int64_t h = 0; h < 4; h++) {
-				int64_t t = (b ? 3 : 0) + si, rows[6], n = 0;
-				for (int64_t j = 0; j < (b ? 6 : 5); j++)
-					rows[n++] = ((b ? 5 : 0) + j) * 4 + h;
-				double l2 = attend(&c.in[0], &c.in[1], &c.in[2], &c.in[3], &c.in[4], 16, 8, 16,
-						   (size_t)(t * 4 + h), rows, n, 1.0 / sqrt(24.0), now);
-				double l1 = cpu_ld(&c.in[8], (size_t)(h * 7 + t)), m = l1 > l2 ? l1 : l2;
-				double w1 = exp(l1 - m), w2 = exp(l2 - m);
-				for (int64_t x = 0; x < 16; x++)
-					want[x] = (w1 * cpu_ld(&c.in[7], (size_t)((t * 4 + h) * 16 + x)) + w2 * now[x]) / (w1 + w2);
-				near_row(&c.out[0], (size_t)(t * 4 + h) * 16, want, 16, 2e-4f);
-			}
+	int64_t ql[] = { 3, 4 }, kl[] = { 5, 6 };
+	check_ring_merge(&c, 2, ql, kl, 4, 4, 16, 8);
 	finish(&c);
 }
 
@@ -788,23 +810,8 @@ static void test_ring_mla_merge_split(void **state)
 	};
 	struct cells cs = { { "Runtime seqlen_values" }, { "1,1,600,1000" }, 1 };
 	assert_int_equal(run_op(&c, "RINGMLAPrefillBF16Kernel", s, 8, "2,4,16", "DT_FLOAT", &cs, 4, NULL), 0);
-	double now[16], want[16];
-	int64_t *rows = malloc(1000 * sizeof(*rows));
-	assert_non_null(rows);
-	for (int64_t b = 0; b < 2; b++)
-		for (int64_t h = 0; h < 4; h++) {
-			int64_t n = 0;
-			for (int64_t j = 0; j < (b ? 1000 : 600); j++)
-				rows[n++] = ((b ? 600 : 0) + j) * 2 + h / 2;
-			double l2 = attend(&c.in[0], &c.in[1], &c.in[2], &c.in[3], &c.in[4], 16, 16, 16, (size_t)(b * 4 + h),
-					   rows, n, 1.0 / sqrt(32.0), now);
-			double l1 = cpu_ld(&c.in[8], (size_t)(h * 2 + b)), m = l1 > l2 ? l1 : l2;
-			double w1 = exp(l1 - m), w2 = exp(l2 - m);
-			for (int64_t x = 0; x < 16; x++)
-				want[x] = (w1 * cpu_ld(&c.in[7], (size_t)((b * 4 + h) * 16 + x)) + w2 * now[x]) / (w1 + w2);
-			near_row(&c.out[0], (size_t)(b * 4 + h) * 16, want, 16, 2e-4f);
-		}
-	free(rows);
+	int64_t ql[] = { 1, 1 }, kl[] = { 600, 1000 };
+	check_ring_merge(&c, 2, ql, kl, 4, 2, 16, 16);
 	finish(&c);
 }
 
