@@ -185,91 +185,6 @@ template <typename T> __global__ void cuk_swiglu_vec8(const T *x, T *out, int64_
 	}
 }
 
-// 16 bytes of one dtype added to 16 bytes of another 16-byte vector, in
-// fp32, rounded to nearest even (as st()).  One function per dtype, so the
-// conversions are straight-line pair instructions.
-__device__ __forceinline__ uint4 add16(uint4 a, uint4 b, float)
-{
-	const float *fa = reinterpret_cast<const float *>(&a), *fb = reinterpret_cast<const float *>(&b);
-	return make_uint4(__float_as_uint(fa[0] + fb[0]), __float_as_uint(fa[1] + fb[1]),
-			  __float_as_uint(fa[2] + fb[2]), __float_as_uint(fa[3] + fb[3]));
-}
-
-__device__ __forceinline__ uint4 add16(uint4 a, uint4 b, __nv_bfloat16)
-{
-	uint4 r;
-	const __nv_bfloat162 *pa = reinterpret_cast<const __nv_bfloat162 *>(&a);
-	const __nv_bfloat162 *pb = reinterpret_cast<const __nv_bfloat162 *>(&b);
-	__nv_bfloat162 *pr = reinterpret_cast<__nv_bfloat162 *>(&r);
-	for (int k = 0; k < 4; k++) {
-		float2 u = __bfloat1622float2(pa[k]), v = __bfloat1622float2(pb[k]);
-		pr[k] = __floats2bfloat162_rn(u.x + v.x, u.y + v.y);
-	}
-	return r;
-}
-
-__device__ __forceinline__ uint4 add16(uint4 a, uint4 b, __half)
-{
-	uint4 r;
-	const __half2 *pa = reinterpret_cast<const __half2 *>(&a), *pb = reinterpret_cast<const __half2 *>(&b);
-	__half2 *pr = reinterpret_cast<__half2 *>(&r);
-	for (int k = 0; k < 4; k++) {
-		float2 u = __half22float2(pa[k]), v = __half22float2(pb[k]);
-		pr[k] = __floats2half2_rn(u.x + v.x, u.y + v.y);
-	}
-	return r;
-}
-
-// Same dtype everywhere, 16 bytes per access.  y is as long as x, or
-// broadcast (BCAST: ny16 < n16).  The dtype and the broadcast are template
-// parameters: a 64-bit modulo and a dtype switch per element had made this
-// kernel compute-bound, at 28 % of a D2D copy's bandwidth on an H200
-// (docs/cuda.md "Verification status").
-template <typename T, bool BCAST>
-__global__ void cuk_add_vec16(const uint4 *__restrict__ x, const uint4 *__restrict__ y, int64_t ny16,
-			      uint4 *__restrict__ out, int64_t n16)
-{
-	for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n16; i += (int64_t)gridDim.x * blockDim.x)
-		out[i] = add16(x[i], y[BCAST ? i % ny16 : i], T());
-}
-
-template <typename T>
-void add_vec16(const void *x, const void *y, int64_t ny16, void *out, int64_t n16, cudaStream_t s)
-{
-	const uint4 *xv = static_cast<const uint4 *>(x), *yv = static_cast<const uint4 *>(y);
-	uint4 *ov = static_cast<uint4 *>(out);
-	if (ny16 == n16)
-		cuk_add_vec16<T, false><<<blocks_for(n16, 256), 256, 0, s>>>(xv, yv, ny16, ov, n16);
-	else
-		cuk_add_vec16<T, true><<<blocks_for(n16, 256), 256, 0, s>>>(xv, yv, ny16, ov, n16);
-}
-
-// x / f.d and x % f.d for x < 2^31 (fdiv.h).
-__device__ __forceinline__ uint32_t fdivmod(struct cuk_fdiv f, uint32_t x, uint32_t *rem)
-{
-	uint32_t q = cuk_fdiv_quot(f, x, __umulhi(x, f.mul));
-	*rem = x - q * f.d;
-	return q;
-}
-
-// cuk_transpose_kernel's index arithmetic by multiply and shift (fdiv.h),
-// for fewer than 2^31 units: four 64-bit divisions per 16-byte unit had
-// held a transpose to 58 % of a D2D copy on an H200.
-template <typename U>
-__global__ void cuk_transpose_fdiv(const U *__restrict__ in, U *__restrict__ out, uint32_t n, struct cuk_fdiv fu,
-				   struct cuk_fdiv fp, struct cuk_fdiv fb, struct cuk_fdiv fq)
-{
-	for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-		uint32_t u, ip, ib, iq;
-		uint32_t t = fdivmod(fu, i, &u);
-		t = fdivmod(fp, t, &ip);
-		t = fdivmod(fb, t, &ib);
-		uint32_t ia = fdivmod(fq, t, &iq);
-		uint64_t src = ((((uint64_t)ia * fp.d + ip) * fb.d + ib) * fq.d + iq) * fu.d + u;
-		out[i] = in[src];
-	}
-}
-
 // 16 bytes as E = 16 / sizeof(T) floats, and back (rounded to nearest even).
 __device__ __forceinline__ void unpack16(uint4 v, float *f, float)
 {
@@ -310,6 +225,70 @@ __device__ __forceinline__ uint4 pack16(const float *f, __half)
 	for (int k = 0; k < 4; k++)
 		p[k] = __floats2half2_rn(f[2 * k], f[2 * k + 1]);
 	return v;
+}
+
+// 16 bytes of T added to 16 bytes of T, in fp32, rounded to nearest even
+// (as st()), straight-line conversions of pairs.
+template <typename T> __device__ __forceinline__ uint4 add16(uint4 a, uint4 b)
+{
+	constexpr int E = 16 / sizeof(T);
+	float fa[E], fb[E];
+	unpack16(a, fa, T());
+	unpack16(b, fb, T());
+#pragma unroll
+	for (int e = 0; e < E; e++)
+		fa[e] += fb[e];
+	return pack16(fa, T());
+}
+
+// Same dtype everywhere, 16 bytes per access.  y is as long as x, or
+// broadcast (BCAST: ny16 < n16).  The dtype and the broadcast are template
+// parameters: a 64-bit modulo and a dtype switch per element had made this
+// kernel compute-bound, at 28 % of a D2D copy's bandwidth on an H200
+// (docs/cuda.md "Verification status").
+template <typename T, bool BCAST>
+__global__ void cuk_add_vec16(const uint4 *__restrict__ x, const uint4 *__restrict__ y, int64_t ny16,
+			      uint4 *__restrict__ out, int64_t n16)
+{
+	for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n16; i += (int64_t)gridDim.x * blockDim.x)
+		out[i] = add16<T>(x[i], y[BCAST ? i % ny16 : i]);
+}
+
+template <typename T>
+void add_vec16(const void *x, const void *y, int64_t ny16, void *out, int64_t n16, cudaStream_t s)
+{
+	const uint4 *xv = static_cast<const uint4 *>(x), *yv = static_cast<const uint4 *>(y);
+	uint4 *ov = static_cast<uint4 *>(out);
+	if (ny16 == n16)
+		cuk_add_vec16<T, false><<<blocks_for(n16, 256), 256, 0, s>>>(xv, yv, ny16, ov, n16);
+	else
+		cuk_add_vec16<T, true><<<blocks_for(n16, 256), 256, 0, s>>>(xv, yv, ny16, ov, n16);
+}
+
+// x / f.d and x % f.d for x < 2^31 (fdiv.h).
+__device__ __forceinline__ uint32_t fdivmod(struct cuk_fdiv f, uint32_t x, uint32_t *rem)
+{
+	uint32_t q = cuk_fdiv_quot(f, x, __umulhi(x, f.mul));
+	*rem = x - q * f.d;
+	return q;
+}
+
+// cuk_transpose_kernel's index arithmetic by multiply and shift (fdiv.h),
+// for fewer than 2^31 units: four 64-bit divisions per 16-byte unit had
+// held a transpose to 58 % of a D2D copy on an H200.
+template <typename U>
+__global__ void cuk_transpose_fdiv(const U *__restrict__ in, U *__restrict__ out, uint32_t n, struct cuk_fdiv fu,
+				   struct cuk_fdiv fp, struct cuk_fdiv fb, struct cuk_fdiv fq)
+{
+	for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+		uint32_t u, ip, ib, iq;
+		uint32_t t = fdivmod(fu, i, &u);
+		t = fdivmod(fp, t, &ip);
+		t = fdivmod(fb, t, &ib);
+		uint32_t ia = fdivmod(fq, t, &iq);
+		uint64_t src = ((((uint64_t)ia * fp.d + ip) * fb.d + ib) * fq.d + iq) * fu.d + u;
+		out[i] = in[src];
+	}
 }
 
 // Softmax rows of nvec 16-byte vectors held in registers, VPT a thread:
