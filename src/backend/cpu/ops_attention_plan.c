@@ -77,7 +77,7 @@ int attn_plan_new(struct attn_plan **out, const struct attn_problem *p, struct p
 		n += (size_t)(p->hkv * ((p->qlen[b] + pl->bq - 1) / pl->bq));
 	pl->rows_path = (p->dq + p->dr) % 16 == 0 && p->dv % 16 == 0;
 	/*
-	 * A decode row with fewer items than threads, such as batch 1 with one
+	 * A decode row with fewer items than twice the threads, such as batch 1 with one
 	 * item per kv head, is split along its keys (flash-decoding): each
 	 * part of at least PART_MIN_TILES tiles is an item of its own, keeps
 	 * its rows' max, sum and unnormalised outputs, and the parts are
