@@ -39,46 +39,98 @@ static void tile_rows(const struct attn_problem *p, int64_t b, int64_t g, int64_
 }
 
 /*
- * The next tile's cache lines, prefetched two per step of the q·k and p·v
- * loops (GQA 8 rows, d 128: 512 lines over 256 steps), so memory streams
- * while the core computes; what is left goes at the tile's end.
- * Prefetching a tile in bursts (per tile, per 16 keys) stalled on the
- * core's miss buffers and left the arithmetic phases without memory traffic.
+ * The next tile's cache lines, prefetched while the core computes this one,
+ * spread evenly over the steps of both products: each step earns `lines`
+ * credits and a line is issued per `per` credits, where per is the number
+ * of steps the last tile took (the first tile: two lines a step).  The lines
+ * are held as runs of bytes (a tile of a paged cache is one run per tensor;
+ * scattered rows one run per row and tensor), not as a list of addresses:
+ * filling a list of 512 addresses a tile cost 13 % of the kernel.
+ * Bursts stall: prefetching a tile at once (per tile, per 16 keys), or all
+ * of it during the score product alone, filled the core's miss buffers, and
+ * the load after the prefetch waited (a sixth of the kernel's time, hot).
  */
-#define PFQ_LINES (ATTN_BK * 32)   /* dk <= 256 and dv <= 512 bf16: 24 lines a key */
-struct pfq {
-	const char *a[PFQ_LINES];
-	size_t i, n;
+struct pfq_run {
+	const char *s, *e;
 };
+#define PFQ_RUNS (ATTN_BK * 3)
+struct pfq {
+	struct pfq_run run[PFQ_RUNS];
+	const char *p, *e;        /* the run being issued */
+	size_t r, nr;             /* the next run, the runs */
+	size_t lines, per, credit, steps;
+};
+
+static inline __attribute__((always_inline)) void pfq_one(struct pfq *q)
+{
+	if (q->p >= q->e) {
+		if (q->r == q->nr)
+			return;
+		q->p = q->run[q->r].s;
+		q->e = q->run[q->r].e;
+		q->r++;
+	}
+	__builtin_prefetch(q->p);
+	q->p += 64;
+}
 
 static inline __attribute__((always_inline)) void pfq_step(struct pfq *q)
 {
-	for (size_t k = 0; k < 2 && q->i < q->n; k++)
-		__builtin_prefetch(q->a[q->i++]);
+	q->steps++;
+	for (q->credit += q->lines; q->credit >= q->per; q->credit -= q->per)
+		pfq_one(q);
 }
 
+/* The rest of the queue at once; the steps this tile took set the next tile's pace. */
 static void pfq_flush(struct pfq *q)
 {
-	while (q->i < q->n)
-		__builtin_prefetch(q->a[q->i++]);
+	while (q->p < q->e || q->r < q->nr)
+		pfq_one(q);
+	if (q->steps)
+		q->per = q->steps;
+	q->steps = q->credit = 0;
 }
 
-/* The lines of the K (K rope) and V rows rows[0..n). */
+/* Queue [s, s + len) by whole lines (one more run when it does not merge with the last). */
+static void pfq_add(struct pfq *q, const char *s, size_t len)
+{
+	if (!len)
+		return;
+	const char *a = (const char *)((uintptr_t)s & ~(uintptr_t)63);
+	const char *e = (const char *)(((uintptr_t)s + len + 63) & ~(uintptr_t)63);
+	if (q->nr && q->run[q->nr - 1].e == a)
+		q->run[q->nr - 1].e = e;
+	else
+		q->run[q->nr++] = (struct pfq_run){ a, e };
+	q->lines += (size_t)(e - a) / 64;
+}
+
+/* The lines of the K (K rope) and V rows rows[0..n): runs merge where the rows are consecutive. */
 static void pfq_fill(struct pfq *q, const struct attn_problem *p, const int64_t *rows, int64_t n)
 {
 	size_t nk = (size_t)p->dq * 2, nr = (size_t)p->dr * 2, nvb = (size_t)p->dv * 2;
-	q->i = q->n = 0;
-	for (int64_t t = 0; t < n; t++) {
-		const char *kp = (const char *)p->k->data + (size_t)rows[t] * nk;
-		const char *vpp = (const char *)p->v->data + (size_t)rows[t] * nvb;
-		const char *rp = nr ? (const char *)p->kr->data + (size_t)rows[t] * nr : NULL;
-		for (size_t o = 0; o < nk && q->n < PFQ_LINES; o += 64)
-			q->a[q->n++] = kp + o;
-		for (size_t o = 0; o < nr && q->n < PFQ_LINES; o += 64)
-			q->a[q->n++] = rp + o;
-		for (size_t o = 0; o < nvb && q->n < PFQ_LINES; o += 64)
-			q->a[q->n++] = vpp + o;
+	const char *kb = (const char *)p->k->data, *vb = (const char *)p->v->data;
+	const char *rb = nr ? (const char *)p->kr->data : NULL;
+	q->p = q->e = NULL;
+	q->r = q->nr = q->lines = 0;
+	int64_t run = 1;
+	while (run < n && rows[run] == rows[0] + run)
+		run++;
+	if (n > 0 && run == n) {
+		pfq_add(q, kb + (size_t)rows[0] * nk, (size_t)n * nk);
+		if (rb)
+			pfq_add(q, rb + (size_t)rows[0] * nr, (size_t)n * nr);
+		pfq_add(q, vb + (size_t)rows[0] * nvb, (size_t)n * nvb);
+	} else {
+		for (int64_t t = 0; t < n; t++) {
+			pfq_add(q, kb + (size_t)rows[t] * nk, nk);
+			if (rb)
+				pfq_add(q, rb + (size_t)rows[t] * nr, nr);
+			pfq_add(q, vb + (size_t)rows[t] * nvb, nvb);
+		}
 	}
+	if (!q->per)
+		q->per = q->lines / 2 ? q->lines / 2 : 1;
 }
 
 /*
@@ -357,7 +409,7 @@ TBF void attn_run_decode_bf16(const struct attn_problem *p, const struct item *i
 	const uint16_t *krow[ATTN_BK];
 	int64_t rows[2][ATTN_BK];
 	float mx16[16 * ROWS_MAX];
-	struct pfq pfq_mem, *pq = &pfq_mem;
+	struct pfq pfq_mem = { .per = 0 }, *pq = &pfq_mem;
 	int64_t maxe = load_rows(p, it, s);
 	maxe = maxe < it->k1 ? maxe : it->k1;
 	const v16i iota = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 };
@@ -456,7 +508,7 @@ static TBF void decode_rowpairs(const struct attn_problem *p, const struct item 
 	uint32_t *pw0 = (uint32_t *)(s->st + ATTN_BK * 8);
 	const uint16_t *krow[ATTN_BK];
 	int64_t rows[2][ATTN_BK];
-	struct pfq pfq_mem, *pq = &pfq_mem;
+	struct pfq pfq_mem = { .per = 0 }, *pq = &pfq_mem;
 	int64_t maxe = load_rows(p, it, s), mine = maxe;
 	maxe = maxe < it->k1 ? maxe : it->k1;
 	const uint32_t *Q32 = (const uint32_t *)s->qt;
