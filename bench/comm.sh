@@ -29,6 +29,12 @@
 #    bf16 and fp16 go through perfdb's user-defined MPI_Ops, fp32 through
 #    Open MPI's built-in MPI_SUM.  Then, once, bf16 and fp16 at 1 MiB under
 #    each PERFDB_MAX_CPU_ISA level, to show each reduction path.
+# 4. The shared-memory single copy, the same for both: COMM_SINGLE_COPY
+#    (default none) is exported as OMPI_MCA_btl_vader_single_copy_mechanism;
+#    COMM_SINGLE_COPY=default leaves Open MPI's choice (CMA where ptrace is
+#    allowed).  On this VM a CMA copy's time moved by up to 60 % from one
+#    process to the next at >= 4 MiB, more than the 5 % the pairs must
+#    resolve (docs/comm.md "Shared-memory copies").
 # Targets: pairs within 5 % at >= 64 KiB (issues #7, #24), harness overhead
 # <= 2 us at 1 KiB (#7); bf16 and fp16 busbw >= 80 % of fp32's at >= 64 KiB
 # (#24).
@@ -40,8 +46,12 @@ REF=$BUILD/comm_ref
 [ -x "$PERFDB" ] && [ -x "$REF" ] || { echo "build first: make (missing $PERFDB or $REF)" >&2; exit 1; }
 command -v mpirun > /dev/null || { echo "comm.sh: mpirun not found (openmpi-bin)" >&2; exit 1; }
 MPIRUN="mpirun -np 2"
+SINGLE_COPY=${COMM_SINGLE_COPY:-none}
+if [ "$SINGLE_COPY" != default ]; then
+  export OMPI_MCA_btl_vader_single_copy_mechanism=$SINGLE_COPY
+fi
 [ "$(id -u)" = 0 ] && MPIRUN="$MPIRUN --allow-run-as-root"
-echo "comm: $ROUNDS rounds, 2 ranks ($(mpirun --version | head -1))" >&2
+echo "comm: $ROUNDS rounds, 2 ranks ($(mpirun --version | head -1)), shared-memory single copy: $SINGLE_COPY" >&2
 
 exec python3 - "$PERFDB" "$REF" "$ROUNDS" "$MPIRUN" <<'PY'
 import json, os, resource, statistics, subprocess, sys, time
@@ -141,6 +151,8 @@ for level in ISAS:
 print("  ISA levels done", file=sys.stderr)
 
 # ---- the tables ----------------------------------------------------------
+print("shared-memory single copy: "
+      + os.environ.get("OMPI_MCA_btl_vader_single_copy_mechanism", "Open MPI's default"))
 print(f"{'op':<15}{'bytes':>10}{'perfdb us':>11}{'plain us':>11}{'ratio':>8}{'diff us':>9}"
       f"{'plain/plain':>12}{'foreign':>9}{'busbw GB/s':>12}")
 ok_bw, ok_lat, noise = True, True, []

@@ -340,6 +340,7 @@ struct perfdb_comm_context {
 	char hosts[512];             /* "host-a:8 host-b:8" (ranks per host) */
 	char malloc_settings[512];   /* allocator settings in effect */
 	char mca_env[512];           /* OMPI_MCA_* variables, space-separated */
+	char shm_copy[128];          /* shared-memory single copy: "cma (btl_vader_single_copy_mechanism)" */
 	char affinity[128];          /* CPUs of rank 0's host used by our ranks */
 	double loadavg1;
 	bool contention_known;       /* /proc/stat readable */

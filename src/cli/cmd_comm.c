@@ -124,6 +124,7 @@ static void on_begin(void *ctx, const struct perfdb_comm_report *r, size_t ncase
 	printf("# time = slowest rank per iteration (barrier before each), Duration = median; "
 	       "checked once per size\n");
 	printf("# malloc: %s\n", x->malloc_settings);
+	printf("# shared-memory single copy: %s\n", x->shm_copy);
 	if (x->mca_env[0])
 		printf("# %s\n", x->mca_env);
 	if (o->overhead && o->overhead->path)

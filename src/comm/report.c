@@ -267,13 +267,13 @@ int perfdb_comm_report_json(const struct perfdb_comm_report *r,
 			    const struct perfdb_comm_opts *o, struct perfdb_strbuf *out)
 {
 	const struct perfdb_comm_context *x = &r->ctx;
-	json_t *ctx = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:s, s:s, s:s, s:s}",
+	json_t *ctx = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:s, s:s, s:s, s:s, s:s}",
 				"time_utc", x->time_utc, "perfdb", x->perfdb_version,
 				"mpi_library", x->mpi_library, "mpi_standard", x->mpi_standard,
 				"glibc", x->glibc, "cpu", x->cpu_model, "world_size", x->world_size,
 				"hosts", x->nhosts, "ranks_per_host", x->hosts,
 				"malloc", x->malloc_settings, "mca_env", x->mca_env,
-				"cpus", x->affinity);
+				"shm_single_copy", x->shm_copy, "cpus", x->affinity);
 	json_object_set_new(ctx, "loadavg_1min", json_real(round(x->loadavg1 * 100) / 100));
 	json_object_set_new(ctx, "contention_measured", json_boolean(x->contention_known));
 
