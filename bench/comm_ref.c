@@ -11,7 +11,10 @@
  * reduce_scatter and all_to_all, run in that order, each over every size,
  * as `perfdb comm` does; BYTES has perfdb's meaning per op; the data are
  * fp32 zeros summed with MPI_SUM; buffers are page-aligned, touched
- * before use and allocated in the harness's order (receive, send, times).
+ * before use and allocated in the harness's order (receive, send, times);
+ * the collectives run on a communicator split from the world one, as
+ * perfdb's groups are (measured against MPI_COMM_WORLD in interleaved
+ * launches, no difference beyond the spread: docs/measuring.md).
  * --malloc-tune sets glibc's thresholds as perfdb's option of that name
  * does.  Prints "OP BYTES MEDIAN_US" per case on rank 0.
  */
@@ -37,7 +40,7 @@ static void *page_buf(size_t n)
 	return p;
 }
 
-static double run(const char *op, size_t bytes, int n, int warmup, int iters)
+static double run(MPI_Comm comm, const char *op, size_t bytes, int n, int warmup, int iters)
 {
 	size_t e = bytes / sizeof(float), sendn, recvn, count = e;
 	if (strcmp(op, "all_gather") == 0) {
@@ -60,21 +63,21 @@ static double run(const char *op, size_t bytes, int n, int warmup, int iters)
 	float *s = sendn ? page_buf(sendn * sizeof(float)) : NULL;
 	double *t = malloc(((size_t)(iters > warmup ? iters : warmup) + 1) * sizeof(double));
 	for (int i = -warmup; i < iters; i++) {
-		MPI_Barrier(MPI_COMM_WORLD);
+		MPI_Barrier(comm);
 		double t0 = MPI_Wtime();
 		if (strcmp(op, "all_gather") == 0)
-			MPI_Allgather(s, (int)count, MPI_FLOAT, r, (int)count, MPI_FLOAT, MPI_COMM_WORLD);
+			MPI_Allgather(s, (int)count, MPI_FLOAT, r, (int)count, MPI_FLOAT, comm);
 		else if (strcmp(op, "reduce_scatter") == 0)
-			MPI_Reduce_scatter_block(s, r, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+			MPI_Reduce_scatter_block(s, r, (int)count, MPI_FLOAT, MPI_SUM, comm);
 		else if (strcmp(op, "all_to_all") == 0)
-			MPI_Alltoall(s, (int)count, MPI_FLOAT, r, (int)count, MPI_FLOAT, MPI_COMM_WORLD);
+			MPI_Alltoall(s, (int)count, MPI_FLOAT, r, (int)count, MPI_FLOAT, comm);
 		else
-			MPI_Allreduce(MPI_IN_PLACE, r, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+			MPI_Allreduce(MPI_IN_PLACE, r, (int)count, MPI_FLOAT, MPI_SUM, comm);
 		double dt = MPI_Wtime() - t0;
 		if (i >= 0)
 			t[i] = dt;
 	}
-	MPI_Allreduce(MPI_IN_PLACE, t, iters, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+	MPI_Allreduce(MPI_IN_PLACE, t, iters, MPI_DOUBLE, MPI_MAX, comm);
 	qsort(t, (size_t)iters, sizeof(double), cmp);
 	double med = (iters % 2 ? t[iters / 2] : (t[iters / 2 - 1] + t[iters / 2]) / 2) * 1e6;
 	free(t);
@@ -103,21 +106,26 @@ int main(int argc, char **argv)
 	int rank, n;
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &n);
+	/* perfdb comm's group of all ranks (src/comm/run.c): color 0, key rank */
+	MPI_Comm comm;
+	MPI_Comm_split(MPI_COMM_WORLD, 0, rank, &comm);
 	if (a + 1 >= argc || iters < 1 || warmup < 0) {
 		if (rank == 0)
 			fprintf(stderr, "usage: comm_ref [--iters N] [--warmup N] [--malloc-tune] OPS BYTES...\n");
+		MPI_Comm_free(&comm);
 		MPI_Finalize();
 		return 2;
 	}
 	char *ops = strdup(argv[a++]);
 	for (char *op = strtok(ops, ","); op; op = strtok(NULL, ",")) {
 		for (int b = a; b < argc; b++) {
-			double med = run(op, (size_t)atoll(argv[b]), n, warmup, iters);
+			double med = run(comm, op, (size_t)atoll(argv[b]), n, warmup, iters);
 			if (rank == 0)
 				printf("%s %s %.4f\n", op, argv[b], med);
 		}
 	}
 	free(ops);
+	MPI_Comm_free(&comm);
 	MPI_Finalize();
 	return 0;
 }
