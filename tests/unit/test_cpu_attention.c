@@ -395,9 +395,10 @@ static void test_bf16_decode_edges(void **state)
 
 /*
  * Decode rows split along their keys (ops_attention_plan.c, flash-decoding):
- * on 4 threads, 2 sequences x 2 kv heads are 4 items, fewer than twice the
- * threads, so each row of 600-1000 keys becomes parts of at least 4 tiles
- * (the second part of a 600-key row starts at an odd tile)
+ * on 4 threads, 2 sequences x 2 kv heads are 4 items, fewer than eight
+ * times the threads, so each row of 600-1000 keys becomes parts of at
+ * least 4 tiles: 4 for 1000 keys, 2 for 600 (whose second part starts at
+ * an odd tile)
  * that are combined after the items ran.  Both dtypes, so the fp32 and
  * the bf16 kernels (row pairs for 4 and 8 rows per kv head, the transposed
  * one for 12), and a causal speculative case whose rows end at different

@@ -77,16 +77,19 @@ int attn_plan_new(struct attn_plan **out, const struct attn_problem *p, struct p
 		n += (size_t)(p->hkv * ((p->qlen[b] + pl->bq - 1) / pl->bq));
 	pl->rows_path = (p->dq + p->dr) % 16 == 0 && p->dv % 16 == 0;
 	/*
-	 * A decode row with fewer items than twice the threads, such as batch 1 with one
-	 * item per kv head, is split along its keys (flash-decoding): each
-	 * part of at least PART_MIN_TILES tiles is an item of its own, keeps
-	 * its rows' max, sum and unnormalised outputs, and the parts are
-	 * combined after all items ran.  Two items a thread at least, so the
-	 * atomic counter can even out the parts.
+	 * A decode row with fewer items than eight times the threads, such as
+	 * batch 1 with one item per kv head, is split along its keys
+	 * (flash-decoding): each part of at least PART_MIN_TILES tiles is an
+	 * item of its own, keeps its rows' max, sum and unnormalised outputs,
+	 * and the parts are combined after all items ran.  Eight items a
+	 * thread, where the keys allow, so the atomic counter can even out
+	 * threads that stream at different rates: on 2 threads, 4 items each
+	 * read 46-54 % of the triad and 8 items each 50-60 %
+	 * (docs/measuring.md); at twice the threads the first split stopped.
 	 */
 	int64_t split = 1;
-	if (threads > 1 && pl->rows_path && n > 0 && n < 2 * (size_t)threads)
-		split = (int64_t)((2 * (size_t)threads + n - 1) / n);
+	if (threads > 1 && pl->rows_path && n > 0 && n < 8 * (size_t)threads)
+		split = (int64_t)((8 * (size_t)threads + n - 1) / n);
 	size_t nmax = n * (size_t)split;
 	pl->items = malloc((nmax ? nmax : 1) * sizeof(*pl->items));
 	pl->groups = split > 1 ? malloc(2 * n * sizeof(*pl->groups)) : NULL;
