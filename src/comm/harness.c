@@ -520,8 +520,9 @@ static void cpu_list(const cpu_set_t *set, char *buf, size_t cap)
  * 2.5x slower than copying through the shared segment ("none"), and its
  * time varied by up to 60 % from one process to the next, so two databases
  * measured with different mechanisms differ for that reason alone.  Open
- * MPI 4 calls the transport vader, Open MPI 5 sm; other MPIs have neither
- * variable, and the record says so.
+ * MPI 4 calls the transport vader, later versions sm (whose variable is
+ * read where vader's is absent); other MPIs have neither, and the record
+ * says so.
  */
 static void shm_single_copy(char *buf, size_t cap)
 {
