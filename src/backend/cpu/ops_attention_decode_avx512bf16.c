@@ -56,22 +56,23 @@ struct pfq_run {
 #define PFQ_RUNS (ATTN_BK * 3)
 struct pfq {
 	struct pfq_run run[PFQ_RUNS];
-	const char *p, *e;        /* the run being issued */
-	size_t r, nr;             /* the next run, the runs */
+	const char *p;            /* the run being issued: its next line */
+	size_t left, r, nr;       /* its lines left, the next run, the runs */
 	size_t lines, per, credit, steps;
 };
 
 static inline __attribute__((always_inline)) void pfq_one(struct pfq *q)
 {
-	if (q->p >= q->e) {
+	if (!q->left) {
 		if (q->r == q->nr)
 			return;
 		q->p = q->run[q->r].s;
-		q->e = q->run[q->r].e;
+		q->left = (size_t)(q->run[q->r].e - q->run[q->r].s) / 64;
 		q->r++;
 	}
 	__builtin_prefetch(q->p);
 	q->p += 64;
+	q->left--;
 }
 
 static inline __attribute__((always_inline)) void pfq_step(struct pfq *q)
@@ -84,7 +85,7 @@ static inline __attribute__((always_inline)) void pfq_step(struct pfq *q)
 /* The rest of the queue at once; the steps this tile took set the next tile's pace. */
 static void pfq_flush(struct pfq *q)
 {
-	while (q->p < q->e || q->r < q->nr)
+	while (q->left || q->r < q->nr)
 		pfq_one(q);
 	if (q->steps)
 		q->per = q->steps;
@@ -111,8 +112,8 @@ static void pfq_fill(struct pfq *q, const struct attn_problem *p, const int64_t 
 	size_t nk = (size_t)p->dq * 2, nr = (size_t)p->dr * 2, nvb = (size_t)p->dv * 2;
 	const char *kb = (const char *)p->k->data, *vb = (const char *)p->v->data;
 	const char *rb = nr ? (const char *)p->kr->data : NULL;
-	q->p = q->e = NULL;
-	q->r = q->nr = q->lines = 0;
+	q->p = NULL;
+	q->left = q->r = q->nr = q->lines = 0;
 	int64_t run = 1;
 	while (run < n && rows[run] == rows[0] + run)
 		run++;
