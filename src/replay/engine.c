@@ -15,6 +15,7 @@
 #include "perfdb/signature.h"
 #include "perfdb/table.h"
 #include "replay/engine_internal.h"
+#include "replay/hugebuf.h"
 #include "replay/opdef/aten.h"
 #include "perfdb/schema.h"
 
@@ -304,7 +305,7 @@ int perfdb_engine_run(const struct perfdb_engine_opts *o, struct perfdb_engine_r
 	if (o->comm)
 		total = scaleout_rank_share(o, tabs, names, ntab);
 	size_t flushn = 2 * ENGINE_LLC_BYTES / sizeof(uint64_t);
-	uint64_t *flushbuf = o->flush ? calloc(flushn, sizeof(uint64_t)) : NULL;
+	uint64_t *flushbuf = o->flush ? replay_huge_alloc(flushn * sizeof(uint64_t), NULL) : NULL;
 	struct perfdb_engine_pool pool = { 0 };
 	struct journal jr = { 0 };
 	char jpath[4200] = "";

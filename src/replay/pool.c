@@ -6,12 +6,10 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "perfdb/dtype.h"
 #include "replay/engine.h"
-
-#define HUGE_BYTES ((size_t)2 << 20)       /* a transparent huge page */
+#include "replay/hugebuf.h"
 
 static uint64_t mix(uint64_t *s)
 {
@@ -79,25 +77,11 @@ static int get_buf(struct perfdb_engine_pool *pool, size_t slot, struct perfdb_t
 		free(pool->buf[slot]);
 		pool->buf[slot] = NULL;
 		pool->cap[slot] = 0;
-		/*
-		 * Buffers of 2 MiB and more are 2 MiB-aligned transparent huge
-		 * pages where the kernel offers them (THP "madvise", as on these
-		 * machines), as an inference engine maps its weights and KV cache:
-		 * with 4 KiB pages a paged KV cache read in block-table order, or a
-		 * transpose's strided writes, cost a TLB miss per page and ran at
-		 * half the bandwidth of the same bytes read in order.
-		 */
-		size_t align = need >= HUGE_BYTES ? HUGE_BYTES : 4096;
-		size_t cap = (need + align - 1) & ~(align - 1);
-		void *p;
-		if (posix_memalign(&p, align < 64 ? 64 : align, cap) != 0)
-			return perfdb_err_set(err, PERFDB_ENOMEM, "cannot allocate %zu bytes for %s", cap,
+		size_t cap;
+		void *p = replay_huge_alloc(need, &cap);   /* on huge pages where offered: hugebuf.c */
+		if (!p)
+			return perfdb_err_set(err, PERFDB_ENOMEM, "cannot allocate %zu bytes for %s", need,
 					      "a tensor");
-#ifdef MADV_HUGEPAGE
-		if (align == HUGE_BYTES)
-			(void)madvise(p, cap, MADV_HUGEPAGE);   /* advice only: THP off leaves 4 KiB pages */
-#endif
-		memset(p, 0, cap);   /* pre-fault once: first touch costs ~1.5 us per page */
 		pool->buf[slot] = p;
 		pool->cap[slot] = cap;
 	}

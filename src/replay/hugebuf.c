@@ -1,0 +1,37 @@
+/*
+ * Buffers of 2 MiB and more are 2 MiB-aligned and advised onto transparent
+ * huge pages where the kernel offers them (THP "madvise", as on the
+ * machines perfdb has run on).  Two reasons:
+ *   - an inference engine maps its weights and KV cache that way: with
+ *     4 KiB pages a paged KV cache read in block-table order, or a
+ *     transpose's strided writes, cost a TLB miss per page and ran at half
+ *     the bandwidth of the same bytes read in order;
+ *   - faulting in 4 KiB pages one by one cost this VM ~1.5 us a page: the
+ *     64 MiB cache-flush buffer alone was 16,384 faults, a quarter of a
+ *     small microbench run (docs/testing.md "Suite time").
+ * The advice is only advice: with THP off the buffer has 4 KiB pages and
+ * works the same.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "replay/hugebuf.h"
+
+void *replay_huge_alloc(size_t bytes, size_t *cap)
+{
+	size_t need = bytes ? bytes : 1;
+	size_t align = need >= REPLAY_HUGE_BYTES ? REPLAY_HUGE_BYTES : 4096;
+	size_t n = (need + align - 1) & ~(align - 1);
+	void *p;
+	if (posix_memalign(&p, align, n) != 0)
+		return NULL;
+#ifdef MADV_HUGEPAGE
+	if (align == REPLAY_HUGE_BYTES)
+		(void)madvise(p, n, MADV_HUGEPAGE);
+#endif
+	memset(p, 0, n);   /* zeroed, and faulted in once here rather than in a timed loop */
+	if (cap)
+		*cap = n;
+	return p;
+}
