@@ -66,6 +66,10 @@ int perfdb_device_registry_load(struct perfdb_device_registry *r,
 int perfdb_device_registry_load_file(struct perfdb_device_registry *r,
 				     const char *path, struct perfdb_err *err);
 
+/* The same from len bytes at data; path names them in errors. */
+int perfdb_device_registry_parse(struct perfdb_device_registry *r, const char *path,
+				 const char *data, size_t len, struct perfdb_err *err);
+
 /* Device by exact name, or NULL. */
 const struct perfdb_device *
 perfdb_device_find(const struct perfdb_device_registry *r, const char *name);

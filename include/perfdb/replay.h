@@ -91,6 +91,8 @@ struct perfdb_status {
 void perfdb_status_release(struct perfdb_status *s);
 /* Read a status JSON; returns 1 if read, 0 if missing or malformed (as the reference). */
 int perfdb_status_read(const char *path, struct perfdb_status *s);
+/* The same from len bytes at data. */
+int perfdb_status_parse(const char *data, size_t len, struct perfdb_status *s);
 /* Write one atomically (indent 2, the reference's keys). */
 int perfdb_status_write(const char *path, const struct perfdb_status *s, struct perfdb_err *err);
 

@@ -98,16 +98,26 @@ static char *dup_or_null(const char *s)
 	return s ? strdup(s) : NULL;
 }
 
+/*
+ * A number times its unit's scale, or -1 when it is negative or the
+ * product is not finite (1e300 GiB would be inf bytes, printed as "inf" in
+ * every report that divides by it).
+ */
+static int scaled(json_t *v, double scale, double *out)
+{
+	if (!json_is_number(v) || json_number_value(v) < 0 || !isfinite(json_number_value(v) * scale))
+		return -1;
+	*out = json_number_value(v) * scale;
+	return 0;
+}
+
 /* Optional number field; returns 0, or -1 if present but not a number or negative. */
 static int get_num(json_t *obj, const char *key, double scale, double *out)
 {
 	json_t *v = json_object_get(obj, key);
 	if (!v || json_is_null(v))
 		return 0;
-	if (!json_is_number(v) || json_number_value(v) < 0)
-		return -1;
-	*out = json_number_value(v) * scale;
-	return 0;
+	return scaled(v, scale, out);
 }
 
 static const char *const peak_keys[PERFDB_PEAK_COUNT_] = {
@@ -131,11 +141,10 @@ static int parse_peaks(json_t *obj, const char *key, double *out, const char **b
 		int found = 0;
 		for (int i = 0; i < PERFDB_PEAK_COUNT_; i++) {
 			if (strcmp(k, peak_keys[i]) == 0) {
-				if (!json_is_number(v) || json_number_value(v) < 0) {
+				if (scaled(v, 1e12, &out[i]) < 0) {
 					*bad = key;
 					return -1;
 				}
-				out[i] = json_number_value(v) * 1e12;
 				found = 1;
 			}
 		}
@@ -248,16 +257,20 @@ static int append_file(struct perfdb_device_registry *r, const char *path)
 int perfdb_device_registry_load_file(struct perfdb_device_registry *r,
 				     const char *path, struct perfdb_err *err)
 {
-	json_error_t je;
 	/* read through perfdb_open_regular: a FIFO given as the file is refused */
 	struct perfdb_strbuf sb = PERFDB_STRBUF_INIT;
-	int rrc = perfdb_file_read_all(path, &sb, err);
-	if (rrc < 0) {
-		perfdb_strbuf_release(&sb);
-		return rrc;
-	}
-	json_t *root = json_loadb(sb.buf ? sb.buf : "", sb.len, JSON_REJECT_DUPLICATES, &je);
+	int rc = perfdb_file_read_all(path, &sb, err);
+	if (rc == 0)
+		rc = perfdb_device_registry_parse(r, path, sb.buf ? sb.buf : "", sb.len, err);
 	perfdb_strbuf_release(&sb);
+	return rc;
+}
+
+int perfdb_device_registry_parse(struct perfdb_device_registry *r, const char *path,
+				 const char *data, size_t len, struct perfdb_err *err)
+{
+	json_error_t je;
+	json_t *root = json_loadb(data, len, JSON_REJECT_DUPLICATES, &je);
 	if (!root) {
 		if (je.line <= 0)
 			return perfdb_err_set(err, PERFDB_EIO, "%s: %s", path, je.text);

@@ -144,6 +144,13 @@ int journal_load(const char *path, struct journal *j)
 			close(fd);
 		return 0;
 	}
+	int rc = journal_read(f, j);
+	fclose(f);
+	return rc;
+}
+
+int journal_read(FILE *f, struct journal *j)
+{
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t len;
@@ -172,7 +179,6 @@ int journal_load(const char *path, struct journal *j)
 		}
 	}
 	free(line);
-	fclose(f);
 	return rc;
 }
 

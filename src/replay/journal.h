@@ -18,6 +18,7 @@
 #define PERFDB_REPLAY_JOURNAL_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "replay/engine.h"
 
@@ -48,6 +49,9 @@ void journal_release(struct journal *j);
 
 /* Append the entries of the journal at path (missing: none).  0 or -PERFDB_ENOMEM. */
 int journal_load(const char *path, struct journal *j);
+
+/* The same from an open stream, read to its end (or its torn last line). */
+int journal_read(FILE *f, struct journal *j);
 
 /* The last entry for key (the last ok one when ok_only), or NULL. */
 const struct jentry *journal_find(const struct journal *j, const char *key, int ok_only);

@@ -46,13 +46,21 @@ static int read_names(json_t *arr, char ***out, size_t *n)
 
 int perfdb_status_read(const char *path, struct perfdb_status *s)
 {
-	memset(s, 0, sizeof(*s));
-	json_error_t je;
 	struct perfdb_strbuf sb = PERFDB_STRBUF_INIT;
 	struct perfdb_err ignored;
-	json_t *root = perfdb_file_read_all(path, &sb, &ignored) == 0
-		       ? json_loadb(sb.buf ? sb.buf : "", sb.len, 0, &je) : NULL;
+	int rc = 0;
+	memset(s, 0, sizeof(*s));
+	if (perfdb_file_read_all(path, &sb, &ignored) == 0)
+		rc = perfdb_status_parse(sb.buf ? sb.buf : "", sb.len, s);
 	perfdb_strbuf_release(&sb);
+	return rc;
+}
+
+int perfdb_status_parse(const char *data, size_t len, struct perfdb_status *s)
+{
+	memset(s, 0, sizeof(*s));
+	json_error_t je;
+	json_t *root = json_loadb(data, len, 0, &je);
 	if (!root)
 		return 0;
 	int ok = json_is_object(root) &&

@@ -146,6 +146,11 @@ static void test_bad_registry_files(void **state)
 		   "name may hold only");
 	expect_bad("{\"format\": \"perfdb-devices/1\", \"devices\": [{\"name\": \"X\", \"kind\": \"npu\","
 		   " \"memory_gib\": -1}]}", "bad value for \"memory_gib\"");
+	/* finite in JSON, inf once in bytes or FLOP/s (fuzz_device_registry's finding) */
+	expect_bad("{\"format\": \"perfdb-devices/1\", \"devices\": [{\"name\": \"X\", \"kind\": \"npu\","
+		   " \"memory_gib\": 1e300}]}", "bad value for \"memory_gib\"");
+	expect_bad("{\"format\": \"perfdb-devices/1\", \"devices\": [{\"name\": \"X\", \"kind\": \"npu\","
+		   " \"mma_tflops\": {\"bf16\": 1e300}}]}", "bad value for \"mma_tflops\"");
 	expect_bad("{\"format\": \"perfdb-devices/1\", \"devices\": [{\"name\": \"X\", \"kind\": \"npu\","
 		   " \"comm\": {\"grid\": [2], \"tiers\": []}}]}", "equal length");
 	expect_bad("{\"format\": \"perfdb-devices/1\", \"default\": \"NOPE\", \"devices\": []}",
