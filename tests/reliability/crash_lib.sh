@@ -74,33 +74,41 @@ crash_loop() {
   if ! run_in "$ref" "$cmd"; then fail "$name: the uninterrupted run failed: $(cat "$ref/.stderr")"; return; fi
   t1=$(now)
   dur=$(elapsed "$t0" "$t1")
-  local old_h new_h
-  old_h=$(hashes "$base/db"); new_h=$(hashes "$ref/db")
+  local old_h new_h f h
+  table_hashes "$base/db"; old_h=$TH
+  table_hashes "$ref/db"; new_h=$TH
   [ "$old_h" != "$new_h" ] || { fail "$name: the command changes no table"; return; }
+  # each table's old and new hash (absent: empty), for the per-kill check
+  local -A O=() N=() G=() ALL=()
+  while read -r f h; do [ -n "$f" ] && O[$f]=$h && ALL[$f]=1; done <<< "$old_h"
+  while read -r f h; do [ -n "$f" ] && N[$f]=$h && ALL[$f]=1; done <<< "$new_h"
+  local dur_us
+  dur_us=$(awk -v d="$dur" 'BEGIN { printf "%d", d * 1e6 }')
   RANDOM=$SEED
   echo "$name: $KILLS kills over ${dur}s (seed $SEED, ${check} check)"
   local i n_old=0 n_new=0 n_mixed=0 n_tmp=0 states="$WORK/$name.states" shapes=()
   rm -rf "$states"; mkdir -p "$states"
   for ((i = 1; i <= KILLS; i++)); do
     rm -rf "$run"; cp -a "$base" "$run"
-    local delay
-    delay=$(awk -v d="$dur" -v r=$RANDOM 'BEGIN { printf "%.4f", d * 1.1 * r / 32768 }')
+    local delay us
+    us=$((dur_us * 11 * RANDOM / 327680))   # uniform over 1.1x the duration
+    printf -v delay '%d.%06d' $((us / 1000000)) $((us % 1000000))
     (cd "$run" && exec bash -c "exec $cmd" >/dev/null 2>&1) &
     local pid=$!
     sleep "$delay"
     kill -9 "$pid" 2>/dev/null
     wait "$pid" 2>/dev/null
     local got
-    got=$(hashes "$run/db")
+    table_hashes "$run/db"; got=$TH
     if [ "$check" = hash ]; then
       # each table: its old or its new hash (absent counts as a state too)
-      local bad
-      bad=$(awk 'FILENAME == ARGV[1] { o[$1] = $2; all[$1] = 1; next }
-                 FILENAME == ARGV[2] { n[$1] = $2; all[$1] = 1; next }
-                 { g[$1] = $2 }
-                 END { for (f in all) if (g[f] != o[f] && g[f] != n[f]) print f }' \
-              <(echo "$old_h") <(echo "$new_h") <(echo "$got"))
-      [ -z "$bad" ] || fail "$name kill $i (after ${delay}s): neither old nor new: $bad"
+      local bad=
+      G=()
+      while read -r f h; do [ -n "$f" ] && G[$f]=$h; done <<< "$got"
+      for f in "${!ALL[@]}"; do
+        [ "${G[$f]-}" = "${O[$f]-}" ] || [ "${G[$f]-}" = "${N[$f]-}" ] || bad+=" $f"
+      done
+      [ -z "$bad" ] || fail "$name kill $i (after ${delay}s): neither old nor new:$bad"
     else
       cp -a "$run/db" "$states/$i.killed"
       shapes+=("kill $i (after ${delay}s)=$states/$i.killed")
@@ -122,7 +130,8 @@ crash_loop() {
     fi
     [ -z "$(temps "$run")" ] || fail "$name kill $i: the next run left $(temps "$run")"
     if [ "$check" = hash ]; then
-      [ "$(hashes "$run/db")" = "$new_h" ] || fail "$name kill $i: the next run did not give the new tables"
+      table_hashes "$run/db"
+      [ "$TH" = "$new_h" ] || fail "$name kill $i: the next run did not give the new tables"
     else
       cp -a "$run/db" "$states/$i.next"
       shapes+=("the run after kill $i=$states/$i.next")
