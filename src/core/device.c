@@ -111,7 +111,7 @@ static int scaled(json_t *v, double scale, double *out)
 	return 0;
 }
 
-/* Optional number field; returns 0, or -1 if present but not a number or negative. */
+/* Optional number field; returns 0, or -1 if present but not a number, negative or inf once scaled. */
 static int get_num(json_t *obj, const char *key, double scale, double *out)
 {
 	json_t *v = json_object_get(obj, key);

@@ -7,8 +7,8 @@
  *     transpose's strided writes, cost a TLB miss per page and ran at half
  *     the bandwidth of the same bytes read in order;
  *   - faulting in 4 KiB pages one by one cost this VM ~1.5 us a page: the
- *     64 MiB cache-flush buffer alone was 16,384 faults, a quarter of a
- *     small microbench run (docs/testing.md "Suite time").
+ *     64 MiB cache-flush and probe buffers were 32,768 faults, two thirds
+ *     of a small microbench run (docs/replay.md "Buffers").
  * The advice is only advice: with THP off the buffer has 4 KiB pages and
  * works the same.
  */
