@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,6 +91,20 @@ static double num(const json_t *o, const char *k)
 	return json_is_number(v) ? json_number_value(v) : 0;
 }
 
+/*
+ * A count field: absent reads 0; present, it must be an integral number in
+ * [0, INT_MAX], else -1 (converting 1e308 to int is undefined behaviour:
+ * fuzz_journal's finding).
+ */
+static int count_of(const json_t *o, const char *k)
+{
+	const json_t *v = json_object_get(o, k);
+	if (!v)
+		return 0;
+	double d = json_is_number(v) ? json_number_value(v) : -1;
+	return d >= 0 && d <= INT_MAX && d == floor(d) ? (int)d : -1;
+}
+
 /* One line into an entry; 0 = not an entry (skipped), 1 = filled. */
 static int parse_line(const char *line, size_t len, struct jentry *e)
 {
@@ -116,8 +131,8 @@ static int parse_line(const char *line, size_t len, struct jentry *e)
 		e->std = num(o, "std");
 		e->cpu = num(o, "cpu_ratio");
 		e->probe = num(o, "probe_gbs");   /* absent before 2026-11-30 */
-		e->retries = (int)num(o, "retries");
-		e->threads = (int)num(o, "threads");   /* absent before 2026-12-02 */
+		e->retries = count_of(o, "retries");
+		e->threads = count_of(o, "threads");   /* absent before 2026-12-02 */
 		const char *kern = json_string_value(json_object_get(o, "kernel"));
 		snprintf(e->kernel, sizeof(e->kernel), "%s", kern ? kern : "");
 		/* a journal edited or damaged to hold a negative time is not a
@@ -127,6 +142,9 @@ static int parse_line(const char *line, size_t len, struct jentry *e)
 		for (size_t q = 0; q < 4; q++)
 			if (!isfinite(t[q]) || t[q] < 0)
 				e->ok = 0;
+		/* nor is one whose counts are not counts */
+		if (e->retries < 0 || e->threads < 0)
+			e->ok = 0;
 		if (!e->key || (why && !e->reason))
 			ok = -1;
 	}

@@ -11,7 +11,8 @@
  *
  * Reading parses each line with jansson; a torn last line (no newline), a
  * line that is not such an object, and an "ok" entry whose times are not
- * finite and >= 0 are not measurements.  Entries are found by (table,
+ * finite and >= 0 or whose retries or threads are not integers in
+ * [0, INT_MAX] are not measurements.  Entries are found by (table,
  * signature) through a hash index, so resuming n rows costs O(n).
  */
 #ifndef PERFDB_REPLAY_JOURNAL_H

@@ -4,7 +4,8 @@
  * perfdb's own format, but a killed run tears its last line and a user may
  * edit or truncate it, so it is read as outside input.
  * Invariants: no crash or leak; every entry's key is "table\tsignature";
- * an ok entry's times are finite and >= 0; the index finds, for every key,
+ * an ok entry's times are finite and >= 0 and its counts non-negative
+ * (UBSan holds the conversions to them); the index finds, for every key,
  * its last entry and its last ok entry, as a linear scan does.
  */
 #include <math.h>
@@ -45,7 +46,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!e->key || !strchr(e->key, '\t'))
 			abort();
 		if (e->ok && (!isfinite(e->mean) || e->mean < 0 || !isfinite(e->median) || e->median < 0 ||
-			      !isfinite(e->min) || e->min < 0 || !isfinite(e->std) || e->std < 0))
+			      !isfinite(e->min) || e->min < 0 || !isfinite(e->std) || e->std < 0 ||
+			      e->retries < 0 || e->threads < 0))
 			abort();
 		if (journal_find(&j, e->key, 0) != scan(&j, e->key, 0) ||
 		    journal_find(&j, e->key, 1) != scan(&j, e->key, 1))
