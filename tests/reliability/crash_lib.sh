@@ -74,14 +74,13 @@ crash_loop() {
   if ! run_in "$ref" "$cmd"; then fail "$name: the uninterrupted run failed: $(cat "$ref/.stderr")"; return; fi
   t1=$(now)
   dur=$(elapsed "$t0" "$t1")
-  local old_h new_h f h
-  table_hashes "$base/db"; old_h=$TH
-  table_hashes "$ref/db"; new_h=$TH
-  [ "$old_h" != "$new_h" ] || { fail "$name: the command changes no table"; return; }
   # each table's old and new hash (absent: empty), for the per-kill check
+  local old_h new_h f
   local -A O=() N=() G=() ALL=()
-  while read -r f h; do [ -n "$f" ] && O[$f]=$h && ALL[$f]=1; done <<< "$old_h"
-  while read -r f h; do [ -n "$f" ] && N[$f]=$h && ALL[$f]=1; done <<< "$new_h"
+  table_hashes "$base/db" O; old_h=$TH
+  table_hashes "$ref/db" N; new_h=$TH
+  [ "$old_h" != "$new_h" ] || { fail "$name: the command changes no table"; return; }
+  for f in "${!O[@]}" "${!N[@]}"; do ALL[$f]=1; done
   local dur_us
   dur_us=$(awk -v d="$dur" 'BEGIN { printf "%d", d * 1e6 }')
   RANDOM=$SEED
@@ -99,12 +98,10 @@ crash_loop() {
     kill -9 "$pid" 2>/dev/null
     wait "$pid" 2>/dev/null
     local got
-    table_hashes "$run/db"; got=$TH
+    table_hashes "$run/db" G; got=$TH
     if [ "$check" = hash ]; then
       # each table: its old or its new hash (absent counts as a state too)
       local bad=
-      G=()
-      while read -r f h; do [ -n "$f" ] && G[$f]=$h; done <<< "$got"
       for f in "${!ALL[@]}"; do
         [ "${G[$f]-}" = "${O[$f]-}" ] || [ "${G[$f]-}" = "${N[$f]-}" ] || bad+=" $f"
       done

@@ -19,14 +19,20 @@ finish() {
 now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
 
-# table_hashes DIR: sets TH to "name sha256" lines, one per table (top-level
-# *.csv) in glob order.  One sha256sum and no command substitution: the kill
-# loops call it twice per kill, and each process costs ~5 ms on these VMs.
+# table_hashes DIR [MAP]: sets TH to "name sha256" lines, one per table
+# (top-level *.csv) in glob order, and fills the associative array named
+# MAP (when given) with name -> sha256.  One sha256sum and no command
+# substitution: the kill loops call it twice per kill, and each process
+# costs ~5 ms on these VMs.
 table_hashes() {
   local f=("$1"/*.csv) h p
   TH=
+  if [ -n "${2:-}" ]; then local -n map=$2; map=(); fi
   [ -e "${f[0]}" ] || return 0
-  while read -r h p; do TH+="${p##*/} $h"$'\n'; done < <(sha256sum -- "${f[@]}")
+  while read -r h p; do
+    TH+="${p##*/} $h"$'\n'
+    [ -z "${2:-}" ] || map[${p##*/}]=$h
+  done < <(sha256sum -- "${f[@]}")
 }
 
 # temps DIR: temporary files of the atomic writes under DIR.
