@@ -160,15 +160,23 @@ int perfdb_engine_build_case(const char *op, const char *in_shapes, const char *
 size_t perfdb_engine_case_bytes(const struct perfdb_op_case *c);
 
 /*
- * Allocate (64-byte aligned, pre-faulted) and fill the case's buffers with
- * deterministic random data from seed: floats uniform in [-1, 1), ints in
- * [0, 8), bools in {0, 1}.  Buffers are taken from pool, which keeps them
- * for the next case.  Returns 0 or -PERFDB_ENOMEM.
+ * Allocate (page-aligned, pre-faulted: hugebuf.c) and fill the case's
+ * buffers with deterministic random data from seed: floats uniform in
+ * [-1, 1), ints in [0, 8), bools in {0, 1}.  Buffers are taken from pool,
+ * which keeps them for the next case.  Returns 0 or -PERFDB_ENOMEM.
  */
 struct perfdb_engine_pool {
 	void *buf[2 * PERFDB_OP_MAX_TENSORS];
 	size_t cap[2 * PERFDB_OP_MAX_TENSORS];
 };
+/*
+ * Fill t->data (t->numel elements of t->dtype) from seed, as
+ * perfdb_engine_alloc_case fills input slots: element i is splitmix64's
+ * (i+1)-th output from state seed, shaped per dtype (docs/replay.md
+ * "Buffers").  Large tensors are filled on the OpenMP threads.
+ */
+void perfdb_engine_fill(struct perfdb_tensor *t, uint64_t seed);
+
 int perfdb_engine_alloc_case(struct perfdb_engine_pool *pool, struct perfdb_op_case *c, uint64_t seed,
 			     struct perfdb_err *err);
 void perfdb_engine_pool_release(struct perfdb_engine_pool *pool);
