@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "perfdb/csv.h"
@@ -166,6 +167,8 @@ int perfdb_native_open(const struct perfdb_native_opts *o, struct perfdb_native_
 	PERFDB_TRY(check_device_kind(run, err));
 	PERFDB_TRY(perfdb_native_check_threads(run->dir.buf, o->threads, err));
 	snprintf(run->rep, sizeof(run->rep), "%s/reports", run->dir.buf);
+	struct stat st;
+	run->rep_made = lstat(run->rep, &st) < 0;
 	return perfdb_report_dir_prepare(run->dir.buf, err);
 }
 
@@ -206,9 +209,14 @@ int perfdb_native_measure(struct perfdb_native_run *run, struct perfdb_err *err)
 	/* the backend level, on the device the device level picks (the local rank's GPU) */
 	const struct perfdb_backend_i *be = run->be;
 	int ndev = be->device_count ? be->device_count(err) : 1;
-	if (ndev < 0)
-		return ndev;
-	PERFDB_TRY(be->open((int)no->threads, be->device_count ? perfdb_pick_gpu(ndev) : 0, &run->bctx, err));
+	int rc = ndev < 0 ? ndev : be->open((int)no->threads, be->device_count ? perfdb_pick_gpu(ndev) : 0, &run->bctx, err);
+	if (rc < 0) {
+		/* no device, no GPU runtime, no oneDNN: nothing was measured, so the
+		 * reports directory this run made goes too (rmdir: only if empty) */
+		if (run->rep_made)
+			(void)rmdir(run->rep);
+		return rc;
+	}
 	eo.backend_ctx = run->bctx;
 	run->engine_ran = 1;
 	return perfdb_engine_run(&eo, &run->res, err);

@@ -47,6 +47,7 @@ struct perfdb_native_run {
 	struct perfdb_wb_seen seen;            /* prune: the rows read before measuring */
 	int usage;                             /* open failed on a usage error (exit 2) */
 	int engine_ran;                        /* measure reached the engine */
+	int rep_made;                          /* open created <dir>/reports (and the run wrote nothing yet) */
 	struct perfdb_engine_result res;
 	char ts[64];                           /* the run's report timestamp */
 	struct perfdb_status st;

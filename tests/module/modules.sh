@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Backend modules (src/backend/module.h, docs/cuda.md "The module"):
 #  1. the perfdb binary has no CUDA or NCCL library among its ELF NEEDED
-#     entries (the cuda module, where built, has them);
+#     entries (the cuda module, where built, has them), and no oneDNN
+#     (src/backend/cpu/dnnl_load.c opens it);
 #  2. --version, parse and devices work whatever state the module is in;
 #  3. a missing module, a module of another API version and a module whose
 #     libraries are missing each give one line for that backend only:
@@ -19,6 +20,12 @@ needed() { readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; }
 
 bad=$(needed "$P" | grep -Ei 'cuda|cublas|cupti|nccl|nvidia')
 [ -z "$bad" ] || fail "perfdb links GPU libraries: $bad"
+# nor oneDNN (or the C++ runtime it brings): the CPU backend opens it on use.
+# The sanitizer build links it on purpose (CMakeLists.txt: LSan and dlopen'd TLS).
+if ! needed "$P" | grep -q '^libasan'; then
+  bad=$(needed "$P" | grep -Ei 'dnnl|stdc\+\+')
+  [ -z "$bad" ] || fail "perfdb links oneDNN at start: $bad"
+fi
 echo "perfdb NEEDED: $(needed "$P" | tr '\n' ' ')"
 mod=$(dirname "$P")/../$(sed -n 's/^PERFDB_MODULEDIR_REL=//p' "$FAKE/moduledir")/libperfdb-cuda.so
 if "$P" --version | grep -q "cuda and nccl"; then

@@ -7,6 +7,8 @@
  * oneDNN (ops_matmul.c; docs/replay.md "CPU backend").
  */
 #include <dnnl.h>
+
+#include "dnnl_load.h"
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +55,10 @@ static int cpu_open(int threads, int device, void **ctx, struct perfdb_err *err)
 	*ctx = NULL;
 	if (device != 0)
 		return perfdb_err_set(err, PERFDB_EINVAL, "--backend cpu: device %d does not exist (the host is 0)", device);
+	struct perfdb_err why;
+	perfdb_err_clear(&why);
+	if (cpu_dnnl_open(&why) < 0)
+		return perfdb_err_set(err, PERFDB_EIO, "--backend cpu: %s", why.msg);
 	struct cpu_ctx *x = calloc(1, sizeof(*x));
 	if (!x)
 		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
@@ -99,6 +105,10 @@ static const char *onednn_isa_name(dnnl_cpu_isa_t isa)
 static void cpu_describe(void *ctx, struct perfdb_strbuf *out)
 {
 	const struct cpu_ctx *x = ctx;
+	if (cpu_dnnl_open(&(struct perfdb_err){ 0 }) < 0) {
+		perfdb_strbuf_addf(out, "onednn=none (%s not loaded)\n", cpu_dnnl_soname());
+		return;
+	}
 	const dnnl_version_t *v = dnnl_version();
 	if (x) {
 		/* what the rows ran with: the own kernels' level and oneDNN's (Kernel Used names each GEMM's) */
