@@ -35,10 +35,15 @@ for t in "$BUILD"/tests/test_cpu*; do cp "$t" "$OUT/tools/"; done
 # the tool binaries without their debug sections: the carry limit is 64 MiB
 strip --strip-debug "$OUT"/tools/*
 
-# libraries: everything ldd resolves outside glibc and CUDA
+# libraries: everything ldd resolves outside glibc and CUDA, and oneDNN,
+# which the CPU backend opens with dlopen (src/backend/cpu/dnnl_load.c), so
+# no binary lists it: it and what it needs come too
 glibc='^(libc|libm|libdl|libpthread|librt|libutil|ld-linux-x86-64|libresolv)\.so'
+dnnl=$(/sbin/ldconfig -p | awk '$1 == "libdnnl.so.2" { print $NF; exit }')
+[ -n "$dnnl" ] || { echo "pack.sh: libdnnl.so.2 not found (ldconfig -p): install libdnnl-dev" >&2; exit 1; }
 list=$(mktemp)
-for b in "$OUT/bin/perfdb" "$OUT/lib/perfdb/libperfdb-cuda.so" "$OUT"/tools/*; do
+for b in "$OUT/bin/perfdb" "$OUT/lib/perfdb/libperfdb-cuda.so" "$OUT"/tools/* "$dnnl"; do
+  [ "$b" = "$dnnl" ] && echo "$dnnl"
   ldd "$b" | awk '$3 ~ /^\// {print $3}'
 done | sed 's|^/lib/|/usr/lib/|' | sort -u | while read -r p; do
   case "$p" in /usr/local/cuda*) continue ;; esac
