@@ -42,10 +42,12 @@ glibc='^(libc|libm|libdl|libpthread|librt|libutil|ld-linux-x86-64|libresolv)\.so
 dnnl=$(/sbin/ldconfig -p | awk '$1 == "libdnnl.so.2" { print $NF; exit }')
 [ -n "$dnnl" ] || { echo "pack.sh: libdnnl.so.2 not found (ldconfig -p): install libdnnl-dev" >&2; exit 1; }
 list=$(mktemp)
-for b in "$OUT/bin/perfdb" "$OUT/lib/perfdb/libperfdb-cuda.so" "$OUT"/tools/* "$dnnl"; do
-  [ "$b" = "$dnnl" ] && echo "$dnnl"
-  ldd "$b" | awk '$3 ~ /^\// {print $3}'
-done | sed 's|^/lib/|/usr/lib/|' | sort -u | while read -r p; do
+{
+  echo "$dnnl"
+  for b in "$OUT/bin/perfdb" "$OUT/lib/perfdb/libperfdb-cuda.so" "$OUT"/tools/* "$dnnl"; do
+    ldd "$b" | awk '$3 ~ /^\// {print $3}'
+  done
+} | sed 's|^/lib/|/usr/lib/|' | sort -u | while read -r p; do
   case "$p" in /usr/local/cuda*) continue ;; esac
   basename "$p" | grep -qE "$glibc" && continue
   echo "$p"

@@ -95,15 +95,24 @@ static pthread_once_t api_once = PTHREAD_ONCE_INIT;
 static int api_ok;
 static char api_why[600];
 
-const char *cpu_dnnl_soname(void)
+/* The library loaded: $PERFDB_DNNL_LIB, else the soname of the oneDNN
+ * perfdb was built with (libdnnl.so.2). */
+static const char *dnnl_lib(void)
 {
 	const char *over = getenv("PERFDB_DNNL_LIB");
 	return over && *over ? over : DNNL_SONAME;
 }
 
+/* A library that is not the oneDNN wanted: closed, the table emptied. */
+static void api_drop(void *h)
+{
+	dlclose(h);
+	memset(&api, 0, sizeof(api));
+}
+
 static void api_load(void)
 {
-	const char *lib = cpu_dnnl_soname();
+	const char *lib = dnnl_lib();
 	/* RTLD_LOCAL: oneDNN's symbols stay out of the global scope, where
 	 * they would meet the definitions below */
 	void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
@@ -118,8 +127,7 @@ static void api_load(void)
 	s = dlsym(h, #name);                                                                                       \
 	if (!s) {                                                                                                  \
 		snprintf(api_why, sizeof(api_why), "cannot load oneDNN: %s has no %s()", lib, #name);            \
-		dlclose(h);                                                                                        \
-		memset(&api, 0, sizeof(api));                                                                      \
+		api_drop(h);                                                                                       \
 		return;                                                                                            \
 	}                                                                                                          \
 	memcpy(&api.name, &s, sizeof(s));   /* object to function pointer, as POSIX allows */
@@ -129,8 +137,7 @@ static void api_load(void)
 	if (!v || v->major != DNNL_VERSION_MAJOR) {
 		snprintf(api_why, sizeof(api_why), "cannot load oneDNN: %s is version %d, perfdb was built for %d", lib,
 			 v ? v->major : -1, DNNL_VERSION_MAJOR);
-		dlclose(h);
-		memset(&api, 0, sizeof(api));
+		api_drop(h);
 		return;
 	}
 	api_ok = 1;

@@ -14,8 +14,4 @@
  * and dlerror's message, a missing function, a foreign major version). */
 int cpu_dnnl_open(struct perfdb_err *err);
 
-/* The library loaded: $PERFDB_DNNL_LIB, else the soname of the oneDNN
- * perfdb was built with (libdnnl.so.2). */
-const char *cpu_dnnl_soname(void);
-
 #endif
