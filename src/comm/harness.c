@@ -588,6 +588,7 @@ int perfdb_harness_context(struct perfdb_harness_env *e, bool malloc_tune,
 		return 0;
 
 	ctx->world_size = size;
+	bool shared = false;   /* two ranks on one host: a shared-memory transport between them */
 	for (int i = 0; i < size; i++) {
 		const char *h = all + (size_t)i * MPI_MAX_PROCESSOR_NAME;
 		int seen = 0, count = 0;
@@ -597,6 +598,7 @@ int perfdb_harness_context(struct perfdb_harness_env *e, bool malloc_tune,
 			continue;
 		for (int j = i; j < size; j++)
 			count += strcmp(all + (size_t)j * MPI_MAX_PROCESSOR_NAME, h) == 0;
+		shared |= count > 1;
 		char c[16];
 		snprintf(c, sizeof(c), "%d", count);
 		size_t w = strlen(ctx->hosts);
@@ -619,7 +621,16 @@ int perfdb_harness_context(struct perfdb_harness_env *e, bool malloc_tune,
 	MPI_Get_version(&v, &sv);
 	snprintf(ctx->mpi_standard, sizeof(ctx->mpi_standard), "%d.%d", v, sv);
 	snprintf(ctx->glibc, sizeof(ctx->glibc), "%s", gnu_get_libc_version());
-	shm_single_copy(ctx->shm_copy, sizeof(ctx->shm_copy));
+	/*
+	 * MPI_T_init_thread registers every component of every framework, as
+	 * ompi_info does: in Open MPI 4.1 that loads libpsm2, whose calibration
+	 * sleeps 0.2 s, and a hundred other modules.  Where no two ranks share
+	 * a host no message goes through shared memory, so that is not paid.
+	 */
+	if (shared)
+		shm_single_copy(ctx->shm_copy, sizeof(ctx->shm_copy));
+	else
+		snprintf(ctx->shm_copy, sizeof(ctx->shm_copy), "not used (one rank per host)");
 	cpu_model(ctx->cpu_model, sizeof(ctx->cpu_model));
 	cpu_list(&e->cpus, ctx->affinity, sizeof(ctx->affinity));
 	double la[1];

@@ -62,6 +62,20 @@ int perfdb_comm_mpi_init(int *argc, char ***argv, bool malloc_tune,
 		mallopt(M_TRIM_THRESHOLD, INT_MAX);
 		mallopt(M_TOP_PAD, 64 << 20);
 	}
+	if (perfdb_comm_launcher_rank() < 0) {
+		/*
+		 * A singleton (no launcher: a world of one).  Open MPI 4 would
+		 * start a helper daemon for MPI_Comm_spawn, which perfdb never
+		 * calls (0.15 s here), and try the cm PML, whose MTLs load
+		 * libpsm2 and libinfinipath: their constructors calibrate timers
+		 * in 125 us sleeps for 0.2 s, on every host with the packages and
+		 * none of the fabrics.  With no peer to reach, ob1 (self) is the
+		 * PML a world of one ends up with anyway.  The user's own
+		 * settings win (no overwrite); other MPIs ignore the variables.
+		 */
+		setenv("OMPI_MCA_ess_singleton_isolated", "1", 0);
+		setenv("OMPI_MCA_pml", "ob1", 0);
+	}
 	int rc = MPI_Init(argc, argv);
 	if (rc != MPI_SUCCESS)
 		return perfdb_harness_mpi_error(err, rc, "MPI_Init");

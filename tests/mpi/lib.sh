@@ -13,6 +13,11 @@ unset PERFDB_DEVICES PERFDB_LOCK_TIMEOUT PERFDB_MPIRUN PERFDB_MPIRUN_ARGS QUICK 
 # cross-memory attach (it needs ptrace rights that containers often lack).
 export OMPI_MCA_btl=self,vader
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
+# The BTLs above are ob1's.  Left to choose, every rank would first try the
+# cm PML, whose MTLs load libpsm2 and libinfinipath; their constructors sleep
+# 0.2 s calibrating timers, and on one host without a fabric cm is never
+# chosen.  That was 0.2 s of each mpirun here (docs/testing.md).
+export OMPI_MCA_pml=ob1
 # Open MPI refuses root unless told; the test machines run as root.
 if [ "$(id -u)" = 0 ]; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
