@@ -5,7 +5,7 @@
 set -euo pipefail
 
 PKGS=(
-  build-essential cmake pkg-config clang libclang-rt-14-dev
+  build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
   libdnnl-dev libopenblas-dev libopenmpi-dev openmpi-bin
   libyaml-dev libjansson-dev libcmocka-dev
   libyajl-dev zlib1g-dev  # Chrome traces: streaming JSON, gzip

@@ -18,6 +18,11 @@ export OMPI_MCA_btl_vader_single_copy_mechanism=none
 # 0.2 s calibrating timers, and on one host without a fabric cm is never
 # chosen.  That was 0.2 s of each mpirun here (docs/testing.md).
 export OMPI_MCA_pml=ob1
+# A rank exiting non-zero makes mpirun end the job, signalling the ranks left
+# with a second between SIGTERM and SIGKILL (odls_base_sigkill_timeout): 1-2 s
+# of each failure case.  perfdb's ranks exit by themselves after a failure
+# (every failure case here checks that), so the grace is not needed.
+export OMPI_MCA_odls_base_sigkill_timeout=0
 # Open MPI refuses root unless told; the test machines run as root.
 if [ "$(id -u)" = 0 ]; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
