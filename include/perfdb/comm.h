@@ -401,10 +401,10 @@ int perfdb_comm_launcher_rank(void);
 /*
  * MPI_Init (malloc_tune: glibc's thresholds fixed first, see --malloc-tune),
  * errors returned instead of aborting from then on.  Without a launcher
- * (perfdb_comm_launcher_rank() < 0) it first sets Open MPI's singleton
- * variables that the user has not set (docs/comm.md "Start-up").  Called
- * by comm, and by microbench under a launcher: every other command runs
- * without MPI.
+ * (perfdb_comm_launcher_rank() < 0) it first sets the Open MPI singleton
+ * variables the user has not set (docs/comm.md "Start-up without a
+ * launcher").  Called by comm, and by microbench under a launcher: every
+ * other command runs without MPI.
  */
 int perfdb_comm_mpi_init(int *argc, char ***argv, bool malloc_tune,
 			 struct perfdb_comm_world *w, struct perfdb_err *err);
