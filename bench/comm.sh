@@ -8,8 +8,8 @@
 # 1. Pairs.  all_reduce, all_gather, reduce_scatter and all_to_all at 1 KiB
 #    and 64 KiB to 64 MiB (fp32, perfdb's meaning of the size per op), one
 #    op at a time, ROUNDS times (default 24, made even if more than 1: at
-#    12 one size of 24 still read 6-7 % off per run on this VM, a different
-#    one each time; at 24 none did): in even rounds the
+#    12 one size of 24 read 6-7 % off per run on this VM, a different one
+#    each time; at 24, in one run of two): in even rounds the
 #    plain loop, perfdb, the plain loop again; in odd rounds perfdb, the
 #    loop, perfdb again.  Runs on these VMs differ by 5-10 % at the large
 #    sizes from one process to the next and drift over minutes, so each
