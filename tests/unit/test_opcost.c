@@ -116,6 +116,24 @@ static void test_dense(void **state)
 	assert_string_equal(err.msg, "MatMulV2: input 1 is not (64,32) or its transpose");
 }
 
+/* Scalar rope tensors ("," is a present tensor of no dims): the attention
+ * plans refuse them, their last dim never read (fuzz_case_build's finding:
+ * dims[-1], caught by UBSan in the sanitizer suite). */
+static void test_scalar_rope(void **state)
+{
+	(void)state;
+	struct perfdb_op_cost w;
+	struct perfdb_err err;
+	assert_int_equal(cost("FusedInferAttentionScore", "8,4,64;8,4,64;8,4,64;;;;;;;;;;;;;;;;;;;;;;,;8,4,16",
+			      "DT_BF16;DT_BF16;DT_BF16;;;;;;;;;;;;;;;;;;;;;;DT_BF16;DT_BF16", "8,4,64", "DT_BF16", NULL,
+			      &w, &err), -PERFDB_EINVAL);
+	assert_string_equal(err.msg, "FusedInferAttentionScore: query_rope/key_rope must match query/key but for the rope dim");
+	assert_int_equal(cost("SparseFlashAttention", "4,2,16;4,1,16;4,1,16;4,1,2;;;;,;4,1,8",
+			      "DT_BF16;DT_BF16;DT_BF16;INT32;;;;DT_BF16;DT_BF16", "4,2,16", "DT_BF16", NULL, &w, &err),
+			 -PERFDB_EINVAL);
+	assert_string_equal(err.msg, "SparseFlashAttention: rope shapes must match query/key but for the last dim");
+}
+
 static void test_partial(void **state)
 {
 	(void)state;
@@ -181,6 +199,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_def_has_a_cost),
 		cmocka_unit_test(test_dense),
+		cmocka_unit_test(test_scalar_rope),
 		cmocka_unit_test(test_partial),
 		cmocka_unit_test(test_attention),
 	};

@@ -180,6 +180,7 @@ static void test_row_rules(void **state)
 		"AddRmsNormBias: x1 and x2 differ in size");
 	/* eltwise */
 	refused("SwiGlu", "4,7", "DT_FLOAT", "4,3", "DT_FLOAT", "SwiGlu: output must halve the last dim of input 0");
+	refused("SwiGlu", "2", "DT_FLOAT", ",", "DT_FLOAT", "SwiGlu: output must halve the last dim of input 0");
 	refused("Add", "4,8;3", "DT_FLOAT;DT_FLOAT", "4,8", "DT_FLOAT", "Add: input 1 does not broadcast to the output");
 	refused("TensorMove", "4,8", "DT_FLOAT", "4,4", "DT_FLOAT", "TensorMove: input and output differ in size");
 	/* index */

@@ -29,7 +29,7 @@ int perfdb_rules_swiglu(const struct perfdb_op_case *c, struct perfdb_err *err)
 	const struct perfdb_tensor *a = &c->in[0], *o = &c->out[0];
 	if (!perfdb_dtype_is_float(a->dtype) || !perfdb_dtype_is_float(o->dtype))
 		return perfdb_err_set(err, PERFDB_EINVAL, "SwiGlu: only fp32/bf16/fp16 tensors are supported");
-	if (a->ndims < 1 || a->dims[a->ndims - 1] % 2 || a->numel != 2 * o->numel ||
+	if (a->ndims < 1 || o->ndims < 1 || a->dims[a->ndims - 1] % 2 || a->numel != 2 * o->numel ||
 	    o->dims[o->ndims - 1] * 2 != a->dims[a->ndims - 1])
 		return perfdb_err_set(err, PERFDB_EINVAL, "SwiGlu: output must halve the last dim of input 0");
 	return 0;
