@@ -244,8 +244,7 @@ static int head_dims(struct perfdb_fia_plan *f, struct perfdb_err *err)
 	if (f->dv < 1 || (f->kv3d && v->dims[2] % f->hkv != 0))
 		return BAD("bad value head dim");
 	if (qr) {
-		/* a scalar rope tensor has no last dim to read: dr 0 is refused below */
-		f->dr = qr->ndims ? qr->dims[qr->ndims - 1] : 0;
+		f->dr = perfdb_rules_last(qr);   /* a scalar's rank differs from q's: refused below */
 		int ok = qr->ndims == q->ndims && kr->ndims == k->ndims;
 		for (size_t i = 0; ok && i + 1 < q->ndims; i++)
 			ok = qr->dims[i] == q->dims[i];

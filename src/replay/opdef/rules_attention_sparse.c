@@ -122,7 +122,7 @@ int perfdb_sfa_plan(const struct perfdb_op_case *c, struct perfdb_sfa_plan *f, s
 	if (!!qr != !!kr)
 		return perfdb_err_set(err, PERFDB_EINVAL, "%s: query_rope (7) and key_rope (8) go together", c->op);
 	if (qr) {
-		f->dr = qr->ndims ? qr->dims[qr->ndims - 1] : 0;   /* scalar: refused below */
+		f->dr = perfdb_rules_last(qr);   /* a scalar's rank differs from q's: refused below */
 		int ok = qr->ndims == q->ndims && kr->ndims == k->ndims && f->dr > 0 &&
 			 kr->dims[kr->ndims - 1] == f->dr;
 		for (size_t i = 0; ok && i + 1 < q->ndims; i++)
