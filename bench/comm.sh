@@ -148,24 +148,21 @@ def perfdb_run(op):
     return got
 for r in range(rounds):
     for op in OPS:
+        # p: the loop's runs, o: perfdb's cases, ot: their median us, by (op, bytes)
         if r % 2 == 0:
-            p1 = plain_run(op); o = perfdb_run(op); p2 = plain_run(op)
-            for k in p1:
-                us = o[k]["median_us"]
-                ours.setdefault(k, []).append(o[k])
-                plain.setdefault(k, []).append((p1[k] + p2[k]) / 2)
-                ratios.setdefault(k, []).append(us / ((p1[k] + p2[k]) / 2))
-                diffs.setdefault(k, []).append(us - (p1[k] + p2[k]) / 2)
-                aa.setdefault(k, []).append(p2[k] / p1[k])
+            p1 = plain_run(op); o = [perfdb_run(op)]; p = [p1, plain_run(op)]
         else:
-            o1 = perfdb_run(op); p = plain_run(op); o2 = perfdb_run(op)
-            for k in p:
-                us = (o1[k]["median_us"] + o2[k]["median_us"]) / 2
-                ours.setdefault(k, []).extend([o1[k], o2[k]])
-                plain.setdefault(k, []).append(p[k])
-                ratios.setdefault(k, []).append(us / p[k])
-                diffs.setdefault(k, []).append(us - p[k])
-                aa.setdefault(k, []).append(o2[k]["median_us"] / o1[k]["median_us"])
+            o1 = perfdb_run(op); p = [plain_run(op)]; o = [o1, perfdb_run(op)]
+        ot = [{k: c["median_us"] for k, c in x.items()} for x in o]
+        doubled = p if len(p) == 2 else ot
+        for k in p[0]:
+            us = sum(x[k] for x in ot) / len(ot)
+            pl = sum(x[k] for x in p) / len(p)
+            ours.setdefault(k, []).extend(x[k] for x in o)
+            plain.setdefault(k, []).append(pl)
+            ratios.setdefault(k, []).append(us / pl)
+            diffs.setdefault(k, []).append(us - pl)
+            aa.setdefault(k, []).append(doubled[1][k] / doubled[0][k])
     print(f"  pairs: round {r + 1}/{rounds} done", file=sys.stderr)
 
 def median_interval(xs):
