@@ -44,7 +44,16 @@
 #    allowed).  On this VM a CMA copy's time moved by up to 60 % from one
 #    process to the next at >= 4 MiB, more than the 5 % the pairs must
 #    resolve (docs/comm.md "Shared-memory copies").
-# 5. COMM_AA=1: the A/A check.  The plain loop runs in perfdb's place too,
+# 5. The VM's state, the same for both.  bench/core_latency (a cache line
+#    passed between the two CPUs the ranks run on) is probed before, between
+#    and after the runs of a set (a round's three runs of one op; a round's
+#    three dtypes of one op).  On this 2-vCPU VM it reads about 50 ns or
+#    about 200 ns, as the host places the vCPUs on cores that share an L3 or
+#    not, and a 2-rank collective is up to 2x faster in the first state.  A
+#    set whose probes spread over more than 1.5x straddled a move and is run
+#    again (up to 3 times in all); the tables say how many were (docs/
+#    measuring.md "Two states of the VM").  The ISA-level runs are not.
+# 6. COMM_AA=1: the A/A check.  The plain loop runs in perfdb's place too,
 #    in the same alternating rounds, and only the pairs table is printed:
 #    what the method reads when there is no difference to find.
 # Targets: pairs within 5 % at >= 64 KiB (issues #7, #24; a size over 5 %
@@ -58,7 +67,9 @@ ROUNDS=${2:-24}
 [ "$ROUNDS" -gt 1 ] && ROUNDS=$(( (ROUNDS + 1) / 2 * 2 ))   # even: each order as often
 PERFDB=$BUILD/bin/perfdb
 REF=$BUILD/comm_ref
-[ -x "$PERFDB" ] && [ -x "$REF" ] || { echo "build first: make (missing $PERFDB or $REF)" >&2; exit 1; }
+PROBE=$BUILD/core_latency
+[ -x "$PERFDB" ] && [ -x "$REF" ] && [ -x "$PROBE" ] \
+  || { echo "build first: make (missing $PERFDB, $REF or $PROBE)" >&2; exit 1; }
 command -v mpirun > /dev/null || { echo "comm.sh: mpirun not found (openmpi-bin)" >&2; exit 1; }
 MPIRUN="mpirun -np 2"
 SINGLE_COPY=${COMM_SINGLE_COPY:-none}
@@ -68,9 +79,10 @@ fi
 [ "$(id -u)" = 0 ] && MPIRUN="$MPIRUN --allow-run-as-root"
 echo "comm: $ROUNDS rounds, 2 ranks ($(mpirun --version | head -1)), shared-memory single copy: $SINGLE_COPY" >&2
 
-exec python3 - "$PERFDB" "$REF" "$ROUNDS" "$MPIRUN" <<'PY'
+exec python3 - "$PERFDB" "$REF" "$ROUNDS" "$MPIRUN" "$PROBE" <<'PY'
 import json, os, resource, statistics, subprocess, sys, time
 perfdb, ref, rounds, mpirun = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4].split()
+probe_bin = sys.argv[5]
 AA = os.environ.get("COMM_AA") == "1"
 OPS = ["all_reduce", "all_gather", "reduce_scatter", "all_to_all"]
 SIZES = [1024, 65536, 262144, 1048576, 4194304, 16777216, 67108864]
@@ -79,6 +91,7 @@ DTYPES = ["torch.float32", "torch.bfloat16", "torch.float16"]
 ISAS = ["sse2", "avx2", "avx512", "avx512_bf16"]
 TICK = 1.0 / os.sysconf("SC_CLK_TCK")
 CONTENDED, TRIES = 0.25, 3
+STEADY, STATE_TRIES = 1.5, 3   # a round's core-to-core probes within 1.5x of each other
 WARMUP, ITERS = "10", "50"   # the pairs: spread is between runs, so runs beat iterations
 med = statistics.median
 
@@ -112,6 +125,34 @@ def run(cmd, extra_env=None):
             break
     return best
 
+def probe():
+    """The core-to-core latency now, ns (bench/core_latency.c)."""
+    return float(subprocess.run([probe_bin, "20000"], stdout=subprocess.PIPE, check=True,
+                                text=True).stdout)
+
+def new_states():
+    return {"tried": 0, "redone": 0, "unsteady": 0, "ns": []}
+pair_states, dt_states = new_states(), new_states()
+def steady(runs, states):
+    """Call each of runs (functions of no argument) with the probe before,
+    between and after them; a set whose probes spread over more than STEADY
+    straddled a move of the VM's vCPUs (bench/core_latency.c) and is run
+    again, up to STATE_TRIES times in all (the last kept, and counted)."""
+    states["tried"] += 1
+    for attempt in range(STATE_TRIES):
+        ns, got = [probe()], []
+        for f in runs:
+            got.append(f())
+            ns.append(probe())
+        if max(ns) <= STEADY * min(ns):
+            break
+        if attempt + 1 < STATE_TRIES:
+            states["redone"] += 1
+        else:
+            states["unsteady"] += 1
+    states["ns"].extend(ns)
+    return got
+
 def perfdb_cmd(ops, sizes, dtype, warmup="20", iters="100"):
     return mpirun + [perfdb, "comm", "--num-devices", "2", "--ops", *ops, "--dtype", dtype,
                      "--bytes-grid", *map(str, sizes), "--warmup", warmup, "--iters", iters,
@@ -129,30 +170,34 @@ def cases(out):
 # of one program (the loop's in even rounds, perfdb's in odd ones).
 ours, plain, ratios, diffs, aa, foreign = {}, {}, {}, {}, {}, {}
 def plain_run(op):
+    """The loop's run of op: ({(op, bytes): us}, foreign CPUs)."""
     out, f = run(mpirun + [ref, "--warmup", WARMUP, "--iters", ITERS, "--malloc-tune", op,
                            *map(str, SIZES)])
     got = {}
     for line in out.splitlines():
         name, b, us = line.split()
         got[(name, int(b))] = float(us)
-        foreign.setdefault((name, int(b)), []).append(f)
-    return got
+    return got, f
 def perfdb_run(op):
+    """perfdb's run of op: ({(op, bytes): case}, foreign CPUs)."""
     if AA:   # the A/A check: the loop itself in perfdb's place
-        return {k: {"median_us": us, "busbw_gbps": float("nan")} for k, us in plain_run(op).items()}
+        got, f = plain_run(op)
+        return {k: {"median_us": us, "busbw_gbps": float("nan")} for k, us in got.items()}, f
     out, f = run(perfdb_cmd([op], SIZES, "torch.float32", WARMUP, ITERS))
-    got = {}
-    for k, c in cases(out).items():
-        got[k] = c
-        foreign.setdefault(k, []).append(f)
-    return got
+    return cases(out), f
 for r in range(rounds):
     for op in OPS:
         # p: the loop's runs, o: perfdb's cases, ot: their median us, by (op, bytes)
         if r % 2 == 0:
-            p1 = plain_run(op); o = [perfdb_run(op)]; p = [p1, plain_run(op)]
+            kept = steady([lambda: plain_run(op), lambda: perfdb_run(op),
+                           lambda: plain_run(op)], pair_states)
+            o, p = [kept[1][0]], [kept[0][0], kept[2][0]]
         else:
-            o1 = perfdb_run(op); p = [plain_run(op)]; o = [o1, perfdb_run(op)]
+            kept = steady([lambda: perfdb_run(op), lambda: plain_run(op),
+                           lambda: perfdb_run(op)], pair_states)
+            o, p = [kept[0][0], kept[2][0]], [kept[1][0]]
+        for k in p[0]:
+            foreign.setdefault(k, []).extend(f for _, f in kept)
         ot = [{k: c["median_us"] for k, c in x.items()} for x in o]
         doubled = p if len(p) == 2 else ot
         for k in p[0]:
@@ -182,9 +227,9 @@ dt = {}
 dt_rounds = 0 if AA else min(rounds, 6)   # well clear of their target; 6 = each order twice
 for r in range(dt_rounds):
     for op in ("all_reduce", "reduce_scatter"):
-        for i in range(len(DTYPES)):
-            d = DTYPES[(i + r) % len(DTYPES)]
-            out, _ = run(perfdb_cmd([op], DT_SIZES, d))
+        order = [DTYPES[(i + r) % len(DTYPES)] for i in range(len(DTYPES))]
+        outs = steady([lambda d=d: run(perfdb_cmd([op], DT_SIZES, d))[0] for d in order], dt_states)
+        for d, out in zip(order, outs):
             for k, c in cases(out).items():
                 dt.setdefault((d,) + k, []).append(c["busbw_gbps"])
     print(f"  dtypes: round {r + 1}/{dt_rounds} done", file=sys.stderr)
@@ -232,6 +277,13 @@ print(f"target within 5% at >= 64 KiB: {'met' if ok_bw else 'NOT met'}"
       + (f" ({len(unresolved)} size(s) over 5% whose interval reaches within 5%)"
          if unresolved else "")
       + f"; harness overhead <= 2 us at 1 KiB: {'met' if ok_lat else 'NOT met'}")
+def state_line(st):
+    ns = sorted(st["ns"])
+    print(f"core-to-core latency around the runs: median {med(ns):.0f} ns, range {ns[0]:.0f}-"
+          f"{ns[-1]:.0f}; sets of runs redone after the probes moved > {STEADY}x: "
+          f"{st['redone']} (of {st['tried']}), still unsteady after {STATE_TRIES} tries: "
+          f"{st['unsteady']}")
+state_line(pair_states)
 if AA:
     sys.exit(0)
 print()
@@ -250,6 +302,7 @@ for op in ("all_reduce", "reduce_scatter"):
         print(f"{op:<15}{b:>10}{med(v[0]):>8.2f}{med(v[1]):>8.2f}{med(v[2]):>8.2f}{rb:>11.2f}"
               f"{rf:>11.2f}{flag}")
 print(f"target bf16 and fp16 >= 80% of fp32's busbw at >= 64 KiB: {'met' if ok_dt else 'NOT met'}")
+state_line(dt_states)
 print()
 print("busbw GB/s at 1 MiB by PERFDB_MAX_CPU_ISA (one run each):")
 print(f"{'level':<13}{'bf16 all_red':>13}{'fp16 all_red':>13}{'bf16 red_sc':>12}{'fp16 red_sc':>12}")
