@@ -7,9 +7,11 @@
 #
 # 1. Pairs.  all_reduce, all_gather, reduce_scatter and all_to_all at 1 KiB
 #    and 64 KiB to 64 MiB (fp32, perfdb's meaning of the size per op), one
-#    op at a time, ROUNDS times (default 24, made even if more than 1: at
-#    12 one size of 24 read 6-7 % off per run on this VM, a different one
-#    each time; at 24, in one run of two): in even rounds the
+#    op at a time, ROUNDS times (default 48, made even if more than 1: on
+#    this VM one size of 24 read 5-7 % off in every 12-round run, a
+#    different one each time, and in 2 of 4 24-round runs; at 48, about
+#    half an hour, in 1 of 3, and that miss is a lean of its own:
+#    docs/measuring.md "Two states of the VM"): in even rounds the
 #    plain loop, perfdb, the plain loop again; in odd rounds perfdb, the
 #    loop, perfdb again.  Runs on these VMs differ by 5-10 % at the large
 #    sizes from one process to the next and drift over minutes, so each
@@ -62,7 +64,7 @@
 # (#24).
 set -eu
 BUILD=${1:-build}
-ROUNDS=${2:-24}
+ROUNDS=${2:-48}
 [ "$ROUNDS" -ge 1 ] 2>/dev/null || { echo "comm.sh: ROUNDS must be a number >= 1" >&2; exit 2; }
 [ "$ROUNDS" -gt 1 ] && ROUNDS=$(( (ROUNDS + 1) / 2 * 2 ))   # even: each order as often
 PERFDB=$BUILD/bin/perfdb
