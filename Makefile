@@ -5,6 +5,7 @@
 #   make check      build normally and with ASan+UBSan (warnings are errors),
 #                   run the whole CTest suite in both
 #   make bench      run the benchmarks (bench/*.sh), our figure beside its reference
+#                   (COMM_ROUNDS, default 48: bench/comm.sh's rounds, about half an hour)
 #   make fuzz       run every fuzz target for FUZZ_SECONDS (default 60) with clang
 #   make fuzz-long  the same for 10 minutes each (FUZZ_SECONDS=600; 9 targets: 90 min)
 #   make valgrind   the CLI golden tests with the binary under valgrind memcheck
@@ -15,6 +16,7 @@
 PREFIX ?= /usr/local
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 FUZZ_SECONDS ?= 60
+COMM_ROUNDS ?= 48
 CMAKE_FLAGS ?=
 
 BUILD := build
@@ -64,7 +66,7 @@ bench: build
 	bash bench/parse.sh $(BUILD)
 	bash bench/trace.sh $(BUILD)
 	bash bench/grid.sh $(BUILD)
-	bash bench/comm.sh $(BUILD)
+	bash bench/comm.sh $(BUILD) $(COMM_ROUNDS)
 	bash bench/startup.sh $(BUILD)
 
 fuzz: deps
