@@ -5,7 +5,7 @@
 #   make check      build normally and with ASan+UBSan (warnings are errors),
 #                   run the whole CTest suite in both
 #   make bench      run the benchmarks (bench/*.sh), our figure beside its reference
-#                   (COMM_ROUNDS, default 48: bench/comm.sh's rounds, about half an hour)
+#                   (COMM_ROUNDS, default 48: bench/comm.sh's rounds, about 35 minutes)
 #   make fuzz       run every fuzz target for FUZZ_SECONDS (default 60) with clang
 #   make fuzz-long  the same for 10 minutes each (FUZZ_SECONDS=600; 9 targets: 90 min)
 #   make valgrind   the CLI golden tests with the binary under valgrind memcheck

@@ -10,7 +10,7 @@
 #    op at a time, ROUNDS times (default 48, made even if more than 1: on
 #    this VM one size of 24 read 5-7 % off in every 12-round run, a
 #    different one each time, and in 2 of 4 24-round runs; at 48, about
-#    half an hour, in 1 of 3, and that miss is a lean of its own:
+#    35 minutes, in 1 of 3, and that miss is a lean of its own:
 #    docs/measuring.md "Two states of the VM"): in even rounds the
 #    plain loop, perfdb, the plain loop again; in odd rounds perfdb, the
 #    loop, perfdb again.  Runs on these VMs differ by 5-10 % at the large
