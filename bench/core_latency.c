@@ -5,12 +5,12 @@
  * 2-vCPU VMs this project is measured on, that latency is not a property of
  * the machine but of the moment: the host places the two vCPUs on cores
  * that share an L3 (about 50 ns) or on cores that do not (about 200 ns),
- * and moves them every few minutes.  A 2-rank collective follows: 4.9 against
+ * and moves them about once a minute.  A 2-rank collective follows: 4.9 against
  * 10 us at 64 KiB, 74 against 110 us at 1 MiB (docs/measuring.md "Two
  * states of the VM").  A round whose runs straddle a move compares two
  * machines; the probe is how the bench tells.
  *
- *   core_latency [ROUND_TRIPS]      (default 50000: about 20 ms)
+ *   core_latency [ROUND_TRIPS]      (default 50000 per batch: 100 ms at 200 ns)
  *
  * The CPUs are the first two of this process's affinity mask, which are
  * cores 0 and 1 where Open MPI binds 2 ranks to cores on a machine that
@@ -27,6 +27,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+
+#include "bench_util.h"
 
 enum { BATCHES = 5 };
 
@@ -52,19 +54,6 @@ static void *pong(void *arg)
 		atomic_store_explicit(&p->turn, 2 * i + 2, memory_order_release);
 	}
 	return NULL;
-}
-
-static double now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
 }
 
 int main(int argc, char **argv)
@@ -109,16 +98,16 @@ int main(int argc, char **argv)
 	double ns[BATCHES];
 	long i = 0;
 	for (int b = 0; b < BATCHES; b++) {
-		double t0 = now_ns();
+		double t0 = bench_now();
 		for (long k = 0; k < trips; k++, i++) {
 			atomic_store_explicit(&p.turn, 2 * i + 1, memory_order_release);
 			while (atomic_load_explicit(&p.turn, memory_order_acquire) != 2 * i + 2)
 				;
 		}
-		ns[b] = (now_ns() - t0) / (double)trips / 2;   /* a round trip is two moves */
+		ns[b] = (bench_now() - t0) * 1e9 / (double)trips / 2;   /* a round trip is two moves */
 	}
 	pthread_join(t, NULL);
-	qsort(ns, BATCHES, sizeof(double), cmp);
+	qsort(ns, BATCHES, sizeof(double), bench_cmp_d);
 	printf("%.1f\n", ns[BATCHES / 2]);
 	return 0;
 }
