@@ -341,6 +341,7 @@ struct perfdb_comm_context {
 	char malloc_settings[512];   /* allocator settings in effect */
 	char mca_env[512];           /* OMPI_MCA_* variables, space-separated */
 	char shm_copy[128];          /* shared-memory single copy: "cma (btl_vader_single_copy_mechanism)" */
+	bool shm_copy_pending;       /* two ranks share a host: shm_copy is read after the last case */
 	char affinity[128];          /* CPUs of rank 0's host used by our ranks */
 	double loadavg1;
 	bool contention_known;       /* /proc/stat readable */

@@ -124,7 +124,6 @@ static void on_begin(void *ctx, const struct perfdb_comm_report *r, size_t ncase
 	printf("# time = slowest rank per iteration (barrier before each), Duration = median; "
 	       "checked once per size\n");
 	printf("# malloc: %s\n", x->malloc_settings);
-	printf("# shared-memory single copy: %s\n", x->shm_copy);
 	if (x->mca_env[0])
 		printf("# %s\n", x->mca_env);
 	if (o->overhead && o->overhead->path)
@@ -536,6 +535,8 @@ int cmd_comm(int argc, char **argv, struct cmd_db *db)
 					fputs(sb.buf, stdout);
 				perfdb_strbuf_release(&sb);
 			} else {
+				/* read after the last case (src/comm/harness.c), so after the table */
+				printf("# shared-memory single copy: %s\n", rep.ctx.shm_copy);
 				printf("Completed %zu benchmarks. Results saved to %s\n", rep.written,
 				       rep.output);
 			}

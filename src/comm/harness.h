@@ -117,6 +117,13 @@ int perfdb_harness_case_end(struct perfdb_harness_env *e, double *other_cpu,
 int perfdb_harness_context(struct perfdb_harness_env *e, bool malloc_tune,
 			   struct perfdb_comm_context *ctx, struct perfdb_err *err);
 
+/*
+ * Rank 0: fill ctx->shm_copy where perfdb_harness_context left it pending,
+ * after the last case (harness.c: shm_single_copy says why not before).
+ * Local; no other rank takes part.
+ */
+void perfdb_harness_context_finish(struct perfdb_comm_context *ctx);
+
 /* An MPI error as a perfdb error: "<what> failed: <MPI_Error_string>". */
 int perfdb_harness_mpi_error(struct perfdb_err *err, int rc, const char *what);
 

@@ -521,6 +521,9 @@ int perfdb_comm_run(const struct perfdb_comm_opts *o, const struct perfdb_comm_e
 				stop = 1;
 		}
 	}
+	/* the record's one part that is read after the measurements */
+	if (lead)
+		perfdb_harness_context_finish(&out->ctx);
 	/* every rank learns how rank 0 ended */
 	rc = MPI_Iallreduce(MPI_IN_PLACE, &stop, 1, MPI_INT, MPI_MAX, world, &req);
 	if (rc == MPI_SUCCESS)

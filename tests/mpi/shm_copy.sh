@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The run record names the shared-memory single-copy mechanism in effect
 # (docs/comm.md "Shared-memory copies"), read back from Open MPI through
-# MPI_T after MPI_Init: forced to none it says none; left to Open MPI it is
-# one of the transport's mechanisms (which one depends on the machine: CMA
-# needs ptrace rights); an MPI without the variable says unknown.
+# MPI_T after the last size, so its line follows the table: forced to none
+# it says none; left to Open MPI it is one of the transport's mechanisms
+# (which one depends on the machine: CMA needs ptrace rights); an MPI
+# without the variable says unknown.
 . "$(dirname "$0")/lib.sh"
 one() {  # LABEL: a 2-rank run, its report in LABEL.json and its table in LABEL.txt
   mpirun -np 2 "$PERFDB" comm --ops all_gather --num-devices 2 --bytes-grid 4096 --iters 3 --warmup 1 \
@@ -30,9 +31,14 @@ for ctx, want in ((forced, "none"), (default, None)):
     assert m.group(1) in ("xpmem", "cma", "knem", "none", "emulated"), got
     if want:
         assert m.group(1) == want, (got, want)
-table = open(sys.argv[3]).read()
-line = [l for l in table.splitlines() if l.startswith("# shared-memory single copy: ")]
-assert len(line) == 1 and line[0].endswith(forced["shm_single_copy"]), line
+table = open(sys.argv[3]).read().splitlines()
+line = [i for i, l in enumerate(table) if l.startswith("# shared-memory single copy: ")]
+assert len(line) == 1 and table[line[0]].endswith(forced["shm_single_copy"]), line
+# read after the last size: below the table's rows, right above "Completed"
+rows = [i for i, l in enumerate(table) if l.strip() and not l.startswith("#")
+        and not l.startswith("Completed ")]
+assert rows and line[0] > rows[-1], (line, rows)
+assert table[line[0] + 1].startswith("Completed "), table[line[0] + 1:]
 print("shm_single_copy:", forced["shm_single_copy"], "/", default["shm_single_copy"], "in", lib)
 PY
 echo ok
