@@ -19,9 +19,15 @@
 #    drift cancels), and the order alternates because the position in the
 #    sandwich is itself a bias: comm_ref held against itself in perfdb's
 #    place, always in the middle, came out up to 5 % faster there
-#    (docs/measuring.md "An A/A test").  Each size's ratio is the median
-#    of the per-round ratios, with a distribution-free ~95 % interval for
-#    that median (order statistics of the rounds).  Each run: 10 warm-up
+#    (docs/measuring.md "An A/A test").  Rounds 2j and 2j+1 (one of each
+#    order) make a block whose ratio is the geometric mean of theirs, so a
+#    bias of the middle position cancels inside it (if the middle reads m
+#    faster, the two rounds read R(1-m) and R/(1-m)); each size's ratio is
+#    the median over the blocks, with a distribution-free ~95 % interval
+#    for that median (order statistics of the blocks).  The table also
+#    prints the median over the rounds themselves ("by round", the method
+#    until 2026-12-05) and the position effect ("middle").  COMM_RAW=FILE
+#    writes every round's figures there as JSON.  Each run: 10 warm-up
 #    and 50 timed iterations per size, an iteration = barrier + the
 #    collective, its time = the slowest rank's, the figure = the median.
 #    Both fix glibc's malloc thresholds (--malloc-tune, docs/comm.md
@@ -212,6 +218,21 @@ for r in range(rounds):
             aa.setdefault(k, []).append(doubled[1][k] / doubled[0][k])
     print(f"  pairs: round {r + 1}/{rounds} done", file=sys.stderr)
 
+def blocks(xs, join):
+    """Round 2j (perfdb in the middle) and round 2j+1 (the loop in the
+    middle) joined into one value per block, so the effect of holding the
+    middle cancels inside each block, as in a crossover trial: if the middle
+    run reads m faster, round 2j reads R(1-m) and round 2j+1 R/(1-m), and
+    their geometric mean R.  A median over the rounds themselves does not
+    cancel it: the rounds fall in two clusters and their median lands
+    anywhere between.  A last unpaired round is left out; a single round is
+    kept as it is."""
+    if len(xs) < 2:
+        return list(xs)
+    return [join(xs[j], xs[j + 1]) for j in range(0, len(xs) - 1, 2)]
+def geo(a, b):
+    return (a * b) ** 0.5
+
 def median_interval(xs):
     """A distribution-free interval for the median of xs: order statistics
     (j, n-1-j) with the largest j whose binomial coverage is >= 95 %
@@ -251,13 +272,17 @@ if AA:
     print("COMM_AA=1: the A/A check, the plain loop in perfdb's place (the 'perfdb' column is "
           "the loop's)")
 print(f"{'op':<15}{'bytes':>10}{'perfdb us':>11}{'plain us':>11}{'ratio':>8}{'~95% interval':>16}"
-      f"{'diff us':>9}{'self':>8}{'foreign':>9}{'busbw GB/s':>12}")
+      f"{'diff us':>9}{'by round':>9}{'middle':>8}{'self':>8}{'foreign':>9}{'busbw GB/s':>12}")
 ok_bw, ok_lat, unresolved = True, True, []
 for op in OPS:
     for b in SIZES:
         k = (op, b)
-        ratio, diff = med(ratios[k]), med(diffs[k])
-        lo, hi = median_interval(ratios[k])
+        rb = blocks(ratios[k], geo)
+        ratio, diff = med(rb), med(blocks(diffs[k], lambda a, b: (a + b) / 2))
+        lo, hi = median_interval(rb)
+        # how much faster the middle run reads than the runs around it
+        middle = med(blocks(ratios[k], lambda a, b: (a / b) ** 0.5)) \
+            if len(ratios[k]) > 1 else float("nan")
         spread = med([abs(x - 1) for x in aa[k]])
         flag = ""
         if b >= 65536 and abs(ratio - 1) > 0.05:
@@ -269,12 +294,17 @@ for op in OPS:
         if b == 1024 and diff > 2.0:
             ok_lat, flag = False, "  <- over 2 us"
         print(f"{op:<15}{b:>10}{med([c['median_us'] for c in ours[k]]):>11.2f}{med(plain[k]):>11.2f}"
-              f"{ratio:>8.3f}{f'{lo:.3f}-{hi:.3f}':>16}{diff:>9.2f}{1 + spread:>8.3f}"
+              f"{ratio:>8.3f}{f'{lo:.3f}-{hi:.3f}':>16}{diff:>9.2f}{med(ratios[k]):>9.3f}{middle:>8.3f}"
+              f"{1 + spread:>8.3f}"
               f"{max(foreign[k]):>9.2f}{med([c['busbw_gbps'] for c in ours[k]]):>12.2f}{flag}")
-print(f"ratio = median over {rounds} rounds of perfdb / plain (the doubled program of a round "
-      "averaged; the order alternates); interval = ~95 % for that median;\ndiff = the same for "
-      "perfdb - plain; self = 1 + the median of |second run / first - 1| of the doubled program "
-      "(one program against itself);\nforeign = the most CPUs other processes used during a run kept")
+print(f"ratio = median over {len(blocks(range(rounds), geo))} blocks of two rounds (one of each "
+      "order) of perfdb / plain, a block's value the geometric mean of its rounds' (a round's: the "
+      "doubled program's two runs averaged);\ninterval = ~95 % for that median; diff = the same "
+      "for perfdb - plain (a block's: the mean); by round = the median over the rounds themselves "
+      "(the method before 2026-12-05);\nmiddle = the median over blocks of sqrt(perfdb-in-the-middle "
+      "round's ratio / the other's): < 1, the middle run reads faster by that factor;\nself = 1 + "
+      "the median of |second run / first - 1| of the doubled program (one program against itself);"
+      "\nforeign = the most CPUs other processes used during a run kept")
 print(f"target within 5% at >= 64 KiB: {'met' if ok_bw else 'NOT met'}"
       + (f" ({len(unresolved)} size(s) over 5% whose interval reaches within 5%)"
          if unresolved else "")
@@ -286,6 +316,13 @@ def state_line(st):
           f"{st['redone']} (of {st['tried']}), still unsteady after {STATE_TRIES} tries: "
           f"{st['unsteady']}")
 state_line(pair_states)
+if os.environ.get("COMM_RAW"):   # every round's figures, for a closer look
+    with open(os.environ["COMM_RAW"], "w") as f:
+        json.dump({"rounds": rounds, "aa": AA, "probe_ns": pair_states["ns"],
+                   "pairs": {f"{op} {b}": {"ratio": ratios[(op, b)], "diff_us": diffs[(op, b)],
+                                           "self": aa[(op, b)], "plain_us": plain[(op, b)],
+                                           "perfdb_us": [c["median_us"] for c in ours[(op, b)]]}
+                             for op in OPS for b in SIZES}}, f, indent=1)
 if AA:
     sys.exit(0)
 print()
