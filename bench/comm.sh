@@ -10,8 +10,9 @@
 #    op at a time, ROUNDS times (default 48, made even if more than 1: on
 #    this VM one size of 24 read 5-7 % off in every 12-round run, a
 #    different one each time, and in 2 of 4 24-round runs; at 48, about
-#    35 minutes, in 1 of 3, and that miss is a lean of its own:
-#    docs/measuring.md "Two states of the VM"): in even rounds the
+#    35 minutes, in 1 of 3, a lean that perfdb's early MPI_T caused and
+#    that was gone in the next run: docs/measuring.md "Two states of the
+#    VM", "Rank 0's MPI_T, found"): in even rounds the
 #    plain loop, perfdb, the plain loop again; in odd rounds perfdb, the
 #    loop, perfdb again.  Runs on these VMs differ by 5-10 % at the large
 #    sizes from one process to the next and drift over minutes, so each

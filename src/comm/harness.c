@@ -528,9 +528,10 @@ static void cpu_list(const cpu_set_t *set, char *buf, size_t cap)
  * registers every component of every framework, as ompi_info does (in Open
  * MPI 4.1 that loads libpsm2, whose calibration sleeps 0.2 s, and a hundred
  * other modules), and with those in rank 0 the plain loop of bench/comm_ref
- * ran reduce_scatter 2.6 % slower at 64 KiB and 1.8 % faster at 256 KiB
- * (240 alternating launches each way, docs/measuring.md "Rank 0's MPI_T,
- * found"): what the process has loaded is part of what it measures.
+ * ran reduce_scatter 2-3 % slower at 64 KiB and 1-2 % faster at 256 KiB
+ * (two runs of 120 and 240 alternating launch pairs, docs/measuring.md
+ * "Rank 0's MPI_T, found"): what the process has loaded is part of what
+ * it measures.
  */
 static void shm_single_copy(char *buf, size_t cap)
 {
