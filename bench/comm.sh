@@ -298,7 +298,7 @@ for op in OPS:
               f"{ratio:>8.3f}{f'{lo:.3f}-{hi:.3f}':>16}{diff:>9.2f}{med(ratios[k]):>9.3f}{middle:>8.3f}"
               f"{1 + spread:>8.3f}"
               f"{max(foreign[k]):>9.2f}{med([c['busbw_gbps'] for c in ours[k]]):>12.2f}{flag}")
-print(f"ratio = median over {len(blocks(range(rounds), geo))} blocks of two rounds (one of each "
+print(f"ratio = median over {max(1, rounds // 2)} blocks of two rounds (one of each "
       "order) of perfdb / plain, a block's value the geometric mean of its rounds' (a round's: the "
       "doubled program's two runs averaged);\ninterval = ~95 % for that median; diff = the same "
       "for perfdb - plain (a block's: the mean); by round = the median over the rounds themselves "
