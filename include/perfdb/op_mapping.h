@@ -15,6 +15,7 @@
 #ifndef PERFDB_OP_MAPPING_H
 #define PERFDB_OP_MAPPING_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "perfdb/err.h"
@@ -97,5 +98,34 @@ enum perfdb_opmap_outcome {
  */
 int perfdb_opmap_update(const char *dbdir, const struct perfdb_opmap_opts *opts,
 			enum perfdb_opmap_outcome *outcome, struct perfdb_err *err);
+
+/* ---- reading an op_mapping.yaml (op_mapping.c) ------------------------- */
+
+/* One kernel type's metadata. */
+struct perfdb_opmap_kernel {
+	char *kernel;
+	bool zero_cost, composite, communication;
+	char *query_mode;               /* NULL if absent */
+	char *alternates_of;            /* parent kernel_type, NULL for a primary */
+};
+
+struct perfdb_opmap {
+	char *path;
+	struct perfdb_opmap_kernel *v;
+	size_t n, cap;
+};
+
+/* Load an op_mapping.yaml (reference config.load_op_mapping_metadata). */
+int perfdb_opmap_load(struct perfdb_opmap **out, const char *path,
+			   struct perfdb_err *err);
+int perfdb_opmap_load_mem(struct perfdb_opmap **out, const char *name,
+			       const char *data, size_t len, struct perfdb_err *err);
+void perfdb_opmap_free(struct perfdb_opmap *m);
+/* Kernel types with metadata (the reference prints `op_mapping: True` when > 0). */
+size_t perfdb_opmap_count(const struct perfdb_opmap *m);
+
+/* The metadata of kernel, or NULL. */
+const struct perfdb_opmap_kernel *perfdb_opmap_find(const struct perfdb_opmap *m,
+						    const char *kernel);
 
 #endif

@@ -65,6 +65,9 @@
 	X("aiv_scalar_ratio") X("aiv_mte2_time(us)") X("aiv_mte2_ratio")           \
 	X("aiv_mte3_time(us)") X("aiv_mte3_ratio") X("aiv_icache_miss_rate")       \
 	X("cube_utilization(%)")
+/* The 25 profiler counters, in output order (docs/spec/parse.md §1). */
+#define PERFDB_NCOUNTERS 25
+extern const char *const perfdb_counter_names[PERFDB_NCOUNTERS];
 #define PERFDB_COL_PROF_COUNTER_PREFIX "Profiling Average "
 #define PERFDB_COL_MB_COUNTER_PREFIX "MicroBench "
 

@@ -6,7 +6,7 @@
  * The engine (src/replay/engine.c, case.c, timing.c) owns the method: it
  * parses a row into tensors, asks supports_op first (an unsupported row is
  * reported and skipped), allocates and fills the buffers, then applies the
- * op's definition (src/replay/opdef/opdef.h) and calls the backend op's
+ * op's definition (src/ops/opdef.h) and calls the backend op's
  * check, prepare, run (timed) and release.  A backend never times, prints or
  * allocates tensor buffers itself.
  */
@@ -22,14 +22,14 @@
 #include "perfdb/err.h"
 #include "perfdb/shape.h"
 #include "perfdb/strbuf.h"
-#include "replay/opdef/opdef.h"
+#include "ops/opdef.h"
 
 /* 2: the device level, contexts (open/free), ops without properties (opdef.h) */
 #define PERFDB_BACKEND_API_VERSION 2
 /*
  * One operator of one backend: how it runs the op whose definition
  * (memory-bound, collective, in place, skip rule, shared row rules) is the
- * operator layer's (src/replay/opdef/opdef.h).
+ * operator layer's (src/ops/opdef.h).
  */
 struct perfdb_op_impl {
 	const char *name;                     /* OP Type = table stem */

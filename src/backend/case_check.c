@@ -4,7 +4,7 @@
  * that none of them can skip the operator's own rules.
  */
 #include "backend/backend.h"
-#include "replay/opdef/opdef.h"
+#include "ops/opdef.h"
 
 int perfdb_case_check(const struct perfdb_opdef *def, const struct perfdb_op_impl *impl,
 		      const struct perfdb_op_case *c, struct perfdb_err *err)

@@ -19,7 +19,7 @@
 #include <stddef.h>
 
 #include "backend/backend.h"
-#include "comm/transport.h"
+#include "backend/transport.h"
 #include "perfdb/err.h"
 
 /* Bumped whenever struct perfdb_module, perfdb_backend_i or perfdb_comm_transport_i change. */

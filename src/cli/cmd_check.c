@@ -3,7 +3,7 @@
  *
  * The command finds the tables (the database directory, or the files and
  * directories given), has each checked by the check stage
- * (include/perfdb/check.h: a table that does not read is an error, the
+ * (src/report/check.h: a table that does not read is an error, the
  * rules' findings are warnings) and prints the results as text or JSON.
  */
 #include <jansson.h>
@@ -14,7 +14,7 @@
 
 #include "builtin.h"
 #include "dbopts.h"
-#include "perfdb/check.h"
+#include "report/check.h"
 #include "perfdb/fsio.h"
 
 #define MAX_PRINTED_WARNINGS 20

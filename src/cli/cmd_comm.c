@@ -24,8 +24,8 @@
 
 #include "builtin.h"
 #include "backend/module.h"
-#include "comm/transport.h"
-#include "perfdb/comm.h"
+#include "backend/transport.h"
+#include "comm/comm.h"
 
 /* the reference's flags (generate_comm_microbench.py): prefixes resolve among them first */
 static const char *const reference_flags[] = {

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "builtin.h"
-#include "perfdb/comm.h"
+#include "comm/comm.h"
 #include "perfdb/fsio.h"
 #include "perfdb/table.h"
 

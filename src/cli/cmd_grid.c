@@ -15,7 +15,8 @@
 #include "builtin.h"
 #include "dbopts.h"
 #include "perfdb/fsio.h"
-#include "perfdb/grid.h"
+#include "grid/grid.h"
+#include "perfdb/op_mapping.h"
 #include "progress.h"
 
 /* the reference's flags (generate_shape_grid.py): prefixes resolve among them first */
@@ -244,7 +245,7 @@ struct header {
 	size_t nids;
 	const struct perfdb_grid_models *loaded;
 	const char *cfg_path;
-	const struct perfdb_grid_opmap *opmap;
+	const struct perfdb_opmap *opmap;
 	long rows;
 	double gb;
 	bool seed_chosen;
@@ -268,7 +269,7 @@ static void print_header(const struct header *hd)
 		printf("]\n");
 	}
 	printf("Config: %s | op_mapping: %s | ", base_name(hd->cfg_path),
-	       perfdb_grid_opmap_count(hd->opmap) ? "True" : "False");
+	       perfdb_opmap_count(hd->opmap) ? "True" : "False");
 	if (hd->rows > 0)
 		printf("max_rows/csv: %ld\n", hd->rows);
 	else
@@ -365,7 +366,7 @@ int cmd_grid(int argc, char **argv, struct cmd_db *cdb)
 	perfdb_err_clear(&err);
 	struct perfdb_strbuf db = PERFDB_STRBUF_INIT;
 	struct perfdb_grid_config *cfg = NULL;
-	struct perfdb_grid_opmap *opmap = NULL;
+	struct perfdb_opmap *opmap = NULL;
 	struct perfdb_grid_models loaded, models;
 	struct perfdb_grid_result res;
 	memset(&res, 0, sizeof(res));
@@ -422,14 +423,14 @@ int cmd_grid(int argc, char **argv, struct cmd_db *cdb)
 	}
 	if (rc == 0) {
 		if (opmap_path) {
-			rc = perfdb_grid_opmap_load(&opmap, opmap_path, &err);
+			rc = perfdb_opmap_load(&opmap, opmap_path, &err);
 			opmap_file = strdup(opmap_path);
 		} else {
 			char *p = malloc(db.len + 32);
 			if (p) {
 				snprintf(p, db.len + 32, "%s/op_mapping.yaml", db.buf);
 				if (access(p, F_OK) == 0) {
-					rc = perfdb_grid_opmap_load(&opmap, p, &err);
+					rc = perfdb_opmap_load(&opmap, p, &err);
 					opmap_file = p;
 					p = NULL;
 				}
@@ -483,7 +484,7 @@ int cmd_grid(int argc, char **argv, struct cmd_db *cdb)
 	free(opmap_file);
 	perfdb_grid_models_release(&loaded);
 	perfdb_grid_models_release(&models);
-	perfdb_grid_opmap_free(opmap);
+	perfdb_opmap_free(opmap);
 	perfdb_grid_config_free(cfg);
 	perfdb_strbuf_release(&db);
 	free(model_cfgs.v);

@@ -16,7 +16,7 @@
 
 #include "builtin.h"
 #include "dbopts.h"
-#include "perfdb/comm.h"
+#include "comm/comm.h"
 #include "perfdb/cpus.h"
 #include "perfdb/fsio.h"
 #include "perfdb/strbuf.h"

@@ -9,7 +9,7 @@
 
 #include "builtin.h"
 #include "dbopts.h"
-#include "perfdb/parse.h"
+#include "parse/parse.h"
 #include "progress.h"
 
 /* the reference's flags (parse_kernel_details.py): prefixes resolve among them first */

@@ -12,7 +12,7 @@
 
 #include "builtin.h"
 #include "dbopts.h"
-#include "perfdb/dbreport.h"
+#include "report/dbreport.h"
 #include "perfdb/fsio.h"
 #include "perfdb_build.h"
 

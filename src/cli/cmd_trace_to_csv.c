@@ -8,7 +8,7 @@
 
 #include "builtin.h"
 #include "perfdb/fsio.h"
-#include "perfdb/trace_to_csv.h"
+#include "parse/trace_to_csv.h"
 
 /* the reference's flags (trace_to_csv.py): prefixes resolve among them first */
 static const char *const reference_flags[] = {

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "builtin.h"
-#include "perfdb/comm.h"
+#include "comm/comm.h"
 #include "perfdb/dbpath.h"
 #include "perfdb/device.h"
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perfdb/parse.h"
+#include "parse/parse.h"
 #include "perfdb/signature.h"
 
 int replay_ops_normalize(struct opt_list *ops, int aten_ok, const struct cmd_help *h)

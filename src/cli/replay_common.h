@@ -7,7 +7,7 @@
 #define PERFDB_CLI_REPLAY_COMMON_H
 
 #include "opt.h"
-#include "perfdb/replay.h"
+#include "replay/replay.h"
 
 /*
  * Normalise --ops entries (strip _run.py / _run / .csv) and check them

@@ -11,7 +11,7 @@
  */
 #include <math.h>
 
-#include "perfdb/comm.h"
+#include "comm/comm.h"
 
 /* A NaN wins; otherwise the larger, inout's on a tie (comm.h). */
 static inline float max_f(float x, float y)

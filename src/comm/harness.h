@@ -31,8 +31,9 @@
 #include <sched.h>
 #include <stdbool.h>
 
-#include "coll.h"
-#include "transport.h"
+#include "comm/comm.h"
+#include "ops/coll.h"
+#include "backend/transport.h"
 
 struct perfdb_harness_cfg {
 	long warmup;         /* at most this many warm-up iterations */

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perfdb/comm.h"
+#include "comm/comm.h"
 #include "perfdb/table.h"
 
 void perfdb_comm_overhead_init(struct perfdb_comm_overhead *o)

@@ -9,7 +9,7 @@
 
 #include <mpi.h>
 
-#include "perfdb/comm.h"
+#include "comm/comm.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define PERFDB_R16_X86 1

@@ -20,12 +20,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "perfdb/comm.h"
+#include "comm/comm.h"
 #include "perfdb/fsio.h"
 #include "perfdb/lock.h"
 #include "perfdb/schema.h"
 #include "perfdb/table.h"
-#include "transport.h"
+#include "backend/transport.h"
 
 const char *const perfdb_comm_columns[PERFDB_COMM_NCOLS] = {
 	PERFDB_COL_MESSAGE_BYTES, PERFDB_COL_NUM_DEVICES, PERFDB_COL_DTYPE, PERFDB_COL_TOPOLOGY_TIER,

@@ -25,7 +25,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "perfdb/comm.h"
+#include "comm/comm.h"
 
 const long long perfdb_comm_suite_bytes[PERFDB_COMM_SUITE_NBYTES] = {
 	128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144,

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "perfdb/comm.h"
+#include "comm/comm.h"
 
 void perfdb_comm_rank_coords(const struct perfdb_comm_grid *g, long rank, long *coords)
 {

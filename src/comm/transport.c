@@ -2,7 +2,7 @@
  * A transport in use (transport.h): its table and the context its open
  * made, opened and released in one place so every caller does both alike.
  */
-#include "transport.h"
+#include "backend/transport.h"
 
 #include <string.h>
 

@@ -12,7 +12,7 @@
  * HcclCommInitRootInfo on every member) and kept until release; device
  * buffers grow as sizes do.
  */
-#include "transport.h"
+#include "backend/transport.h"
 
 #include <stdbool.h>
 #include <stdio.h>

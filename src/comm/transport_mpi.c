@@ -6,7 +6,7 @@
  * ISA level perfdb_cpu_isa() allows then and freed by release, so nothing
  * outlives the run.
  */
-#include "transport.h"
+#include "backend/transport.h"
 
 #include <stdint.h>
 #include <stdlib.h>

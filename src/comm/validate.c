@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perfdb/comm.h"
+#include "comm/comm.h"
 #include "perfdb/fsio.h"
 #include "perfdb/table.h"
 #include "perfdb/schema.h"

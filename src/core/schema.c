@@ -9,6 +9,10 @@
 #include "perfdb/schema.h"
 #include "perfdb/stats.h"
 
+#define NAME(n) n,
+const char *const perfdb_counter_names[PERFDB_NCOUNTERS] = { PERFDB_SCHEMA_COUNTERS(NAME) };
+#undef NAME
+
 bool perfdb_schema_duration(const char *cell, bool finite, double *us)
 {
 	double v;

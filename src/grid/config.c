@@ -26,10 +26,10 @@ struct ld {
 	struct perfdb_err *err;
 };
 
-static int at(struct ld *l, const struct grid_ynode_s *n, const char *fmt, ...)
+static int at(struct ld *l, const struct perfdb_ynode_s *n, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-static int at(struct ld *l, const struct grid_ynode_s *n, const char *fmt, ...)
+static int at(struct ld *l, const struct perfdb_ynode_s *n, const char *fmt, ...)
 {
 	char msg[768];
 	va_list ap;
@@ -45,17 +45,17 @@ static int oom(struct ld *l)
 	return perfdb_err_set(l->err, PERFDB_ENOMEM, "out of memory");
 }
 
-static const char *scalar(const struct grid_ynode_s *n)
+static const char *scalar(const struct perfdb_ynode_s *n)
 {
-	return n && n->type == GRID_Y_SCALAR ? n->text : NULL;
+	return n && n->type == PERFDB_Y_SCALAR ? n->text : NULL;
 }
 
 /* Every key of map must be in allowed (NULL-terminated). */
-static int check_keys(struct ld *l, const struct grid_ynode_s *map, const char *const *allowed,
+static int check_keys(struct ld *l, const struct perfdb_ynode_s *map, const char *const *allowed,
 		      const char *where)
 {
 	for (size_t i = 0; i < map->n; i++) {
-		const struct grid_ynode_s *k = map->items[2 * i];
+		const struct perfdb_ynode_s *k = map->items[2 * i];
 		const char *ks = scalar(k);
 		bool ok = false;
 		for (size_t j = 0; ks && allowed[j]; j++)
@@ -69,24 +69,24 @@ static int check_keys(struct ld *l, const struct grid_ynode_s *map, const char *
 	return 0;
 }
 
-static int need_map(struct ld *l, const struct grid_ynode_s *n, const char *what)
+static int need_map(struct ld *l, const struct perfdb_ynode_s *n, const char *what)
 {
-	if (!n || n->type != GRID_Y_MAP)
+	if (!n || n->type != PERFDB_Y_MAP)
 		return at(l, n, "%s must be a mapping", what);
 	return 0;
 }
 
-static int get_int(struct ld *l, const struct grid_ynode_s *n, int64_t *out, const char *what)
+static int get_int(struct ld *l, const struct perfdb_ynode_s *n, int64_t *out, const char *what)
 {
-	if (grid_yscalar_int(n, out) < 0)
+	if (perfdb_yscalar_int(n, out) < 0)
 		return at(l, n, "%s must be an integer", what);
 	return 0;
 }
 
-static int get_int_list(struct ld *l, const struct grid_ynode_s *n, int64_t **v, size_t *cnt,
+static int get_int_list(struct ld *l, const struct perfdb_ynode_s *n, int64_t **v, size_t *cnt,
 			const char *what)
 {
-	if (!n || n->type != GRID_Y_SEQ)
+	if (!n || n->type != PERFDB_Y_SEQ)
 		return at(l, n, "%s must be a list of integers", what);
 	*v = malloc((n->n ? n->n : 1) * sizeof(**v));
 	if (!*v)
@@ -112,13 +112,13 @@ static void axis_release(struct grid_axis *a)
 }
 
 /* A grid reference: the name of a `grids:` entry, or an inline list. */
-static int get_axis(struct ld *l, const struct grid_ynode_s *n, const char *var,
+static int get_axis(struct ld *l, const struct perfdb_ynode_s *n, const char *var,
 		    struct grid_axis *a, const char *what)
 {
 	memset(a, 0, sizeof(*a));
 	if (var && !(a->name = strdup(var)))
 		return oom(l);
-	if (n && n->type == GRID_Y_SCALAR) {
+	if (n && n->type == PERFDB_Y_SCALAR) {
 		const struct grid_axis *g = grid_config_grid(l->c, n->text);
 		if (!g)
 			return at(l, n, "unknown grid '%s' (define it under 'grids:')", n->text);
@@ -160,7 +160,7 @@ const struct grid_assignment *grid_config_assignment(const struct perfdb_grid_co
 
 /* ---- grids ---------------------------------------------------------------- */
 
-static int load_grids(struct ld *l, const struct grid_ynode_s *n)
+static int load_grids(struct ld *l, const struct perfdb_ynode_s *n)
 {
 	PERFDB_TRY(need_map(l, n, "'grids'"));
 	l->c->grids = calloc(n->n ? n->n : 1, sizeof(*l->c->grids));
@@ -187,7 +187,7 @@ static int load_grids(struct ld *l, const struct grid_ynode_s *n)
 
 /* ---- models ----------------------------------------------------------------- */
 
-static int load_par(struct ld *l, const struct grid_ynode_s *n, int64_t *v, size_t *cnt,
+static int load_par(struct ld *l, const struct perfdb_ynode_s *n, int64_t *v, size_t *cnt,
 		    const char *what)
 {
 	int64_t *tmp;
@@ -209,7 +209,7 @@ static int load_par(struct ld *l, const struct grid_ynode_s *n, int64_t *v, size
 	return 0;
 }
 
-static int load_models(struct ld *l, const struct grid_ynode_s *n)
+static int load_models(struct ld *l, const struct perfdb_ynode_s *n)
 {
 	static const char *const keys[] = {
 		"key", "hidden_size", "intermediate_size", "num_attention_heads", "num_kv_heads",
@@ -224,7 +224,7 @@ static int load_models(struct ld *l, const struct grid_ynode_s *n)
 		return oom(l);
 	for (size_t i = 0; i < n->n; i++) {
 		const char *id = scalar(n->items[2 * i]);
-		const struct grid_ynode_s *m = n->items[2 * i + 1];
+		const struct perfdb_ynode_s *m = n->items[2 * i + 1];
 		if (!id || !*id)
 			return at(l, n->items[2 * i], "a model id must be a string");
 		PERFDB_TRY(need_map(l, m, "a model"));
@@ -233,7 +233,7 @@ static int load_models(struct ld *l, const struct grid_ynode_s *n)
 		memset(md, 0, sizeof(*md));
 		char norm[512];
 		grid_normalize_name(id, norm, sizeof(norm));
-		const char *key = scalar(grid_ymap_get(m, "key"));
+		const char *key = scalar(perfdb_ymap_get(m, "key"));
 		md->id = strdup(id);
 		md->key = strdup(key ? key : norm);
 		md->source = strdup("built-in");
@@ -266,7 +266,7 @@ static int load_models(struct ld *l, const struct grid_ynode_s *n)
 			{ "topk", &md->topk, 0, false },
 		};
 		for (size_t k = 0; k < sizeof(f) / sizeof(f[0]); k++) {
-			const struct grid_ynode_s *v = grid_ymap_get(m, f[k].k);
+			const struct perfdb_ynode_s *v = perfdb_ymap_get(m, f[k].k);
 			*f[k].dst = f[k].def;
 			if (v)
 				PERFDB_TRY(get_int(l, v, f[k].dst, f[k].k));
@@ -278,17 +278,17 @@ static int load_models(struct ld *l, const struct grid_ynode_s *n)
 		md->ntp = 3;
 		md->ep[0] = 1;
 		md->nep = 1;
-		const struct grid_ynode_s *tp = grid_ymap_get(m, "tp_sizes");
+		const struct perfdb_ynode_s *tp = perfdb_ymap_get(m, "tp_sizes");
 		if (tp)
 			PERFDB_TRY(load_par(l, tp, md->tp, &md->ntp, "tp_sizes"));
-		const struct grid_ynode_s *ep = grid_ymap_get(m, "ep_sizes");
+		const struct perfdb_ynode_s *ep = perfdb_ymap_get(m, "ep_sizes");
 		if (ep)
 			PERFDB_TRY(load_par(l, ep, md->ep, &md->nep, "ep_sizes"));
 	}
 	return 0;
 }
 
-static int load_legacy(struct ld *l, const struct grid_ynode_s *n)
+static int load_legacy(struct ld *l, const struct perfdb_ynode_s *n)
 {
 	PERFDB_TRY(need_map(l, n, "'legacy_names'"));
 	struct perfdb_grid_config *c = l->c;
@@ -314,7 +314,7 @@ static int load_legacy(struct ld *l, const struct grid_ynode_s *n)
 /* ---- patterns --------------------------------------------------------------- */
 
 static int add_var(struct ld *l, struct grid_pattern *p, const char *name,
-		   const struct grid_ynode_s *where)
+		   const struct perfdb_ynode_s *where)
 {
 	for (size_t i = 0; i < p->nvars; i++)
 		if (strcmp(p->vars[i], name) == 0)
@@ -330,7 +330,7 @@ static int add_var(struct ld *l, struct grid_pattern *p, const char *name,
 	return 0;
 }
 
-static int load_iters(struct ld *l, const struct grid_ynode_s *n,
+static int load_iters(struct ld *l, const struct perfdb_ynode_s *n,
 		      struct grid_axis **out, size_t *cnt, const char *what)
 {
 	PERFDB_TRY(need_map(l, n, what));
@@ -347,7 +347,7 @@ static int load_iters(struct ld *l, const struct grid_ynode_s *n,
 	return 0;
 }
 
-static int compile(struct ld *l, struct grid_pattern *p, const struct grid_ynode_s *n,
+static int compile(struct ld *l, struct grid_pattern *p, const struct perfdb_ynode_s *n,
 		   const char *text, size_t len, struct grid_expr **out)
 {
 	char msg[384];
@@ -374,7 +374,7 @@ static bool is_space(char c)
  * otherwise strip every leading '(' and trailing ')', split on commas at
  * depth 0, drop empty pieces.
  */
-static int load_shape(struct ld *l, struct grid_pattern *p, const struct grid_ynode_s *n,
+static int load_shape(struct ld *l, struct grid_pattern *p, const struct perfdb_ynode_s *n,
 		      struct grid_shape_expr *s)
 {
 	const char *t = scalar(n);
@@ -425,10 +425,10 @@ static int load_shape(struct ld *l, struct grid_pattern *p, const struct grid_yn
 	return 0;
 }
 
-static int load_shapes(struct ld *l, struct grid_pattern *p, const struct grid_ynode_s *n,
+static int load_shapes(struct ld *l, struct grid_pattern *p, const struct perfdb_ynode_s *n,
 		       struct grid_shape_expr **out, size_t *cnt, const char *what)
 {
-	if (!n || n->type != GRID_Y_SEQ)
+	if (!n || n->type != PERFDB_Y_SEQ)
 		return at(l, n ? n : NULL, "pattern '%s': '%s' must be a list of slot templates",
 			  p->name, what);
 	if (n->n > GRID_MAX_SLOTS)
@@ -442,13 +442,13 @@ static int load_shapes(struct ld *l, struct grid_pattern *p, const struct grid_y
 	return 0;
 }
 
-static int load_override(struct ld *l, struct grid_pattern *p, const struct grid_ynode_s *m,
+static int load_override(struct ld *l, struct grid_pattern *p, const struct perfdb_ynode_s *m,
 			 const char *key, const char *col)
 {
-	const struct grid_ynode_s *n = grid_ymap_get(m, key);
-	if (!n || grid_yscalar_is_null(n))
+	const struct perfdb_ynode_s *n = perfdb_ymap_get(m, key);
+	if (!n || perfdb_yscalar_is_null(n))
 		return 0;
-	if (n->type != GRID_Y_SEQ)
+	if (n->type != PERFDB_Y_SEQ)
 		return at(l, n, "pattern '%s': '%s' must be a list", p->name, key);
 	if (n->n == 0)   /* the reference ignores an empty list */
 		return 0;
@@ -473,7 +473,7 @@ static int load_override(struct ld *l, struct grid_pattern *p, const struct grid
 	return 0;
 }
 
-static int load_template(struct ld *l, struct grid_pattern *p, const struct grid_ynode_s *m)
+static int load_template(struct ld *l, struct grid_pattern *p, const struct perfdb_ynode_s *m)
 {
 	static const char *const keys[] = {
 		"iterators", "fallback_iterators", "constants", "constraints", "model_nk_pairs",
@@ -481,23 +481,23 @@ static int load_template(struct ld *l, struct grid_pattern *p, const struct grid
 		"output_formats", NULL,
 	};
 	PERFDB_TRY(check_keys(l, m, keys, "a template pattern"));
-	const struct grid_ynode_s *n;
-	if ((n = grid_ymap_get(m, "model_nk_pairs"))) {
-		int b = grid_yscalar_bool(n);
+	const struct perfdb_ynode_s *n;
+	if ((n = perfdb_ymap_get(m, "model_nk_pairs"))) {
+		int b = perfdb_yscalar_bool(n);
 		if (b < 0)
 			return at(l, n, "pattern '%s': model_nk_pairs must be true or false", p->name);
 		p->model_nk_pairs = b;
 	}
-	if ((n = grid_ymap_get(m, "iterators")))
+	if ((n = perfdb_ymap_get(m, "iterators")))
 		PERFDB_TRY(load_iters(l, n, &p->iters, &p->niters, "'iterators'"));
-	if ((n = grid_ymap_get(m, "fallback_iterators")))
+	if ((n = perfdb_ymap_get(m, "fallback_iterators")))
 		PERFDB_TRY(load_iters(l, n, &p->fallback, &p->nfallback,
 				      "'fallback_iterators'"));
 	for (size_t i = 0; i < p->niters; i++)
 		PERFDB_TRY(add_var(l, p, p->iters[i].name, m));
 	for (size_t i = 0; i < p->nfallback; i++)
 		PERFDB_TRY(add_var(l, p, p->fallback[i].name, m));
-	if ((n = grid_ymap_get(m, "constants"))) {
+	if ((n = perfdb_ymap_get(m, "constants"))) {
 		PERFDB_TRY(need_map(l, n, "'constants'"));
 		p->const_names = calloc(n->n ? n->n : 1, sizeof(char *));
 		p->const_vals = calloc(n->n ? n->n : 1, sizeof(int64_t));
@@ -525,8 +525,8 @@ static int load_template(struct ld *l, struct grid_pattern *p, const struct grid
 				PERFDB_TRY(add_var(l, p, nm, m));
 		}
 	}
-	if ((n = grid_ymap_get(m, "constraints")) && !grid_yscalar_is_null(n)) {
-		if (n->type != GRID_Y_SEQ)
+	if ((n = perfdb_ymap_get(m, "constraints")) && !perfdb_yscalar_is_null(n)) {
+		if (n->type != PERFDB_Y_SEQ)
 			return at(l, n, "pattern '%s': constraints must be a list of expressions",
 				  p->name);
 		p->constraints = calloc(n->n ? n->n : 1, sizeof(*p->constraints));
@@ -541,9 +541,9 @@ static int load_template(struct ld *l, struct grid_pattern *p, const struct grid
 			p->nconstraints = i + 1;
 		}
 	}
-	PERFDB_TRY(load_shapes(l, p, grid_ymap_get(m, "inputs"), &p->inputs, &p->ninputs,
+	PERFDB_TRY(load_shapes(l, p, perfdb_ymap_get(m, "inputs"), &p->inputs, &p->ninputs,
 			       "inputs"));
-	PERFDB_TRY(load_shapes(l, p, grid_ymap_get(m, "outputs"), &p->outputs, &p->noutputs,
+	PERFDB_TRY(load_shapes(l, p, perfdb_ymap_get(m, "outputs"), &p->outputs, &p->noutputs,
 			       "outputs"));
 	PERFDB_TRY(load_override(l, p, m, "input_dtypes", PERFDB_COL_IN_DTYPES));
 	PERFDB_TRY(load_override(l, p, m, "input_formats", PERFDB_COL_IN_FORMATS));
@@ -552,10 +552,10 @@ static int load_template(struct ld *l, struct grid_pattern *p, const struct grid
 	return 0;
 }
 
-static int load_scene_axis(struct ld *l, const struct grid_ynode_s *m, const char *key,
+static int load_scene_axis(struct ld *l, const struct perfdb_ynode_s *m, const char *key,
 			   struct grid_axis *a)
 {
-	const struct grid_ynode_s *n = grid_ymap_get(m, key);
+	const struct perfdb_ynode_s *n = perfdb_ymap_get(m, key);
 	if (!n)
 		return at(l, m, "a scene needs '%s'", key);
 	PERFDB_TRY(get_axis(l, n, key, a, key));
@@ -565,11 +565,11 @@ static int load_scene_axis(struct ld *l, const struct grid_ynode_s *m, const cha
 	return 0;
 }
 
-static int load_generator(struct ld *l, struct grid_pattern *p, const struct grid_ynode_s *m)
+static int load_generator(struct ld *l, struct grid_pattern *p, const struct perfdb_ynode_s *m)
 {
-	const struct grid_ynode_s *g = grid_ymap_get(m, "generator");
+	const struct perfdb_ynode_s *g = perfdb_ymap_get(m, "generator");
 	const char *gen = scalar(g);
-	const struct grid_ynode_s *n;
+	const struct perfdb_ynode_s *n;
 	if (gen && strcmp(gen, "grouped_matmul") == 0) {
 		static const char *const keys[] = { "generator", "tokens", NULL };
 		p->kind = GRID_KIND_GROUPED_MATMUL;
@@ -583,16 +583,16 @@ static int load_generator(struct ld *l, struct grid_pattern *p, const struct gri
 						    "max_experts_per_rank", "max_token_elems", NULL };
 		p->kind = GRID_KIND_DFC;
 		PERFDB_TRY(check_keys(l, m, keys, "a dispatch_ffn_combine pattern"));
-		if (!(n = grid_ymap_get(m, "deployment_cards")))
+		if (!(n = perfdb_ymap_get(m, "deployment_cards")))
 			return at(l, m, "pattern '%s' needs 'deployment_cards'", p->name);
 		PERFDB_TRY(get_axis(l, n, "deployment_cards", &p->cards, "deployment_cards"));
 		for (size_t i = 0; i < p->cards.n; i++)
 			if (p->cards.v[i] <= 0)
 				return at(l, n, "deployment_cards must be positive");
-		if (!(n = grid_ymap_get(m, "max_experts_per_rank")))
+		if (!(n = perfdb_ymap_get(m, "max_experts_per_rank")))
 			return at(l, m, "pattern '%s' needs 'max_experts_per_rank'", p->name);
 		PERFDB_TRY(get_int(l, n, &p->max_experts_per_rank, "max_experts_per_rank"));
-		if (!(n = grid_ymap_get(m, "max_token_elems")))
+		if (!(n = perfdb_ymap_get(m, "max_token_elems")))
 			return at(l, m, "pattern '%s' needs 'max_token_elems'", p->name);
 		PERFDB_TRY(get_int(l, n, &p->max_token_elems, "max_token_elems"));
 	} else if (gen && strcmp(gen, "fused_attention") == 0) {
@@ -601,21 +601,21 @@ static int load_generator(struct ld *l, struct grid_pattern *p, const struct gri
 		p->kind = GRID_KIND_FIA;
 		PERFDB_TRY(check_keys(l, m, keys, "a fused_attention pattern"));
 		/* layout: fia (the kernel's 31 slots and Runtime columns) or aten (PyTorch's sdpa) */
-		if ((n = grid_ymap_get(m, "layout"))) {
-			int fia = n->type == GRID_Y_SCALAR && n->len == 3 && memcmp(n->text, "fia", 3) == 0;
-			p->aten_bnsd = n->type == GRID_Y_SCALAR && n->len == 4 && memcmp(n->text, "aten", 4) == 0;
+		if ((n = perfdb_ymap_get(m, "layout"))) {
+			int fia = n->type == PERFDB_Y_SCALAR && n->len == 3 && memcmp(n->text, "fia", 3) == 0;
+			p->aten_bnsd = n->type == PERFDB_Y_SCALAR && n->len == 4 && memcmp(n->text, "aten", 4) == 0;
 			if (!fia && !p->aten_bnsd)
 				return at(l, n, "layout must be fia or aten");
 		}
-		if (!(n = grid_ymap_get(m, "block_size")))
+		if (!(n = perfdb_ymap_get(m, "block_size")))
 			return at(l, m, "pattern '%s' needs 'block_size'", p->name);
 		PERFDB_TRY(get_int(l, n, &p->block_size, "block_size"));
 		if (p->block_size <= 0)
 			return at(l, n, "block_size must be positive");
-		if (!(n = grid_ymap_get(m, "min_blocks")))
+		if (!(n = perfdb_ymap_get(m, "min_blocks")))
 			return at(l, m, "pattern '%s' needs 'min_blocks'", p->name);
 		PERFDB_TRY(get_int(l, n, &p->min_blocks, "min_blocks"));
-		if (!(n = grid_ymap_get(m, "mask")))
+		if (!(n = perfdb_ymap_get(m, "mask")))
 			return at(l, m, "pattern '%s' needs 'mask'", p->name);
 		int64_t *mv;
 		size_t mn;
@@ -627,7 +627,7 @@ static int load_generator(struct ld *l, struct grid_pattern *p, const struct gri
 		p->mask[0] = mv[0];
 		p->mask[1] = mv[1];
 		free(mv);
-		const struct grid_ynode_s *sc = grid_ymap_get(m, "scenes");
+		const struct perfdb_ynode_s *sc = perfdb_ymap_get(m, "scenes");
 		PERFDB_TRY(need_map(l, sc, "'scenes'"));
 		p->scenes = calloc(sc->n ? sc->n : 1, sizeof(*p->scenes));
 		if (!p->scenes)
@@ -637,7 +637,7 @@ static int load_generator(struct ld *l, struct grid_pattern *p, const struct gri
 			static const char *const skeys[] = { "prefill_batches", "prefill_seqs",
 							     "decode_batches", "decode_avg_seqs", NULL };
 			const char *key = scalar(sc->items[2 * i]);
-			const struct grid_ynode_s *s = sc->items[2 * i + 1];
+			const struct perfdb_ynode_s *s = sc->items[2 * i + 1];
 			if (!key)
 				return at(l, sc->items[2 * i], "a scene key must be a string");
 			PERFDB_TRY(need_map(l, s, "a scene"));
@@ -660,7 +660,7 @@ static int load_generator(struct ld *l, struct grid_pattern *p, const struct gri
 			  "dispatch_ffn_combine, fused_attention, split_qkv_rmsnorm_rope)", p->name,
 			  gen ? gen : "?");
 	}
-	if (!(n = grid_ymap_get(m, "tokens")))
+	if (!(n = perfdb_ymap_get(m, "tokens")))
 		return at(l, m, "pattern '%s' needs 'tokens'", p->name);
 	PERFDB_TRY(get_axis(l, n, "tokens", &p->tokens, "tokens"));
 	for (size_t i = 0; i < p->tokens.n; i++)
@@ -669,7 +669,7 @@ static int load_generator(struct ld *l, struct grid_pattern *p, const struct gri
 	return 0;
 }
 
-static int load_patterns(struct ld *l, const struct grid_ynode_s *n)
+static int load_patterns(struct ld *l, const struct perfdb_ynode_s *n)
 {
 	PERFDB_TRY(need_map(l, n, "'patterns'"));
 	struct perfdb_grid_config *c = l->c;
@@ -678,7 +678,7 @@ static int load_patterns(struct ld *l, const struct grid_ynode_s *n)
 		return oom(l);
 	for (size_t i = 0; i < n->n; i++) {
 		const char *name = scalar(n->items[2 * i]);
-		const struct grid_ynode_s *m = n->items[2 * i + 1];
+		const struct perfdb_ynode_s *m = n->items[2 * i + 1];
 		if (!name || !*name || strcmp(name, "skip") == 0)
 			return at(l, n->items[2 * i], "a pattern name must be a string other than "
 				  "'skip'");
@@ -690,7 +690,7 @@ static int load_patterns(struct ld *l, const struct grid_ynode_s *n)
 		p->line = n->items[2 * i]->line;
 		c->npatterns++;
 		PERFDB_TRY(need_map(l, m, "a pattern"));
-		if (grid_ymap_get(m, "generator"))
+		if (perfdb_ymap_get(m, "generator"))
 			PERFDB_TRY(load_generator(l, p, m));
 		else
 			PERFDB_TRY(load_template(l, p, m));
@@ -698,7 +698,7 @@ static int load_patterns(struct ld *l, const struct grid_ynode_s *n)
 	return 0;
 }
 
-static int load_assignments(struct ld *l, const struct grid_ynode_s *n)
+static int load_assignments(struct ld *l, const struct perfdb_ynode_s *n)
 {
 	PERFDB_TRY(need_map(l, n, "'assignments'"));
 	struct perfdb_grid_config *c = l->c;
@@ -707,7 +707,7 @@ static int load_assignments(struct ld *l, const struct grid_ynode_s *n)
 		return oom(l);
 	for (size_t i = 0; i < n->n; i++) {
 		const char *k = scalar(n->items[2 * i]);
-		const struct grid_ynode_s *v = n->items[2 * i + 1];
+		const struct perfdb_ynode_s *v = n->items[2 * i + 1];
 		if (!k || !*k)
 			return at(l, n->items[2 * i], "a kernel type must be a string");
 		if (grid_config_assignment(c, k))
@@ -716,7 +716,7 @@ static int load_assignments(struct ld *l, const struct grid_ynode_s *n)
 		if (!(a->kernel = strdup(k)))
 			return oom(l);
 		c->nassign++;
-		if (grid_yscalar_is_null(v) || (scalar(v) && strcmp(v->text, "skip") == 0))
+		if (perfdb_yscalar_is_null(v) || (scalar(v) && strcmp(v->text, "skip") == 0))
 			continue;
 		if (!scalar(v))
 			return at(l, v, "the assignment of '%s' must be a pattern name or 'skip'", k);
@@ -730,28 +730,28 @@ static int load_assignments(struct ld *l, const struct grid_ynode_s *n)
 	return 0;
 }
 
-static int load_doc(struct ld *l, const struct grid_ydoc *d)
+static int load_doc(struct ld *l, const struct perfdb_ydoc *d)
 {
 	static const char *const keys[] = { "version", "grids", "models", "legacy_names",
 					    "patterns", "assignments", NULL };
-	const struct grid_ynode_s *root = d->root;
-	if (!root || root->type != GRID_Y_MAP)
+	const struct perfdb_ynode_s *root = d->root;
+	if (!root || root->type != PERFDB_Y_MAP)
 		return at(l, root, "the grid configuration must be a mapping");
 	PERFDB_TRY(check_keys(l, root, keys, "the grid configuration"));
-	const struct grid_ynode_s *v = grid_ymap_get(root, "version");
+	const struct perfdb_ynode_s *v = perfdb_ymap_get(root, "version");
 	int64_t ver;
-	if (!v || grid_yscalar_int(v, &ver) < 0 || ver != 1)
+	if (!v || perfdb_yscalar_int(v, &ver) < 0 || ver != 1)
 		return at(l, v ? v : root, "'version: 1' expected");
 	static const char *const need[] = { "grids", "models", "patterns", "assignments" };
 	for (size_t i = 0; i < 4; i++)
-		if (!grid_ymap_get(root, need[i]))
+		if (!perfdb_ymap_get(root, need[i]))
 			return at(l, root, "missing '%s'", need[i]);
-	PERFDB_TRY(load_grids(l, grid_ymap_get(root, "grids")));
-	PERFDB_TRY(load_models(l, grid_ymap_get(root, "models")));
-	if (grid_ymap_get(root, "legacy_names"))
-		PERFDB_TRY(load_legacy(l, grid_ymap_get(root, "legacy_names")));
-	PERFDB_TRY(load_patterns(l, grid_ymap_get(root, "patterns")));
-	PERFDB_TRY(load_assignments(l, grid_ymap_get(root, "assignments")));
+	PERFDB_TRY(load_grids(l, perfdb_ymap_get(root, "grids")));
+	PERFDB_TRY(load_models(l, perfdb_ymap_get(root, "models")));
+	if (perfdb_ymap_get(root, "legacy_names"))
+		PERFDB_TRY(load_legacy(l, perfdb_ymap_get(root, "legacy_names")));
+	PERFDB_TRY(load_patterns(l, perfdb_ymap_get(root, "patterns")));
+	PERFDB_TRY(load_assignments(l, perfdb_ymap_get(root, "assignments")));
 	return 0;
 }
 
@@ -840,13 +840,13 @@ int perfdb_grid_config_load_mem(struct perfdb_grid_config **out, const char *nam
 		free(c);
 		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 	}
-	struct grid_ydoc d;
-	int rc = grid_ydoc_load(&d, name, data, len, err);
+	struct perfdb_ydoc d;
+	int rc = perfdb_ydoc_load(&d, name, data, len, err);
 	if (rc == 0) {
 		struct ld l = { c, name, err };
 		rc = load_doc(&l, &d);
 	}
-	grid_ydoc_release(&d);
+	perfdb_ydoc_release(&d);
 	if (rc < 0) {
 		perfdb_grid_config_free(c);
 		return rc;
@@ -867,11 +867,11 @@ int perfdb_grid_config_load(struct perfdb_grid_config **out, const char *path,
 }
 
 enum perfdb_grid_route perfdb_grid_route(const struct perfdb_grid_config *cfg,
-					 const struct perfdb_grid_opmap *opmap,
+					 const struct perfdb_opmap *opmap,
 					 const char *kernel, const char **pattern)
 {
 	*pattern = NULL;
-	const struct grid_kernel_meta *km = grid_opmap_find(opmap, kernel);
+	const struct perfdb_opmap_kernel *km = perfdb_opmap_find(opmap, kernel);
 	if (km && (km->zero_cost || km->composite || km->communication))
 		return PERFDB_GRID_ROUTE_FLAGGED;
 	const struct grid_assignment *a = grid_config_assignment(cfg, kernel);

@@ -1,6 +1,6 @@
 /*
  * Internals of the grid stage (docs/spec/grid.md), shared by the files of src/grid/ and
- * the unit tests.  The public surface is include/perfdb/grid.h.
+ * the unit tests.  The public surface is src/grid/grid.h.
  *
  * Flow: a generator (template engine or one of the generator functions)
  * pushes candidate rows (struct grid_cand) into an emit callback, one at a
@@ -17,9 +17,11 @@
 #include <stdint.h>
 
 #include "perfdb/err.h"
-#include "perfdb/grid.h"
+#include "grid/grid.h"
 #include "perfdb/strbuf.h"
+#include "perfdb/op_mapping.h"
 #include "perfdb/table.h"
+#include "perfdb/yaml_doc.h"
 
 /* ---- expressions (expr.c) -------------------------------------------- */
 
@@ -148,59 +150,6 @@ const struct grid_assignment *grid_config_assignment(const struct perfdb_grid_co
 						     const char *kernel);
 const struct grid_axis *grid_config_grid(const struct perfdb_grid_config *c,
 					 const char *name);
-
-/* ---- op_mapping.yaml (op_mapping.c) ------------------------------------ */
-
-struct grid_kernel_meta {
-	char *kernel;
-	bool zero_cost, composite, communication;
-	char *query_mode;               /* NULL if absent */
-	char *alternates_of;            /* parent kernel_type, NULL for a primary */
-};
-
-struct perfdb_grid_opmap {
-	char *path;
-	struct grid_kernel_meta *v;
-	size_t n, cap;
-};
-
-const struct grid_kernel_meta *grid_opmap_find(const struct perfdb_grid_opmap *m,
-					       const char *kernel);
-
-/* ---- YAML documents (yaml_doc.c) --------------------------------------- */
-
-enum grid_ynode { GRID_Y_SCALAR, GRID_Y_SEQ, GRID_Y_MAP };
-
-struct grid_ynode_s {
-	enum grid_ynode type;
-	size_t line, col;               /* 1-based */
-	char *text;                     /* scalars */
-	size_t len;
-	bool plain;                     /* an unquoted scalar (YAML typing applies) */
-	struct grid_ynode_s **items;    /* seq: items; map: key, value, key, value ... */
-	size_t n;                       /* seq: items; map: pairs */
-};
-
-struct grid_ydoc {
-	char *name;
-	struct grid_ynode_s *root;      /* NULL for an empty document */
-	void *impl;
-};
-
-/* Parse a whole YAML document (the first one); errors carry name:line:col. */
-int grid_ydoc_load(struct grid_ydoc *d, const char *name, const char *data, size_t len,
-		   struct perfdb_err *err);
-void grid_ydoc_release(struct grid_ydoc *d);
-/* Value of key in a mapping node, or NULL. */
-const struct grid_ynode_s *grid_ymap_get(const struct grid_ynode_s *map, const char *key);
-/* YAML 1.1 core typing of a plain scalar, as PyYAML's safe_load. */
-bool grid_yscalar_is_null(const struct grid_ynode_s *n);
-/* 1 true, 0 false, -1 not a boolean. */
-int grid_yscalar_bool(const struct grid_ynode_s *n);
-/* Python truthiness of a scalar value (bool(x) after safe_load). */
-bool grid_yscalar_truthy(const struct grid_ynode_s *n);
-/* A decimal integer scalar (plain, optional sign and '_'); 0 ok. */
-int grid_yscalar_int(const struct grid_ynode_s *n, int64_t *out);
 
 /* ---- models (models.c) ------------------------------------------------- */
 

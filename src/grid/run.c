@@ -1,5 +1,5 @@
 /*
- * The grid stage end to end (include/perfdb/grid.h perfdb_grid_run;
+ * The grid stage end to end (src/grid/grid.h perfdb_grid_run;
  * docs/spec/grid.md §1, §4, §7 and Decisions 1, 2, 7, 8).
  *
  * Two phases.  Phase 1, under the database lock: every routed table is

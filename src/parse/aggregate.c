@@ -16,7 +16,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "perfdb/parse.h"
+#include "parse/parse.h"
 #include "perfdb/samples.h"
 #include "perfdb/stats.h"
 

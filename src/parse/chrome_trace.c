@@ -1,5 +1,5 @@
 /*
- * PyTorch profiler Chrome-trace reader (include/perfdb/chrome_trace.h;
+ * PyTorch profiler Chrome-trace reader (src/parse/chrome_trace.h;
  * rules in docs/chrome_trace.md).
  *
  * One streaming pass (trace_stream.c) classifies each event: a cpu_op
@@ -9,7 +9,7 @@
  * is read the linker (trace_link.c) joins them and hands back the
  * activities of each op call, which become the GPU rows.
  */
-#include "perfdb/chrome_trace.h"
+#include "parse/chrome_trace.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -19,7 +19,7 @@
 #include "aten_shapes.h"
 #include "strtab.h"
 #include "trace_cells.h"
-#include "perfdb/trace_link.h"
+#include "parse/trace_link.h"
 #include "trace_source.h"
 #include "trace_stream.h"
 

@@ -1,5 +1,5 @@
 /*
- * FIA runtime metadata (include/perfdb/fia.h; docs/spec/parse.md §5).
+ * FIA runtime metadata (src/parse/fia.h; docs/spec/parse.md §5).
  *
  * Values written per key: source_profile = the kernel file's parent
  * directory name; actual_seq_lengths_shape, actual_seq_lengths_kv_shape and
@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "perfdb/csv.h"
-#include "perfdb/fia.h"
+#include "parse/fia.h"
 #include "perfdb/schema.h"
 #include "perfdb/stats.h"
 #include "perfdb/strbuf.h"

@@ -12,7 +12,7 @@
 
 #include "perfdb/csv.h"
 #include "perfdb/fsio.h"
-#include "perfdb/parse.h"
+#include "parse/parse.h"
 #include "perfdb/schema.h"
 #include "trace_source.h"
 

@@ -11,12 +11,9 @@
 #include <string.h>
 
 #include "perfdb/csv.h"
-#include "perfdb/parse.h"
+#include "parse/parse.h"
 #include "perfdb/schema.h"
 
-#define NAME(n) n,
-const char *const perfdb_counter_names[PERFDB_NCOUNTERS] = { PERFDB_SCHEMA_COUNTERS(NAME) };
-#undef NAME
 
 enum col {
 	C_TYPE, C_NAME, C_STATE, C_CORE, C_INS, C_IND, C_INF, C_OUTS, C_OUTD, C_OUTF, C_DUR,

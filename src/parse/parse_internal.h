@@ -2,9 +2,9 @@
 #ifndef PERFDB_PARSE_INTERNAL_H
 #define PERFDB_PARSE_INTERNAL_H
 
-#include "perfdb/fia.h"
+#include "parse/fia.h"
 #include "perfdb/op_mapping.h"
-#include "perfdb/parse.h"
+#include "parse/parse.h"
 
 /*
  * src/parse/write_tables.c: merge agg into <outdir>/<Type>.csv under the

@@ -1,10 +1,10 @@
 /*
- * External merge sort of fixed-size records (include/perfdb/recsort.h).
+ * External merge sort of fixed-size records (src/parse/recsort.h).
  *
  * Spill file: the sorted runs one after another, records packed, native
  * layout; unlinked at creation and read back only by this process.
  */
-#include "perfdb/recsort.h"
+#include "parse/recsort.h"
 #include "perfdb/fsio.h"
 
 #include <errno.h>

@@ -1,5 +1,5 @@
 /*
- * The parse stage end to end (include/perfdb/parse.h perfdb_parse_run).
+ * The parse stage end to end (src/parse/parse.h perfdb_parse_run).
  *
  * Several input files are aggregated in parallel, one file per worker
  * thread into its own aggregator, and merged into the global aggregator
@@ -16,8 +16,8 @@
 #include <unistd.h>
 
 #include "parse_internal.h"
-#include "perfdb/chrome_trace.h"
-#include "perfdb/fia.h"
+#include "parse/chrome_trace.h"
+#include "parse/fia.h"
 
 /* The aggregator of one database: a trace GPU's, or the default one (CSV
  * inputs, CPU-only traces). */

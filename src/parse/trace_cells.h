@@ -1,6 +1,6 @@
 /*
  * The input cells of a cpu_op (src/parse/, not public API; conventions in
- * include/perfdb/chrome_trace.h and docs/chrome_trace.md "Input cells").
+ * src/parse/chrome_trace.h and docs/chrome_trace.md "Input cells").
  */
 #ifndef PERFDB_PARSE_TRACE_CELLS_H
 #define PERFDB_PARSE_TRACE_CELLS_H

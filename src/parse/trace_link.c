@@ -1,13 +1,13 @@
 /*
  * Linking device activities to the ops that launched them
- * (include/perfdb/trace_link.h; rules in docs/chrome_trace.md "Linking").
+ * (src/parse/trace_link.h; rules in docs/chrome_trace.md "Linking").
  */
-#include "perfdb/trace_link.h"
+#include "parse/trace_link.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "perfdb/recsort.h"
+#include "parse/recsort.h"
 
 #define DEFAULT_MEM ((size_t)16 << 20)
 

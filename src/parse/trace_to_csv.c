@@ -1,7 +1,7 @@
 /*
  * TensorCast Chrome trace -> per-op CSV, byte-compatible with the reference
  * trace_to_csv.py (docs/spec/parse.md §1 "trace_to_csv input", §7 "trace_to_csv
- * output"; contract in include/perfdb/trace_to_csv.h).
+ * output"; contract in src/parse/trace_to_csv.h).
  *
  * Input format (the TensorCast simulator's trace):
  *
@@ -30,7 +30,7 @@
  * Unicode tables; py_printable.inc is generated from Python 3.10, the
  * interpreter the reference names (scripts/gen_py_printable.py).
  */
-#include "perfdb/trace_to_csv.h"
+#include "parse/trace_to_csv.h"
 
 #include <math.h>
 #include <stdbool.h>

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "parse_internal.h"
-#include "perfdb/fia.h"
+#include "parse/fia.h"
 #include "perfdb/hash.h"
 #include "perfdb/schema.h"
 #include "perfdb/stats.h"

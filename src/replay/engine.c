@@ -16,7 +16,7 @@
 #include "perfdb/table.h"
 #include "replay/engine_internal.h"
 #include "replay/hugebuf.h"
-#include "replay/opdef/aten.h"
+#include "ops/aten.h"
 #include "perfdb/schema.h"
 
 /* No hooks: a run without o->hooks. */

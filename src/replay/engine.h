@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #include "backend/backend.h"
-#include "perfdb/replay.h"
+#include "replay/replay.h"
 
 /*
  * Test hooks: what the tests make a run do that a real run never does
@@ -151,7 +151,7 @@ int perfdb_engine_run(const struct perfdb_engine_opts *o, struct perfdb_engine_r
 /* Remove a run's journal and every rank's journal of it (the run went through). */
 void perfdb_engine_journal_remove(const char *journal);
 
-/* perfdb_case_build (replay/opdef/opdef.h), under the engine's name its callers use. */
+/* perfdb_case_build (ops/opdef.h), under the engine's name its callers use. */
 int perfdb_engine_build_case(const char *op, const char *in_shapes, const char *in_dtypes,
 			     const char *in_formats, const char *out_shapes, const char *out_dtypes,
 			     const char *out_formats, struct perfdb_op_case *c, struct perfdb_err *err);

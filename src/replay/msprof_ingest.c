@@ -20,7 +20,7 @@
 
 #include "perfdb/csv.h"
 #include "perfdb/fsio.h"
-#include "perfdb/replay.h"
+#include "replay/replay.h"
 #include "perfdb/schema.h"
 #include "perfdb/signature.h"
 #include "perfdb/stats.h"

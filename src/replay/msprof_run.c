@@ -23,7 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "perfdb/replay.h"
+#include "replay/replay.h"
 #include "perfdb/schema.h"
 #include "perfdb/table.h"
 

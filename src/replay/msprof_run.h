@@ -3,7 +3,7 @@
  * docs/spec/replay.md §1 steps 3-7, 9): the checks of the Ascend
  * environment and the database before a run, and the msprof driver.  The
  * CLI sequences the steps and prints; ingest is perfdb_msprof_find and
- * perfdb_msprof_aggregate (perfdb/replay.h).  Nothing here prints.
+ * perfdb_msprof_aggregate (replay/replay.h).  Nothing here prints.
  */
 #ifndef PERFDB_REPLAY_MSPROF_RUN_H
 #define PERFDB_REPLAY_MSPROF_RUN_H

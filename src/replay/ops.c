@@ -2,8 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perfdb/replay.h"
-#include "replay/opdef/aten.h"
+#include "replay/replay.h"
+#include "ops/aten.h"
 
 /*
  * Stems of the reference's tools/perf_data_collection/op_replay/<Op>_run.py:

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "perfdb/fsio.h"
-#include "perfdb/replay.h"
+#include "replay/replay.h"
 
 void perfdb_status_release(struct perfdb_status *s)
 {

@@ -24,7 +24,7 @@
 
 #include "perfdb/fsio.h"
 #include "perfdb/lock.h"
-#include "perfdb/replay.h"
+#include "replay/replay.h"
 #include "perfdb/schema.h"
 #include "perfdb/signature.h"
 #include "perfdb/stats.h"

@@ -1,5 +1,5 @@
 /*
- * Table checks (include/perfdb/check.h): the rules of perfdb check on one
+ * Table checks (src/report/check.h): the rules of perfdb check on one
  * loaded table, each finding a problem with its line.  Rows sharing a
  * signature follow docs/spec/replay.md §1b; durations and the count of
  * rows with one follow include/perfdb/schema.h.
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perfdb/check.h"
+#include "report/check.h"
 #include "perfdb/schema.h"
 #include "perfdb/shape.h"
 #include "perfdb/stats.h"

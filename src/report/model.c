@@ -1,9 +1,9 @@
 /*
- * The kernel numbers of the database report (include/perfdb/dbreport.h,
+ * The kernel numbers of the database report (src/report/dbreport.h,
  * docs/report.md): per kernel table, coverage counts, duration pairs with
  * hotspots (the 0.8x-1.2x band of docs/spec/replay.md §3), the run
  * records' flags, and roofline points.  A point's FLOPs and bytes are the
- * operator layer's cost of the row (replay/opdef, docs/ops.md "Costs"),
+ * operator layer's cost of the row (ops, docs/ops.md "Costs"),
  * the engine's own reading of the row's cells; it is placed under the
  * roof of the device that measured its duration, and not placed at all
  * when that device or its peaks are unknown.
@@ -14,11 +14,11 @@
 #include <string.h>
 
 #include "model.h"
-#include "perfdb/comm.h"
+#include "ops/coll.h"
 #include "perfdb/fsio.h"
 #include "perfdb/schema.h"
 #include "perfdb/table.h"
-#include "replay/opdef/opdef.h"
+#include "ops/opdef.h"
 
 double perfdb_dbreport_peak_flops(const struct perfdb_device *dev, bool matrix, int dtype)
 {

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "perfdb/dbreport.h"
+#include "report/dbreport.h"
 
 /* Sorted names of dir's entries that end with suffix and start with prefix (dirs: directories only). */
 int report_list_dir(const char *dir, const char *prefix, const char *suffix, bool dirs, char ***out, size_t *n);

@@ -1,5 +1,5 @@
 /*
- * The collectives' numbers of the database report (include/perfdb/dbreport.h,
+ * The collectives' numbers of the database report (src/report/dbreport.h,
  * docs/report.md): per hcom_*.csv table (docs/spec/comm.md §1), latency and
  * busbw against message size, found next to the kernel tables; and the
  * directory helpers the kernel side shares (model.h).
@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 
 #include "model.h"
-#include "perfdb/comm.h"
+#include "ops/coll.h"
 #include "perfdb/fsio.h"
 #include "perfdb/schema.h"
 #include "perfdb/table.h"

@@ -1,5 +1,5 @@
 /*
- * The database report's markdown (include/perfdb/dbreport.h,
+ * The database report's markdown (src/report/dbreport.h,
  * docs/report.md): the summary figures, then coverage, roofline and
  * collectives tables.  The HTML page is render_html.c's.
  */
@@ -9,8 +9,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "perfdb/dbreport.h"
-#include "perfdb/replay.h"
+#include "report/dbreport.h"
+#include "perfdb/md_table.h"
 #include "perfdb/schema.h"
 
 /* ---- markdown ------------------------------------------------------- */

@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#include "perfdb/dbreport.h"
+#include "report/dbreport.h"
 
 /* HTML-escape s into o. */
 int report_esc(struct perfdb_strbuf *o, const char *s);

@@ -1,5 +1,5 @@
 /*
- * The report's HTML page (include/perfdb/dbreport.h, docs/report.md): the
+ * The report's HTML page (src/report/dbreport.h, docs/report.md): the
  * summary first, each figure linking to its section; then the sections,
  * the large ones folded in <details> (no script: the page reads the same
  * offline and without JavaScript).  A chart is drawn only where it has
@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "perfdb/comm.h"
+#include "ops/coll.h"
 #include "perfdb/schema.h"
 #include "render.h"
 

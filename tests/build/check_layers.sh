@@ -1,9 +1,12 @@
 #!/bin/bash
-# The layering is the build's (CMakeLists.txt perfdb_layer, docs/design.md
-# "Layers"): each layer's sources compile with include/ and their own tree
-# of links under build/layers/<layer>/.  This checks, with the compiler
-# the build uses, that each tree lets through what the layer may use and
-# stops what it may not, and that no source climbs out with "../".
+# The layering is the build's (CMakeLists.txt perfdb_layer and
+# perfdb_layer_lib, docs/design.md "Layers"): each layer's sources compile
+# with include/ and their own tree of links under build/layers/<layer>/,
+# and each layer is its own library, linked with the layers below it only.
+# This checks, with the compiler the build uses, that each tree lets
+# through what the layer may use and stops what it may not, that no source
+# climbs out with "../", and, from the archives' symbols, that no layer
+# calls up or across.
 #   check_layers.sh CC SRC_DIR BUILD_DIR [MPI_INCLUDE_DIR...]
 set -u
 cc=$1 src=$2 bld=$3
@@ -11,6 +14,8 @@ shift 3
 mpi=()
 for d in "$@"; do mpi+=(-isystem "$d"); done
 fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 
 try() {   # layer header expect(ok|hidden)
 	local layer=$1 hdr=$2 want=$3 out rc
@@ -26,36 +31,80 @@ try() {   # layer header expect(ok|hidden)
 	fi
 }
 
-for l in core stage opdef report backend replay; do
+layers="core ops backend parse grid comm report replay"
+for l in $layers; do
 	[ -d "$bld/layers/$l" ] || { echo "FAIL: no include tree for layer $l"; fail=1; }
 done
-# core and the self-contained stages: core's public headers only
-for h in backend/backend.h replay/opdef/opdef.h replay/engine.h comm/transport.h cli/opt.h; do
+stages="parse/parse.h grid/grid.h comm/comm.h report/dbreport.h replay/replay.h"
+# core: its public headers only
+for h in ops/opdef.h backend/backend.h backend/transport.h replay/engine.h cli/opt.h $stages; do
 	try core "$h" hidden
-	try stage "$h" hidden
 done
 try core perfdb/table.h ok
-# the operator layer: itself, below every backend
-try opdef replay/opdef/opdef.h ok
-try opdef backend/backend.h hidden
-try opdef replay/engine.h hidden
-# the report: the operator layer's definitions (its costs), nothing above them
-try report replay/opdef/opdef.h ok
-for h in backend/backend.h replay/engine.h comm/transport.h cli/opt.h; do
-	try report "$h" hidden
+try core perfdb/op_mapping.h ok
+# the operator layer: itself, below every backend and stage
+try ops ops/opdef.h ok
+try ops ops/coll.h ok
+for h in backend/backend.h backend/transport.h replay/engine.h $stages; do
+	try ops "$h" hidden
 done
-# backends: the operator layer and the transport interface, not the engine or the stages
+# backends: the operator layer and their own interfaces, no stage
 try backend backend/backend.h ok
-try backend replay/opdef/opdef.h ok
-try backend comm/transport.h ok
-try backend replay/engine.h hidden
-try backend comm/harness.h hidden
-try backend cli/opt.h hidden
-# the replay stage: backends and the operator layer, not the CLI
-try replay replay/engine.h ok
+try backend backend/transport.h ok
+try backend backend/kernel_report.h ok
+try backend ops/opdef.h ok
+for h in replay/engine.h comm/harness.h cli/opt.h $stages; do
+	try backend "$h" hidden
+done
+# each stage: its own folder and what lies below it, never another stage
+for st in parse grid comm report replay; do
+	for h in $stages comm/harness.h replay/engine.h cli/opt.h; do
+		case $h in "$st"/*) try "$st" "$h" ok ;; *) try "$st" "$h" hidden ;; esac
+	done
+done
+try parse ops/opdef.h hidden
+try grid ops/opdef.h hidden
+try comm ops/coll.h ok
+try comm backend/transport.h ok
+try report ops/opdef.h ok
+try report backend/backend.h hidden
 try replay backend/backend.h ok
-try replay cli/opt.h hidden
-try replay comm/harness.h hidden
+try replay ops/opdef.h ok
+
+# Links: the build links each layer's whole archive with only the layers
+# below it (CMakeLists.txt perfdb_layer_lib, build/linkcheck/), so a call
+# that climbs fails the build.  Here the same rule by a second method:
+# every symbol a layer's archive leaves undefined is defined in a layer it
+# may use, or in no perfdb archive at all (libc, MPI, ...).
+declare -A below=([core]="" [ops]="core" [backend]="ops core"
+	[parse]="core" [grid]="core" [comm]="backend ops core"
+	[report]="ops core" [replay]="backend ops core")
+defs() { nm -g --defined-only "$bld/libperfdb-$1.a" 2>/dev/null | awk 'NF == 3 && $2 ~ /[TDBRCV]/ {print $3}' | sort -u; }
+for l in $layers; do
+	[ -f "$bld/libperfdb-$l.a" ] || { echo "FAIL: no library for layer $l"; fail=1; }
+	defs "$l" >"$tmp/def.$l"
+done
+cat "$tmp"/def.* | sort -u >"$tmp/def.all"
+check_link() {   # layer "allowed layers" -> prints the symbols that climb
+	local l=$1 allowed=$2
+	nm -u "$bld/libperfdb-$l.a" | awk 'NF == 2 {print $2}' | sort -u >"$tmp/undef"
+	: >"$tmp/ok"
+	for d in $l $allowed; do cat "$tmp/def.$d" >>"$tmp/ok"; done
+	sort -u -o "$tmp/ok" "$tmp/ok"
+	# ours (defined in some perfdb layer) but not in an allowed one
+	comm -12 "$tmp/undef" "$tmp/def.all" | comm -23 - "$tmp/ok"
+}
+for l in $layers; do
+	bad=$(check_link "$l" "${below[$l]}")
+	[ -z "$bad" ] || { echo "FAIL: layer $l calls up or across:" $bad | head -c 600; echo; fail=1; }
+done
+# the check itself can fail: replay's archive checked against core alone
+# must show its calls into the backends
+[ -n "$(check_link replay core)" ] || { echo "FAIL: the link check saw no climb where one is"; fail=1; }
+# and the build made the link-check programs, one per layer
+for l in $layers; do
+	[ -x "$bld/linkcheck/perfdb_linkcheck_$l" ] || { echo "FAIL: no link check for layer $l"; fail=1; }
+done
 
 # a relative climb would get round the trees
 if grep -rn '#include "\.\./' "$src/src" --include='*.c' --include='*.h' --include='*.cu'; then

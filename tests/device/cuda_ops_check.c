@@ -18,7 +18,7 @@
 
 #include "backend/backend.h"
 #include "backend/cuda/perfdb_cuda.h"
-#include "perfdb/comm.h"
+#include "comm/comm.h"
 #include "perfdb/fsio.h"
 #include "replay/engine.h"
 #include "../unit/cpu_test_ctx.h"

@@ -1,6 +1,6 @@
 /*
  * Fuzz target: a database row's cells as a replay case
- * (src/replay/opdef/case_build.c, aten_lower.c) and its rules and cost
+ * (src/ops/case_build.c, aten_lower.c) and its rules and cost
  * (opdefs.c, costs*.c, gemm_plan.c, rules_attention.c): the one reading of
  * a row that the engine and the report share, for every seed operator and
  * every PyTorch op table.
@@ -18,9 +18,9 @@
 #include <string.h>
 
 #include "perfdb/dtype.h"
-#include "perfdb/replay.h"
-#include "replay/opdef/aten.h"
-#include "replay/opdef/opdef.h"
+#include "replay/replay.h"
+#include "ops/aten.h"
+#include "ops/opdef.h"
 
 #include "fuzz_cells.h"
 

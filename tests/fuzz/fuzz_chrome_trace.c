@@ -1,6 +1,6 @@
 /*
  * Fuzz target: the PyTorch Chrome-trace reader (src/parse/chrome_trace.c,
- * include/perfdb/chrome_trace.h).
+ * src/parse/chrome_trace.h).
  *
  * The input is the trace itself (JSON, or gzip when it starts with the
  * magic bytes).  It is read with both sinks per op, then per kernel, then
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perfdb/chrome_trace.h"
+#include "parse/chrome_trace.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

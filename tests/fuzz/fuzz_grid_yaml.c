@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perfdb/grid.h"
+#include "grid/grid.h"
+#include "perfdb/op_mapping.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -22,12 +23,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *doc = (const char *)data + 1;
 	size_t len = size - 1;
 	if (data[0] & 1) {
-		struct perfdb_grid_opmap *m = NULL;
-		if (perfdb_grid_opmap_load_mem(&m, "op_mapping.yaml", doc, len, &err) == 0)
-			(void)perfdb_grid_opmap_count(m);
+		struct perfdb_opmap *m = NULL;
+		if (perfdb_opmap_load_mem(&m, "op_mapping.yaml", doc, len, &err) == 0)
+			(void)perfdb_opmap_count(m);
 		else if (!err.msg[0])
 			abort();
-		perfdb_grid_opmap_free(m);
+		perfdb_opmap_free(m);
 	} else {
 		struct perfdb_grid_config *c = NULL;
 		if (perfdb_grid_config_load_mem(&c, "grid.yaml", doc, len, &err) == 0) {

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "perfdb/grid.h"
+#include "grid/grid.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

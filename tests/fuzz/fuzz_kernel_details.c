@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perfdb/parse.h"
+#include "parse/parse.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perfdb/grid.h"
+#include "grid/grid.h"
+#include "perfdb/op_mapping.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -17,11 +18,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct perfdb_err err;
 	perfdb_err_clear(&err);
-	struct perfdb_grid_opmap *m = NULL;
-	if (perfdb_grid_opmap_load_mem(&m, "op_mapping.yaml", (const char *)data, size, &err) == 0)
-		(void)perfdb_grid_opmap_count(m);
+	struct perfdb_opmap *m = NULL;
+	if (perfdb_opmap_load_mem(&m, "op_mapping.yaml", (const char *)data, size, &err) == 0)
+		(void)perfdb_opmap_count(m);
 	else if (!strstr(err.msg, "op_mapping"))
 		abort();
-	perfdb_grid_opmap_free(m);
+	perfdb_opmap_free(m);
 	return 0;
 }

@@ -18,8 +18,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "perfdb/parse.h"
-#include "perfdb/replay.h"
+#include "parse/parse.h"
+#include "replay/replay.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

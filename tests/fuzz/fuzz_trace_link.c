@@ -1,6 +1,6 @@
 /*
  * Fuzz target: the trace linker (src/parse/trace_link.c,
- * include/perfdb/trace_link.h) and the external sort under it.
+ * src/parse/trace_link.h) and the external sort under it.
  *
  * The input is a program: 16-byte steps, each reporting one op, launch,
  * flow endpoint or device activity with small ids and times (so that ids
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perfdb/trace_link.h"
+#include "parse/trace_link.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

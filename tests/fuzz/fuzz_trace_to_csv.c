@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perfdb/trace_to_csv.h"
+#include "parse/trace_to_csv.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

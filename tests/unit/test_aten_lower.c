@@ -1,6 +1,6 @@
 /*
  * PyTorch op rows lowered to the operators doing their work
- * (src/replay/opdef/aten.h, docs/ops.md "PyTorch operators").  Expected
+ * (src/ops/aten.h, docs/ops.md "PyTorch operators").  Expected
  * targets, shapes and GEMM plans are worked out by hand from aten's
  * schemas (native_functions.yaml argument order) and its shape rules;
  * rows the slots cannot describe must fail with the reason, never be
@@ -14,11 +14,11 @@
 
 #include <cmocka.h>
 
-#include "perfdb/replay.h"
+#include "replay/replay.h"
 #include "replay/engine.h"
-#include "replay/opdef/attention.h"
-#include "replay/opdef/aten.h"
-#include "replay/opdef/opdef.h"
+#include "ops/attention.h"
+#include "ops/aten.h"
+#include "ops/opdef.h"
 
 static struct perfdb_err err;
 

@@ -1,5 +1,5 @@
 /*
- * Unit tests: the table checks of perfdb check (include/perfdb/check.h),
+ * Unit tests: the table checks of perfdb check (src/report/check.h),
  * every rule on small tables, with expectations worked out by hand from
  * the rules (docs/cli.md "perfdb check", docs/spec/replay.md §1b).
  */
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "perfdb/check.h"
+#include "report/check.h"
 #include "perfdb/fsio.h"
 #include "perfdb/table.h"
 

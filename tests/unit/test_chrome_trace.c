@@ -1,7 +1,7 @@
 /*
  * Unit tests for src/parse/chrome_trace.c: PyTorch profiler Chrome traces
  * to kernel rows (docs/spec/parse.md Decision 6; cell conventions of §2 and
- * include/perfdb/chrome_trace.h).
+ * src/parse/chrome_trace.h).
  *
  * Fixtures (tests/data/torch_trace/, found through $PERFDB_TEST_DATA):
  *   cpu_block.pt.trace.json  recorded with torch.profiler (record_trace.py)
@@ -22,7 +22,7 @@
 
 #include <zlib.h>
 
-#include "perfdb/chrome_trace.h"
+#include "parse/chrome_trace.h"
 
 /* ---- a sink that keeps copies of the rows ------------------------------ */
 

@@ -1,5 +1,5 @@
 /*
- * Unit tests: the comm stage's pure parts (include/perfdb/comm.h) — the
+ * Unit tests: the comm stage's pure parts (src/comm/comm.h) — the
  * collective and dtype tables, topology tiers and groups, the run plan,
  * rows and their rounding, tables, overhead tables, the alpha-beta
  * predictions of validate, the suite's command lines and bf16/fp16.
@@ -19,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "perfdb/comm.h"
+#include "comm/comm.h"
 #include "perfdb/fsio.h"
 
 static const struct perfdb_comm_grid A3 = { .dim = { 48, 8, 2 }, .ndim = 3 };

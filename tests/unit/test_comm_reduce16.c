@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perfdb/comm.h"
+#include "comm/comm.h"
 
 /* ---- the oracle ------------------------------------------------------ */
 

@@ -1,5 +1,5 @@
 /*
- * The comm transports (src/comm/transport.h, docs/comm.md "Transports"):
+ * The comm transports (src/backend/transport.h, docs/comm.md "Transports"):
  * the MPI transport runs every collective of the tables on one rank, and
  * the harness's method (src/comm/harness.h: order of the slots, the check,
  * the iteration count from the budget, failures) holds over any transport,
@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "comm/harness.h"
-#include "comm/transport.h"
+#include "backend/transport.h"
 
 /* ---- the MPI transport ------------------------------------------------ */
 

@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "perfdb/dbreport.h"
+#include "report/dbreport.h"
 #include "perfdb/dtype.h"
 
 static void assert_close(double got, double want)

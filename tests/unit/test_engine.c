@@ -45,7 +45,7 @@ static int slow_run(struct perfdb_op_case *c, struct perfdb_err *err)
 }
 
 static const struct perfdb_op_impl add_impl = { .name = "Add", .check = fake_check, .run = fake_run };
-/* What an op is comes from its definition (src/replay/opdef/): DispatchFFNCombine is the collective one. */
+/* What an op is comes from its definition (src/ops/): DispatchFFNCombine is the collective one. */
 static const struct perfdb_op_impl coll_impl = { .name = "DispatchFFNCombine", .check = fake_check,
 						 .run = fake_run };
 

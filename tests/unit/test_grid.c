@@ -828,9 +828,9 @@ static void test_routing_op_mapping(void **state)
 		"  e: {kernel_type: AddVariant, zero_cost: true}\n"
 		"  f: {kernel_type: Mystery, query_mode: elementwise}\n"
 		"  g: {kernel_type: Mul, zero_cost: \"false\"}\n";
-	struct perfdb_grid_opmap *m;
+	struct perfdb_opmap *m;
 	struct perfdb_err err;
-	assert_int_equal(perfdb_grid_opmap_load_mem(&m, "op.yaml", y, strlen(y), &err), 0);
+	assert_int_equal(perfdb_opmap_load_mem(&m, "op.yaml", y, strlen(y), &err), 0);
 	const char *p;
 	assert_int_equal(perfdb_grid_route(cfg, m, "Pack", &p), PERFDB_GRID_ROUTE_FLAGGED);
 	assert_int_equal(perfdb_grid_route(cfg, m, "RealDiv", &p), PERFDB_GRID_ROUTE_FLAGGED);
@@ -844,8 +844,8 @@ static void test_routing_op_mapping(void **state)
 	assert_int_equal(perfdb_grid_route(cfg, m, "Mul", &p), PERFDB_GRID_ROUTE_FLAGGED);
 	assert_int_equal(perfdb_grid_route(cfg, m, "MatMulCommon", &p), PERFDB_GRID_ROUTE_SKIP);
 	assert_int_equal(perfdb_grid_route(cfg, m, "Unknown", &p), PERFDB_GRID_ROUTE_UNASSIGNED);
-	assert_int_equal(perfdb_grid_opmap_count(m), 7);
-	perfdb_grid_opmap_free(m);
+	assert_int_equal(perfdb_opmap_count(m), 7);
+	perfdb_opmap_free(m);
 	perfdb_grid_config_free(cfg);
 }
 

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perfdb/grid.h"
+#include "grid/grid.h"
 
 static bool has_pair(int64_t (*p)[2], size_t n, int64_t a, int64_t b)
 {

@@ -1,5 +1,5 @@
 /*
- * Per-kernel device records (perfdb/kernels.h): the dump parser, the kernel
+ * Per-kernel device records (backend/kernel_report.h): the dump parser, the kernel
  * family mapping and the per-row aggregation behind the CUDA backend's
  * reports/cuda_kernels_<ts>.csv, fed from tests/data/cupti/ without a GPU.
  * Expected values are worked out by hand from the fixture's timestamps.
@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "perfdb/fsio.h"
-#include "perfdb/kernels.h"
+#include "backend/kernel_report.h"
 
 static void load_fixture(const char *name, struct perfdb_kernel_recs *r)
 {

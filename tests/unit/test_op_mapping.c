@@ -114,30 +114,30 @@ static char *gen(const char *const *stems, size_t n)
 /* The entry value of key in text, parsed (NULL if absent); frees nothing the caller keeps. */
 static int has_key(const char *text, const char *key)
 {
-	struct grid_ydoc d;
+	struct perfdb_ydoc d;
 	struct perfdb_err err;
-	assert_int_equal(grid_ydoc_load(&d, "out", text, strlen(text), &err), 0);
-	const struct grid_ynode_s *m = grid_ymap_get(d.root, "operator_mappings");
+	assert_int_equal(perfdb_ydoc_load(&d, "out", text, strlen(text), &err), 0);
+	const struct perfdb_ynode_s *m = perfdb_ymap_get(d.root, "operator_mappings");
 	assert_non_null(m);
 	int n = 0;
-	for (size_t i = 0; m->type == GRID_Y_MAP && i < m->n; i++)
+	for (size_t i = 0; m->type == PERFDB_Y_MAP && i < m->n; i++)
 		n += strcmp(m->items[2 * i]->text, key) == 0;
-	grid_ydoc_release(&d);
+	perfdb_ydoc_release(&d);
 	return n;
 }
 
 static char *field(const char *text, const char *key, const char *f)
 {
-	struct grid_ydoc d;
+	struct perfdb_ydoc d;
 	struct perfdb_err err;
-	assert_int_equal(grid_ydoc_load(&d, "out", text, strlen(text), &err), 0);
-	const struct grid_ynode_s *m = grid_ymap_get(d.root, "operator_mappings");
-	const struct grid_ynode_s *e = m ? grid_ymap_get(m, key) : NULL;
-	const struct grid_ynode_s *v = e ? grid_ymap_get(e, f) : NULL;
+	assert_int_equal(perfdb_ydoc_load(&d, "out", text, strlen(text), &err), 0);
+	const struct perfdb_ynode_s *m = perfdb_ymap_get(d.root, "operator_mappings");
+	const struct perfdb_ynode_s *e = m ? perfdb_ymap_get(m, key) : NULL;
+	const struct perfdb_ynode_s *v = e ? perfdb_ymap_get(e, f) : NULL;
 	char *r = NULL;
-	if (v && v->type == GRID_Y_SCALAR) {
+	if (v && v->type == PERFDB_Y_SCALAR) {
 		r = strdup(v->text);
-	} else if (v && v->type == GRID_Y_SEQ) {
+	} else if (v && v->type == PERFDB_Y_SEQ) {
 		struct perfdb_strbuf sb = PERFDB_STRBUF_INIT;
 		for (size_t i = 0; i < v->n; i++)
 			perfdb_strbuf_addf(&sb, "%s%s", i ? "," : "", v->items[i]->text);
@@ -145,7 +145,7 @@ static char *field(const char *text, const char *key, const char *f)
 		if (!r)
 			r = strdup("");
 	}
-	grid_ydoc_release(&d);
+	perfdb_ydoc_release(&d);
 	return r;
 }
 
@@ -327,12 +327,12 @@ static void test_shipped_file(void **state)
 	const char *stems[] = { "aten.mm", "aten.addmm", "MatMulV2", "FusedInferAttentionScore",
 				"aten.embedding", "record_param_comms" };
 	assert_int_equal(perfdb_opmap_generate("up", up.buf, up.len, stems, 6, &out, &err), 0);
-	struct perfdb_grid_opmap *m = NULL;
-	assert_int_equal(perfdb_grid_opmap_load_mem(&m, "out", out.buf, out.len, &err), 0);
+	struct perfdb_opmap *m = NULL;
+	assert_int_equal(perfdb_opmap_load_mem(&m, "out", out.buf, out.len, &err), 0);
 	for (size_t i = 0; i < 6; i++)
-		if (!grid_opmap_find(m, stems[i]))
+		if (!perfdb_opmap_find(m, stems[i]))
 			fail_msg("no entry names %s", stems[i]);
-	perfdb_grid_opmap_free(m);
+	perfdb_opmap_free(m);
 	check_field(out.buf, "aten.embedding.default", "tc_input_count", "2");
 	check_field(out.buf, "aten.addmm.default", "alternate_kernel_types", "MatMulV2");
 	check_field(out.buf, "tensor_cast.attention.default", "query_mode", "attention_special");

@@ -14,9 +14,9 @@
 
 #include <cmocka.h>
 
-#include "perfdb/replay.h"
+#include "replay/replay.h"
 #include "perfdb/schema.h"
-#include "replay/opdef/opdef.h"
+#include "ops/opdef.h"
 
 static void assert_close(double got, double want)
 {

@@ -1,5 +1,5 @@
 /*
- * The operator layer (src/replay/opdef/): one definition per seed operator,
+ * The operator layer (src/ops/): one definition per seed operator,
  * every backend op defined there, the shared GEMM plan checked against
  * strides worked out by hand for each layout the tables record, the row
  * rules refusing bad rows without any backend, and the shared index spreading.
@@ -13,9 +13,9 @@
 #include <cmocka.h>
 
 #include "backend/backend.h"
-#include "perfdb/replay.h"
+#include "replay/replay.h"
 #include "replay/engine.h"
-#include "replay/opdef/aten.h"
+#include "ops/aten.h"
 
 static void test_defs_are_the_seed_list(void **state)
 {

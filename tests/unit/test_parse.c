@@ -12,9 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "perfdb/fia.h"
+#include "parse/fia.h"
 #include "perfdb/fsio.h"
-#include "perfdb/parse.h"
+#include "parse/parse.h"
 #include "perfdb/table.h"
 
 static void test_helpers(void **state)

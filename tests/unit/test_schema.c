@@ -11,7 +11,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "perfdb/parse.h"
+#include "parse/parse.h"
 #include "perfdb/schema.h"
 
 static void test_duration_cell(void **state)

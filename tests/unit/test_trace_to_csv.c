@@ -1,6 +1,6 @@
 /*
  * Unit tests: trace-to-csv and its Python rendering helpers
- * (include/perfdb/trace_to_csv.h; docs/spec/parse.md §1 "trace_to_csv input",
+ * (src/parse/trace_to_csv.h; docs/spec/parse.md §1 "trace_to_csv input",
  * §7 "trace_to_csv output").  Expected strings are Python's repr()/str() of
  * the value, worked out by hand from CPython's rules: float repr = shortest
  * round-trip digits, exponent form when the decimal point position is
@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perfdb/trace_to_csv.h"
+#include "parse/trace_to_csv.h"
 
 #define HEADER "op_name,kernel_type,simulation_shapes,dur_us,source,confidence," \
 	       "composite,sub_kernel_durations,kernel_shapes,shape_match_rule,"   \

@@ -14,7 +14,8 @@
 #include <unistd.h>
 
 #include "perfdb/fsio.h"
-#include "perfdb/replay.h"
+#include "perfdb/md_table.h"
+#include "replay/replay.h"
 #include "perfdb/table.h"
 
 static char db[64];

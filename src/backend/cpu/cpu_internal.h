@@ -179,7 +179,7 @@ enum cpu_row_fmt cpu_row_fmt(enum perfdb_dtype t, enum perfdb_cpu_isa isa);
 
 /*
  * The check of an op whose row rules are all the operator layer's
- * (src/replay/opdef/): its kernels take every row the definition accepts.
+ * (src/ops/): its kernels take every row the definition accepts.
  */
 static inline int cpu_no_limits(const struct perfdb_op_case *c, struct perfdb_err *err)
 {

@@ -2,7 +2,7 @@
  * CPU backend, FusedInferAttentionScore (docs/spec/replay.md §4 table; slot
  * layout docs/spec/grid.md §3 and src/grid/gen_attention.c; docs/ops.md
  * "Attention").  The row's shape-level plan is the operator layer's
- * (replay/opdef/attention.h: layout, heads, lengths, paged KV); this file
+ * (ops/attention.h: layout, heads, lengths, paged KV); this file
  * adds the kernel's limits (float dtypes, no explicit mask with mode 0),
  * turns the plan into an attn_problem for the flash kernel
  * (ops_attention_kernel.h) and maps (batch, head, position) to rows of the
@@ -26,7 +26,7 @@
 
 #include "cpu_internal.h"
 #include "ops_attention_kernel.h"
-#include "replay/opdef/attention.h"
+#include "ops/attention.h"
 
 struct fia {
 	struct perfdb_fia_plan s;             /* the row's shape-level plan (the operator layer's) */

@@ -2,7 +2,7 @@
  * What the attention ops (ops_attention.c, ops_attention_sparse.c) write
  * into their index inputs: int32/int64 elements, shuffled block tables
  * (ops_attention_kernel.h).  The Runtime cells they read are the operator
- * layer's (replay/opdef/attention.h).
+ * layer's (ops/attention.h).
  */
 #include <stdlib.h>
 

@@ -73,7 +73,7 @@ void attn_plan_free(struct attn_plan *pl);
  */
 void attn_qk_tile(const float *K, size_t dk, const float *Qt, size_t mp, float *St, size_t nk);
 
-/* Helpers shared by the attention ops (ops_attention_inputs.c; the Runtime cells: replay/opdef/attention.h). */
+/* Helpers shared by the attention ops (ops_attention_inputs.c; the Runtime cells: ops/attention.h). */
 /* Element i of an int32/int64 tensor (other dtypes untouched). */
 void attn_st_int(struct perfdb_tensor *t, size_t i, int64_t v);
 /* A block table filled with a deterministic shuffle of distinct ids < nblocks (reused past nblocks). */

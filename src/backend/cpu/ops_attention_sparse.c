@@ -8,7 +8,7 @@
  * ATB ring-MLA prefill kernel.  Attributes that a row does not record
  * (sparse_block_size, scale_value, the lengths) come from `Runtime …`
  * cells when present, else the documented defaults.  Their row rules and
- * shape-level plans are the operator layer's (replay/opdef/attention.h,
+ * shape-level plans are the operator layer's (ops/attention.h,
  * rules_attention_sparse.c); this file adds the float dtypes its kernels
  * take and their scratch.
  */
@@ -20,7 +20,7 @@
 
 #include "cpu_internal.h"
 #include "ops_attention_kernel.h"
-#include "replay/opdef/attention.h"
+#include "ops/attention.h"
 
 static const struct perfdb_tensor *slot(const struct perfdb_op_case *c, size_t i)
 {

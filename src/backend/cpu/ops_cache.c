@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "cpu_rope.h"
-#include "replay/opdef/cache.h"
+#include "ops/cache.h"
 
 /* Block size of a paged cache (blocks, block_size, heads, d): dims[1]; else 1. */
 static int64_t block_of(const struct perfdb_tensor *cache)

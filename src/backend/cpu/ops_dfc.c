@@ -23,7 +23,7 @@
 
 #include "cpu_gemm.h"
 #include "cpu_internal.h"
-#include "replay/opdef/dfc.h"
+#include "ops/dfc.h"
 
 struct dfc_state {
 	struct perfdb_dfc_plan p;

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 
 #include "cpu_internal.h"
-#include "replay/opdef/rules.h"
+#include "ops/rules.h"
 
 #define BLK 1024
 

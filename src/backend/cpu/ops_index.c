@@ -2,7 +2,7 @@
  * CPU backend, data-movement ops (docs/spec/replay.md §4; docs/ops.md): GatherV2,
  * Index, Transpose, Slice, PadV3, ScatterNdUpdate.  They move elements of
  * any dtype as bytes.  Their row rules and index spreading are the
- * operator layer's (src/replay/opdef/rules_index.c, index_fill.c).
+ * operator layer's (src/ops/rules_index.c, index_fill.c).
  */
 #include <stdlib.h>
 #include <string.h>

@@ -47,7 +47,7 @@ static int dnnl_fail(struct perfdb_err *err, const char *what, dnnl_status_t st)
 
 /*
  * The CPU's limit: oneDNN's float GEMMs.  The layouts are the definition's
- * rule (src/replay/opdef/gemm_plan.c), checked before this.
+ * rule (src/ops/gemm_plan.c), checked before this.
  */
 static int mm_check(const struct perfdb_op_case *c, struct perfdb_err *err)
 {

@@ -29,7 +29,7 @@
 #include "cpu_gemm.h"
 #include "cpu_quant.h"
 #include "cpu_rope.h"
-#include "replay/opdef/mla.h"
+#include "ops/mla.h"
 
 #define OP "mla_preprocess_0_mix_aic"
 
@@ -423,7 +423,7 @@ static int run(struct perfdb_op_case *c, struct perfdb_err *err)
 }
 
 /*
- * The CPU's limits, after the definition's rules (src/replay/opdef/rules_mla.c):
+ * The CPU's limits, after the definition's rules (src/ops/rules_mla.c):
  * the Runtime modes and the cache layout it implements, and the dims its
  * kernels take (the rope dim rotated in CPU_ROPE_MAX_D-wide row buffers).
  */

@@ -13,7 +13,7 @@
 #include "cpu_gemm.h"
 #include "cpu_internal.h"
 #include "cpu_quant.h"
-#include "replay/opdef/moe.h"
+#include "ops/moe.h"
 
 /* Write an integer into element i of t, in t's dtype (index-like inputs). */
 static void st_int(struct perfdb_tensor *t, size_t i, int64_t v)

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 
 #include "cpu_rope.h"
-#include "replay/opdef/rope.h"
+#include "ops/rope.h"
 
 /* ---- helpers shared with ops_cache.c (cpu_rope.h) ---- */
 

@@ -20,7 +20,7 @@
 
 #include "backend/backend.h"
 #include "cuda_kernels.h"
-#include "perfdb/kernels.h"
+#include "backend/kernel_report.h"
 
 /* The backend's state: its context (open), one per process (one device per process). */
 struct cu_state {

@@ -1,7 +1,7 @@
 /*
  * CUPTI activity records of the kernels a row's timed replays ran
  * (CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), turned into perfdb_kernel_rec
- * and handed to the CUPTI-free aggregation of src/replay/kernel_report.c.
+ * and handed to the CUPTI-free aggregation of src/backend/kernel_report.c.
  *
  * CUPTI delivers records in buffers we give it (buffer_requested) and hands
  * them back full or on cuptiActivityFlushAll (buffer_completed), possibly

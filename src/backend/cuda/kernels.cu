@@ -2,7 +2,7 @@
 // the int8 GEMM's dequantisation and the timing helpers.  Element-wise
 // kernels move 16 bytes per thread when the tensors allow it; row kernels
 // (RmsNorm, SoftmaxV2) take one block per row.  Kernel names are extern "C"
-// so that CUPTI records show them unmangled (src/replay/kernel_report.c maps
+// so that CUPTI records show them unmangled (src/backend/kernel_report.c maps
 // them to families).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>

@@ -1,6 +1,6 @@
 /*
  * perfdb comm --backend nccl (docs/cuda.md): the NCCL transport of
- * src/comm/transport.h — the harness's collectives on device buffers, one
+ * src/backend/transport.h — the harness's collectives on device buffers, one
  * rank per GPU (the local MPI rank's GPU), each call timed with CUDA events
  * on the transport's stream.  Part of the cuda module; the harness reaches
  * it through struct perfdb_module's nccl table, so the base library links
@@ -11,7 +11,7 @@
  * kept until release; device buffers grow as sizes do.
  */
 #include "backend/backend.h"
-#include "comm/transport.h"
+#include "backend/transport.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
  * MatMulCommon, BatchMatMulV2, TransposeBatchMatMul) and QuantBatchMatmulV3
  * (int8 x int8 -> int32, then the backend's dequantisation kernel).
  *
- * Rows are planned by the operator layer, as on every backend (src/replay/opdef/gemm_plan.c, docs/ops.md):
+ * Rows are planned by the operator layer, as on every backend (src/ops/gemm_plan.c, docs/ops.md):
  * one strided batched GEMM C[b] = A[b]·B[b] over the stored buffers.
  * cuBLASLt is column-major, so the row-major C (M,N) = A·B is computed as
  * C^T (N,M) = B^T·A^T over the same memory: cuBLASLt's A is our B and its B

@@ -5,7 +5,7 @@
  * cuda_kernels.h cuk_copy says why not cudaMemcpyAsync) and the others
  * below.
  *
- * Slots and semantics are the operator layer's (src/replay/opdef/, run by
+ * Slots and semantics are the operator layer's (src/ops/, run by
  * the engine before these checks), and so are the indices' spreading over
  * their table (perfdb_gather_indices): each check here holds only what
  * these kernels add (int32/int64 indices, fp32 rstd, 8 dims, CUB's size).
@@ -16,7 +16,7 @@
 
 #include "cuda_internal.h"
 #include "perfdb/half.h"
-#include "replay/opdef/rules.h"
+#include "ops/rules.h"
 
 /* An op whose rules are all the operator layer's: these kernels take every row it accepts. */
 static int no_limits(const struct perfdb_op_case *c, struct perfdb_err *err)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks a CPU database parsed from a PyTorch trace after `perfdb microbench
 --backend cpu` (tests/cli/microbench/cpu_torch_trace), against rules restated
-here from aten's schemas independently of src/replay/opdef/aten_lower.c
+here from aten's schemas independently of src/ops/aten_lower.c
 (docs/ops.md "PyTorch operators").
 
 Usage: check_torch_db.py BEFORE AFTER ROWS_CSV.  BEFORE is a copy of the
