@@ -24,6 +24,12 @@ int cli_error(const char *cmd, const struct perfdb_err *err)
 	return 1;
 }
 
+int cli_oom(const char *cmd)
+{
+	fprintf(stderr, "perfdb %s: error: out of memory\n", cmd);
+	return 1;
+}
+
 void cli_replaced(const char *cmd, const char *(*path)(const void *ctx, size_t i),
 		  const void *ctx, size_t n)
 {

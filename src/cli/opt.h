@@ -90,6 +90,8 @@ int opt_usage_error(const struct cmd_help *h, const char *fmt, ...)
 
 /* Report a runtime error ("perfdb <cmd>: error: msg") to stderr; returns 1. */
 int cli_error(const char *cmd, const struct perfdb_err *err);
+/* "perfdb CMD: error: out of memory" on stderr; returns 1. */
+int cli_oom(const char *cmd);
 
 /*
  * After a failed run: "perfdb <cmd>: N table(s) had been replaced before

@@ -518,4 +518,45 @@ int perfdb_comm_argv_format(char *const *argv, struct perfdb_strbuf *out);
 int perfdb_comm_spawn_to(char *const *argv, bool stdout_to_stderr, int *status,
 			 struct perfdb_err *err);
 
+/* One launch of a suite as it went. */
+struct perfdb_comm_launch_result {
+	const char *title;   /* the plan's */
+	char *command;       /* the command line, shell-quoted */
+	bool started;        /* false: it could not be run (why says so) */
+	bool ok;             /* started and exited 0 */
+	int status;          /* exit status, 128+N for a signal N, 127 when not started */
+	double seconds;
+	char why[PERFDB_ERR_MSG_MAX];
+};
+
+struct perfdb_comm_suite_result {
+	struct perfdb_comm_launch_result *launch;
+	size_t nlaunch, nfailed;
+	struct { const char *file; long rows; } tables[PERFDB_COMM_NOPS];   /* rows -1: unreadable */
+	size_t ntables;      /* the collectives' tables present after the launches */
+};
+
+void perfdb_comm_suite_result_release(struct perfdb_comm_suite_result *r);
+
+/* What the launch loop tells its caller, before and after each launch. */
+struct perfdb_comm_suite_events {
+	void *ctx;
+	void (*launch_begin)(void *ctx, const struct perfdb_comm_launch_result *l);
+	void (*launch_end)(void *ctx, const struct perfdb_comm_launch_result *l);
+};
+
+/*
+ * Run the planned launches in order (creating outdir first), each with our
+ * standard streams (stdout_to_stderr: theirs to our stderr); a launch that
+ * fails is recorded and the next one runs.  Then counts the rows of each
+ * collective's table in outdir.  r is the caller's to release, also after
+ * an error (-PERFDB_EIO: outdir; -PERFDB_ENOMEM).
+ */
+int perfdb_comm_suite_run(const struct perfdb_comm_suite *s, const char *outdir,
+			  bool stdout_to_stderr, const struct perfdb_comm_suite_events *ev,
+			  struct perfdb_comm_suite_result *r, struct perfdb_err *err);
+
+/* An absolute form of path, not resolved (it need not exist yet); NULL: out of memory. */
+char *perfdb_comm_path_absolute(const char *path);
+
 #endif
