@@ -53,20 +53,6 @@ void replay_ops_release(struct opt_list *ops)
 	ops->n = 0;
 }
 
-static int selected(const struct opt_list *ops, const char *op)
-{
-	if (!ops->n)
-		return 1;
-	for (size_t i = 0; i < ops->n; i++) {
-		if (strcmp(ops->v[i], op) == 0)
-			return 1;
-		/* the matmul family aliases each other (docs/spec/replay.md §1b) */
-		if (perfdb_sig_is_matmul_family(ops->v[i]) && perfdb_sig_is_matmul_family(op))
-			return 1;
-	}
-	return 0;
-}
-
 static void print_json(const struct perfdb_wb_result *r, const char *md, const char *csv)
 {
 	json_t *files = json_array();
@@ -87,77 +73,58 @@ static void print_json(const struct perfdb_wb_result *r, const char *md, const c
 	json_decref(j);
 }
 
-int replay_ingest(const struct ingest_opts *o, char *const *files, size_t nfiles)
-{
-	struct perfdb_err err;
-	perfdb_err_clear(&err);
-	struct perfdb_measures m;
-	memset(&m, 0, sizeof(m));
-	if (perfdb_msprof_aggregate(files, nfiles, o->ep, &m, &err) < 0)
-		return cli_error(o->cmd, &err);
-	/* keep the selected operators and their aliases */
-	size_t w = 0;
-	for (size_t i = 0; i < m.n; i++) {
-		if (selected(o->ops, m.v[i].op)) {
-			m.v[w++] = m.v[i];
-		} else {
-			perfdb_measure_release(&m.v[i]);
-		}
-	}
-	m.n = w;
-	return replay_finish(o, &m);
-}
-
 static const char *wb_replaced(const void *ctx, size_t i)
 {
 	const struct perfdb_wb_result *r = ctx;
 	return r->files[i].written ? r->files[i].path : NULL;
 }
 
-int replay_finish(const struct ingest_opts *o, struct perfdb_measures *mm)
+static struct perfdb_finish_opts finish_opts(const struct ingest_opts *o)
+{
+	return (struct perfdb_finish_opts){
+		.dbdir = o->dbdir, .ops = o->ops->n ? o->ops->v : NULL, .nops = o->ops->n,
+		.missing_only = o->missing_only, .prune = o->prune, .ep = o->ep,
+		.status = o->status, .ts = o->ts, .seen = o->seen, .op_mapping = o->op_mapping,
+		.aten = o->aten,
+	};
+}
+
+/* What a finished run prints: writeback's warnings, then the report or the error. */
+static int print_finish(const struct ingest_opts *o, int rc, struct perfdb_finish_result *r,
+			const struct perfdb_err *err)
+{
+	if (r->written_back)
+		for (size_t i = 0; i < r->wb.nwarnings; i++)
+			printf("%s\n", r->wb.warnings[i]);
+	if (rc < 0) {
+		rc = cli_error(o->cmd, err);
+		cli_replaced(o->cmd, wb_replaced, &r->wb, r->wb.nfiles);
+	} else if (o->json) {
+		print_json(&r->wb, r->md_path, r->csv_path);
+	} else {
+		printf("%s\n", r->md.buf);
+		printf("\n[REPORT] %s\n[REPORT] %s\n", r->md_path, r->csv_path);
+	}
+	perfdb_finish_result_release(r);
+	return rc < 0 ? 1 : rc;
+}
+
+int replay_ingest(const struct ingest_opts *o, char *const *files, size_t nfiles)
 {
 	struct perfdb_err err;
 	perfdb_err_clear(&err);
-	struct perfdb_measures m = *mm;
-	memset(mm, 0, sizeof(*mm));
-	struct perfdb_wb_opts wo = {
-		.dbdir = o->dbdir, .ops = o->ops->n ? o->ops->v : NULL, .nops = o->ops->n,
-		.missing_only = o->missing_only, .prune = o->prune, .lock_timeout = -1,
-		.seen = o->seen, .op_mapping = o->op_mapping, .aten = o->aten,
-	};
-	struct perfdb_wb_result res;
-	/* what can fail after the tables is checked before them */
-	int rc = perfdb_report_dir_prepare(o->dbdir, &err);
-	if (rc == 0)
-		rc = perfdb_writeback(&wo, &m, &res, &err);
-	else
-		memset(&res, 0, sizeof(res));
-	perfdb_measures_release(&m);
-	if (rc < 0) {
-		rc = cli_error(o->cmd, &err);
-		cli_replaced(o->cmd, wb_replaced, &res, res.nfiles);
-		perfdb_wb_result_release(&res);
-		return rc;
-	}
-	for (size_t i = 0; i < res.nwarnings; i++)
-		printf("%s\n", res.warnings[i]);
-	struct perfdb_strbuf md = PERFDB_STRBUF_INIT;
-	char *mdp = NULL, *csvp = NULL;
-	rc = perfdb_report_write(o->dbdir, &res, o->status, o->ts, &md, &mdp, &csvp, &err);
-	if (rc < 0) {
-		rc = cli_error(o->cmd, &err);
-		cli_replaced(o->cmd, wb_replaced, &res, res.nfiles);
-	} else if (o->json) {
-		print_json(&res, mdp, csvp);
-		rc = 0;
-	} else {
-		printf("%s\n", md.buf);
-		printf("\n[REPORT] %s\n[REPORT] %s\n", mdp, csvp);
-		rc = 0;
-	}
-	free(mdp);
-	free(csvp);
-	perfdb_strbuf_release(&md);
-	perfdb_wb_result_release(&res);
-	return rc;
+	struct perfdb_finish_opts fo = finish_opts(o);
+	struct perfdb_finish_result r;
+	int rc = perfdb_replay_ingest(&fo, files, nfiles, &r, &err);
+	return print_finish(o, rc, &r, &err);
+}
+
+int replay_finish(const struct ingest_opts *o, struct perfdb_measures *m)
+{
+	struct perfdb_err err;
+	perfdb_err_clear(&err);
+	struct perfdb_finish_opts fo = finish_opts(o);
+	struct perfdb_finish_result r;
+	int rc = perfdb_replay_finish(&fo, m, &r, &err);
+	return print_finish(o, rc, &r, &err);
 }

@@ -11,6 +11,7 @@
 #ifndef PERFDB_REPLAY_H
 #define PERFDB_REPLAY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <time.h>
 
@@ -211,5 +212,44 @@ int perfdb_report_write(const char *dbdir, const struct perfdb_wb_result *r,
  * (reproducible runs and tests), else local time as %Y%m%d_%H%M%S.
  */
 void perfdb_report_timestamp(char *ts, size_t cap);
+
+/* ---- the end of a run: writeback, then the report ---------------------- */
+
+struct perfdb_finish_opts {
+	const char *dbdir;
+	const char *const *ops;      /* the selected operators (normalised); nops 0: all */
+	size_t nops;
+	int missing_only, prune;
+	long ep;                     /* msprof: DispatchFFNCombine's EP size for aggregation */
+	const struct perfdb_status *status;   /* NULL: none */
+	const char *ts;              /* the run's report timestamp; NULL: taken when the report is written */
+	const struct perfdb_wb_seen *seen;    /* prune: the rows the run read (NULL: read under the lock) */
+	const struct perfdb_opmap_opts *op_mapping;   /* native backends' --op-mapping; NULL: none */
+	int aten;                    /* native backends: the PyTorch op tables are written back too */
+};
+
+struct perfdb_finish_result {
+	struct perfdb_wb_result wb;  /* what writeback did (files replaced, warnings), also on error */
+	bool written_back;           /* writeback went through (a later error is the report's) */
+	struct perfdb_strbuf md;     /* the report's markdown */
+	char *md_path, *csv_path;    /* the report file and the hotspot table */
+};
+
+void perfdb_finish_result_release(struct perfdb_finish_result *r);
+
+/*
+ * Write the measurements m back (taking them over) and write the report.
+ * r is filled as far as the run went, and is the caller's to release also
+ * after an error: its wb.files say which tables were already replaced.
+ */
+int perfdb_replay_finish(const struct perfdb_finish_opts *o, struct perfdb_measures *m,
+			 struct perfdb_finish_result *r, struct perfdb_err *err);
+
+/*
+ * msprof's op_summary files aggregated (o->ep), the selected operators
+ * and their matmul aliases kept, then perfdb_replay_finish.
+ */
+int perfdb_replay_ingest(const struct perfdb_finish_opts *o, char *const *files, size_t nfiles,
+			 struct perfdb_finish_result *r, struct perfdb_err *err);
 
 #endif
