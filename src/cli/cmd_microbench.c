@@ -236,214 +236,47 @@ struct msprof_flags {
 	long ep, nproc, nnodes, node_rank, master_port;
 };
 
+struct msprof_print {
+	struct ingest_opts io;
+	int rc;
+};
+
+static void msprof_say(void *ctx, const char *line)
+{
+	(void)ctx;
+	printf("%s\n", line);
+}
+
+static void msprof_finished(void *ctx, int rc, struct perfdb_finish_result *r,
+			    const struct perfdb_err *err)
+{
+	struct msprof_print *p = ctx;
+	p->rc = replay_print_finish(&p->io, rc, r, err);
+}
+
 static int run_msprof_backend(const struct perfdb_db_opts *o, const struct msprof_flags *m)
 {
-	const char *cmd = m->cmd, *mode = m->mode, *master_addr = m->master_addr;
-	const struct opt_list ops = *m->ops;
-	const char *const *opv = ops.v;
-	bool prune = m->prune, json = m->json, fail_fast = m->fail_fast;
-	long ep = m->ep, nproc = m->nproc, nnodes = m->nnodes, node_rank = m->node_rank,
-	     master_port = m->master_port;
 	struct perfdb_err err;
 	perfdb_err_clear(&err);
-	struct perfdb_strbuf dir = PERFDB_STRBUF_INIT, ops_csv = PERFDB_STRBUF_INIT,
-			     ops_sp = PERFDB_STRBUF_INIT, full = PERFDB_STRBUF_INIT;
-	char root[4200] = "", status_path[4300] = "";
-	struct perfdb_wb_seen seen = { 0 };
-	char **files = NULL;
-	size_t nfiles = 0, nprof = 0;
-	int succeeded = 0;
-	int rc = 0;
+	struct perfdb_strbuf dir = PERFDB_STRBUF_INIT;
 	if (perfdb_db_resolve(o, &dir, &err) < 0) {
-		rc = cli_error("microbench", &err);
-		goto out;
+		perfdb_strbuf_release(&dir);
+		return cli_error("microbench", &err);
 	}
-	for (size_t i = 0; i < ops.n; i++) {
-		perfdb_strbuf_addf(&ops_csv, "%s%s", i ? "," : "", ops.v[i]);
-		perfdb_strbuf_addf(&ops_sp, "%s%s", i ? " " : "", ops.v[i]);
-	}
-	/* step 3: nothing to do in missing-only mode */
-	if (mode[0] == 'm' && perfdb_msprof_all_usable(dir.buf, opv, ops.n)) {
-		for (size_t i = 0; i < perfdb_replay_nops; i++) {
-			char p[4096];
-			snprintf(p, sizeof(p), "%s/%s.csv", dir.buf, perfdb_replay_ops[i]);
-			if (perfdb_msprof_selected(opv, ops.n, perfdb_replay_ops[i]) && access(p, R_OK) == 0)
-				printf("[SKIP] %s already has usable durations.\n", p);
-		}
-		printf("[SUMMARY] All target CSV files already have usable replay durations.\n");
-		goto out;
-	}
-	/*
-	 * step 4: DispatchFFNCombine needs nproc (or EP size) NPUs; with fewer
-	 * visible ones a missing-only run skips it (none counted: the skip does
-	 * not apply).
-	 */
-	long need = nproc > 0 ? nproc : ep, visible = perfdb_msprof_visible_npus();
-	int dfc_only = ops.n > 0;
-	for (size_t i = 0; i < ops.n; i++)
-		dfc_only &= strcmp(ops.v[i], "DispatchFFNCombine") == 0;
-	if (mode[0] == 'm' && ep > 1 && visible > 0 && visible < need && (!ops.n || dfc_only)) {
-		printf("[SKIP] DispatchFFNCombine needs %ld NPUs (EP size %ld) but %ld are visible.\n",
-		       need, ep, visible);
-		printf("[SUMMARY] DispatchFFNCombine skipped in missing-only mode.\n");
-		if (dfc_only) {
-			/* nothing to replay: writeback of nothing (prune still applies) and the report */
-			struct ingest_opts io = { .cmd = "microbench", .dbdir = dir.buf, .ops = &ops,
-						  .missing_only = 1, .prune = prune, .json = json,
-						  .ep = ep, .status = NULL };
-			rc = replay_ingest(&io, NULL, 0);
-			goto out;
-		}
-		/* a full run goes on without it */
-		perfdb_strbuf_reset(&ops_csv);
-		perfdb_strbuf_reset(&ops_sp);
-		for (size_t i = 0; i < perfdb_replay_nops; i++) {
-			if (strcmp(perfdb_replay_ops[i], "DispatchFFNCombine") == 0)
-				continue;
-			perfdb_strbuf_addf(&ops_csv, "%s%s", ops_csv.len ? "," : "", perfdb_replay_ops[i]);
-			perfdb_strbuf_addf(&ops_sp, "%s%s", ops_sp.len ? " " : "", perfdb_replay_ops[i]);
-		}
-	}
-	/* step 5 */
-	struct perfdb_strbuf opp = PERFDB_STRBUF_INIT;
-	int missing = perfdb_msprof_custom_opp_missing(opv, ops.n, &opp);
-	if (missing)
-		fprintf(stderr,
-			"perfdb microbench: error: Missing env vars for operators: %s.\n"
-			"Please run:\n"
-			"  export ASCEND_CUSTOM_OPP_PATH=<vllm-ascend>/_cann_ops_custom/vendors/vllm-ascend:$ASCEND_CUSTOM_OPP_PATH\n"
-			"  export LD_LIBRARY_PATH=<vllm-ascend>/_cann_ops_custom/vendors/vllm-ascend/op_api/lib/:$LD_LIBRARY_PATH\n",
-			opp.buf);
-	perfdb_strbuf_release(&opp);
-	if (missing) {
-		rc = 1;
-		goto out;
-	}
-	/* step 6 */
-	if (perfdb_mkdir_p(dir.buf, &err) < 0) {
-		rc = cli_error("microbench", &err);
-		goto out;
-	}
-	/* prune decides from what the run saw: the rows read before measuring */
-	if (prune && perfdb_wb_seen_take(dir.buf, &seen, &err) < 0) {
-		rc = cli_error("microbench", &err);
-		goto out;
-	}
-	snprintf(root, sizeof(root), "%s/msprof_run_XXXXXX", dir.buf);
-	if (!mkdtemp(root)) {
-		perfdb_err_errno(&err, errno, "cannot create a profiling directory under '%s'", dir.buf);
-		rc = cli_error("microbench", &err);
-		root[0] = '\0';
-		goto out;
-	}
-	snprintf(status_path, sizeof(status_path), "%s/run_all_op_status.json", root);
-	struct perfdb_msprof_env env = { dir.buf, mode, status_path, ep, nproc, nnodes, node_rank,
-			       master_port, master_addr };
-	perfdb_msprof_expand_command(cmd, ops_sp.buf, &full);
-	int st = perfdb_msprof_run(root, full.buf, ops_csv.buf, &env);
-	if (st < 0) {
-		fprintf(stderr, "perfdb microbench: error: msprof not found. Activate Ascend toolkit environment.\n");
-		rmdir(root);   /* nothing was profiled: leave no directory behind */
-		root[0] = '\0';
-		rc = 1;
-		goto out;
-	}
-	if (perfdb_msprof_find(root, &files, &nfiles, &nprof, &err) < 0) {
-		rc = cli_error("microbench", &err);
-		goto out;
-	}
-	/* step 7: a failed msprof run */
-	if (st != 0) {
-		if (nfiles) {
-			printf("[WARN] msprof exited with %d. Continuing with generated profiling data.\n", st);
-		} else if (!ops.n) {
-			fprintf(stderr, "perfdb microbench: error: combined msprof failed without op_summary "
-				"data; rerun with --ops to enable per-op fallback. Profiling data kept at %s\n",
-				root);
-			rc = 1;
-			goto out;
-		} else if (ops.n == 1 || fail_fast) {
-			fprintf(stderr, "perfdb microbench: error: msprof exited with %d; profiling data kept "
-				"at %s\n", st, root);
-			rc = 1;
-			goto out;
-		} else {
-			/* once per op, each into its own directory */
-			for (size_t i = 0; i < ops.n; i++) {
-				char sub[4400];
-				snprintf(sub, sizeof(sub), "%s/per_op_%s", root, ops.v[i]);
-				if (perfdb_mkdir_p(sub, &err) < 0) {
-					rc = cli_error("microbench", &err);
-					goto out;
-				}
-				perfdb_msprof_expand_command(cmd, ops.v[i], &full);
-				int s1 = perfdb_msprof_run(sub, full.buf, ops.v[i], &env);
-				char **f1 = NULL;
-				size_t n1 = 0, p1 = 0;
-				if (perfdb_msprof_find(sub, &f1, &n1, &p1, &err) < 0) {
-					rc = cli_error("microbench", &err);
-					goto out;
-				}
-				for (size_t k = 0; k < n1; k++)
-					free(f1[k]);
-				free(f1);
-				if (s1 != 0 && n1 == 0) {
-					fprintf(stderr, "perfdb microbench: error: msprof exited with %d for %s; "
-						"profiling data kept at %s\n", s1, ops.v[i], root);
-					rc = 1;
-					goto out;
-				}
-			}
-			for (size_t k = 0; k < nfiles; k++)
-				free(files[k]);
-			free(files);
-			files = NULL;
-			if (perfdb_msprof_find(root, &files, &nfiles, &nprof, &err) < 0) {
-				rc = cli_error("microbench", &err);
-				goto out;
-			}
-		}
-	}
-	if (!nprof) {
-		fprintf(stderr, "perfdb microbench: error: No PROF_* directories under %s\n", root);
-		rc = 1;
-		goto out;
-	}
-	if (!nfiles) {
-		fprintf(stderr, "perfdb microbench: error: No op_summary_*.csv found\n");
-		rc = 1;
-		goto out;
-	}
-	/* step 8 */
-	struct perfdb_status status;
-	int have_status = perfdb_status_read(status_path, &status);
-	struct ingest_opts io = { .cmd = "microbench", .dbdir = dir.buf, .ops = &ops,
-				  .missing_only = mode[0] == 'm', .prune = prune, .json = json,
-				  .ep = ep, .status = have_status ? &status : NULL,
-				  .seen = prune ? &seen : NULL };
-	rc = replay_ingest(&io, files, nfiles);
-	if (have_status)
-		perfdb_status_release(&status);
-	succeeded = rc == 0;
-out:
-	perfdb_wb_seen_release(&seen);
-	/* step 9 */
-	if (root[0]) {
-		if (succeeded) {
-			perfdb_msprof_run_remove(root);
-			printf("[CLEAN] removed %s\n", root);
-		} else {
-			printf("[PRESERVE] profiling data kept for debugging: %s\n", root);
-		}
-	}
-	for (size_t k = 0; k < nfiles; k++)
-		free(files[k]);
-	free(files);
+	struct perfdb_msprof_opts mo = {
+		.dbdir = dir.buf, .command = m->cmd, .ops = m->ops->v, .nops = m->ops->n,
+		.missing_only = m->mode[0] == 'm', .prune = m->prune, .fail_fast = m->fail_fast,
+		.ep = m->ep, .nproc = m->nproc, .nnodes = m->nnodes, .node_rank = m->node_rank,
+		.master_port = m->master_port, .master_addr = m->master_addr,
+	};
+	struct msprof_print p = { .io = { .cmd = "microbench", .ops = m->ops, .json = m->json } };
+	struct perfdb_msprof_events ev = { &p, msprof_say, msprof_finished };
+	bool reported;
+	int rc = perfdb_msprof_microbench(&mo, &ev, &reported, &err);
 	perfdb_strbuf_release(&dir);
-	perfdb_strbuf_release(&ops_csv);
-	perfdb_strbuf_release(&ops_sp);
-	perfdb_strbuf_release(&full);
-	return rc;
+	if (reported)
+		return p.rc;
+	return rc < 0 ? cli_error("microbench", &err) : 0;
 }
 
 int cmd_microbench(int argc, char **argv, struct cmd_db *db)

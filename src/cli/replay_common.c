@@ -90,7 +90,7 @@ static struct perfdb_finish_opts finish_opts(const struct ingest_opts *o)
 }
 
 /* What a finished run prints: writeback's warnings, then the report or the error. */
-static int print_finish(const struct ingest_opts *o, int rc, struct perfdb_finish_result *r,
+int replay_print_finish(const struct ingest_opts *o, int rc, const struct perfdb_finish_result *r,
 			const struct perfdb_err *err)
 {
 	if (r->written_back)
@@ -105,7 +105,6 @@ static int print_finish(const struct ingest_opts *o, int rc, struct perfdb_finis
 		printf("%s\n", r->md.buf);
 		printf("\n[REPORT] %s\n[REPORT] %s\n", r->md_path, r->csv_path);
 	}
-	perfdb_finish_result_release(r);
 	return rc < 0 ? 1 : rc;
 }
 
@@ -116,7 +115,9 @@ int replay_ingest(const struct ingest_opts *o, char *const *files, size_t nfiles
 	struct perfdb_finish_opts fo = finish_opts(o);
 	struct perfdb_finish_result r;
 	int rc = perfdb_replay_ingest(&fo, files, nfiles, &r, &err);
-	return print_finish(o, rc, &r, &err);
+	rc = replay_print_finish(o, rc, &r, &err);
+	perfdb_finish_result_release(&r);
+	return rc;
 }
 
 int replay_finish(const struct ingest_opts *o, struct perfdb_measures *m)
@@ -126,5 +127,7 @@ int replay_finish(const struct ingest_opts *o, struct perfdb_measures *m)
 	struct perfdb_finish_opts fo = finish_opts(o);
 	struct perfdb_finish_result r;
 	int rc = perfdb_replay_finish(&fo, m, &r, &err);
-	return print_finish(o, rc, &r, &err);
+	rc = replay_print_finish(o, rc, &r, &err);
+	perfdb_finish_result_release(&r);
+	return rc;
 }

@@ -46,4 +46,12 @@ int replay_ingest(const struct ingest_opts *o, char *const *files, size_t nfiles
  */
 int replay_finish(const struct ingest_opts *o, struct perfdb_measures *m);
 
+/*
+ * Print a finished run as replay_ingest does: writeback's warnings, then
+ * the report (or the JSON summary) and the [REPORT] lines, or the error
+ * and the tables already replaced.  Returns 0 or the exit code 1.
+ */
+int replay_print_finish(const struct ingest_opts *o, int rc, const struct perfdb_finish_result *r,
+			const struct perfdb_err *err);
+
 #endif

@@ -8,8 +8,10 @@
 #ifndef PERFDB_REPLAY_MSPROF_RUN_H
 #define PERFDB_REPLAY_MSPROF_RUN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
+#include "perfdb/err.h"
 #include "perfdb/strbuf.h"
 
 /* op is selected by the normalised --ops list ops[0..nops) (none: every op). */
@@ -56,5 +58,38 @@ int perfdb_msprof_run(const char *outdir, const char *cmd, const char *ops_csv,
 
 /* Step 9: remove a profiling directory and everything under it. */
 void perfdb_msprof_run_remove(const char *root);
+
+/* ---- the whole recipe (msprof_microbench.c) ----------------------------- */
+
+struct perfdb_msprof_opts {
+	const char *dbdir;               /* resolved */
+	const char *command;             /* --replay-command, {ops} expanded per run */
+	const char *const *ops;          /* normalised --ops; nops 0: all */
+	size_t nops;
+	bool missing_only, prune, fail_fast;
+	long ep, nproc, nnodes, node_rank, master_port;   /* --dispatch-ffn-combine-* */
+	const char *master_addr;
+};
+
+struct perfdb_finish_result;
+
+struct perfdb_msprof_events {
+	void *ctx;
+	/* one line for the user ([SKIP], [SUMMARY], [WARN], [CLEAN], [PRESERVE]) */
+	void (*say)(void *ctx, const char *line);
+	/* the ingest's outcome (rc 0, or its error in err), before the profiling
+	 * directory is removed or kept */
+	void (*finished)(void *ctx, int rc, struct perfdb_finish_result *r,
+			 const struct perfdb_err *err);
+};
+
+/*
+ * Steps 3-9 of docs/spec/replay.md §1.  Returns 0, or -PERFDB_E* with err
+ * set; *reported: the outcome (success or error) already went to
+ * ev->finished, so the caller has nothing more to print of it.
+ */
+int perfdb_msprof_microbench(const struct perfdb_msprof_opts *o,
+			     const struct perfdb_msprof_events *ev, bool *reported,
+			     struct perfdb_err *err);
 
 #endif
