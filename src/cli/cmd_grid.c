@@ -8,8 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "builtin.h"
@@ -41,13 +39,14 @@ const struct cmd_help cmd_grid_help = {
 		"database root is searched.",
 };
 
-struct header;
-
 struct ctx {
 	struct progress prog;
 	int quiet;
 	bool json;
-	const struct header *hd;
+	uint64_t budget;                       /* --max-hbm-gb in bytes, for [MEMORY] */
+	long rows;
+	double gb;
+	const struct perfdb_grid_session *s;   /* for the header */
 };
 
 static void on_progress(void *vctx, size_t done, size_t total)
@@ -76,8 +75,6 @@ static void fmt_bytes(uint64_t n, char *buf, size_t sz)
 		snprintf(buf, sz, "%" PRIu64 " B", n);
 }
 
-static uint64_t g_budget;
-
 static void on_memory(void *vctx, const char *file, size_t filtered, size_t total)
 {
 	struct ctx *c = vctx;
@@ -85,7 +82,7 @@ static void on_memory(void *vctx, const char *file, size_t filtered, size_t tota
 		return;
 	progress_done(&c->prog);
 	char b[64];
-	fmt_bytes(g_budget, b, sizeof(b));
+	fmt_bytes(c->budget, b, sizeof(b));
 	fprintf(stderr, "[MEMORY] %s: filtered %zu/%zu rows exceeding %s HBM budget\n",
 		base_name(file), filtered, total, b);
 }
@@ -130,18 +127,6 @@ static int parse_seed(const char *v, uint64_t *out)
 		return -1;
 	*out = x;
 	return 0;
-}
-
-static uint64_t random_seed(void)
-{
-	uint64_t s = 0;
-	if (getrandom(&s, sizeof(s), 0) != (ssize_t)sizeof(s)) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		s = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)getpid();
-	}
-	/* keep it short enough to retype */
-	return s % 1000000000000ull;
 }
 
 static void print_list(const char *before, const char *after,
@@ -239,45 +224,34 @@ static void print_text(const struct perfdb_grid_result *res, const char *db,
 		   "budget):\n", res, PERFDB_GRID_FILE_NO_NEW_ROWS);
 }
 
-struct header {
-	const struct perfdb_grid_opts *go;
-	char **ids;
-	size_t nids;
-	const struct perfdb_grid_models *loaded;
-	const char *cfg_path;
-	const struct perfdb_opmap *opmap;
-	long rows;
-	double gb;
-	bool seed_chosen;
-};
-
 /* The reference's first lines, once the tables are found. */
-static void print_header(const struct header *hd)
+static void print_header(const struct ctx *c)
 {
-	const struct perfdb_grid_opts *go = hd->go;
+	const struct perfdb_grid_session *s = c->s;
+	const struct perfdb_grid_opts *go = &s->go;
 	printf("Mode: theory | Target models: ");
 	if (!go->models_given) {
 		printf("ALL (full grid)\n");
 	} else {
 		putchar('[');
-		size_t n = hd->nids ? hd->nids : hd->loaded->n;
+		size_t n = s->nids ? s->nids : s->loaded.n;
 		for (size_t i = 0; i < n; i++) {
 			if (i)
 				fputs(", ", stdout);
-			py_repr(hd->nids ? hd->ids[i] : hd->loaded->v[i].id);
+			py_repr(s->nids ? s->ids[i] : s->loaded.v[i].id);
 		}
 		printf("]\n");
 	}
-	printf("Config: %s | op_mapping: %s | ", base_name(hd->cfg_path),
-	       perfdb_opmap_count(hd->opmap) ? "True" : "False");
-	if (hd->rows > 0)
-		printf("max_rows/csv: %ld\n", hd->rows);
+	printf("Config: %s | op_mapping: %s | ", base_name(s->cfg_path),
+	       perfdb_opmap_count(s->opmap) ? "True" : "False");
+	if (c->rows > 0)
+		printf("max_rows/csv: %ld\n", c->rows);
 	else
 		printf("max_rows/csv: unlimited\n");
 	if (go->max_hbm_bytes)
-		printf("HBM budget: %.1f GiB per shape row\n", hd->gb);
+		printf("HBM budget: %.1f GiB per shape row\n", c->gb);
 	if (go->use_rng) {
-		if (hd->seed_chosen)
+		if (s->seed_chosen)
 			printf("Seed: %" PRIu64 " (chosen at random; --seed %" PRIu64
 			       " repeats this run)\n", go->seed, go->seed);
 		else
@@ -290,7 +264,7 @@ static void on_start(void *vctx)
 {
 	struct ctx *c = vctx;
 	if (!c->json)
-		print_header(c->hd);
+		print_header(c);
 }
 
 static const char *grid_replaced(const void *ctx, size_t i)
@@ -365,18 +339,7 @@ int cmd_grid(int argc, char **argv, struct cmd_db *cdb)
 	struct perfdb_err err;
 	perfdb_err_clear(&err);
 	struct perfdb_strbuf db = PERFDB_STRBUF_INIT;
-	struct perfdb_grid_config *cfg = NULL;
-	struct perfdb_opmap *opmap = NULL;
-	struct perfdb_grid_models loaded, models;
-	struct perfdb_grid_result res;
-	memset(&res, 0, sizeof(res));
-	perfdb_grid_models_init(&loaded);
-	perfdb_grid_models_init(&models);
-	char *cfg_path = NULL, *opmap_file = NULL;
-	char **ids = NULL;
-	size_t nids = 0;
-	int usage = 0;
-
+	struct perfdb_grid_session s = { 0 };
 	/*
 	 * the database directory: the reference walks the whole root without
 	 * versions; a native device's home is named by --device alone
@@ -387,105 +350,34 @@ int cmd_grid(int argc, char **argv, struct cmd_db *cdb)
 	} else {
 		rc = perfdb_db_resolve(o, &db, &err);
 	}
-	if (rc == 0) {
-		cfg_path = grid_cfg ? strdup(grid_cfg) : perfdb_data_path("grid.yaml");
-		if (!cfg_path)
-			rc = perfdb_err_set(&err, PERFDB_ENOENT,
-				"grid configuration 'grid.yaml' not found (set PERFDB_DATA_DIR or "
-				"pass --grid-config)");
-		else
-			rc = perfdb_grid_config_load(&cfg, cfg_path, &err);
-	}
-	for (size_t i = 0; rc == 0 && i < model_cfgs.n; i++)
-		rc = perfdb_grid_models_load_hf(&loaded, model_cfgs.v[i], cfg, &err);
-	if (rc == 0 && targets) {
-		char *copy = strdup(targets), *save = NULL;
-		ids = calloc(strlen(targets) / 2 + 2, sizeof(char *));
-		if (!copy || !ids) {
-			rc = perfdb_err_set(&err, PERFDB_ENOMEM, "out of memory");
-		} else {
-			for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-				while (*t == ' ' || *t == '\t')
-					t++;
-				size_t n = strlen(t);
-				while (n && (t[n - 1] == ' ' || t[n - 1] == '\t'))
-					t[--n] = '\0';
-				if (n && !(ids[nids++] = strdup(t)))
-					rc = perfdb_err_set(&err, PERFDB_ENOMEM, "out of memory");
-			}
-		}
-		free(copy);
-	}
-	if (rc == 0) {
-		rc = perfdb_grid_models_resolve(cfg, &loaded, (const char *const *)ids, nids, &models,
-						&err);
-		usage = rc == -PERFDB_EINVAL;
-	}
-	if (rc == 0) {
-		if (opmap_path) {
-			rc = perfdb_opmap_load(&opmap, opmap_path, &err);
-			opmap_file = strdup(opmap_path);
-		} else {
-			char *p = malloc(db.len + 32);
-			if (p) {
-				snprintf(p, db.len + 32, "%s/op_mapping.yaml", db.buf);
-				if (access(p, F_OK) == 0) {
-					rc = perfdb_opmap_load(&opmap, p, &err);
-					opmap_file = p;
-					p = NULL;
-				}
-			}
-			free(p);
-		}
-	}
-	bool seed_chosen = false;
-	struct ctx c = { .quiet = quiet || json, .json = json };
-	struct perfdb_grid_opts go = {
-		.db_dir = db.buf, .cfg = cfg, .opmap = opmap, .models = &models,
-		.models_given = nids > 0 || loaded.n > 0, .rows = (size_t)rows,
-		.use_rng = rows > 0, .seed = seed, .max_hbm_bytes = perfdb_grid_hbm_budget(gb),
-		.dry_run = dry, .lock_timeout = -1, .progress = on_progress, .memory = on_memory,
-		.ctx = &c,
+	struct ctx c = { .quiet = quiet || json, .json = json, .rows = rows, .gb = gb, .s = &s,
+			 .budget = perfdb_grid_hbm_budget(gb) };
+	struct perfdb_grid_request rq = {
+		.db_dir = db.buf, .grid_config = grid_cfg, .op_mapping = opmap_path,
+		.model_configs = model_cfgs.v, .nmodel_configs = model_cfgs.n, .targets = targets,
+		.seed_given = seed_s != NULL,
+		.base = { .rows = (size_t)rows, .seed = seed, .max_hbm_bytes = c.budget,
+			  .dry_run = dry, .lock_timeout = -1, .start = on_start,
+			  .progress = on_progress, .memory = on_memory, .ctx = &c },
 	};
-	if (rc == 0 && rows > 0 && !seed_s) {
-		go.seed = random_seed();
-		seed_chosen = true;
-	}
-	g_budget = go.max_hbm_bytes;
-	struct header hd = { .go = &go, .ids = ids, .nids = nids, .loaded = &loaded,
-			     .cfg_path = cfg_path, .opmap = opmap, .rows = rows, .gb = gb,
-			     .seed_chosen = seed_chosen };
-	c.hd = &hd;
-	go.start = on_start;
 	if (rc == 0) {
 		progress_init(&c.prog, "grid", 0, c.quiet);
-		rc = perfdb_grid_run(&go, &res, &err);
+		rc = perfdb_grid_session_run(&rq, &s, &err);
 		progress_done(&c.prog);
 	}
-	if (rc < 0) {
-		if (usage) {
-			rc = opt_usage_error(&cmd_grid_help, "argument --target-models: %s", err.msg);
-		} else {
-			rc = cli_error("grid", &err);
-			cli_replaced("grid", grid_replaced, &res, res.nfiles);
-		}
+	if (rc < 0 && s.bad_targets) {
+		rc = opt_usage_error(&cmd_grid_help, "argument --target-models: %s", err.msg);
+	} else if (rc < 0) {
+		rc = cli_error("grid", &err);
+		cli_replaced("grid", grid_replaced, &s.res, s.res.nfiles);
 	} else {
 		if (json)
-			print_json(&res, db.buf, &go, &models, cfg_path, opmap_file, seed_chosen);
+			print_json(&s.res, db.buf, &s.go, &s.models, s.cfg_path, s.opmap_file,
+				   s.seed_chosen);
 		else
-			print_text(&res, db.buf, &go);
-		rc = 0;
+			print_text(&s.res, db.buf, &s.go);
 	}
-	perfdb_grid_result_release(&res);
-	for (size_t i = 0; i < nids; i++)
-		free(ids[i]);
-	free(ids);
-	free(cfg_path);
-	free(opmap_file);
-	perfdb_grid_models_release(&loaded);
-	perfdb_grid_models_release(&models);
-	perfdb_opmap_free(opmap);
-	perfdb_grid_config_free(cfg);
+	perfdb_grid_session_release(&s);
 	perfdb_strbuf_release(&db);
 	free(model_cfgs.v);
 	return rc;

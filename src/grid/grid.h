@@ -175,4 +175,42 @@ int perfdb_grid_run(const struct perfdb_grid_opts *o, struct perfdb_grid_result 
 /* Byte budget of --max-hbm-gb: int(gb * 2^30); 0 for gb <= 0. */
 uint64_t perfdb_grid_hbm_budget(double gb);
 
+/* ---- one run from its request (session.c) ------------------------------- */
+
+struct perfdb_grid_request {
+	const char *db_dir;                  /* resolved */
+	const char *grid_config;             /* NULL: the installed grid.yaml */
+	const char *const *model_configs;    /* --model-config paths */
+	size_t nmodel_configs;
+	const char *targets;                 /* --target-models, comma-separated; NULL: none */
+	const char *op_mapping;              /* NULL: <db_dir>/op_mapping.yaml when present */
+	bool seed_given;                     /* else a seed is drawn when rows are sampled */
+	/* rows, seed, max_hbm_bytes, dry_run, lock_timeout and the callbacks;
+	 * the rest is filled from what the session loads */
+	struct perfdb_grid_opts base;
+};
+
+struct perfdb_grid_session {
+	struct perfdb_grid_config *cfg;
+	char *cfg_path;
+	struct perfdb_grid_models loaded;    /* from model_configs */
+	struct perfdb_grid_models models;    /* resolved */
+	char **ids;                          /* --target-models split */
+	size_t nids;
+	struct perfdb_opmap *opmap;          /* NULL: none */
+	char *opmap_file;
+	bool seed_chosen;                    /* the seed was drawn */
+	bool bad_targets;                    /* the error is --target-models' */
+	struct perfdb_grid_opts go;          /* what perfdb_grid_run got */
+	struct perfdb_grid_result res;
+};
+
+/*
+ * Load what rq names, then perfdb_grid_run.  s is the caller's to release,
+ * also after an error (its res says which tables were already replaced).
+ */
+int perfdb_grid_session_run(const struct perfdb_grid_request *rq, struct perfdb_grid_session *s,
+			    struct perfdb_err *err);
+void perfdb_grid_session_release(struct perfdb_grid_session *s);
+
 #endif
