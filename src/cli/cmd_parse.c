@@ -58,50 +58,12 @@ static int trace_outdir(void *vctx, const struct perfdb_parse_result *res,
 	(void)res;
 	struct ctx *c = vctx;
 	char dev[160];
-	if (db->gpu && !db->device[0]) {
-		/* no deviceProperties block (older Kineto): docs/chrome_trace.md */
-		snprintf(dev, sizeof(dev), "UNKNOWN_GPU");
-	} else if (db->gpu) {
-		size_t w = 0;
-		int us = 1;
-		for (const char *p = db->device; *p && w + 1 < sizeof(dev); p++) {
-			unsigned char ch = (unsigned char)*p;
-			if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9')) {
-				dev[w++] = (char)(ch >= 'a' && ch <= 'z' ? ch - 32 : ch);
-				us = 0;
-			} else if (!us) {
-				dev[w++] = '_';
-				us = 1;
-			}
-		}
-		while (w && dev[w - 1] == '_')
-			w--;
-		dev[w] = '\0';
-	} else {
-		const char *name;
-		PERFDB_TRY(perfdb_device_detect_host_cpu(c->reg, &name, err));
-		snprintf(dev, sizeof(dev), "%s", name);
-	}
+	PERFDB_TRY(perfdb_parse_trace_device(db, c->reg, dev, sizeof(dev), err));
 	PERFDB_TRY(perfdb_db_native_dir(c->o, dev, out, err));
 	/* the summary line names the first database */
 	if (c->outdir->len)
 		return 0;
 	return perfdb_strbuf_addstr(c->outdir, out->buf);
-}
-
-/* 0: no traces among the inputs of path, 1: only traces, 2: both kinds. */
-static int trace_inputs(const char *path)
-{
-	struct perfdb_inputs in;
-	struct perfdb_err e;
-	perfdb_inputs_init(&in);
-	size_t traces = 0;
-	if (perfdb_parse_find_inputs(path, &in, &e) == 0)
-		for (size_t i = 0; i < in.n; i++)
-			traces += in.v[i].kind == PERFDB_INPUT_CHROME_TRACE;
-	int kind = !traces ? 0 : traces == in.n ? 1 : 2;
-	perfdb_inputs_release(&in);
-	return kind;
 }
 
 static void on_warn(void *vctx, const char *msg)
@@ -223,7 +185,7 @@ int cmd_parse(int argc, char **argv, struct cmd_db *db)
 	 * looked at, except for PyTorch traces, whose tables do not live under a
 	 * vLLM-Ascend/CANN directory (see trace_outdir).
 	 */
-	int traces = o->database_path ? 0 : trace_inputs(path);
+	int traces = o->database_path ? 0 : perfdb_parse_trace_kind(path);
 	int trace_mode = traces == 1;
 	if (traces == 2)
 		rc = perfdb_err_set(&err, PERFDB_EINVAL,

@@ -298,4 +298,20 @@ struct perfdb_parse_opts {
 int perfdb_parse_run(const struct perfdb_parse_opts *o, struct perfdb_parse_result *res,
 		     struct perfdb_err *err);
 
+/* ---- PyTorch traces' database (trace_home.c) ---------------------------- */
+
+struct perfdb_device_registry;
+
+/*
+ * The device directory name of a trace's tables: its GPU's name (upper
+ * case, other characters one '_'), UNKNOWN_GPU for a GPU trace without
+ * deviceProperties, else this host's CPU as the registry names it.
+ */
+int perfdb_parse_trace_device(const struct perfdb_parse_db *db,
+			      struct perfdb_device_registry *reg, char *dev, size_t cap,
+			      struct perfdb_err *err);
+
+/* The inputs under path: 0 no PyTorch trace among them, 1 only traces, 2 both kinds. */
+int perfdb_parse_trace_kind(const char *path);
+
 #endif
