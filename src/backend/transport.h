@@ -22,6 +22,7 @@
 #define PERFDB_BACKEND_TRANSPORT_H
 
 #include <mpi.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "ops/coll.h"
@@ -89,5 +90,17 @@ int perfdb_comm_transport_open(struct perfdb_comm_transport *t,
 			       const struct perfdb_comm_transport_i *i, struct perfdb_err *err);
 /* Release what open made (a zeroed *t is fine); *t is zeroed. */
 void perfdb_comm_transport_release(struct perfdb_comm_transport *t);
+
+/* The transport of --backend name: "mpi", "hccl", or "nccl" (the cuda module's). */
+int perfdb_comm_transport_get(const char *name, const struct perfdb_comm_transport_i **out,
+			      struct perfdb_err *err);
+
+/*
+ * Collective over comm: every rank gets and opens the transport name into
+ * *t; when any rank fails, all release and fail, and *speaker is true on
+ * the lowest rank that failed (the one to say why, once).
+ */
+int perfdb_comm_transport_start(const char *name, MPI_Comm comm, struct perfdb_comm_transport *t,
+				bool *speaker, struct perfdb_err *err);
 
 #endif

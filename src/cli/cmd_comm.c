@@ -477,35 +477,13 @@ int cmd_comm(int argc, char **argv, struct cmd_db *db)
 		.warn = on_warn, .begin = on_begin, .batch = on_batch,
 		.case_start = on_case_start, .case_done = on_case_done, .ctx = &ui,
 	};
-	/* the transport: MPI's, HCCL (CANN opened by its open), or the cuda
-	 * module's NCCL; every rank needs it (and, for HCCL and NCCL, its
-	 * device): all stop when one has none */
-	const struct perfdb_comm_transport_i *ti = &perfdb_comm_transport_mpi;
-	if (strcmp(c.backend, "hccl") == 0)
-		ti = &perfdb_comm_transport_hccl;
-	struct perfdb_comm_transport tr = { 0 };
-	int bad = 0;
-	if (o.nccl) {
-		const struct perfdb_module *m = NULL;
-		bad = perfdb_module_load("cuda", &m, &err) < 0;
-		if (!bad && !(ti = m->nccl))
-			bad = perfdb_err_set(&err, PERFDB_EINVAL, "the cuda module has no NCCL transport") < 0;
-		if (bad) {
-			char why[PERFDB_ERR_MSG_MAX];
-			snprintf(why, sizeof(why), "%s", err.msg);
-			perfdb_err_set(&err, err.code, "--backend nccl: %s", why);
-		}
-	}
-	if (!bad)
-		bad = perfdb_comm_transport_open(&tr, ti, &err) < 0;
-	/* the lowest rank that failed says why, once */
-	int mine = bad ? w.rank : w.size, first = w.size;
-	MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-	if (first < w.size) {
-		if (w.rank == first)
+	/* the transport: MPI's, HCCL (CANN opened by its open), or the cuda module's NCCL */
+	struct perfdb_comm_transport tr;
+	bool speaker = false;
+	if (perfdb_comm_transport_start(c.backend, MPI_COMM_WORLD, &tr, &speaker, &err) < 0) {
+		if (speaker)
 			cli_error("comm", &err);
 		status = 1;
-		perfdb_comm_transport_release(&tr);
 		perfdb_comm_mpi_finalize();
 		goto out;
 	}
