@@ -246,11 +246,10 @@ static char *join_args(int argc, char **argv)
 	return perfdb_strbuf_detach(&sb, NULL);
 }
 
-static int parse(int argc, char **argv, struct cli *c, struct perfdb_comm_opts *o,
-		 long **bufs, long long **bytes, enum perfdb_comm_op *ops)
+/* The options (the table is long: two pieces); returns how many were written. */
+static size_t options_main(struct cli *c, struct opt *out)
 {
-	const struct cmd_help *h = &cmd_comm_help;
-	struct opt opts[] = {
+	const struct opt t[] = {
 		{ .type = OPT_STRING, .name = "database-path", .dest = &c->database_path,
 		  .metavar = "DIR",
 		  .help = "directory of the tables hcom_allReduce_.csv, hcom_allGather_.csv, "
@@ -292,6 +291,14 @@ static int parse(int argc, char **argv, struct cli *c, struct perfdb_comm_opts *
 		  .help = "print the run report as JSON instead of the table (keys in docs/comm.md)" },
 		{ .type = OPT_FLAG, .name = "quiet", .short_name = 'q', .dest = &c->quiet,
 		  .help = "no progress and no warnings on stderr" },
+	};
+	memcpy(out, t, sizeof(t));
+	return sizeof(t) / sizeof(t[0]);
+}
+
+static size_t options_measurement(struct cli *c, struct opt *out)
+{
+	const struct opt t[] = {
 		{ .type = OPT_GROUP, .name = "measurement" },
 		{ .type = OPT_INT, .name = "warmup", .dest = &c->warmup, .metavar = "N",
 		  .has_min = true, .min = 0,
@@ -316,12 +323,14 @@ static int parse(int argc, char **argv, struct cli *c, struct perfdb_comm_opts *
 			  "scratch buffers are reused (default: glibc defaults; docs/comm.md)" },
 		{ .type = OPT_END },
 	};
-	const char *pos[1];
-	size_t npos;
-	int rc = opt_parse(argc, argv, opts, h, pos, &npos);
-	if (rc)
-		return rc == 1 ? -1 : 2;
+	memcpy(out, t, sizeof(t));
+	return sizeof(t) / sizeof(t[0]);
+}
 
+/* --backend and --ops; 0 or the usage status. */
+static int fill_ops(const struct cmd_help *h, struct cli *c, struct perfdb_comm_opts *o,
+		    enum perfdb_comm_op *ops)
+{
 	o->nccl = strcmp(c->backend, "nccl") == 0;
 	if (o->nccl && !perfdb_module_expected("cuda"))
 		return opt_usage_error(h, "argument --backend: 'nccl' needs a perfdb built with the "
@@ -337,7 +346,14 @@ static int parse(int argc, char **argv, struct cli *c, struct perfdb_comm_opts *
 	}
 	o->ops = ops;
 	o->nops = nops;
+	return 0;
+}
 
+/* --num-devices, --topology-tier, --grid-shape; 0 or the exit status. */
+static int fill_lists(const struct cmd_help *h, struct cli *c, struct perfdb_comm_opts *o,
+		      long **bufs)
+{
+	int rc;
 	size_t nnd = c->nd.n ? c->nd.n : 1;
 	size_t ntier = c->tiers.n, ngrid = c->grid.n ? c->grid.n : 3;
 	bufs[0] = calloc(nnd + 1, sizeof(long));
@@ -380,6 +396,13 @@ static int parse(int argc, char **argv, struct cli *c, struct perfdb_comm_opts *
 			o->grid.dim[i] = bufs[2][i];
 		o->grid.ndim = c->grid.n;
 	}
+	return 0;
+}
+
+/* --dtype and --bytes-grid; 0 or the exit status. */
+static int fill_bytes(const struct cmd_help *h, struct cli *c, struct perfdb_comm_opts *o,
+		      long long **bytes)
+{
 	o->dtype = (enum perfdb_comm_dtype)perfdb_comm_dtype_from_name(c->dtype);
 	size_t esz = perfdb_comm_dtype(o->dtype)->size;
 	if (c->bytes.n) {
@@ -408,6 +431,24 @@ static int parse(int argc, char **argv, struct cli *c, struct perfdb_comm_opts *
 		o->bytes = perfdb_comm_default_bytes;
 		o->nbytes = PERFDB_COMM_DEFAULT_NBYTES;
 	}
+	return 0;
+}
+
+static int parse(int argc, char **argv, struct cli *c, struct perfdb_comm_opts *o,
+		 long **bufs, long long **bytes, enum perfdb_comm_op *ops)
+{
+	const struct cmd_help *h = &cmd_comm_help;
+	struct opt opts[64];
+	size_t n = options_main(c, opts);
+	options_measurement(c, opts + n);
+	const char *pos[1];
+	size_t npos;
+	int rc = opt_parse(argc, argv, opts, h, pos, &npos);
+	if (rc)
+		return rc == 1 ? -1 : 2;
+	if ((rc = fill_ops(h, c, o, ops)) || (rc = fill_lists(h, c, o, bufs)) ||
+	    (rc = fill_bytes(h, c, o, bytes)))
+		return rc;
 	if (!(c->budget > 0) || !isfinite(c->budget))
 		return opt_usage_error(h, "argument --time-budget: must be a positive number of seconds");
 	if (!(c->contention > 0) || !isfinite(c->contention))
@@ -423,6 +464,7 @@ static int parse(int argc, char **argv, struct cli *c, struct perfdb_comm_opts *
 	o->malloc_tune = c->malloc_tune;
 	return 0;
 }
+
 
 int cmd_comm(int argc, char **argv, struct cmd_db *db)
 {
