@@ -466,6 +466,128 @@ static int parse(int argc, char **argv, struct cli *c, struct perfdb_comm_opts *
 }
 
 
+/*
+ * The arguments, on every rank; only the launcher's rank 0 talks about
+ * them.  0, -1 after --help, or the exit status.
+ */
+static int read_args(int argc, char **argv, struct cli *c, struct perfdb_comm_opts *o,
+		     long **bufs, long long **bytes, enum perfdb_comm_op *ops,
+		     struct perfdb_comm_overhead *overhead)
+{
+	int launcher = perfdb_comm_launcher_rank();
+	int saved[2] = { -1, -1 };
+	if (launcher > 0 && mute(saved) < 0)
+		launcher = 0;
+	int rc = parse(argc, argv, c, o, bufs, bytes, ops);
+	struct perfdb_err err;
+	perfdb_err_clear(&err);
+	if (rc == 0 && c->overhead) {
+		if (perfdb_comm_overhead_load(overhead, c->overhead, &err) < 0)
+			rc = cli_error("comm", &err);
+		else
+			o->overhead = overhead;
+	}
+	if (launcher > 0)
+		unmute(saved);
+	return rc;
+}
+
+/* Rank 0's table end, summary and exit status of a run that went through. */
+static int print_outcome(const struct cli *c, const struct perfdb_comm_opts *o,
+			 const struct perfdb_comm_report *rep, const struct ui *ui, int world)
+{
+	int status = 0;
+	size_t ran = rep->ncases;
+	if (c->json) {
+		struct perfdb_strbuf sb = PERFDB_STRBUF_INIT;
+		if (perfdb_comm_report_json(rep, o, &sb) == 0)
+			fputs(sb.buf, stdout);
+		perfdb_strbuf_release(&sb);
+	} else {
+		/* read after the last case (src/comm/harness.c), so after the table */
+		printf("# shared-memory single copy: %s\n", rep->ctx.shm_copy);
+		printf("Completed %zu benchmarks. Results saved to %s\n", rep->written,
+		       rep->output);
+	}
+	if (!c->quiet)
+		fprintf(stderr, "perfdb comm: %zu case(s) in %.1f s: %zu written, %zu "
+				"contended, %zu non-monotonic, %zu check failure(s), %zu "
+				"skipped%s%s\n", ran, rep->seconds, rep->written, rep->contended,
+			rep->nonmonotonic, rep->check_failed, rep->nskips,
+			rep->report_path[0] ? "; report " : "", rep->report_path);
+	if (rep->check_failed) {
+		fprintf(stderr, "perfdb comm: error: %zu size(s) failed the correctness "
+				"check\n", rep->check_failed);
+		status = 1;
+	}
+	for (size_t i = 0; i < rep->nskips; i++)
+		if (rep->skips[i].message_bytes >= 0)
+			status = 1;   /* a size could not be allocated */
+	if (ran == 0 && ui->skipped_world) {
+		fprintf(stderr, "perfdb comm: error: nothing measured: every group is "
+				"larger than the world (%d rank%s)\n", world,
+			world == 1 ? "" : "s");
+		status = 1;
+	}
+	return status;
+}
+
+/* MPI, the transport and the run, on every rank; every rank returns rank 0's status. */
+static int measure(const struct cli *c, struct perfdb_comm_opts *o, int argc, char **argv)
+{
+	struct perfdb_err err;
+	perfdb_err_clear(&err);
+	int status = 0, rc;
+	struct perfdb_comm_world w;
+	if (perfdb_comm_mpi_init(&argc, &argv, o->malloc_tune, &w, &err) < 0)
+		return cli_error("comm", &err);
+	struct ui ui = {
+		.json = c->json, .quiet = c->quiet, .tty = w.rank == 0 && isatty(2), .o = o,
+	};
+	struct perfdb_comm_events ev = {
+		.warn = on_warn, .begin = on_begin, .batch = on_batch,
+		.case_start = on_case_start, .case_done = on_case_done, .ctx = &ui,
+	};
+	/* the transport: MPI's, HCCL (CANN opened by its open), or the cuda module's NCCL */
+	struct perfdb_comm_transport tr;
+	bool speaker = false;
+	if (perfdb_comm_transport_start(c->backend, MPI_COMM_WORLD, &tr, &speaker, &err) < 0) {
+		if (speaker)
+			cli_error("comm", &err);
+		perfdb_comm_mpi_finalize();
+		return 1;
+	}
+	o->transport = &tr;
+	struct perfdb_comm_report rep;
+	perfdb_comm_report_init(&rep);
+	bool fatal = false;
+	rc = perfdb_comm_run(o, &ev, &rep, &fatal, &err);
+	perfdb_comm_transport_release(&tr);
+	if (w.rank == 0)
+		clear_progress(&ui);
+	if (fatal) {
+		fprintf(stderr, "perfdb comm: error: rank %d: %s\n", w.rank,
+			err.msg[0] ? err.msg : "MPI failure");
+		fflush(NULL);
+		perfdb_comm_mpi_abort(1);
+		return 1;
+	}
+	if (w.rank == 0) {
+		if (rc < 0)
+			status = cli_error("comm", &err);
+		else
+			status = print_outcome(c, o, &rep, &ui, w.size);
+		fflush(stdout);
+	} else if (rc < 0) {
+		status = 1;
+	}
+	/* every rank exits with rank 0's status */
+	status = perfdb_comm_share_status(status);
+	perfdb_comm_report_release(&rep);
+	perfdb_comm_mpi_finalize();
+	return status;
+}
+
 int cmd_comm(int argc, char **argv, struct cmd_db *db)
 {
 	(void)db;   /* no CMD_DB: NULL */
@@ -484,22 +606,7 @@ int cmd_comm(int argc, char **argv, struct cmd_db *db)
 	char *cmdline = NULL;
 	int status = 0;
 
-	/* arguments first, on every rank; only one rank talks about them */
-	int launcher = perfdb_comm_launcher_rank();
-	int saved[2] = { -1, -1 };
-	if (launcher > 0 && mute(saved) < 0)
-		launcher = 0;
-	int rc = parse(argc, argv, &c, &o, bufs, &bytes, ops);
-	struct perfdb_err err;
-	perfdb_err_clear(&err);
-	if (rc == 0 && c.overhead) {
-		if (perfdb_comm_overhead_load(&overhead, c.overhead, &err) < 0)
-			rc = cli_error("comm", &err);
-		else
-			o.overhead = &overhead;
-	}
-	if (launcher > 0)
-		unmute(saved);
+	int rc = read_args(argc, argv, &c, &o, bufs, &bytes, ops, &overhead);
 	if (rc) {
 		status = rc < 0 ? 0 : rc;   /* -1: help printed */
 		goto out;
@@ -507,88 +614,7 @@ int cmd_comm(int argc, char **argv, struct cmd_db *db)
 	cmdline = join_args(argc, argv);
 	o.command_line = cmdline;
 
-	struct perfdb_comm_world w;
-	if (perfdb_comm_mpi_init(&argc, &argv, o.malloc_tune, &w, &err) < 0) {
-		status = cli_error("comm", &err);
-		goto out;
-	}
-	struct ui ui = {
-		.json = c.json, .quiet = c.quiet, .tty = w.rank == 0 && isatty(2), .o = &o,
-	};
-	struct perfdb_comm_events ev = {
-		.warn = on_warn, .begin = on_begin, .batch = on_batch,
-		.case_start = on_case_start, .case_done = on_case_done, .ctx = &ui,
-	};
-	/* the transport: MPI's, HCCL (CANN opened by its open), or the cuda module's NCCL */
-	struct perfdb_comm_transport tr;
-	bool speaker = false;
-	if (perfdb_comm_transport_start(c.backend, MPI_COMM_WORLD, &tr, &speaker, &err) < 0) {
-		if (speaker)
-			cli_error("comm", &err);
-		status = 1;
-		perfdb_comm_mpi_finalize();
-		goto out;
-	}
-	o.transport = &tr;
-	struct perfdb_comm_report rep;
-	perfdb_comm_report_init(&rep);
-	bool fatal = false;
-	rc = perfdb_comm_run(&o, &ev, &rep, &fatal, &err);
-	perfdb_comm_transport_release(&tr);
-	if (w.rank == 0)
-		clear_progress(&ui);
-	if (fatal) {
-		fprintf(stderr, "perfdb comm: error: rank %d: %s\n", w.rank,
-			err.msg[0] ? err.msg : "MPI failure");
-		fflush(NULL);
-		perfdb_comm_mpi_abort(1);
-		return 1;
-	}
-	if (w.rank == 0) {
-		if (rc < 0) {
-			status = cli_error("comm", &err);
-		} else {
-			size_t ran = rep.ncases;
-			if (c.json) {
-				struct perfdb_strbuf sb = PERFDB_STRBUF_INIT;
-				if (perfdb_comm_report_json(&rep, &o, &sb) == 0)
-					fputs(sb.buf, stdout);
-				perfdb_strbuf_release(&sb);
-			} else {
-				/* read after the last case (src/comm/harness.c), so after the table */
-				printf("# shared-memory single copy: %s\n", rep.ctx.shm_copy);
-				printf("Completed %zu benchmarks. Results saved to %s\n", rep.written,
-				       rep.output);
-			}
-			if (!c.quiet)
-				fprintf(stderr, "perfdb comm: %zu case(s) in %.1f s: %zu written, %zu "
-						"contended, %zu non-monotonic, %zu check failure(s), %zu "
-						"skipped%s%s\n", ran, rep.seconds, rep.written, rep.contended,
-					rep.nonmonotonic, rep.check_failed, rep.nskips,
-					rep.report_path[0] ? "; report " : "", rep.report_path);
-			if (rep.check_failed) {
-				fprintf(stderr, "perfdb comm: error: %zu size(s) failed the correctness "
-						"check\n", rep.check_failed);
-				status = 1;
-			}
-			for (size_t i = 0; i < rep.nskips; i++)
-				if (rep.skips[i].message_bytes >= 0)
-					status = 1;   /* a size could not be allocated */
-			if (ran == 0 && ui.skipped_world) {
-				fprintf(stderr, "perfdb comm: error: nothing measured: every group is "
-						"larger than the world (%d rank%s)\n", w.size,
-					w.size == 1 ? "" : "s");
-				status = 1;
-			}
-		}
-		fflush(stdout);
-	} else if (rc < 0) {
-		status = 1;
-	}
-	/* every rank exits with rank 0's status */
-	status = perfdb_comm_share_status(status);
-	perfdb_comm_report_release(&rep);
-	perfdb_comm_mpi_finalize();
+	status = measure(&c, &o, argc, argv);
 out:
 	perfdb_comm_overhead_release(&overhead);
 	free(cmdline);
