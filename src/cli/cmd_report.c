@@ -3,18 +3,13 @@
  * a markdown summary (or --json) on stdout and one self-contained HTML page.
  */
 #include <jansson.h>
-#include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <yaml.h>
 
 #include "builtin.h"
 #include "dbopts.h"
 #include "report/dbreport.h"
-#include "perfdb/fsio.h"
-#include "perfdb_build.h"
 
 /* the reference's flags (the database flags every reference tool has): prefixes resolve among them first */
 static const char *const reference_flags[] = {
@@ -109,62 +104,18 @@ int cmd_report(int argc, char **argv, struct cmd_db *db)
 	}
 	struct perfdb_err err;
 	perfdb_err_clear(&err);
-	struct perfdb_strbuf dir = PERFDB_STRBUF_INIT, md = PERFDB_STRBUF_INIT,
-			     page = PERFDB_STRBUF_INIT, path = PERFDB_STRBUF_INIT;
-	struct perfdb_dbreport r;
-	perfdb_dbreport_init(&r);
-	char ts[32], date[64];
-	const char *fixed = getenv("PERFDB_TIMESTAMP");
-	time_t now = time(NULL);
-	struct tm tm;
-	localtime_r(&now, &tm);
-	if (fixed && *fixed) {
-		snprintf(ts, sizeof(ts), "%s", fixed);
-		snprintf(date, sizeof(date), "%s", fixed);
-	} else {
-		strftime(ts, sizeof(ts), "%Y%m%d_%H%M%S", &tm);
-		strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S %z", &tm);
-	}
+	struct perfdb_strbuf dir = PERFDB_STRBUF_INIT;
+	struct perfdb_dbreport_page p;
+	perfdb_dbreport_page_init(&p);
 	rc = perfdb_db_resolve(o, &dir, &err);
+	struct perfdb_dbreport_request rq = { .dbdir = dir.buf, .hccl_dir = hccl, .reg = &db->reg,
+					      .device = o->device, .html_path = html };
 	if (rc == 0)
-		rc = perfdb_dbreport_load(&r, dir.buf, hccl, &db->reg, o->device, &err);
-	char mpi[MPI_MAX_LIBRARY_VERSION_STRING], libs[MPI_MAX_LIBRARY_VERSION_STRING + 128];
-	int mlen = 0;
-	/* one of the few MPI calls allowed before MPI_Init */
-	if (MPI_Get_library_version(mpi, &mlen) != MPI_SUCCESS)
-		mlen = 0;
-	mpi[mlen] = '\0';
-	mpi[strcspn(mpi, ",\n")] = '\0';
-	snprintf(libs, sizeof(libs), "jansson %s, libyaml %s, %s", JANSSON_VERSION,
-		 yaml_get_version_string(), mlen ? mpi : "MPI (unknown)");
-	struct perfdb_dbreport_ctx ctx = {
-		.dev = perfdb_device_find(&db->reg, o->device),
-		.generated = date,
-		.version = PERFDB_VERSION " (git " PERFDB_GIT_HASH ")",
-		.libraries = libs,
-	};
-	if (rc == 0 && (perfdb_dbreport_markdown(&r, &ctx, &md) < 0 ||
-			perfdb_dbreport_html(&r, &ctx, &page) < 0))
-		rc = perfdb_err_set(&err, PERFDB_ENOMEM, "out of memory");
-	if (rc == 0) {
-		if (html) {
-			rc = perfdb_strbuf_addstr(&path, html);
-		} else {
-			struct perfdb_strbuf rep = PERFDB_STRBUF_INIT;
-			rc = perfdb_strbuf_addf(&rep, "%s/reports", dir.buf);
-			if (rc == 0)
-				rc = perfdb_mkdir_p(rep.buf, &err);
-			if (rc == 0)
-				rc = perfdb_strbuf_addf(&path, "%s/perfdb_report_%s.html", rep.buf, ts);
-			perfdb_strbuf_release(&rep);
-		}
-		if (rc == 0)
-			rc = perfdb_file_write_atomic(path.buf, page.buf, page.len, &err);
-	}
+		rc = perfdb_dbreport_page_write(&rq, &p, &err);
 	if (rc < 0) {
 		rc = cli_error("report", &err);
 	} else if (json) {
-		json_t *j = report_json(&r, o->device, path.buf);
+		json_t *j = report_json(&p.r, o->device, p.path.buf);
 		char *s = j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
 					    JSON_REAL_PRECISION(10)) : NULL;
 		if (s)
@@ -173,12 +124,9 @@ int cmd_report(int argc, char **argv, struct cmd_db *db)
 		json_decref(j);
 		rc = s ? 0 : 1;
 	} else {
-		printf("%sHTML report: %s\n", md.buf, path.buf);
+		printf("%sHTML report: %s\n", p.md.buf, p.path.buf);
 	}
-	perfdb_dbreport_release(&r);
+	perfdb_dbreport_page_release(&p);
 	perfdb_strbuf_release(&dir);
-	perfdb_strbuf_release(&md);
-	perfdb_strbuf_release(&page);
-	perfdb_strbuf_release(&path);
 	return rc;
 }

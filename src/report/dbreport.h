@@ -160,4 +160,26 @@ int perfdb_dbreport_html(const struct perfdb_dbreport *r,
  */
 double perfdb_dbreport_peak_flops(const struct perfdb_device *dev, bool matrix, int dtype);
 
+/* ---- the whole command (page.c) ---------------------------------------- */
+
+struct perfdb_dbreport_request {
+	const char *dbdir;                 /* resolved */
+	const char *hccl_dir;              /* NULL: the newest hccl/<ver>/ of the device */
+	const struct perfdb_device_registry *reg;
+	const char *device;                /* whose peaks the roofline uses */
+	const char *html_path;             /* NULL: <dbdir>/reports/perfdb_report_<ts>.html */
+};
+
+struct perfdb_dbreport_page {
+	struct perfdb_dbreport r;          /* the numbers */
+	struct perfdb_strbuf md;           /* the markdown summary */
+	struct perfdb_strbuf path;         /* where the HTML page went */
+};
+
+/* Load, render and write the page into p (initialised); released by the caller, also after an error. */
+int perfdb_dbreport_page_write(const struct perfdb_dbreport_request *rq,
+			       struct perfdb_dbreport_page *p, struct perfdb_err *err);
+void perfdb_dbreport_page_init(struct perfdb_dbreport_page *p);
+void perfdb_dbreport_page_release(struct perfdb_dbreport_page *p);
+
 #endif
