@@ -13,7 +13,7 @@
 #include "backend/backend.h"
 #include "backend/module.h"
 #include "builtin.h"
-#include "env_check.h"
+#include "perfdb/env_check.h"
 #include "perfdb_build.h"
 
 static const struct cmd commands[] = {

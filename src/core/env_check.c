@@ -4,7 +4,7 @@
  * silent default (docs/guide.md "Environment variables";
  * docs/reliability.md "Strict environment values").
  */
-#include "env_check.h"
+#include "perfdb/env_check.h"
 
 #include <stdio.h>
 #include <stdlib.h>

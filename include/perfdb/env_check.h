@@ -1,6 +1,6 @@
 /* The PERFDB_* environment variables' values, checked before a command runs. */
-#ifndef PERFDB_CLI_ENV_CHECK_H
-#define PERFDB_CLI_ENV_CHECK_H
+#ifndef PERFDB_ENV_CHECK_H
+#define PERFDB_ENV_CHECK_H
 
 #include "perfdb/err.h"
 
