@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "builtin.h"
 #include "dbopts.h"
@@ -38,49 +37,6 @@ const struct cmd_help cmd_check_help = {
 		      "              (default: the database directory of the database flags)",
 	.max_positional = 1024,
 };
-
-struct files {
-	char **v;
-	size_t n, cap;
-};
-
-static int files_add(struct files *f, const char *path)
-{
-	if (f->n == f->cap) {
-		size_t cap = f->cap ? f->cap * 2 : 32;
-		char **nv = realloc(f->v, cap * sizeof(*nv));
-		if (!nv)
-			return -1;
-		f->v = nv;
-		f->cap = cap;
-	}
-	f->v[f->n] = strdup(path);
-	return f->v[f->n] ? (int)++f->n * 0 : -1;
-}
-
-static int ends_with(const char *s, const char *suffix)
-{
-	size_t a = strlen(s), b = strlen(suffix);
-	return a >= b && strcmp(s + a - b, suffix) == 0;
-}
-
-/* *.csv under a directory, sorted; hidden entries and reports/ skipped. */
-static int visit_csv(void *ctx, const char *path, const char *name, int is_dir)
-{
-	if (name[0] == '.')
-		return 0;
-	if (is_dir)
-		return strcmp(name, "reports") != 0;
-	if (ends_with(name, ".csv") && files_add(ctx, path) < 0)
-		return -PERFDB_ENOMEM;
-	return 0;
-}
-
-static int collect(const char *dir, struct files *out)
-{
-	struct perfdb_err err;
-	return perfdb_dir_walk(dir, PERFDB_WALK_NO_LINKS, visit_csv, out, &err);
-}
 
 struct report {
 	json_t *tables;
@@ -151,7 +107,7 @@ int cmd_check(int argc, char **argv, struct cmd_db *db)
 		free(pos);
 		return rc == 1 ? 0 : rc;
 	}
-	struct files files = { 0 };
+	struct perfdb_check_paths files = { 0 };
 	struct perfdb_err err;
 	perfdb_err_clear(&err);
 	struct perfdb_strbuf dir = PERFDB_STRBUF_INIT;
@@ -170,18 +126,9 @@ int cmd_check(int argc, char **argv, struct cmd_db *db)
 		}
 		pos[npos++] = dir.buf;
 	}
-	for (size_t i = 0; i < npos; i++) {
-		struct stat st;
-		if (stat(pos[i], &st) < 0) {
-			perfdb_err_set(&err, PERFDB_ENOENT, "no such file or directory: '%s'", pos[i]);
-			rc = cli_error("check", &err);
-			goto out;
-		}
-		if (S_ISDIR(st.st_mode) ? collect(pos[i], &files) < 0 : files_add(&files, pos[i]) < 0) {
-			perfdb_err_set(&err, PERFDB_EIO, "cannot list '%s'", pos[i]);
-			rc = cli_error("check", &err);
-			goto out;
-		}
+	if (perfdb_check_paths_collect(pos, npos, &files, &err) < 0) {
+		rc = cli_error("check", &err);
+		goto out;
 	}
 	struct report rep = { .tables = json_array(), .json = json };
 	for (size_t i = 0; i < files.n; i++)
@@ -203,9 +150,7 @@ int cmd_check(int argc, char **argv, struct cmd_db *db)
 	}
 	rc = (rep.errors || (strict && rep.warnings)) ? 1 : 0;
 out:
-	for (size_t i = 0; i < files.n; i++)
-		free(files.v[i]);
-	free(files.v);
+	perfdb_check_paths_release(&files);
 	free(pos);
 	perfdb_strbuf_release(&dir);
 	return rc;

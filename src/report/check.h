@@ -58,4 +58,21 @@ int perfdb_check_table(const struct perfdb_table *t, const char *op,
 int perfdb_check_file(const char *path, struct perfdb_check_result *res,
 		      struct perfdb_err *err);
 
+/* ---- which tables (check_paths.c) ----------------------------------------- */
+
+struct perfdb_check_paths {
+	char **v;
+	size_t n, cap;
+};
+
+/*
+ * The tables under paths[0..n): a file is itself, a directory its *.csv
+ * (recursive, sorted; hidden entries, reports/ and links skipped), added to
+ * out in that order.  -PERFDB_ENOENT for a path that does not exist,
+ * -PERFDB_EIO for a directory that cannot be listed.
+ */
+int perfdb_check_paths_collect(const char *const *paths, size_t n, struct perfdb_check_paths *out,
+			       struct perfdb_err *err);
+void perfdb_check_paths_release(struct perfdb_check_paths *f);
+
 #endif
