@@ -2,9 +2,6 @@
  * perfdb: entry point and command dispatch.  Only this layer prints and
  * picks exit codes: 0 ok, 1 runtime error, 2 usage error.
  */
-#include <jansson.h>
-#include <mpi.h>
-#include <yaml.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +11,7 @@
 #include "backend/module.h"
 #include "builtin.h"
 #include "perfdb/env_check.h"
+#include "perfdb/versions.h"
 #include "perfdb_build.h"
 
 static const struct cmd commands[] = {
@@ -63,15 +61,9 @@ static void print_version(void)
 	}
 	/* HCCL is opened with dlopen when perfdb comm --backend hccl starts (transport_hccl.c) */
 	printf(", hccl (perfdb comm; CANN's libascendcl and libhccl opened on use)\n");
-	char mpi[MPI_MAX_LIBRARY_VERSION_STRING];
-	int len = 0;
-	/* one of the few MPI calls allowed before MPI_Init */
-	if (MPI_Get_library_version(mpi, &len) != MPI_SUCCESS)
-		len = 0;
-	mpi[len] = '\0';
-	mpi[strcspn(mpi, ",\n")] = '\0';
-	printf("libraries: jansson %s, libyaml %s, %s\n", JANSSON_VERSION, yaml_get_version_string(),
-	       len ? mpi : "MPI (unknown)");
+	char libs[512];
+	perfdb_library_versions(libs, sizeof(libs));
+	printf("libraries: %s\n", libs);
 #if defined(__clang__)
 	printf("compiler: clang %s\n", __clang_version__);
 #elif defined(__GNUC__)

@@ -5,16 +5,14 @@
  * perfdb_report_<ts>.html), stamped with the date and the versions of
  * perfdb and the libraries it ran with.
  */
-#include <jansson.h>
-#include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <yaml.h>
 
 #include "perfdb/device.h"
 #include "perfdb/fsio.h"
+#include "perfdb/versions.h"
 #include "perfdb_build.h"
 #include "report/dbreport.h"
 
@@ -30,20 +28,6 @@ void perfdb_dbreport_page_release(struct perfdb_dbreport_page *p)
 	perfdb_dbreport_release(&p->r);
 	perfdb_strbuf_release(&p->md);
 	perfdb_strbuf_release(&p->path);
-}
-
-/* jansson, libyaml and the MPI library, as they report themselves. */
-static void library_versions(char *out, size_t cap)
-{
-	char mpi[MPI_MAX_LIBRARY_VERSION_STRING];
-	int mlen = 0;
-	/* one of the few MPI calls allowed before MPI_Init */
-	if (MPI_Get_library_version(mpi, &mlen) != MPI_SUCCESS)
-		mlen = 0;
-	mpi[mlen] = '\0';
-	mpi[strcspn(mpi, ",\n")] = '\0';
-	snprintf(out, cap, "jansson %s, libyaml %s, %s", JANSSON_VERSION, yaml_get_version_string(),
-		 mlen ? mpi : "MPI (unknown)");
 }
 
 /* $PERFDB_TIMESTAMP (reproducible runs) for both, else the local time. */
@@ -80,10 +64,10 @@ static int page_path(const struct perfdb_dbreport_request *rq, const char *ts,
 int perfdb_dbreport_page_write(const struct perfdb_dbreport_request *rq,
 			       struct perfdb_dbreport_page *p, struct perfdb_err *err)
 {
-	char ts[32], date[64], libs[MPI_MAX_LIBRARY_VERSION_STRING + 128];
+	char ts[32], date[64], libs[512];
 	stamps(ts, sizeof(ts), date, sizeof(date));
 	PERFDB_TRY(perfdb_dbreport_load(&p->r, rq->dbdir, rq->hccl_dir, rq->reg, rq->device, err));
-	library_versions(libs, sizeof(libs));
+	perfdb_library_versions(libs, sizeof(libs));
 	struct perfdb_dbreport_ctx ctx = {
 		.dev = perfdb_device_find(rq->reg, rq->device),
 		.generated = date,
