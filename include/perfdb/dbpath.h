@@ -72,4 +72,10 @@ int perfdb_db_native_dir(const struct perfdb_db_opts *o, const char *device,
 int perfdb_db_resolve(const struct perfdb_db_opts *o, struct perfdb_strbuf *out,
 		      struct perfdb_err *err);
 
+/*
+ * str(pathlib.Path(p)) of Python, as the reference prints paths: no empty
+ * or "." components, no trailing slash ("." for an empty path).
+ */
+void perfdb_py_path(const char *p, char *out, size_t cap);
+
 #endif

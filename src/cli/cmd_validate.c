@@ -33,37 +33,6 @@ const struct cmd_help cmd_validate_help = {
 		"within [1/2T, 2T], FAIL beyond. Exit status: 0 when no row FAILs, 1 otherwise.",
 };
 
-/* str(pathlib.Path(p)): no empty or "." components, no trailing slash. */
-static void py_path(const char *p, char *out, size_t cap)
-{
-	size_t w = 0;
-	int lead = 0;
-	if (p[0] == '/') {
-		lead = p[1] == '/' && p[2] != '/' ? 2 : 1;   /* POSIX keeps exactly "//" */
-		for (int i = 0; i < lead && w + 1 < cap; i++)
-			out[w++] = '/';
-	}
-	const char *s = p;
-	while (*s) {
-		while (*s == '/')
-			s++;
-		const char *e = s;
-		while (*e && *e != '/')
-			e++;
-		size_t len = (size_t)(e - s);
-		if (len && !(len == 1 && s[0] == '.')) {
-			if (w > (size_t)lead && w + 1 < cap)
-				out[w++] = '/';
-			for (size_t i = 0; i < len && w + 1 < cap; i++)
-				out[w++] = s[i];
-		}
-		s = e;
-	}
-	if (w == 0 && cap > 1)
-		out[w++] = '.';
-	out[w < cap ? w : cap - 1] = '\0';
-}
-
 static void on_warn(void *ctx, const char *msg)
 {
 	(void)ctx;
@@ -197,7 +166,7 @@ int cmd_validate(int argc, char **argv, struct cmd_db *db)
 	}
 
 	char shown[4096];
-	py_path(dir, shown, sizeof(shown));
+	perfdb_py_path(dir, shown, sizeof(shown));
 	struct perfdb_comm_validation v;
 	perfdb_comm_validation_init(&v);
 	rc = perfdb_comm_validate_dir(dir, dev, tol, &v, on_warn, NULL, &err);

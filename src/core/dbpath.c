@@ -300,3 +300,34 @@ int perfdb_db_resolve(const struct perfdb_db_opts *o, struct perfdb_strbuf *out,
 	perfdb_strbuf_release(&ver);
 	return rc;
 }
+
+/* str(pathlib.Path(p)): no empty or "." components, no trailing slash. */
+void perfdb_py_path(const char *p, char *out, size_t cap)
+{
+	size_t w = 0;
+	int lead = 0;
+	if (p[0] == '/') {
+		lead = p[1] == '/' && p[2] != '/' ? 2 : 1;   /* POSIX keeps exactly "//" */
+		for (int i = 0; i < lead && w + 1 < cap; i++)
+			out[w++] = '/';
+	}
+	const char *s = p;
+	while (*s) {
+		while (*s == '/')
+			s++;
+		const char *e = s;
+		while (*e && *e != '/')
+			e++;
+		size_t len = (size_t)(e - s);
+		if (len && !(len == 1 && s[0] == '.')) {
+			if (w > (size_t)lead && w + 1 < cap)
+				out[w++] = '/';
+			for (size_t i = 0; i < len && w + 1 < cap; i++)
+				out[w++] = s[i];
+		}
+		s = e;
+	}
+	if (w == 0 && cap > 1)
+		out[w++] = '.';
+	out[w < cap ? w : cap - 1] = '\0';
+}
