@@ -279,81 +279,86 @@ static int run_msprof_backend(const struct perfdb_db_opts *o, const struct mspro
 	return rc < 0 ? cli_error("microbench", &err) : 0;
 }
 
-int cmd_microbench(int argc, char **argv, struct cmd_db *db)
+/* The flags of microbench, with their defaults (args_init). */
+struct mb_args {
+	const char *backend, *cmd, *mode, *exec_mode, *op_mapping, *master_addr;
+	struct opt_list ops;
+	bool prune, json, fail_fast, force, resume;
+	double op_timeout, budget, row_timeout;
+	long repeat, threads, retries;   /* threads 0: not given */
+	long ep, nproc, nnodes, node_rank, master_port;
+};
+
+/* 0, -1 after --help, or the usage status. */
+static int parse_args(int argc, char **argv, struct perfdb_db_opts *o, struct mb_args *a)
 {
-	struct perfdb_db_opts *o = &db->o;   /* filled by DB_OPTIONS, finished below */
-	const char *backend = "msprof", *cmd = NULL, *mode = "all";
-	struct opt_list ops = { 0 };
-	bool prune = false, json = false, fail_fast = false, force = false, resume = false;
-	const char *exec_mode = "inprocess", *op_mapping = "auto";
-	double op_timeout = 0;
-	long repeat = 30, threads = 0, retries = 2;   /* threads 0: not given */
-	double budget = 1.0, row_timeout = 60.0;
-	long ep = 16, nproc = -1, nnodes = 1, node_rank = 0, master_port = -1;
-	const char *master_addr = "127.0.0.1";
+	*a = (struct mb_args){ .backend = "msprof", .mode = "all", .exec_mode = "inprocess",
+			       .op_mapping = "auto", .repeat = 30, .retries = 2, .budget = 1.0,
+			       .row_timeout = 60.0, .ep = 16, .nproc = -1, .nnodes = 1,
+			       .master_port = -1, .master_addr = "127.0.0.1" };
 	struct opt opts[] = {
-		{ .type = OPT_STRING, .name = "backend", .dest = &backend, .choices = backends,
+		{ .type = OPT_STRING, .name = "backend", .dest = &a->backend, .choices = backends,
 		  .help = "msprof: replay on an Ascend NPU under msprof; cpu: replay natively on this "
 			  "CPU; cuda: replay natively on this machine's NVIDIA GPU (default: msprof)" },
-		{ .type = OPT_STRING, .name = "replay-command", .dest = &cmd, .metavar = "CMD",
+		{ .type = OPT_STRING, .name = "replay-command", .dest = &a->cmd, .metavar = "CMD",
 		  .help = "shell command that replays the operators (run as: msprof "
 			  "--output=DIR sh -c CMD); '{ops}' is replaced by the operator list "
 			  "(required with --backend msprof)" },
-		{ .type = OPT_INT, .name = "repeat-count", .dest = &repeat, .metavar = "N",
+		{ .type = OPT_INT, .name = "repeat-count", .dest = &a->repeat, .metavar = "N",
 		  .has_min = true, .min = 1,
 		  .help = "native backends: at least N timed samples per row (default: 30)" },
-		{ .type = OPT_INT, .name = "threads", .dest = &threads, .metavar = "N",
+		{ .type = OPT_INT, .name = "threads", .dest = &a->threads, .metavar = "N",
 		  .has_min = true, .min = 1,
 		  .help = "native backends: threads per operator (default: the CPUs this process may use: "
 			  "its affinity mask, within any cgroup CPU quota)" },
-		{ .type = OPT_DOUBLE, .name = "row-budget", .dest = &budget, .metavar = "SECONDS",
+		{ .type = OPT_DOUBLE, .name = "row-budget", .dest = &a->budget, .metavar = "SECONDS",
 		  .help = "native backends: sampling stops once the relative std is <= 1% or this much "
 			  "time is spent on a row (default: 1)" },
-		{ .type = OPT_DOUBLE, .name = "row-timeout", .dest = &row_timeout, .metavar = "SECONDS",
+		{ .type = OPT_DOUBLE, .name = "row-timeout", .dest = &a->row_timeout, .metavar = "SECONDS",
 		  .help = "native backends: a row without N samples after this long fails (default: 60)" },
-		{ .type = OPT_INT, .name = "contention-retries", .dest = &retries, .metavar = "N",
+		{ .type = OPT_INT, .name = "contention-retries", .dest = &a->retries, .metavar = "N",
 		  .has_min = true, .min = 0,
 		  .help = "cpu backend: measure a row again, up to N times, when the memory bandwidth "
 			  "probed around it was more than 20% below the median of the rows before it "
 			  "(default: 2)" },
-		{ .type = OPT_FLAG, .name = "resume", .dest = &resume,
+		{ .type = OPT_FLAG, .name = "resume", .dest = &a->resume,
 		  .help = "native backends: take the rows already in <db>/reports/microbench_journal.jsonl "
 			  "from there instead of measuring them again" },
-		{ .type = OPT_STRING, .name = "execution-mode", .dest = &exec_mode, .choices = exec_modes,
+		{ .type = OPT_STRING, .name = "execution-mode", .dest = &a->exec_mode, .choices = exec_modes,
 		  .help = "native backends: inprocess, or subprocess: each operator in a child process "
 			  "under a watchdog; a crash or hang fails that operator only (default: inprocess)" },
-		{ .type = OPT_DOUBLE, .name = "op-timeout", .dest = &op_timeout, .metavar = "SECONDS",
+		{ .type = OPT_DOUBLE, .name = "op-timeout", .dest = &a->op_timeout, .metavar = "SECONDS",
 		  .help = "subprocess mode: kill an operator's process after this long (default: "
 			  "--row-timeout x rows + 30)" },
-		{ .type = OPT_STRING, .name = "op-mapping", .dest = &op_mapping, .metavar = "MODE",
+		{ .type = OPT_STRING, .name = "op-mapping", .dest = &a->op_mapping, .metavar = "MODE",
 		  .help = "native backends: auto writes <db>/op_mapping.yaml unless the user has one "
 			  "(a file perfdb wrote and nobody edited is updated), none writes nothing, "
 			  "a PATH gets the mapping instead of the database (default: auto)" },
-		{ .type = OPT_FLAG, .name = "force-device", .dest = &force,
+		{ .type = OPT_FLAG, .name = "force-device", .dest = &a->force,
 		  .help = "write into a database of another device kind than the backend's" },
-		{ .type = OPT_LIST, .name = "ops", .dest = &ops, .metavar = "OP",
+		{ .type = OPT_LIST, .name = "ops", .dest = &a->ops, .metavar = "OP",
 		  .help = "operators to replay (default: all replay operators, and with --backend cpu|cuda "
 			  "the PyTorch op tables: aten.mm or aten::mm, docs/ops.md)" },
-		{ .type = OPT_STRING, .name = "update-mode", .dest = &mode, .choices = modes,
+		{ .type = OPT_STRING, .name = "update-mode", .dest = &a->mode, .choices = modes,
 		  .help = "all: update every matched row and append new ones; missing-only: only "
 			  "replay and fill rows without a valid duration (default: all)" },
-		{ .type = OPT_FLAG, .name = "fail-fast", .dest = &fail_fast,
+		{ .type = OPT_FLAG, .name = "fail-fast", .dest = &a->fail_fast,
 		  .help = "stop at the first failure: no per-operator fallback runs" },
-		{ .type = OPT_FLAG, .name = "prune-empty-duration-rows", .dest = &prune,
+		{ .type = OPT_FLAG, .name = "prune-empty-duration-rows", .dest = &a->prune,
 		  .help = "delete rows left without any valid duration" },
-		{ .type = OPT_INT, .name = "dispatch-ffn-combine-ep-size", .dest = &ep, .metavar = "N",
+		{ .type = OPT_INT, .name = "dispatch-ffn-combine-ep-size", .dest = &a->ep, .metavar = "N",
 		  .help = "expert-parallel size of DispatchFFNCombine, written as EP Size (default: 16)" },
-		{ .type = OPT_INT, .name = "dispatch-ffn-combine-nproc-per-node", .dest = &nproc,
+		{ .type = OPT_INT, .name = "dispatch-ffn-combine-nproc-per-node", .dest = &a->nproc,
 		  .metavar = "N", .help = "DispatchFFNCombine processes per node (default: the EP size)" },
-		{ .type = OPT_INT, .name = "dispatch-ffn-combine-nnodes", .dest = &nnodes, .metavar = "N",
+		{ .type = OPT_INT, .name = "dispatch-ffn-combine-nnodes", .dest = &a->nnodes, .metavar = "N",
 		  .help = "DispatchFFNCombine nodes (default: 1)" },
-		{ .type = OPT_INT, .name = "dispatch-ffn-combine-node-rank", .dest = &node_rank,
+		{ .type = OPT_INT, .name = "dispatch-ffn-combine-node-rank", .dest = &a->node_rank,
 		  .metavar = "N", .help = "this node's rank (default: 0)" },
-		{ .type = OPT_STRING, .name = "dispatch-ffn-combine-master-addr", .dest = &master_addr,
+		{ .type = OPT_STRING, .name = "dispatch-ffn-combine-master-addr", .dest = &a->master_addr,
 		  .metavar = "ADDR", .help = "rendezvous address (default: 127.0.0.1)" },
-		{ .type = OPT_INT, .name = "dispatch-ffn-combine-master-port", .dest = &master_port,
+		{ .type = OPT_INT, .name = "dispatch-ffn-combine-master-port", .dest = &a->master_port,
 		  .metavar = "PORT", .help = "rendezvous port (required for several nodes)" },
-		{ .type = OPT_FLAG, .name = "json", .dest = &json,
+		{ .type = OPT_FLAG, .name = "json", .dest = &a->json,
 		  .help = "print a JSON summary instead of the report" },
 		DB_OPTIONS(o),
 		{ .type = OPT_END },
@@ -361,52 +366,63 @@ int cmd_microbench(int argc, char **argv, struct cmd_db *db)
 	const char *pos[1];
 	size_t npos;
 	int rc = opt_parse(argc, argv, opts, &cmd_microbench_help, pos, &npos);
+	return rc == 1 ? -1 : rc;
+}
+
+int cmd_microbench(int argc, char **argv, struct cmd_db *db)
+{
+	struct perfdb_db_opts *o = &db->o;   /* filled by DB_OPTIONS, finished below */
+	struct mb_args args, *a = &args;
+	int rc = parse_args(argc, argv, o, a);
 	if (rc) {
-		free(ops.v);
-		return rc == 1 ? 0 : rc;
+		free(a->ops.v);
+		return rc < 0 ? 0 : rc;
 	}
-	if ((rc = replay_ops_normalize(&ops, strcmp(backend, "msprof") != 0, &cmd_microbench_help))) {
-		replay_ops_release(&ops);
+	bool native = strcmp(a->backend, "msprof") != 0;
+	if ((rc = replay_ops_normalize(&a->ops, native, &cmd_microbench_help))) {
+		replay_ops_release(&a->ops);
 		return rc;
 	}
-	if (strcmp(backend, "msprof") == 0 && !cmd) {
+	if (strcmp(a->backend, "msprof") == 0 && !a->cmd) {
 		fprintf(stderr, "perfdb microbench: error: the following arguments are required: "
 			"--replay-command (with --backend msprof)\n");
-		replay_ops_release(&ops);
+		replay_ops_release(&a->ops);
 		return 2;
 	}
 	if ((rc = db_opts_finish(db, &cmd_microbench_help))) {
-		replay_ops_release(&ops);
+		replay_ops_release(&a->ops);
 		return rc;
 	}
-	if (strcmp(backend, "msprof") != 0) {
-		if (!threads)
-			threads = perfdb_cpus_usable("");
+	if (strcmp(a->backend, "msprof") != 0) {
+		if (!a->threads)
+			a->threads = perfdb_cpus_usable("");
 		struct perfdb_native_opts no = {
-			.db = o, .reg = &db->reg, .backend = backend, .ops = ops.v, .nops = ops.n,
-			.missing_only = mode[0] == 'm', .prune = prune, .fail_fast = fail_fast,
-			.force = force, .resume = resume,
-			.subprocess = strcmp(exec_mode, "subprocess") == 0, .repeat = repeat,
-			.threads = threads, .ep = ep, .retries = retries, .budget = budget,
-			.timeout = row_timeout, .op_timeout = op_timeout,
+			.db = o, .reg = &db->reg, .backend = a->backend, .ops = a->ops.v,
+			.nops = a->ops.n,
+			.missing_only = a->mode[0] == 'm', .prune = a->prune, .fail_fast = a->fail_fast,
+			.force = a->force, .resume = a->resume,
+			.subprocess = strcmp(a->exec_mode, "subprocess") == 0, .repeat = a->repeat,
+			.threads = a->threads, .ep = a->ep, .retries = a->retries, .budget = a->budget,
+			.timeout = a->row_timeout, .op_timeout = a->op_timeout,
 		};
-		struct native_flags f = { .ops = &ops, .json = json };
-		perfdb_opmap_opts_parse(op_mapping, &f.op_mapping);
+		struct native_flags f = { .ops = &a->ops, .json = a->json };
+		perfdb_opmap_opts_parse(a->op_mapping, &f.op_mapping);
 		f.op_mapping.warn = opmap_warn;
 		struct perfdb_err e;
 		if (perfdb_opmap_opts_check(&f.op_mapping, &e) < 0) {
-			replay_ops_release(&ops);
+			replay_ops_release(&a->ops);
 			return opt_usage_error(&cmd_microbench_help, "%s", e.msg);
 		}
 		rc = run_native(&no, &f);
-		replay_ops_release(&ops);
+		replay_ops_release(&a->ops);
 		return rc;
 	}
-	struct msprof_flags mf = { .cmd = cmd, .mode = mode, .master_addr = master_addr, .ops = &ops,
-				   .prune = prune, .json = json, .fail_fast = fail_fast, .ep = ep,
-				   .nproc = nproc, .nnodes = nnodes, .node_rank = node_rank,
-				   .master_port = master_port };
+	struct msprof_flags mf = { .cmd = a->cmd, .mode = a->mode, .master_addr = a->master_addr,
+				   .ops = &a->ops, .prune = a->prune, .json = a->json,
+				   .fail_fast = a->fail_fast, .ep = a->ep, .nproc = a->nproc,
+				   .nnodes = a->nnodes, .node_rank = a->node_rank,
+				   .master_port = a->master_port };
 	rc = run_msprof_backend(o, &mf);
-	replay_ops_release(&ops);
+	replay_ops_release(&a->ops);
 	return rc;
 }
