@@ -126,35 +126,72 @@ static void print_json(const struct perfdb_parse_result *res, const char *outdir
 	json_decref(j);
 }
 
+/* The summary line (and the counts on stderr unless quiet). */
+static void print_text(const struct perfdb_parse_result *res, const char *outdir, const char *path,
+		       bool trace_mode, bool quiet)
+{
+	/* traces of several devices: one database each, all named */
+	printf("Generated %zu csv file(s) under ", res->ntables);
+	if (res->ndbs > 1 && trace_mode)
+		for (size_t i = 0; i < res->ndbs; i++)
+			printf("%s%s", i ? ", " : "", res->dbs[i].outdir);
+	else
+		printf("%s", outdir);
+	printf(" from %s\n", path);
+	if (!quiet) {
+		size_t created = 0, updated = 0, unchanged = 0, added = 0, upd = 0;
+		for (size_t i = 0; i < res->ntables; i++) {
+			const struct perfdb_parse_table *t = &res->tables[i];
+			added += t->added;
+			upd += t->updated;
+			if (t->created)
+				created++;
+			else if (t->written)
+				updated++;
+			else
+				unchanged++;
+		}
+		fprintf(stderr,
+			"perfdb parse: %zu input file(s), %zu rows, %zu keys; tables: %zu created, "
+			"%zu updated, %zu unchanged; rows: %zu added, %zu updated; %zu warning(s)\n",
+			res->inputs, res->totals.rows, res->groups, created, updated, unchanged,
+			added, upd, res->warnings);
+	}
+}
+
 static const char *parse_replaced(const void *ctx, size_t i)
 {
 	const struct perfdb_parse_result *r = ctx;
 	return r->tables[i].written ? r->tables[i].path : NULL;
 }
 
-int cmd_parse(int argc, char **argv, struct cmd_db *db)
+struct cmd_parse_args {
+	const char *path, *op_mapping;
+	long jobs;
+	bool json, quiet, per_kernel;
+};
+
+/* 0, -1 after --help, or the usage status. */
+static int parse_args(int argc, char **argv, struct perfdb_db_opts *o, struct cmd_parse_args *a)
 {
-	struct perfdb_db_opts *o = &db->o;   /* filled by DB_OPTIONS, finished below */
-	const char *path = NULL, *op_mapping = "auto";
-	long jobs = 0;
-	bool json = false, quiet = false, per_kernel = false;
+	*a = (struct cmd_parse_args){ .op_mapping = "auto" };
 	struct opt opts[] = {
-		{ .type = OPT_STRING, .name = "profiling-path", .dest = &path, .metavar = "PATH",
+		{ .type = OPT_STRING, .name = "profiling-path", .dest = &a->path, .metavar = "PATH",
 		  .required = true,
 		  .help = "a kernel_details / op_summary CSV, a *.pt.trace.json[.gz], or a "
 			  "directory searched recursively (several ranks are pooled)" },
-		{ .type = OPT_INT, .name = "jobs", .short_name = 'j', .dest = &jobs, .metavar = "N",
+		{ .type = OPT_INT, .name = "jobs", .short_name = 'j', .dest = &a->jobs, .metavar = "N",
 		  .has_min = true, .min = 0,
 		  .help = "files read in parallel (default 0: one per CPU)" },
-		{ .type = OPT_FLAG, .name = "json", .dest = &json,
+		{ .type = OPT_FLAG, .name = "json", .dest = &a->json,
 		  .help = "print a JSON summary instead of the reference's line (keys in docs/cli.md)" },
-		{ .type = OPT_FLAG, .name = "per-kernel", .dest = &per_kernel,
+		{ .type = OPT_FLAG, .name = "per-kernel", .dest = &a->per_kernel,
 		  .help = "PyTorch traces: one table per GPU kernel name, not per op" },
-		{ .type = OPT_STRING, .name = "op-mapping", .dest = &op_mapping, .metavar = "MODE",
+		{ .type = OPT_STRING, .name = "op-mapping", .dest = &a->op_mapping, .metavar = "MODE",
 		  .help = "PyTorch traces: auto writes <db>/op_mapping.yaml unless the user has one "
 			  "(a file perfdb wrote and nobody edited is updated), none writes nothing, "
 			  "a PATH gets the mapping instead of the database (default: auto)" },
-		{ .type = OPT_FLAG, .name = "quiet", .short_name = 'q', .dest = &quiet,
+		{ .type = OPT_FLAG, .name = "quiet", .short_name = 'q', .dest = &a->quiet,
 		  .help = "no progress and no warnings on stderr" },
 		DB_OPTIONS(o),
 		{ .type = OPT_END },
@@ -162,14 +199,20 @@ int cmd_parse(int argc, char **argv, struct cmd_db *db)
 	const char *pos[1];
 	size_t npos;
 	int rc = opt_parse(argc, argv, opts, &cmd_parse_help, pos, &npos);
-	if (rc)
-		return rc == 1 ? 0 : rc;
+	return rc == 1 ? -1 : rc;
+}
 
-	if ((rc = db_opts_finish(db, &cmd_parse_help))) {
+int cmd_parse(int argc, char **argv, struct cmd_db *db)
+{
+	struct perfdb_db_opts *o = &db->o;   /* filled by DB_OPTIONS, finished below */
+	struct cmd_parse_args args, *a = &args;
+	int rc = parse_args(argc, argv, o, a);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	if ((rc = db_opts_finish(db, &cmd_parse_help)))
 		return rc;
-	}
 	struct perfdb_opmap_opts om;
-	perfdb_opmap_opts_parse(op_mapping, &om);
+	perfdb_opmap_opts_parse(a->op_mapping, &om);
 	{
 		struct perfdb_err e;
 		if (perfdb_opmap_opts_check(&om, &e) < 0)
@@ -185,21 +228,21 @@ int cmd_parse(int argc, char **argv, struct cmd_db *db)
 	 * looked at, except for PyTorch traces, whose tables do not live under a
 	 * vLLM-Ascend/CANN directory (see trace_outdir).
 	 */
-	int traces = o->database_path ? 0 : perfdb_parse_trace_kind(path);
+	int traces = o->database_path ? 0 : perfdb_parse_trace_kind(a->path);
 	int trace_mode = traces == 1;
 	if (traces == 2)
 		rc = perfdb_err_set(&err, PERFDB_EINVAL,
 			"%s holds both Ascend profiler tables and PyTorch traces, which belong to "
-			"different databases: pass --database-path to put them in one", path);
+			"different databases: pass --database-a->path to put them in one", a->path);
 	else if (!trace_mode)
 		rc = perfdb_db_resolve(o, &outdir, &err);
 	if (rc == 0) {
 		struct ctx c = { .o = o, .reg = &db->reg, .outdir = &outdir };
-		c.quiet = quiet || json;
+		c.quiet = a->quiet || a->json;
 		progress_init(&c.prog, "parse", 0, c.quiet);
 		struct perfdb_parse_opts po = {
-			.profiling_path = path, .outdir = trace_mode ? NULL : outdir.buf,
-			.resolve_outdir = trace_outdir, .jobs = (unsigned)jobs, .per_kernel = per_kernel,
+			.profiling_path = a->path, .outdir = trace_mode ? NULL : outdir.buf,
+			.resolve_outdir = trace_outdir, .jobs = (unsigned)a->jobs, .per_kernel = a->per_kernel,
 			.lock_timeout = -1, .warn = on_warn, .progress = on_progress, .ctx = &c,
 			.op_mapping = &om,
 		};
@@ -210,37 +253,10 @@ int cmd_parse(int argc, char **argv, struct cmd_db *db)
 		rc = cli_error("parse", &err);
 		cli_replaced("parse", parse_replaced, &res, res.ntables);
 	} else {
-		if (json) {
-			print_json(&res, outdir.buf, path);
-		} else {
-			/* traces of several devices: one database each, all named */
-			printf("Generated %zu csv file(s) under ", res.ntables);
-			if (res.ndbs > 1 && trace_mode)
-				for (size_t i = 0; i < res.ndbs; i++)
-					printf("%s%s", i ? ", " : "", res.dbs[i].outdir);
-			else
-				printf("%s", outdir.buf);
-			printf(" from %s\n", path);
-			if (!quiet) {
-				size_t created = 0, updated = 0, unchanged = 0, added = 0, upd = 0;
-				for (size_t i = 0; i < res.ntables; i++) {
-					const struct perfdb_parse_table *t = &res.tables[i];
-					added += t->added;
-					upd += t->updated;
-					if (t->created)
-						created++;
-					else if (t->written)
-						updated++;
-					else
-						unchanged++;
-				}
-				fprintf(stderr,
-					"perfdb parse: %zu input file(s), %zu rows, %zu keys; tables: %zu created, "
-					"%zu updated, %zu unchanged; rows: %zu added, %zu updated; %zu warning(s)\n",
-					res.inputs, res.totals.rows, res.groups, created, updated, unchanged,
-					added, upd, res.warnings);
-			}
-		}
+		if (a->json)
+			print_json(&res, outdir.buf, a->path);
+		else
+			print_text(&res, outdir.buf, a->path, trace_mode, a->quiet);
 		rc = 0;
 	}
 	perfdb_parse_result_release(&res);
