@@ -273,40 +273,44 @@ static const char *grid_replaced(const void *ctx, size_t i)
 	return r->files[i].written ? r->files[i].path : NULL;
 }
 
-int cmd_grid(int argc, char **argv, struct cmd_db *cdb)
+struct cmd_grid_args {
+	const char *targets, *seed_s, *grid_cfg, *opmap_path;
+	struct opt_list model_cfgs;
+	long rows;
+	double gb;
+	bool dry, json, quiet;
+};
+
+/* 0, -1 after --help, or the usage status. */
+static int parse_args(int argc, char **argv, struct perfdb_db_opts *o, struct cmd_grid_args *a)
 {
-	struct perfdb_db_opts *o = &cdb->o;   /* filled by DB_OPTIONS, finished below */
-	const char *targets = NULL, *seed_s = NULL, *grid_cfg = NULL, *opmap_path = NULL;
-	struct opt_list model_cfgs = { 0 };
-	long rows = 1000;
-	double gb = 32.0;
-	bool dry = false, json = false, quiet = false;
+	*a = (struct cmd_grid_args){ .rows = 1000, .gb = 32.0 };
 	struct opt opts[] = {
-		{ .type = OPT_STRING, .name = "target-models", .dest = &targets, .metavar = "IDS",
+		{ .type = OPT_STRING, .name = "target-models", .dest = &a->targets, .metavar = "IDS",
 		  .help = "comma-separated model ids (e.g. deepseek-ai/DeepSeek-V3,Qwen/Qwen3-32B): "
 			  "GEMM (N,K) from these models, and the models of the attention, MoE and "
 			  "split_qkv generators (default: every built-in model, full GEMM grid)" },
-		{ .type = OPT_LIST, .name = "model-config", .dest = &model_cfgs, .metavar = "PATH",
+		{ .type = OPT_LIST, .name = "model-config", .dest = &a->model_cfgs, .metavar = "PATH",
 		  .help = "a HuggingFace config.json, a directory holding one, or a directory of "
 			  "model directories; each becomes a model whose id is its path (repeatable)" },
-		{ .type = OPT_INT, .name = "rows", .dest = &rows, .metavar = "N", .has_min = true,
+		{ .type = OPT_INT, .name = "rows", .dest = &a->rows, .metavar = "N", .has_min = true,
 		  .min = 0,
 		  .help = "at most N new rows per CSV, sampled with --seed (0 = no cap; default 1000)" },
-		{ .type = OPT_STRING, .name = "seed", .dest = &seed_s, .metavar = "S",
+		{ .type = OPT_STRING, .name = "seed", .dest = &a->seed_s, .metavar = "S",
 		  .help = "seed of the sampling PRNG, 0 to 2^64-1 (default: chosen at random and "
 			  "printed)" },
-		{ .type = OPT_DOUBLE, .name = "max-hbm-gb", .dest = &gb, .metavar = "GB",
+		{ .type = OPT_DOUBLE, .name = "max-hbm-gb", .dest = &a->gb, .metavar = "GB",
 		  .help = "drop rows whose inputs and outputs exceed GB GiB (0 disables; default 32)" },
-		{ .type = OPT_STRING, .name = "grid-config", .dest = &grid_cfg, .metavar = "PATH",
+		{ .type = OPT_STRING, .name = "grid-config", .dest = &a->grid_cfg, .metavar = "PATH",
 		  .help = "grid configuration (default: the installed grid.yaml)" },
-		{ .type = OPT_STRING, .name = "op-mapping", .dest = &opmap_path, .metavar = "PATH",
+		{ .type = OPT_STRING, .name = "op-mapping", .dest = &a->opmap_path, .metavar = "PATH",
 		  .help = "op_mapping.yaml for routing flags (default: <database>/op_mapping.yaml "
 			  "when present)" },
-		{ .type = OPT_FLAG, .name = "dry-run", .dest = &dry,
+		{ .type = OPT_FLAG, .name = "dry-run", .dest = &a->dry,
 		  .help = "print per-CSV candidate, filtered and appended counts; write nothing" },
-		{ .type = OPT_FLAG, .name = "json", .dest = &json,
+		{ .type = OPT_FLAG, .name = "json", .dest = &a->json,
 		  .help = "print a JSON summary instead of the text lines (keys in docs/grid.md)" },
-		{ .type = OPT_FLAG, .name = "quiet", .short_name = 'q', .dest = &quiet,
+		{ .type = OPT_FLAG, .name = "quiet", .short_name = 'q', .dest = &a->quiet,
 		  .help = "no progress and no [MEMORY] lines on stderr" },
 		DB_OPTIONS(o),
 		{ .type = OPT_END },
@@ -314,26 +318,34 @@ int cmd_grid(int argc, char **argv, struct cmd_db *cdb)
 	const char *pos[1];
 	size_t npos;
 	int rc = opt_parse(argc, argv, opts, &cmd_grid_help, pos, &npos);
+	return rc == 1 ? -1 : rc;
+}
+
+int cmd_grid(int argc, char **argv, struct cmd_db *cdb)
+{
+	struct perfdb_db_opts *o = &cdb->o;   /* filled by DB_OPTIONS, finished below */
+	struct cmd_grid_args args, *a = &args;
+	int rc = parse_args(argc, argv, o, a);
 	if (rc) {
-		free(model_cfgs.v);
-		return rc == 1 ? 0 : rc;
+		free(a->model_cfgs.v);
+		return rc < 0 ? 0 : rc;
 	}
 	uint64_t seed = 0;
-	if (seed_s && parse_seed(seed_s, &seed) < 0) {
-		free(model_cfgs.v);
+	if (a->seed_s && parse_seed(a->seed_s, &seed) < 0) {
+		free(a->model_cfgs.v);
 		return opt_usage_error(&cmd_grid_help,
 				       "argument --seed: invalid value: '%s' (an integer from 0 to "
-				       "18446744073709551615)", seed_s);
+				       "18446744073709551615)", a->seed_s);
 	}
-	if (!(gb >= 0) || gb > 8e9) {
-		free(model_cfgs.v);
+	if (!(a->gb >= 0) || a->gb > 8e9) {
+		free(a->model_cfgs.v);
 		return opt_usage_error(&cmd_grid_help,
 				       "argument --max-hbm-gb: invalid value: '%g' (0 disables the "
-				       "filter; at most 8e9)", gb);
+				       "filter; at most 8e9)", a->gb);
 	}
 
 	if ((rc = db_opts_finish(cdb, &cmd_grid_help))) {
-		free(model_cfgs.v);
+		free(a->model_cfgs.v);
 		return rc;
 	}
 	struct perfdb_err err;
@@ -350,14 +362,14 @@ int cmd_grid(int argc, char **argv, struct cmd_db *cdb)
 	} else {
 		rc = perfdb_db_resolve(o, &db, &err);
 	}
-	struct ctx c = { .quiet = quiet || json, .json = json, .rows = rows, .gb = gb, .s = &s,
-			 .budget = perfdb_grid_hbm_budget(gb) };
+	struct ctx c = { .quiet = a->quiet || a->json, .json = a->json, .rows = a->rows, .gb = a->gb, .s = &s,
+			 .budget = perfdb_grid_hbm_budget(a->gb) };
 	struct perfdb_grid_request rq = {
-		.db_dir = db.buf, .grid_config = grid_cfg, .op_mapping = opmap_path,
-		.model_configs = model_cfgs.v, .nmodel_configs = model_cfgs.n, .targets = targets,
-		.seed_given = seed_s != NULL,
-		.base = { .rows = (size_t)rows, .seed = seed, .max_hbm_bytes = c.budget,
-			  .dry_run = dry, .lock_timeout = -1, .start = on_start,
+		.db_dir = db.buf, .grid_config = a->grid_cfg, .op_mapping = a->opmap_path,
+		.model_configs = a->model_cfgs.v, .nmodel_configs = a->model_cfgs.n, .targets = a->targets,
+		.seed_given = a->seed_s != NULL,
+		.base = { .rows = (size_t)a->rows, .seed = seed, .max_hbm_bytes = c.budget,
+			  .dry_run = a->dry, .lock_timeout = -1, .start = on_start,
 			  .progress = on_progress, .memory = on_memory, .ctx = &c },
 	};
 	if (rc == 0) {
@@ -371,7 +383,7 @@ int cmd_grid(int argc, char **argv, struct cmd_db *cdb)
 		rc = cli_error("grid", &err);
 		cli_replaced("grid", grid_replaced, &s.res, s.res.nfiles);
 	} else {
-		if (json)
+		if (a->json)
 			print_json(&s.res, db.buf, &s.go, &s.models, s.cfg_path, s.opmap_file,
 				   s.seed_chosen);
 		else
@@ -379,6 +391,6 @@ int cmd_grid(int argc, char **argv, struct cmd_db *cdb)
 	}
 	perfdb_grid_session_release(&s);
 	perfdb_strbuf_release(&db);
-	free(model_cfgs.v);
+	free(a->model_cfgs.v);
 	return rc;
 }

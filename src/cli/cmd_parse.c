@@ -233,7 +233,7 @@ int cmd_parse(int argc, char **argv, struct cmd_db *db)
 	if (traces == 2)
 		rc = perfdb_err_set(&err, PERFDB_EINVAL,
 			"%s holds both Ascend profiler tables and PyTorch traces, which belong to "
-			"different databases: pass --database-a->path to put them in one", a->path);
+			"different databases: pass --database-path to put them in one", a->path);
 	else if (!trace_mode)
 		rc = perfdb_db_resolve(o, &outdir, &err);
 	if (rc == 0) {
