@@ -118,37 +118,49 @@ static void print_json(const struct perfdb_comm_validation *v, const char *dir)
 	json_decref(root);
 }
 
-int cmd_validate(int argc, char **argv, struct cmd_db *db)
+struct cmd_validate_args {
+	const char *dir, *device;
+	double tol;
+	bool verbose, json;
+};
+
+/* 0, -1 after --help, or the usage status. */
+static int parse_args(int argc, char **argv, struct cmd_validate_args *a)
 {
-	(void)db;   /* no CMD_DB: NULL */
-	const struct cmd_help *h = &cmd_validate_help;
-	const char *dir = NULL, *device = NULL;
-	double tol = 2.0;
-	bool verbose = false, json = false;
+	*a = (struct cmd_validate_args){ .tol = 2.0 };
 	struct opt opts[] = {
-		{ .type = OPT_STRING, .name = "csv-dir", .dest = &dir, .metavar = "DIR",
+		{ .type = OPT_STRING, .name = "csv-dir", .dest = &a->dir, .metavar = "DIR",
 		  .required = true,
 		  .help = "directory holding the hcom_*.csv tables (e.g. <root>/<device>/hccl/v8.5)" },
-		{ .type = OPT_DOUBLE, .name = "tolerance", .dest = &tol, .metavar = "T",
+		{ .type = OPT_DOUBLE, .name = "tolerance", .dest = &a->tol, .metavar = "T",
 		  .help = "PASS when 1/T <= measured/predicted <= T, WARN within twice that "
 			  "(default: 2.0)" },
-		{ .type = OPT_FLAG, .name = "verbose", .dest = &verbose,
+		{ .type = OPT_FLAG, .name = "verbose", .dest = &a->verbose,
 		  .help = "print every row, not just WARN and FAIL rows" },
-		{ .type = OPT_STRING, .name = "device", .dest = &device, .metavar = "NAME",
+		{ .type = OPT_STRING, .name = "device", .dest = &a->device, .metavar = "NAME",
 		  .help = "device whose per-tier bandwidth, latency and efficiency predict the "
 			  "latencies (default: ATLAS_800_A3_752T_128G_DIE; see 'perfdb devices')" },
-		{ .type = OPT_FLAG, .name = "json", .dest = &json,
+		{ .type = OPT_FLAG, .name = "json", .dest = &a->json,
 		  .help = "print a JSON object instead (keys in docs/comm.md)" },
 		{ .type = OPT_END },
 	};
 	const char *pos[1];
 	size_t npos;
-	int rc = opt_parse(argc, argv, opts, h, pos, &npos);
-	if (rc)
-		return rc == 1 ? 0 : rc;
-	if (!(tol > 0) || !isfinite(tol))
-		return opt_usage_error(h, "argument --tolerance: must be a positive number, got %g", tol);
+	int rc = opt_parse(argc, argv, opts, &cmd_validate_help, pos, &npos);
+	return rc == 1 ? -1 : rc;
+}
 
+int cmd_validate(int argc, char **argv, struct cmd_db *db)
+{
+	(void)db;   /* no CMD_DB: NULL */
+	const struct cmd_help *h = &cmd_validate_help;
+	struct cmd_validate_args args, *a = &args;
+	int rc = parse_args(argc, argv, a);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	if (!(a->tol > 0) || !isfinite(a->tol))
+		return opt_usage_error(h, "argument --tolerance: must be a positive number, got %g",
+				       a->tol);
 	struct perfdb_err err;
 	perfdb_err_clear(&err);
 	struct perfdb_device_registry reg;
@@ -157,7 +169,7 @@ int cmd_validate(int argc, char **argv, struct cmd_db *db)
 		perfdb_device_registry_release(&reg);
 		return cli_error("validate", &err);
 	}
-	const char *name = device ? device : PERFDB_DEFAULT_DEVICE;
+	const char *name = a->device ? a->device : PERFDB_DEFAULT_DEVICE;
 	const struct perfdb_device *dev = perfdb_device_find(&reg, name);
 	if (!dev) {
 		perfdb_device_registry_release(&reg);
@@ -166,10 +178,10 @@ int cmd_validate(int argc, char **argv, struct cmd_db *db)
 	}
 
 	char shown[4096];
-	perfdb_py_path(dir, shown, sizeof(shown));
+	perfdb_py_path(a->dir, shown, sizeof(shown));
 	struct perfdb_comm_validation v;
 	perfdb_comm_validation_init(&v);
-	rc = perfdb_comm_validate_dir(dir, dev, tol, &v, on_warn, NULL, &err);
+	rc = perfdb_comm_validate_dir(a->dir, dev, a->tol, &v, on_warn, NULL, &err);
 	if (rc < 0) {
 		if (rc == -PERFDB_ENOENT)
 			perfdb_err_set(&err, PERFDB_ENOENT, "'%s' is not a directory", shown);
@@ -177,12 +189,12 @@ int cmd_validate(int argc, char **argv, struct cmd_db *db)
 		perfdb_device_registry_release(&reg);
 		return cli_error("validate", &err);
 	}
-	if (json) {
-		print_json(&v, dir);
+	if (a->json) {
+		print_json(&v, a->dir);
 	} else {
 		printf("C9 Comm Alignment Validation\n");
 		printf("  csv_dir   : %s\n", shown);
-		printf("  tolerance : %.1fx\n", tol);
+		printf("  tolerance : %.1fx\n", a->tol);
 		printf("  device    : %s\n", dev->name);
 		for (int op = 0; op < PERFDB_COMM_NOPS; op++)
 			if (!v.op[op].present)
@@ -190,7 +202,7 @@ int cmd_validate(int argc, char **argv, struct cmd_db *db)
 				       perfdb_comm_op_file((enum perfdb_comm_op)op), shown);
 		for (int op = 0; op < PERFDB_COMM_NOPS; op++)
 			if (v.op[op].present)
-				print_report((enum perfdb_comm_op)op, &v.op[op], tol, verbose);
+				print_report((enum perfdb_comm_op)op, &v.op[op], a->tol, a->verbose);
 		printf("\n%s\n", rule);
 		printf("  TOTAL: %zu rows  PASS=%zu  WARN=%zu  FAIL=%zu\n", v.rows, v.total[0],
 		       v.total[1], v.total[2]);
