@@ -247,11 +247,81 @@ static int is_option_token(const char *a)
 	return a[0] == '-' && a[1] && !(a[1] >= '0' && a[1] <= '9') && !(a[1] == '.');
 }
 
+/* The option a long flag names (its value after '=' in *inline_val); NULL after a usage error in *rc. */
+static struct opt *long_option(struct opt *opts, const struct cmd_help *h, const char *a,
+			       const char **inline_val, int *rc)
+{
+	const char *name = a + 2;
+	const char *eq = strchr(name, '=');
+	size_t len = eq ? (size_t)(eq - name) : strlen(name);
+	struct opt *m[8];
+	size_t nm;
+	struct opt *o = find_long(opts, h->reference, name, len, m, &nm);
+	if (nm > 1) {
+		/* argparse's wording */
+		char list[512];
+		size_t w = 0;
+		for (size_t k = 0; k < nm && k < 8 && w < sizeof(list); k++)
+			w += (size_t)snprintf(list + w, sizeof(list) - w, "%s--%s", k ? ", " : "",
+					      m[k]->name);
+		*rc = opt_usage_error(h, "ambiguous option: --%.*s could match %s", (int)len, name,
+				      list);
+		return NULL;
+	}
+	if (!o) {
+		*rc = opt_usage_error(h, "unrecognized arguments: %s", a);
+		return NULL;
+	}
+	trace_option(h, name, len, o);
+	if (eq)
+		*inline_val = eq + 1;
+	return o;
+}
+
+/* The values of option o at argv[*i] (consumed as they are taken); 0 or the usage status. */
+static int take_values(struct opt *o, const struct cmd_help *h, int argc, char **argv, int *i,
+		       const char *inline_val)
+{
+	int rc;
+	if (o->type == OPT_FLAG) {
+		if (inline_val)
+			return opt_usage_error(h, "argument --%s: ignored explicit argument '%s'",
+					       o->name, inline_val);
+		*(bool *)o->dest = true;
+		return 0;
+	}
+	if (o->type == OPT_LIST) {
+		int got = 0;
+		if (inline_val) {
+			if ((rc = set_value(o, h, inline_val)))
+				return rc;
+			got = 1;
+		}
+		while (*i + 1 < argc && !is_option_token(argv[*i + 1]) &&
+		       strcmp(argv[*i + 1], "--") != 0) {
+			if ((rc = set_value(o, h, argv[++*i])))
+				return rc;
+			got = 1;
+		}
+		if (!got)
+			return opt_usage_error(h, "argument --%s: expected at least one argument",
+					       o->name);
+		return 0;
+	}
+	const char *v = inline_val;
+	if (!v) {
+		if (*i + 1 >= argc || (is_option_token(argv[*i + 1])))
+			return opt_usage_error(h, "argument --%s: expected one argument", o->name);
+		v = argv[++*i];
+	}
+	return set_value(o, h, v);
+}
+
 int opt_parse(int argc, char **argv, struct opt *opts, const struct cmd_help *h,
 	      const char **pos, size_t *npos)
 {
 	*npos = 0;
-	int only_pos = 0;
+	int only_pos = 0, rc = 0;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (only_pos || !is_option_token(a)) {
@@ -271,68 +341,16 @@ int opt_parse(int argc, char **argv, struct opt *opts, const struct cmd_help *h,
 		struct opt *o;
 		const char *inline_val = NULL;
 		if (a[1] == '-') {
-			const char *name = a + 2;
-			const char *eq = strchr(name, '=');
-			size_t len = eq ? (size_t)(eq - name) : strlen(name);
-			struct opt *m[8];
-			size_t nm;
-			o = find_long(opts, h->reference, name, len, m, &nm);
-			if (nm > 1) {
-				/* argparse's wording */
-				char list[512];
-				size_t w = 0;
-				for (size_t k = 0; k < nm && k < 8 && w < sizeof(list); k++)
-					w += (size_t)snprintf(list + w, sizeof(list) - w, "%s--%s",
-							      k ? ", " : "", m[k]->name);
-				return opt_usage_error(h, "ambiguous option: --%.*s could match %s",
-						       (int)len, name, list);
-			}
-			if (!o)
-				return opt_usage_error(h, "unrecognized arguments: %s", a);
-			trace_option(h, name, len, o);
-			if (eq)
-				inline_val = eq + 1;
+			if (!(o = long_option(opts, h, a, &inline_val, &rc)))
+				return rc;
 		} else {
-			o = find_short(opts, a[1]);
-			if (!o)
+			if (!(o = find_short(opts, a[1])))
 				return opt_usage_error(h, "unrecognized arguments: %s", a);
 			if (a[2])
 				inline_val = a + 2;
 		}
 		o->seen = true;
-		if (o->type == OPT_FLAG) {
-			if (inline_val)
-				return opt_usage_error(h, "argument --%s: ignored explicit argument '%s'",
-						       o->name, inline_val);
-			*(bool *)o->dest = true;
-			continue;
-		}
-		if (o->type == OPT_LIST) {
-			int got = 0, rc;
-			if (inline_val) {
-				if ((rc = set_value(o, h, inline_val)))
-					return rc;
-				got = 1;
-			}
-			while (i + 1 < argc && !is_option_token(argv[i + 1]) &&
-			       strcmp(argv[i + 1], "--") != 0) {
-				if ((rc = set_value(o, h, argv[++i])))
-					return rc;
-				got = 1;
-			}
-			if (!got)
-				return opt_usage_error(h, "argument --%s: expected at least one argument",
-						       o->name);
-			continue;
-		}
-		const char *v = inline_val;
-		if (!v) {
-			if (i + 1 >= argc || (is_option_token(argv[i + 1])))
-				return opt_usage_error(h, "argument --%s: expected one argument", o->name);
-			v = argv[++i];
-		}
-		int rc = set_value(o, h, v);
-		if (rc)
+		if ((rc = take_values(o, h, argc, argv, &i, inline_val)))
 			return rc;
 	}
 	for (struct opt *o = opts; o->type != OPT_END; o++)
