@@ -286,269 +286,333 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-int perfdb_comm_run(const struct perfdb_comm_opts *o, const struct perfdb_comm_events *ev,
-		    struct perfdb_comm_report *out, bool *fatal, struct perfdb_err *err)
-{
-	MPI_Comm world = MPI_COMM_WORLD;
-	int rank, size;
-	*fatal = true;   /* until the collectives below have all succeeded */
-	MPI_TRY(err, MPI_Comm_rank(world, &rank));
-	MPI_TRY(err, MPI_Comm_size(world, &size));
-	const bool lead = rank == 0;
-	if (!lead)
-		ev = NULL;
-	double t_start = now();
-
+/* What the case loop of one run shares. */
+struct run {
+	const struct perfdb_comm_opts *o;
+	const struct perfdb_comm_events *ev;   /* NULL on ranks other than 0 */
+	struct perfdb_comm_report *out;
 	struct perfdb_harness_env env;
-	PERFDB_TRY(perfdb_harness_env_init(&env, world, err));
-	struct perfdb_comm_plan plan;
-	perfdb_comm_plan_init(&plan);
-	struct groups groups = { .len = 0 };
-	int rc = perfdb_harness_context(&env, o->malloc_tune, &out->ctx, err);
-	if (rc < 0)
-		goto fail;
-	out->transport = o->transport->i;
-	out->output = o->output_csv ? o->output_csv : o->database_path ? o->database_path
-								       : "(no output)";
+	struct perfdb_harness_cfg cfg;
+	struct groups groups;
+	int rank, size;
+	bool lead;
+	int stop;                              /* rank 0 stops the run after this case */
+	size_t index, ncases;
+	double t_start;
+};
 
-	/* the plan: identical on every rank; rank 0 reports the skips */
-	rc = perfdb_comm_plan_build(&plan, o->ops, o->nops, o->num_devices, o->nnum_devices,
-				    o->tiers, o->ntiers, &o->grid, lead ? plan_warn : NULL,
-				    (void *)ev, err);
-	if (rc < 0)
-		goto fail;
-
-	/* the output is checked once, by its only writer, before any measurement */
-	int pre = lead ? preflight(o, err) : 0;
-	MPI_Request req;
-	rc = MPI_Ibcast(&pre, 1, MPI_INT, 0, world, &req);
-	if (rc == MPI_SUCCESS)
-		rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
-	if (rc != MPI_SUCCESS) {
-		rc = perfdb_harness_mpi_error(err, rc, "MPI_Bcast");
-		goto fail;
-	}
-	if (pre < 0) {
-		if (!lead)
-			perfdb_err_set(err, -pre, "rank 0 could not prepare the output");
-		*fatal = false;
-		rc = pre;
-		goto done;
-	}
-
-	/* one communicator per group size that fits the world */
-	for (size_t i = 0; i < plan.n; i++) {
-		long n = plan.v[i].num_devices;
+/* One communicator per group size that fits the world; larger ones are skipped with a warning. */
+static int open_groups(struct run *r, const struct perfdb_comm_plan *plan, struct perfdb_err *err)
+{
+	for (size_t i = 0; i < plan->n; i++) {
+		long n = plan->v[i].num_devices;
 		int known = 0;
-		for (size_t k = 0; k < groups.len; k++)
-			known |= groups.n[k] == n;
-		if (known || groups.len == 64)
+		for (size_t k = 0; k < r->groups.len; k++)
+			known |= r->groups.n[k] == n;
+		if (known || r->groups.len == 64)
 			continue;
-		if (n > size) {
-			groups.n[groups.len] = n;
-			groups.comm[groups.len++] = MPI_COMM_NULL;
-			warnf(ev, "skipping num_devices=%ld: the group is larger than the world "
-				  "(%d rank%s); launch with mpirun -np %ld or more", n, size,
-			      size == 1 ? "" : "s", n);
+		if (n > r->size) {
+			r->groups.n[r->groups.len] = n;
+			r->groups.comm[r->groups.len++] = MPI_COMM_NULL;
+			warnf(r->ev, "skipping num_devices=%ld: the group is larger than the world "
+				     "(%d rank%s); launch with mpirun -np %ld or more", n, r->size,
+			      r->size == 1 ? "" : "s", n);
 			continue;
 		}
 		MPI_Comm c = MPI_COMM_NULL;
-		rc = MPI_Comm_split(world, rank < n ? 0 : MPI_UNDEFINED, rank, &c);
-		if (rc != MPI_SUCCESS) {
-			rc = perfdb_harness_mpi_error(err, rc, "MPI_Comm_split");
-			goto fail;
-		}
-		groups.n[groups.len] = n;
-		groups.comm[groups.len++] = c;
+		int rc = MPI_Comm_split(MPI_COMM_WORLD, r->rank < n ? 0 : MPI_UNDEFINED, r->rank, &c);
+		if (rc != MPI_SUCCESS)
+			return perfdb_harness_mpi_error(err, rc, "MPI_Comm_split");
+		r->groups.n[r->groups.len] = n;
+		r->groups.comm[r->groups.len++] = c;
 	}
+	return 0;
+}
 
-	size_t ncases = 0;
-	for (size_t i = 0; i < plan.n; i++)
-		if (plan.v[i].num_devices <= size)
-			ncases += o->nbytes;
-	if (ev && ev->begin)
-		ev->begin(ev->ctx, out, ncases);
+/* The output is checked once, by its only writer, before any measurement; 1: stop quietly. */
+static int agree_preflight(struct run *r, int *rc, struct perfdb_err *err)
+{
+	int pre = r->lead ? preflight(r->o, err) : 0;
+	MPI_Request req;
+	int mrc = MPI_Ibcast(&pre, 1, MPI_INT, 0, MPI_COMM_WORLD, &req);
+	if (mrc == MPI_SUCCESS)
+		mrc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+	if (mrc != MPI_SUCCESS) {
+		*rc = perfdb_harness_mpi_error(err, mrc, "MPI_Bcast");
+		return -1;
+	}
+	if (pre < 0) {
+		if (!r->lead)
+			perfdb_err_set(err, -pre, "rank 0 could not prepare the output");
+		*rc = pre;
+		return 1;
+	}
+	return 0;
+}
 
-	const struct perfdb_harness_cfg cfg = {
-		.warmup = o->warmup, .iters = o->iters, .min_iters = o->min_iters,
-		.budget = o->time_budget,
-	};
-	int stop = 0;
-	size_t index = 0;
-	for (size_t b = 0; b < plan.n && !stop; b++) {
-		const struct perfdb_comm_batch *bt = &plan.v[b];
+/*
+ * One size: measured again while other processes use the CPUs (up to
+ * --repeats), the attempt with the least foreign CPU kept in *best.
+ * Returns 0 or a fatal error; r->stop may be set.
+ */
+static int measure_size(struct run *r, const struct perfdb_harness_case *hc, bool member,
+			unsigned long long need, struct perfdb_comm_case *c,
+			struct perfdb_harness_result *best, double *best_other, bool *mem_ok,
+			bool *failed, struct perfdb_err *err)
+{
+	bool have = false;
+	*mem_ok = true;
+	*failed = false;
+	for (long attempt = 0; attempt <= r->o->repeats; attempt++) {
+		PERFDB_TRY(perfdb_harness_case_begin(&r->env, &r->stop, need, mem_ok, err));
+		if (r->stop || !*mem_ok)
+			break;
+		struct perfdb_harness_result res = { .bad_rank = -1 };
+		if (member)
+			PERFDB_TRY(perfdb_harness_measure(&r->cfg, hc, &res, err));
+		double other;
+		int rc = perfdb_harness_case_end(&r->env, &other, err);
+		if (rc < 0) {
+			free(res.samples);
+			return rc;
+		}
+		c->attempts++;
+		*failed |= res.transport_failed;
+		if (!have || (other >= 0 && other < *best_other)) {
+			free(best->samples);
+			*best = res;
+			*best_other = other;
+			have = true;
+		} else {
+			free(res.samples);
+		}
+		/* other is the same on every rank: so is this decision */
+		if (other < r->o->contention)
+			break;
+	}
+	return 0;
+}
+
+/* Rank 0: what a measured size becomes (a row, a skip, a failed check); takes best's samples. */
+static void record_size(struct run *r, const struct perfdb_coll *coll, struct perfdb_comm_case *c,
+			struct perfdb_harness_result *best, double best_other, bool mem_ok,
+			unsigned long long need, struct perfdb_err *err)
+{
+	const struct perfdb_comm_opts *o = r->o;
+	struct perfdb_comm_report *out = r->out;
+	c->other_cpu = best_other;
+	c->contended = best_other >= o->contention;
+	if (!mem_ok || best->alloc_failed) {
+		char why[160];
+		snprintf(why, sizeof(why), "%s: cannot allocate %llu bytes per rank",
+			 mem_ok ? "out of memory" : "not enough memory on a host", need);
+		warnf(r->ev, "skipping %s num_devices=%ld bytes=%lld: %s", coll->name,
+		      c->num_devices, c->message_bytes, why);
+		if (add_skip(out, c, c->message_bytes, why, err) < 0)
+			r->stop = 1;
+		free(best->samples);
+		return;
+	}
+	c->warmup = best->warmup;
+	c->check = best->check;
+	c->bad_elems = best->bad;
+	c->bad_rank = best->bad_rank;
+	perfdb_stats_compute(best->samples, best->nsamples, &c->st);
+	free(best->samples);
+	if (c->check < 0) {
+		out->check_failed++;
+		warnf(r->ev, "check failed: %s num_devices=%ld bytes=%lld %s: %llu wrong "
+			     "element(s), first on rank %d; row not written", coll->name,
+		      c->num_devices, c->message_bytes, perfdb_comm_dtype(c->dtype)->label,
+		      c->bad_elems, c->bad_rank);
+	} else if (c->st.n > 0) {
+		int w = write_row(o, c, err);
+		if (w < 0)
+			r->stop = 1;
+		c->written = w > 0;
+		out->written += c->written || w == 0;
+	}
+	if (c->contended)
+		out->contended++;
+	if (add_case(out, c, err) < 0)
+		r->stop = 1;
+	if (r->ev && r->ev->case_done)
+		r->ev->case_done(r->ev->ctx, &out->cases[out->ncases - 1]);
+}
+
+/* Every size of one batch (op, group size, tier); 0 or a fatal error. */
+static int run_batch(struct run *r, const struct perfdb_comm_batch *bt,
+		     const struct perfdb_comm_case *proto, struct perfdb_err *err)
+{
+	const struct perfdb_comm_opts *o = r->o;
+	MPI_Comm comm = group_of(&r->groups, bt->num_devices);
+	const bool member = comm != MPI_COMM_NULL;
+	const struct perfdb_coll *coll = perfdb_coll_get(bt->op);
+	size_t esz = perfdb_comm_dtype(o->dtype)->size;
+	for (size_t k = 0; k < o->nbytes; k++) {
+		struct perfdb_comm_case c = *proto;
+		c.message_bytes = o->bytes[k];
+		size_t elems = (size_t)c.message_bytes / esz;
+		c.bus_bytes = perfdb_comm_bus_bytes(bt->op, elems, bt->num_devices, esz);
+		if (r->ev && r->ev->case_start)
+			r->ev->case_start(r->ev->ctx, &c, r->index, r->ncases);
+		r->index++;
+		struct perfdb_comm_layout l;
+		coll->layout(elems, bt->num_devices, &l);
+		unsigned long long need = member ? (l.send_elems + l.recv_elems) * esz : 0;
+		const struct perfdb_harness_case hc = {
+			.coll = coll, .dtype = o->dtype, .message_bytes = c.message_bytes,
+			.comm = comm, .transport = o->transport,
+		};
+		struct perfdb_harness_result best = { .bad_rank = -1 };
+		double best_other = -1;
+		bool mem_ok, failed;
+		int rc = measure_size(r, &hc, member, need, &c, &best, &best_other, &mem_ok, &failed,
+				      err);
+		if (rc < 0) {
+			free(best.samples);
+			return rc;
+		}
+		if (r->stop)
+			break;
+		if (!r->lead || failed) {
+			/* failed: every member saw the transport fail and err names
+			 * the call: the run stops at the next case, as on every rank */
+			free(best.samples);
+			r->stop |= r->lead && failed;
+			continue;
+		}
+		record_size(r, coll, &c, &best, best_other, mem_ok, need, err);
+	}
+	return 0;
+}
+
+/* Rank 0 after a batch: its non-monotonic sizes, and the report so far. */
+static void finish_batch(struct run *r, const struct perfdb_coll *coll, size_t first,
+			 struct perfdb_err *err)
+{
+	struct perfdb_comm_report *out = r->out;
+	size_t nb = out->ncases - first;
+	out->nonmonotonic += perfdb_comm_flag_nonmonotonic(out->cases + first, nb,
+							   r->o->mono_tolerance);
+	for (size_t k = first; k < out->ncases; k++) {
+		const struct perfdb_comm_case *c = &out->cases[k];
+		if (c->nonmonotonic)
+			warnf(r->ev, "non-monotonic: %s num_devices=%ld tier=%ld: %lld bytes "
+				     "took %.2f us, more than %.2f us for %lld bytes",
+			      coll->name, c->num_devices, c->tier, c->message_bytes,
+			      c->st.median, c->mono_us, c->mono_bytes);
+	}
+	out->seconds = now() - r->t_start;
+	if (write_report(r->o, out, err) < 0)
+		r->stop = 1;
+}
+
+/* The plan's batches in order; 0 or a fatal error (r->stop: rank 0 stopped). */
+static int run_plan(struct run *r, const struct perfdb_comm_plan *plan, struct perfdb_err *err)
+{
+	const struct perfdb_comm_opts *o = r->o;
+	for (size_t b = 0; b < plan->n && !r->stop; b++) {
+		const struct perfdb_comm_batch *bt = &plan->v[b];
 		struct perfdb_comm_case proto = {
 			.op = bt->op, .num_devices = bt->num_devices, .tier = bt->tier,
 			.dtype = o->dtype, .bad_rank = -1, .other_cpu = -1,
 			.overhead_us = perfdb_comm_overhead_lookup(o->overhead, bt->op, bt->num_devices),
 		};
-		if (bt->num_devices > size) {
-			if (lead) {
+		if (bt->num_devices > r->size) {
+			if (r->lead) {
 				char why[128];
 				snprintf(why, sizeof(why), "num_devices=%ld is larger than the world (%d)",
-					 bt->num_devices, size);
-				if (add_skip(out, &proto, -1, why, err) < 0)
-					stop = 1;
+					 bt->num_devices, r->size);
+				if (add_skip(r->out, &proto, -1, why, err) < 0)
+					r->stop = 1;
 			}
 			continue;
 		}
-		if (ev && ev->batch)
-			ev->batch(ev->ctx, bt, b, plan.n);
-		MPI_Comm comm = group_of(&groups, bt->num_devices);
-		const bool member = comm != MPI_COMM_NULL;
-		const struct perfdb_coll *coll = perfdb_coll_get(bt->op);
-		size_t esz = perfdb_comm_dtype(o->dtype)->size;
-		size_t first = out->ncases;
-		for (size_t k = 0; k < o->nbytes; k++) {
-			struct perfdb_comm_case c = proto;
-			c.message_bytes = o->bytes[k];
-			size_t elems = (size_t)c.message_bytes / esz;
-			c.bus_bytes = perfdb_comm_bus_bytes(bt->op, elems, bt->num_devices, esz);
-			if (ev && ev->case_start)
-				ev->case_start(ev->ctx, &c, index, ncases);
-			index++;
-			struct perfdb_comm_layout l;
-			coll->layout(elems, bt->num_devices, &l);
-			unsigned long long need = member ? (l.send_elems + l.recv_elems) * esz : 0;
+		if (r->ev && r->ev->batch)
+			r->ev->batch(r->ev->ctx, bt, b, plan->n);
+		size_t first = r->out->ncases;
+		PERFDB_TRY(run_batch(r, bt, &proto, err));
+		if (r->lead && !r->stop)
+			finish_batch(r, perfdb_coll_get(bt->op), first, err);
+	}
+	return 0;
+}
 
-			struct perfdb_harness_result best = { .bad_rank = -1 };
-			double best_other = -1;
-			bool have = false, mem_ok = true, failed = false;
-			for (long attempt = 0; attempt <= o->repeats; attempt++) {
-				rc = perfdb_harness_case_begin(&env, &stop, need, &mem_ok, err);
-				if (rc < 0)
-					goto fail;
-				if (stop || !mem_ok)
-					break;
-				struct perfdb_harness_result res = { .bad_rank = -1 };
-				if (member) {
-					const struct perfdb_harness_case hc = {
-						.coll = coll, .dtype = o->dtype,
-						.message_bytes = c.message_bytes, .comm = comm,
-						.transport = o->transport,
-					};
-					rc = perfdb_harness_measure(&cfg, &hc, &res, err);
-					if (rc < 0)
-						goto fail;
-				}
-				double other;
-				rc = perfdb_harness_case_end(&env, &other, err);
-				if (rc < 0) {
-					free(res.samples);
-					goto fail;
-				}
-				c.attempts++;
-				failed |= res.transport_failed;
-				if (!have || (other >= 0 && other < best_other)) {
-					free(best.samples);
-					best = res;
-					best_other = other;
-					have = true;
-				} else {
-					free(res.samples);
-				}
-				/* other is the same on every rank: so is this decision */
-				if (other < o->contention)
-					break;
-			}
-			if (stop)
-				break;
-			if (!lead) {
-				free(best.samples);
-				continue;
-			}
-			if (failed) {
-				/* every member saw the transport fail and err names the
-				 * call: the run stops at the next case, as on every rank */
-				free(best.samples);
-				stop = 1;
-				continue;
-			}
-			c.other_cpu = best_other;
-			c.contended = best_other >= o->contention;
-			if (!mem_ok || best.alloc_failed) {
-				char why[160];
-				snprintf(why, sizeof(why), "%s: cannot allocate %llu bytes per rank",
-					 mem_ok ? "out of memory" : "not enough memory on a host",
-					 (unsigned long long)need);
-				warnf(ev, "skipping %s num_devices=%ld bytes=%lld: %s",
-				      coll->name, c.num_devices, c.message_bytes, why);
-				if (add_skip(out, &c, c.message_bytes, why, err) < 0)
-					stop = 1;
-				free(best.samples);
-				continue;
-			}
-			c.warmup = best.warmup;
-			c.check = best.check;
-			c.bad_elems = best.bad;
-			c.bad_rank = best.bad_rank;
-			perfdb_stats_compute(best.samples, best.nsamples, &c.st);
-			free(best.samples);
-			if (c.check < 0) {
-				out->check_failed++;
-				warnf(ev, "check failed: %s num_devices=%ld bytes=%lld %s: %llu wrong "
-					  "element(s), first on rank %d; row not written", coll->name,
-				      c.num_devices, c.message_bytes, perfdb_comm_dtype(c.dtype)->label,
-				      c.bad_elems, c.bad_rank);
-			} else if (c.st.n > 0) {
-				int w = write_row(o, &c, err);
-				if (w < 0)
-					stop = 1;
-				c.written = w > 0;
-				out->written += c.written || w == 0;
-			}
-			if (c.contended)
-				out->contended++;
-			if (add_case(out, &c, err) < 0)
-				stop = 1;
-			if (ev && ev->case_done)
-				ev->case_done(ev->ctx, &out->cases[out->ncases - 1]);
-		}
-		if (lead && !stop) {
-			size_t nb = out->ncases - first;
-			out->nonmonotonic += perfdb_comm_flag_nonmonotonic(out->cases + first, nb,
-									   o->mono_tolerance);
-			for (size_t k = first; k < out->ncases; k++) {
-				const struct perfdb_comm_case *c = &out->cases[k];
-				if (c->nonmonotonic)
-					warnf(ev, "non-monotonic: %s num_devices=%ld tier=%ld: %lld bytes "
-						  "took %.2f us, more than %.2f us for %lld bytes",
-					      coll->name, c->num_devices, c->tier, c->message_bytes,
-					      c->st.median, c->mono_us, c->mono_bytes);
-			}
-			out->seconds = now() - t_start;
-			if (write_report(o, out, err) < 0)
-				stop = 1;
-		}
-	}
+/* Every rank learns how rank 0 ended; the final report.  0, or a fatal MPI error. */
+static int agree_end(struct run *r, int *rc, struct perfdb_err *err)
+{
 	/* the record's one part that is read after the measurements */
-	if (lead)
-		perfdb_harness_context_finish(&out->ctx);
-	/* every rank learns how rank 0 ended */
-	rc = MPI_Iallreduce(MPI_IN_PLACE, &stop, 1, MPI_INT, MPI_MAX, world, &req);
-	if (rc == MPI_SUCCESS)
-		rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
-	if (rc != MPI_SUCCESS) {
-		rc = perfdb_harness_mpi_error(err, rc, "MPI_Allreduce");
-		goto fail;
-	}
-	out->seconds = now() - t_start;
-	if (lead && !stop && write_report(o, out, err) < 0)
-		stop = 1;
-	*fatal = false;
-	rc = 0;
-	if (stop) {
-		rc = lead ? -(err->code ? err->code : PERFDB_EIO) : -PERFDB_EIO;
-		if (!lead)
+	if (r->lead)
+		perfdb_harness_context_finish(&r->out->ctx);
+	MPI_Request req;
+	int mrc = MPI_Iallreduce(MPI_IN_PLACE, &r->stop, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &req);
+	if (mrc == MPI_SUCCESS)
+		mrc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+	if (mrc != MPI_SUCCESS)
+		return perfdb_harness_mpi_error(err, mrc, "MPI_Allreduce");
+	r->out->seconds = now() - r->t_start;
+	if (r->lead && !r->stop && write_report(r->o, r->out, err) < 0)
+		r->stop = 1;
+	*rc = 0;
+	if (r->stop) {
+		*rc = r->lead ? -(err->code ? err->code : PERFDB_EIO) : -PERFDB_EIO;
+		if (!r->lead)
 			perfdb_err_set(err, PERFDB_EIO, "rank 0 stopped the run");
 	}
-	goto done;
-fail:
-	/* an MPI or memory failure on this rank: the others cannot know */
-	*fatal = true;
+	return 0;
+}
+
+int perfdb_comm_run(const struct perfdb_comm_opts *o, const struct perfdb_comm_events *ev,
+		    struct perfdb_comm_report *out, bool *fatal, struct perfdb_err *err)
+{
+	struct run r = { .o = o, .out = out, .t_start = now() };
+	*fatal = true;   /* until the collectives below have all succeeded */
+	MPI_TRY(err, MPI_Comm_rank(MPI_COMM_WORLD, &r.rank));
+	MPI_TRY(err, MPI_Comm_size(MPI_COMM_WORLD, &r.size));
+	r.lead = r.rank == 0;
+	r.ev = r.lead ? ev : NULL;
+	PERFDB_TRY(perfdb_harness_env_init(&r.env, MPI_COMM_WORLD, err));
+	struct perfdb_comm_plan plan;
+	perfdb_comm_plan_init(&plan);
+	int rc = perfdb_harness_context(&r.env, o->malloc_tune, &out->ctx, err);
+	if (rc < 0)
+		goto done;
+	out->transport = o->transport->i;
+	out->output = o->output_csv ? o->output_csv : o->database_path ? o->database_path
+								       : "(no output)";
+	/* the plan: identical on every rank; rank 0 reports the skips */
+	rc = perfdb_comm_plan_build(&plan, o->ops, o->nops, o->num_devices, o->nnum_devices,
+				    o->tiers, o->ntiers, &o->grid, r.lead ? plan_warn : NULL,
+				    (void *)r.ev, err);
+	if (rc < 0)
+		goto done;
+	int pre = agree_preflight(&r, &rc, err);
+	if (pre != 0) {
+		*fatal = pre < 0;
+		goto done;
+	}
+	if ((rc = open_groups(&r, &plan, err)) < 0)
+		goto done;
+	for (size_t i = 0; i < plan.n; i++)
+		if (plan.v[i].num_devices <= r.size)
+			r.ncases += o->nbytes;
+	if (r.ev && r.ev->begin)
+		r.ev->begin(r.ev->ctx, out, r.ncases);
+	r.cfg = (struct perfdb_harness_cfg){ .warmup = o->warmup, .iters = o->iters,
+					     .min_iters = o->min_iters, .budget = o->time_budget };
+	/* an MPI or memory failure on this rank is fatal: the others cannot know */
+	if ((rc = run_plan(&r, &plan, err)) < 0)
+		goto done;
+	int end = agree_end(&r, &rc, err);
+	if (end < 0) {
+		rc = end;
+		goto done;
+	}
+	*fatal = false;
 done:
-	groups_free(&groups);
+	groups_free(&r.groups);
 	perfdb_comm_plan_release(&plan);
-	perfdb_harness_env_release(&env);
+	perfdb_harness_env_release(&r.env);
 	return rc < 0 ? rc : 0;
 }
