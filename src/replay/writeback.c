@@ -532,15 +532,12 @@ static int cmp_dup(const void *a, const void *b)
 	return strcmp(x->sig, y->sig);
 }
 
-static int merge_table(const struct perfdb_wb_opts *o, const struct target *tg,
-		       const struct perfdb_measures *m, struct perfdb_table *t,
-		       struct perfdb_wb_file *fr, struct perfdb_wb_result *res, int *is_new,
-		       struct perfdb_err *err)
+/* The table as it is (or a new header), migrated, a legacy DFC table given the run's EP size. */
+static int open_table(const struct target *tg, const struct perfdb_measures *m,
+		      struct perfdb_table *t, struct perfdb_wb_result *res, int *is_new,
+		      struct perfdb_err *err)
 {
-	int rc;
 	const char *stem = tg->stem;
-	const char *csv_name = strrchr(tg->path, '/') ? strrchr(tg->path, '/') + 1 : tg->path;
-	int family = perfdb_sig_is_matmul_family(stem);
 	/* lstat, not open: a FIFO named like the table must not block us */
 	struct stat st;
 	*is_new = lstat(tg->path, &st) != 0;
@@ -557,59 +554,93 @@ static int merge_table(const struct perfdb_wb_opts *o, const struct target *tg,
 		PERFDB_TRY(migrate(t, err));
 	}
 	/* Legacy DFC table without EP Size: adopt the run's single EP size */
-	if (strcmp(stem, PERFDB_DFC_OP) == 0 && perfdb_table_col(t, PERFDB_COL_EP_SIZE) < 0) {
-		const char *ep = NULL;
-		int distinct = 0;
-		for (size_t i = 0; i < m->n; i++)
-			if (strcmp(m->v[i].op, stem) == 0 && m->v[i].ep_size &&
-			    (!ep || strcmp(ep, m->v[i].ep_size) != 0)) {
-				ep = m->v[i].ep_size;
-				distinct++;
-			}
-		if (distinct == 1) {
-			long c = perfdb_table_insert_col(t, PERFDB_COL_EP_SIZE, t->ncols, err);
-			if (c < 0)
-				return (int)c;
-			for (size_t r = 0; r < t->nrows; r++)
-				PERFDB_TRY(perfdb_table_set(t, r, (size_t)c, ep, strlen(ep), err));
-			PERFDB_TRY(warn(res, "[WARN] %s has no EP Size column: filled every row with %s "
-					"from this run", tg->path, ep));
+	if (strcmp(stem, PERFDB_DFC_OP) != 0 || perfdb_table_col(t, PERFDB_COL_EP_SIZE) >= 0)
+		return 0;
+	const char *ep = NULL;
+	int distinct = 0;
+	for (size_t i = 0; i < m->n; i++)
+		if (strcmp(m->v[i].op, stem) == 0 && m->v[i].ep_size &&
+		    (!ep || strcmp(ep, m->v[i].ep_size) != 0)) {
+			ep = m->v[i].ep_size;
+			distinct++;
 		}
-	}
-	/* snapshot of the rows before merging, to decide whether to write */
-	struct perfdb_strbuf before = PERFDB_STRBUF_INIT;
+	if (distinct != 1)
+		return 0;
+	long c = perfdb_table_insert_col(t, PERFDB_COL_EP_SIZE, t->ncols, err);
+	if (c < 0)
+		return (int)c;
+	for (size_t r = 0; r < t->nrows; r++)
+		PERFDB_TRY(perfdb_table_set(t, r, (size_t)c, ep, strlen(ep), err));
+	return warn(res, "[WARN] %s has no EP Size column: filled every row with %s from this run",
+		    tg->path, ep);
+}
+
+/* Every cell of every row, unit-separated: the rows compared before and after the merge. */
+static void rows_image(const struct perfdb_table *t, struct perfdb_strbuf *out)
+{
 	for (size_t r = 0; r < t->nrows; r++)
 		for (size_t c = 0; c < t->ncols; c++) {
-			perfdb_strbuf_addstr(&before, t->rows[r].cells[c]);
-			perfdb_strbuf_addch(&before, '\x1f');
+			perfdb_strbuf_addstr(out, t->rows[r].cells[c]);
+			perfdb_strbuf_addch(out, '\x1f');
 		}
+}
 
-	struct perfdb_sig_index ix;
-	struct perfdb_strbuf sig = PERFDB_STRBUF_INIT, form = PERFDB_STRBUF_INIT;
-	perfdb_sig_index_init(&ix);
-	rc = 0;
-	size_t loaded = t->nrows;   /* rows past this one are appended by this run */
-	for (size_t r = 0; r < t->nrows && rc == 0; r++)
-		if (perfdb_table_row_sig(t, r, stem, &sig) < 0 || perfdb_sig_index_add(&ix, sig.buf, r) < 0)
-			rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
-	/* duplicates, reported as (sig report form, count) */
-	for (size_t i = 0; i < ix.cap && rc == 0; i++) {
-		if (!ix.slots[i].sig || ix.slots[i].count < 2)
+/* The rows by signature, and the signatures held by several rows (as (report form, count)). */
+static int index_rows(const struct perfdb_table *t, const char *stem, struct perfdb_sig_index *ix,
+		      struct perfdb_wb_file *fr, struct perfdb_strbuf *sig, struct perfdb_strbuf *form,
+		      struct perfdb_err *err)
+{
+	for (size_t r = 0; r < t->nrows; r++)
+		if (perfdb_table_row_sig(t, r, stem, sig) < 0 || perfdb_sig_index_add(ix, sig->buf, r) < 0)
+			return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	for (size_t i = 0; i < ix->cap; i++) {
+		if (!ix->slots[i].sig || ix->slots[i].count < 2)
 			continue;
 		struct perfdb_wb_dup *nd = realloc(fr->dups, (fr->ndups + 1) * sizeof(*nd));
-		if (!nd) {
-			rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
-			break;
-		}
+		if (!nd)
+			return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 		fr->dups = nd;
-		report_form_row(t, ix.slots[i].row, &form);
-		nd[fr->ndups].sig = strdup(form.buf);
-		nd[fr->ndups++].count = ix.slots[i].count;
+		report_form_row(t, ix->slots[i].row, form);
+		nd[fr->ndups].sig = strdup(form->buf);
+		nd[fr->ndups++].count = ix->slots[i].count;
 	}
 	if (fr->ndups > 1)
 		qsort(fr->dups, fr->ndups, sizeof(*fr->dups), cmp_dup);
+	return 0;
+}
 
-	/* the table's own rows merge; the matmul aliases' rows only match */
+/* A measurement without a row: counted missing, and appended unless missing-only. */
+static int add_missing(const struct perfdb_wb_opts *o, const struct target *tg, const char *csv_name,
+		       const struct perfdb_measure *x, struct perfdb_table *t,
+		       struct perfdb_sig_index *ix, const struct perfdb_strbuf *sig,
+		       const struct perfdb_strbuf *form, struct perfdb_wb_file *fr,
+		       struct perfdb_wb_result *res, struct perfdb_err *err)
+{
+	int rc = strv_push(&fr->missing, &fr->nmissing, form->buf);
+	if (rc < 0 || o->missing_only)
+		return rc;
+	long nr = perfdb_table_append_row(t, err);
+	if (nr < 0)
+		return (int)nr;
+	rc = put_values(t, (size_t)nr, x, 1, err);
+	if (rc == 0 && perfdb_sig_index_add(ix, sig->buf, (size_t)nr) < 0)
+		rc = -PERFDB_ENOMEM;
+	fr->added++;
+	if (rc == 0)
+		rc = add_gap(res, tg->stem, csv_name, t, (size_t)nr);
+	return rc;
+}
+
+/* The table's own rows merge; the matmul aliases' rows only match. */
+static int merge_measures(const struct perfdb_wb_opts *o, const struct target *tg,
+			  const struct perfdb_measures *m, struct perfdb_table *t,
+			  struct perfdb_sig_index *ix, struct perfdb_strbuf *sig,
+			  struct perfdb_strbuf *form, struct perfdb_wb_file *fr,
+			  struct perfdb_wb_result *res, struct perfdb_err *err)
+{
+	const char *stem = tg->stem;
+	const char *csv_name = strrchr(tg->path, '/') ? strrchr(tg->path, '/') + 1 : tg->path;
+	int family = perfdb_sig_is_matmul_family(stem), rc = 0;
 	for (size_t i = 0; i < m->n && rc == 0; i++) {
 		const struct perfdb_measure *x = &m->v[i];
 		int own = strcmp(x->op, stem) == 0;
@@ -617,34 +648,19 @@ static int merge_table(const struct perfdb_wb_opts *o, const struct target *tg,
 		if (!own && !alias)
 			continue;
 		int match_only = alias || family;
-		sig_of_measure(x, &sig);
-		const struct perfdb_sig_index_entry *e = perfdb_sig_index_find(&ix, sig.buf);
+		sig_of_measure(x, sig);
+		const struct perfdb_sig_index_entry *e = perfdb_sig_index_find(ix, sig->buf);
 		if (!e) {
-			report_form_measure(x, &form);
-			if (match_only) {
+			report_form_measure(x, form);
+			if (match_only)
 				rc = warn(res, "[WARN] match-only profiling row did not match %s: %s",
-					  csv_name, sig.buf);
-				continue;
-			}
-			rc = strv_push(&fr->missing, &fr->nmissing, form.buf);
-			if (rc == 0 && !o->missing_only) {
-				long nr = perfdb_table_append_row(t, err);
-				if (nr < 0) {
-					rc = (int)nr;
-					break;
-				}
-				rc = put_values(t, (size_t)nr, x, 1, err);
-				if (rc == 0 && perfdb_sig_index_add(&ix, sig.buf, (size_t)nr) < 0)
-					rc = -PERFDB_ENOMEM;
-				fr->added++;
-				if (rc == 0)
-					rc = add_gap(res, stem, csv_name, t, (size_t)nr);
-			}
+					  csv_name, sig->buf);
+			else
+				rc = add_missing(o, tg, csv_name, x, t, ix, sig, form, fr, res, err);
 			continue;
 		}
 		size_t r = e->row;
-		int can_update = !o->missing_only || !row_valid(t, r);
-		if (!can_update) {
+		if (o->missing_only && row_valid(t, r)) {
 			if (!match_only)
 				fr->unchanged++;
 			rc = add_gap(res, stem, csv_name, t, r);
@@ -660,41 +676,65 @@ static int merge_table(const struct perfdb_wb_opts *o, const struct target *tg,
 	}
 	if (rc == -PERFDB_ENOMEM)
 		rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	return rc;
+}
 
-	/* prune rows without any valid duration (appended ones too); with a
-	 * snapshot, an old row only if the run saw it (not a concurrent add) */
-	if (rc == 0 && o->prune) {
-		bool *keep = malloc((t->nrows ? t->nrows : 1) * sizeof(*keep));
-		if (!keep)
-			rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
-		const struct perfdb_sig_index *six = o->seen && !*is_new ? seen_of(o->seen, tg->path) : NULL;
-		for (size_t r = 0; rc == 0 && r < t->nrows; r++) {
-			keep[r] = row_valid(t, r);
-			if (!keep[r] && o->seen && !*is_new && r < loaded) {
-				if (perfdb_table_row_sig(t, r, stem, &sig) < 0) {
-					rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
-					break;
-				}
-				keep[r] = !six || !perfdb_sig_index_find(six, sig.buf);
+/*
+ * Prune rows without any valid duration (appended ones too); with a
+ * snapshot, an old row (index < loaded) only if the run saw it, not a
+ * concurrent add.
+ */
+static int prune_rows(const struct perfdb_wb_opts *o, const struct target *tg, int is_new,
+		      size_t loaded, struct perfdb_table *t, struct perfdb_strbuf *sig,
+		      struct perfdb_strbuf *form, struct perfdb_wb_file *fr, struct perfdb_err *err)
+{
+	bool *keep = malloc((t->nrows ? t->nrows : 1) * sizeof(*keep));
+	if (!keep)
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	const struct perfdb_sig_index *six = o->seen && !is_new ? seen_of(o->seen, tg->path) : NULL;
+	int rc = 0;
+	for (size_t r = 0; rc == 0 && r < t->nrows; r++) {
+		keep[r] = row_valid(t, r);
+		if (!keep[r] && o->seen && !is_new && r < loaded) {
+			if (perfdb_table_row_sig(t, r, tg->stem, sig) < 0) {
+				rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+				break;
 			}
-			if (!keep[r]) {
-				report_form_row(t, r, &form);
-				if (strv_push(&fr->deleted, &fr->ndeleted, form.buf) < 0)
-					rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
-			}
+			keep[r] = !six || !perfdb_sig_index_find(six, sig->buf);
 		}
-		if (rc == 0)
-			perfdb_table_filter_rows(t, keep);
-		free(keep);
+		if (!keep[r]) {
+			report_form_row(t, r, form);
+			if (strv_push(&fr->deleted, &fr->ndeleted, form->buf) < 0)
+				rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+		}
 	}
+	if (rc == 0)
+		perfdb_table_filter_rows(t, keep);
+	free(keep);
+	return rc;
+}
+
+static int merge_table(const struct perfdb_wb_opts *o, const struct target *tg,
+		       const struct perfdb_measures *m, struct perfdb_table *t,
+		       struct perfdb_wb_file *fr, struct perfdb_wb_result *res, int *is_new,
+		       struct perfdb_err *err)
+{
+	PERFDB_TRY(open_table(tg, m, t, res, is_new, err));
+	/* snapshot of the rows before merging, to decide whether to write */
+	struct perfdb_strbuf before = PERFDB_STRBUF_INIT, after = PERFDB_STRBUF_INIT;
+	rows_image(t, &before);
+	struct perfdb_sig_index ix;
+	struct perfdb_strbuf sig = PERFDB_STRBUF_INIT, form = PERFDB_STRBUF_INIT;
+	perfdb_sig_index_init(&ix);
+	size_t loaded = t->nrows;   /* rows past this one are appended by this run */
+	int rc = index_rows(t, tg->stem, &ix, fr, &sig, &form, err);
+	if (rc == 0)
+		rc = merge_measures(o, tg, m, t, &ix, &sig, &form, fr, res, err);
+	if (rc == 0 && o->prune)
+		rc = prune_rows(o, tg, *is_new, loaded, t, &sig, &form, fr, err);
 	/* written when new or its rows changed; a header-only migration is not saved */
-	struct perfdb_strbuf after = PERFDB_STRBUF_INIT;
 	if (rc == 0 && !*is_new) {
-		for (size_t r = 0; r < t->nrows; r++)
-			for (size_t c = 0; c < t->ncols; c++) {
-				perfdb_strbuf_addstr(&after, t->rows[r].cells[c]);
-				perfdb_strbuf_addch(&after, '\x1f');
-			}
+		rows_image(t, &after);
 		/* rows compared on the migrated header, as the reference does */
 		t->dirty = before.len != after.len || memcmp(before.buf, after.buf, before.len) != 0;
 	}
