@@ -417,28 +417,10 @@ static int pool_cell(struct grid_file *f, const struct perfdb_strbuf *text, size
 	return perfdb_strbuf_add(&f->pool, text->buf, text->len);
 }
 
-int grid_file_add(struct grid_file *f, const struct grid_cand *c, struct perfdb_err *err)
+/* The metadata's absent-slot masks applied to the padded slots (and the shape mask to the inputs). */
+static int clear_absent(struct grid_file *f, const struct grid_cand *c, const char *const *md,
+			size_t nin, size_t nout, struct perfdb_err *err)
 {
-	f->st.considered++;
-	size_t nin = c->nin > f->nt_in ? c->nin : f->nt_in;
-	size_t nout = c->nout > f->nt_out ? c->nout : f->nt_out;
-	if (nin > GRID_MAX_SLOTS * 2 || nout > GRID_MAX_SLOTS * 2)
-		return perfdb_err_set(err, PERFDB_EINVAL, "%s: the template row has more than %d "
-				      "shape slots", f->t->name, GRID_MAX_SLOTS * 2);
-	memcpy(f->in, c->in, c->nin * sizeof(c->in[0]));
-	for (size_t i = c->nin; i < nin; i++)
-		f->in[i].nd = 0;
-	memcpy(f->out, c->out, c->nout * sizeof(c->out[0]));
-	for (size_t i = c->nout; i < nout; i++)
-		f->out[i].nd = 0;
-
-	/* the row's metadata cells: the generator's value, else the template's */
-	const char *md[MD_N];
-	for (int k = 0; k < MD_N; k++) {
-		md[k] = extra_of(c, md_names[k]);
-		if (!md[k])
-			md[k] = perfdb_table_get(f->t, 0, f->c_md[k]);
-	}
 	for (int side = 0; side < 2; side++) {
 		const bool *m[2];
 		size_t n[2];
@@ -465,13 +447,12 @@ int grid_file_add(struct grid_file *f, const struct grid_cand *c, struct perfdb_
 		free(tmp[0]);
 		free(tmp[1]);
 	}
-	if (f->max_hbm &&
-	    grid_hbm_estimate(f->in, nin, f->out, nout, md[MD_IN_DT], md[MD_OUT_DT]) > f->max_hbm) {
-		f->st.hbm_filtered++;
-		return 0;
-	}
+	return 0;
+}
 
-	/* shape cells: `"text"`, or empty when the text is empty */
+/* The shape cells: `"text"`, or empty when the text is empty. */
+static int shape_cells(struct grid_file *f, size_t nin, size_t nout, struct perfdb_err *err)
+{
 	struct perfdb_strbuf *ic = &f->in_cell, *oc = &f->out_cell;
 	perfdb_strbuf_reset(ic);
 	perfdb_strbuf_reset(oc);
@@ -493,26 +474,14 @@ int grid_file_add(struct grid_file *f, const struct grid_cand *c, struct perfdb_
 		perfdb_strbuf_reset(ic);
 	if (oc->len == 2)
 		perfdb_strbuf_reset(oc);
+	return 0;
+}
 
-	const char *ep = extra_of(c, PERFDB_COL_EP_SIZE);
-	struct perfdb_sig_row sr = {
-		.in_shapes = ic->buf,
-		.in_dtypes = f->c_md[MD_IN_DT] >= 0 ? md[MD_IN_DT] : NULL,
-		.in_formats = f->c_md[MD_IN_FMT] >= 0 ? md[MD_IN_FMT] : NULL,
-		.out_shapes = f->c_out >= 0 ? oc->buf : NULL,
-		.out_dtypes = f->c_md[MD_OUT_DT] >= 0 ? md[MD_OUT_DT] : NULL,
-		.ep_size = ep ? ep : f->c_ep >= 0 ? perfdb_table_get(f->t, 0, f->c_ep) : NULL,
-	};
-	if (perfdb_sig_compute(f->op, &sr, &f->sig) < 0)
-		return oom(err);
-	if (perfdb_sig_index_find(&f->ix, f->sig.buf)) {
-		f->st.duplicates++;
-		return 0;
-	}
-	if (perfdb_sig_index_add(&f->ix, f->sig.buf, f->t->nrows + f->nrows) < 0)
-		return oom(err);
-
-	/* keep it */
+/* A kept row: its cells in the pool, its sort key, its extra columns. */
+static int keep_row(struct grid_file *f, const struct grid_cand *c, size_t nin,
+		    struct perfdb_err *err)
+{
+	struct perfdb_strbuf *ic = &f->in_cell, *oc = &f->out_cell;
 	if (f->nrows == f->caprows) {
 		size_t cap = f->caprows ? f->caprows * 2 : 256;
 		struct krow *r = realloc(f->rows, cap * sizeof(*r));
@@ -567,18 +536,69 @@ int grid_file_add(struct grid_file *f, const struct grid_cand *c, struct perfdb_
 			return oom(err);
 		r->nex++;
 	}
+	return 0;
+}
+
+int grid_file_add(struct grid_file *f, const struct grid_cand *c, struct perfdb_err *err)
+{
+	f->st.considered++;
+	size_t nin = c->nin > f->nt_in ? c->nin : f->nt_in;
+	size_t nout = c->nout > f->nt_out ? c->nout : f->nt_out;
+	if (nin > GRID_MAX_SLOTS * 2 || nout > GRID_MAX_SLOTS * 2)
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: the template row has more than %d "
+				      "shape slots", f->t->name, GRID_MAX_SLOTS * 2);
+	memcpy(f->in, c->in, c->nin * sizeof(c->in[0]));
+	for (size_t i = c->nin; i < nin; i++)
+		f->in[i].nd = 0;
+	memcpy(f->out, c->out, c->nout * sizeof(c->out[0]));
+	for (size_t i = c->nout; i < nout; i++)
+		f->out[i].nd = 0;
+
+	/* the row's metadata cells: the generator's value, else the template's */
+	const char *md[MD_N];
+	for (int k = 0; k < MD_N; k++) {
+		md[k] = extra_of(c, md_names[k]);
+		if (!md[k])
+			md[k] = perfdb_table_get(f->t, 0, f->c_md[k]);
+	}
+	PERFDB_TRY(clear_absent(f, c, md, nin, nout, err));
+	if (f->max_hbm &&
+	    grid_hbm_estimate(f->in, nin, f->out, nout, md[MD_IN_DT], md[MD_OUT_DT]) > f->max_hbm) {
+		f->st.hbm_filtered++;
+		return 0;
+	}
+
+	PERFDB_TRY(shape_cells(f, nin, nout, err));
+	struct perfdb_strbuf *ic = &f->in_cell, *oc = &f->out_cell;
+	const char *ep = extra_of(c, PERFDB_COL_EP_SIZE);
+	struct perfdb_sig_row sr = {
+		.in_shapes = ic->buf,
+		.in_dtypes = f->c_md[MD_IN_DT] >= 0 ? md[MD_IN_DT] : NULL,
+		.in_formats = f->c_md[MD_IN_FMT] >= 0 ? md[MD_IN_FMT] : NULL,
+		.out_shapes = f->c_out >= 0 ? oc->buf : NULL,
+		.out_dtypes = f->c_md[MD_OUT_DT] >= 0 ? md[MD_OUT_DT] : NULL,
+		.ep_size = ep ? ep : f->c_ep >= 0 ? perfdb_table_get(f->t, 0, f->c_ep) : NULL,
+	};
+	if (perfdb_sig_compute(f->op, &sr, &f->sig) < 0)
+		return oom(err);
+	if (perfdb_sig_index_find(&f->ix, f->sig.buf)) {
+		f->st.duplicates++;
+		return 0;
+	}
+	if (perfdb_sig_index_add(&f->ix, f->sig.buf, f->t->nrows + f->nrows) < 0)
+		return oom(err);
+
+	PERFDB_TRY(keep_row(f, c, nin, err));
 	f->nrows++;
 	f->st.kept++;
 	return 0;
 }
 
-/* Python tuple-of-tuples order, then generation order. */
-static const struct grid_file *sort_f;
-
-static int cmp_rows(const void *pa, const void *pb)
+/* Python tuple-of-tuples order, then generation order (keys: the file's key array). */
+static int cmp_rows(const void *pa, const void *pb, void *keys)
 {
 	const struct krow *a = pa, *b = pb;
-	const int64_t *ka = sort_f->keys + a->key_off, *kb = sort_f->keys + b->key_off;
+	const int64_t *ka = (const int64_t *)keys + a->key_off, *kb = (const int64_t *)keys + b->key_off;
 	size_t n = a->key_slots < b->key_slots ? a->key_slots : b->key_slots;
 	for (size_t i = 0; i < n; i++) {
 		int64_t na = *ka++, nb = *kb++;
@@ -644,9 +664,7 @@ int grid_file_image(struct grid_file *f, const char *orig, size_t origlen,
 	if (!sorted)
 		return oom(err);
 	memcpy(sorted, f->rows, f->nrows * sizeof(*sorted));
-	sort_f = f;
-	qsort(sorted, f->nrows, sizeof(*sorted), cmp_rows);
-	sort_f = NULL;
+	qsort_r(sorted, f->nrows, sizeof(*sorted), cmp_rows, f->keys);
 	rc = perfdb_strbuf_grow(out, f->nrows * (f->tesc.len + 64));
 	for (size_t i = 0; rc == 0 && i < f->nrows; i++)
 		rc = put_row(f, &sorted[i], out);
