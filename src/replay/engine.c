@@ -350,7 +350,7 @@ int perfdb_engine_run(const struct perfdb_engine_opts *o, struct perfdb_engine_r
 			break;
 		int coll = o->comm && scaleout_table_collective(o, names[ti]);
 		if (o->subprocess && x.jfd >= 0 && !coll)
-			rc = subprocess_run_table(&x, names[ti], &tabs[ti], err);
+			rc = subprocess_run_table(&x, names[ti], &tabs[ti], engine_run_table, err);
 		else
 			rc = engine_run_table(&x, names[ti], &tabs[ti], ENGINE_PASS_MEASURE, NULL, err);
 		if (rc < 0) {

@@ -59,8 +59,9 @@ struct engine_run_ctx {
 };
 
 /* One table's rows; crash: why rows missing from the journal failed (ENGINE_PASS_COLLECT). */
-int engine_run_table(struct engine_run_ctx *x, const char *op, const struct perfdb_table *t,
-		     enum engine_pass pass, const char *crash, struct perfdb_err *err);
+typedef int engine_table_fn(struct engine_run_ctx *x, const char *op, const struct perfdb_table *t,
+			    enum engine_pass pass, const char *crash, struct perfdb_err *err);
+engine_table_fn engine_run_table;
 
 /* ---- case.c ------------------------------------------------------------ */
 
@@ -119,9 +120,14 @@ int result_add_measure(struct perfdb_measures *m, const char *op, const struct p
 
 /* ---- subprocess.c ------------------------------------------------------ */
 
-/* Subprocess mode: the table in a child under a watchdog, then its rows from the journal. */
+/*
+ * Subprocess mode: the table in a child under a watchdog, then its rows
+ * from the journal.  run is what the engine hands over to replay a table:
+ * the child runs it with ENGINE_PASS_CHILD, the parent with
+ * ENGINE_PASS_COLLECT (so this file never calls back into the engine).
+ */
 int subprocess_run_table(struct engine_run_ctx *x, const char *op, const struct perfdb_table *t,
-			 struct perfdb_err *err);
+			 engine_table_fn *run, struct perfdb_err *err);
 
 /* ---- scaleout.c -------------------------------------------------------- */
 

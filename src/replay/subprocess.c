@@ -18,7 +18,7 @@
 #include "replay/engine_internal.h"
 
 int subprocess_run_table(struct engine_run_ctx *x, const char *op, const struct perfdb_table *t,
-			 struct perfdb_err *err)
+			 engine_table_fn *run, struct perfdb_err *err)
 {
 	const struct perfdb_engine_opts *o = x->o;
 	size_t ord0 = x->ordinal;
@@ -46,7 +46,7 @@ int subprocess_run_table(struct engine_run_ctx *x, const char *op, const struct 
 		cx.res = &cres;
 		struct perfdb_err e;
 		perfdb_err_clear(&e);
-		int rc = engine_run_table(&cx, op, t, ENGINE_PASS_CHILD, NULL, &e);
+		int rc = run(&cx, op, t, ENGINE_PASS_CHILD, NULL, &e);
 		_exit(rc < 0 ? 1 : 0);
 	}
 	double t0 = engine_now_s(CLOCK_MONOTONIC);
@@ -81,5 +81,5 @@ int subprocess_run_table(struct engine_run_ctx *x, const char *op, const struct 
 	if (rc < 0)
 		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 	x->ordinal = ord0;   /* the same rows again, now from the journal */
-	return engine_run_table(x, op, t, ENGINE_PASS_COLLECT, why[0] ? why : NULL, err);
+	return run(x, op, t, ENGINE_PASS_COLLECT, why[0] ? why : NULL, err);
 }
