@@ -1,7 +1,8 @@
 /*
- * Loading the grid configuration (config.c): the loader's state and the
- * checked readers of YAML nodes that config.c (grids, models, assignments)
- * and config_patterns.c (patterns) share.  Errors carry file:line:col.
+ * Loading the grid configuration: the loader's state and the checked
+ * readers of YAML nodes (config_load.c) that config.c (grids, models,
+ * assignments) and config_patterns.c (patterns) share.  Errors carry
+ * file:line:col.
  */
 #ifndef PERFDB_GRID_CONFIG_LOAD_H
 #define PERFDB_GRID_CONFIG_LOAD_H
