@@ -38,17 +38,6 @@ double perfdb_cost_all_bytes(const struct perfdb_op_case *c)
 	return b;
 }
 
-int perfdb_op_cost(const struct perfdb_op_case *c, struct perfdb_op_cost *w, struct perfdb_err *err)
-{
-	memset(w, 0, sizeof(*w));
-	const struct perfdb_opdef *d = perfdb_opdef_find(c->op);
-	if (!d || !d->cost)
-		return perfdb_err_set(err, PERFDB_ENOENT, "%s: no operator definition, no cost", c->op);
-	if (d->check)
-		PERFDB_TRY(d->check(c, err));
-	return d->cost(c, w, err);
-}
-
 /* ---- streaming ops ----------------------------------------------------------- */
 
 /* The operands' dtype: input 0's, else output 0's (Fill has no data input). */

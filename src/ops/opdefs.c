@@ -149,3 +149,15 @@ const struct perfdb_opdef *perfdb_opdef_get(const char *op)
 	const struct perfdb_opdef *d = perfdb_opdef_find(op);
 	return d ? d : &plain;
 }
+
+/* A row's cost through its definition (costs.c and its siblings hold the per-op rules). */
+int perfdb_op_cost(const struct perfdb_op_case *c, struct perfdb_op_cost *w, struct perfdb_err *err)
+{
+	memset(w, 0, sizeof(*w));
+	const struct perfdb_opdef *d = perfdb_opdef_find(c->op);
+	if (!d || !d->cost)
+		return perfdb_err_set(err, PERFDB_ENOENT, "%s: no operator definition, no cost", c->op);
+	if (d->check)
+		PERFDB_TRY(d->check(c, err));
+	return d->cost(c, w, err);
+}
