@@ -146,6 +146,8 @@ struct perfdb_wb_seen {
  * that cannot be read is left out: the writeback will name it). */
 int perfdb_wb_seen_take(const char *dbdir, struct perfdb_wb_seen *s, struct perfdb_err *err);
 void perfdb_wb_seen_release(struct perfdb_wb_seen *s);
+/* The signatures the run saw in the table at path (canonical or not); NULL: none taken. */
+const struct perfdb_sig_index *perfdb_wb_seen_find(const struct perfdb_wb_seen *s, const char *path);
 
 struct perfdb_wb_opts {
 	const char *dbdir;
