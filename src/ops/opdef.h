@@ -19,6 +19,16 @@
 #include "perfdb/err.h"
 #include "ops/op_case.h"
 
+/*
+ * The epsilons of the operators' norms, which the rows do not record: one
+ * value per operator, the same on every backend (the CPU's and CUDA's
+ * kernels and the operator layer's plans read them here).
+ */
+#define PERFDB_EPS_RMSNORM 1e-6f     /* RmsNorm, AddRmsNormBias */
+#define PERFDB_EPS_LAYERNORM 1e-5f   /* LayerNorm (biased variance) */
+#define PERFDB_EPS_QKV_ROPE 1e-6f    /* the q/k RmsNorm of the fused QKV rope */
+#define PERFDB_EPS_KV_RMSNORM 1e-5f  /* KvRmsNormRopeCache's RmsNorm, MlaPreprocess's */
+
 /* The unit an op's FLOPs run on: which of the device's peaks bounds it (perfdb_device). */
 enum perfdb_op_unit { PERFDB_OP_UNIT_VECTOR, PERFDB_OP_UNIT_MATRIX };
 

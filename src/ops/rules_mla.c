@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ops/mla.h"
+#include "ops/opdef.h"
 #include "ops/rules.h"
 
 #define OP "mla_preprocess_0_mix_aic"
@@ -61,7 +62,7 @@ static int modes(const struct perfdb_op_case *c, struct perfdb_mla_plan *p, int 
 	else if (cm && !strcmp(cm, "0"))
 		*cache_mode = 0;
 	p->per_token = qm && (!strcmp(qm, "per_token_quant_symm") || !strcmp(qm, "1"));
-	p->eps = 1e-5f;
+	p->eps = PERFDB_EPS_KV_RMSNORM;
 	if (ep) {
 		char *end;
 		double e = strtod(ep, &end);

@@ -87,8 +87,6 @@ static int rac_run(struct perfdb_op_case *c, struct perfdb_err *err)
  * ckv_cache[slot] = RmsNorm(kv[..., :Dv]) · gamma (eps 1e-5);
  * k_cache[slot] = InterleaveRope(kv[..., Dv:]).
  */
-#define KV_EPS 1e-5f
-
 /* Whether the optional output i is written (the definition refused a present one of another shape). */
 static int opt_out(const struct perfdb_op_case *c, size_t i, size_t numel)
 {
@@ -138,7 +136,7 @@ static int kv_run(struct perfdb_op_case *c, struct perfdb_err *err)
 	struct perfdb_tensor *ckv = opt_out(c, 3, k.t * k.dv) ? &c->out[3] : NULL;
 	for (size_t i = 0; i < k.t; i++) {
 		cpu_load_row(&c->in[0], i * w, w, x);
-		float rstd = 1.0f / sqrtf(cpu_sumsq(x, k.dv) / (float)k.dv + KV_EPS);
+		float rstd = 1.0f / sqrtf(cpu_sumsq(x, k.dv) / (float)k.dv + PERFDB_EPS_KV_RMSNORM);
 		scale_rows(x, g, rstd, k.dv);
 		cpu_store_row(&c->in[6], (size_t)slot[i] * k.dv, k.dv, x);
 		if (ckv)

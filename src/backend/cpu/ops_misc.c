@@ -186,8 +186,6 @@ CPU_CLONES static int mul_run(struct perfdb_op_case *c, struct perfdb_err *err)
  * (optional); out0 y, out1 mean, out2 rstd (optional, one per row).
  * y = (x − mean) · rstd · gamma + beta, rstd = 1/sqrt(var + 1e-5) (biased var).
  */
-#define LN_EPS 1e-5f
-
 /* Scratch: x row, gamma, beta. */
 static int ln_prepare(struct perfdb_op_case *c, struct perfdb_err *err)
 {
@@ -250,7 +248,7 @@ static int ln_run(struct perfdb_op_case *c, struct perfdb_err *err)
 	for (size_t r = 0; r < rows; r++) {
 		cpu_load_row(&c->in[0], r * h, h, x);
 		float m = sum16(x, h, 0.0f, 0) / (float)h;
-		float rstd = 1.0f / sqrtf(sum16(x, h, m, 1) / (float)h + LN_EPS);
+		float rstd = 1.0f / sqrtf(sum16(x, h, m, 1) / (float)h + PERFDB_EPS_LAYERNORM);
 		ln_apply(x, g, b, m, rstd, h);
 		cpu_store_row(&c->out[0], r * h, h, x);
 		put_stat(c, 1, r, m);

@@ -8,8 +8,6 @@
 
 #include "cpu_internal.h"
 
-#define RMS_EPS 1e-6f
-
 static size_t last(const struct perfdb_tensor *t)
 {
 	return t->ndims ? (size_t)t->dims[t->ndims - 1] : 1;
@@ -100,7 +98,7 @@ CPU_CLONES static void rms_range(void *ctx, size_t lo, size_t hi, int tid)
 			size_t o = r * h * es;
 			float rstd = k->rms(f, (const char *)p->x1->data + o, p->x2 ? (const char *)p->x2->data + o : NULL,
 					    p->xsum ? (char *)p->xsum->data + o : NULL, (char *)c->out[0].data + o, gam,
-					    b, h, RMS_EPS, c->out[0].bytes >= CPU_NT_MIN_BYTES);
+					    b, h, PERFDB_EPS_RMSNORM, c->out[0].bytes >= CPU_NT_MIN_BYTES);
 			put_rstd(c, p->rstd_slot, r, rstd);
 		}
 		return;
@@ -115,7 +113,7 @@ CPU_CLONES static void rms_range(void *ctx, size_t lo, size_t hi, int tid)
 				cpu_store_row(p->xsum, r * h, h, x);
 		}
 		float ss = cpu_sumsq(x, h);
-		float rstd = 1.0f / sqrtf(ss / (float)h + RMS_EPS);
+		float rstd = 1.0f / sqrtf(ss / (float)h + PERFDB_EPS_RMSNORM);
 		for (size_t j = 0; j < h; j++)
 			x[j] = x[j] * rstd * gam[j];
 		if (p->bias) {

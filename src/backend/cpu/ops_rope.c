@@ -137,8 +137,6 @@ static int irope_run(struct perfdb_op_case *c, struct perfdb_err *err)
  * live on the device and are not recorded: position of token i is i, the
  * fp32 cos/sin table (T, 2·hd) is built in prepare (rope base 1e6, Qwen3's).
  */
-#define QKV_EPS 1e-6f
-
 static int qkv_check(const struct perfdb_op_case *c, struct perfdb_err *err)
 {
 	struct perfdb_qkv_plan p;
@@ -171,7 +169,7 @@ CPU_CLONES static void norm_rope_heads(float *x, size_t heads, size_t hd, const 
 	float t[CPU_ROPE_MAX_D];
 	for (size_t h = 0; h < heads; h++) {
 		float *r = x + h * hd;
-		float rstd = 1.0f / sqrtf(cpu_sumsq(r, hd) / (float)hd + QKV_EPS);
+		float rstd = 1.0f / sqrtf(cpu_sumsq(r, hd) / (float)hd + PERFDB_EPS_QKV_ROPE);
 		for (size_t j = 0; j < hd; j++)
 			t[j] = r[j] * rstd * w[j];
 		cpu_rope_neox(t, cs, sn, r, hd);

@@ -65,7 +65,7 @@ static int rms_enqueue(struct perfdb_op_case *c, struct cu_case *k, cudaStream_t
 	int64_t h = last(&c->in[0]), rows = h ? c->in[0].numel / h : 0;
 	float *rstd = c->nout > 1 && c->out[1].present ? k->dout[1] : NULL;
 	CU_TRY(err, cuk_rmsnorm(k->din[0], cu_float_dt(c->in[0].dtype), k->din[1], cu_float_dt(c->in[1].dtype),
-				k->dout[0], cu_float_dt(c->out[0].dtype), rstd, rows, h, 1e-6f, s));
+				k->dout[0], cu_float_dt(c->out[0].dtype), rstd, rows, h, PERFDB_EPS_RMSNORM, s));
 	return 0;
 }
 
@@ -209,7 +209,7 @@ static int arnb_enqueue(struct perfdb_op_case *c, struct cu_case *k, cudaStream_
 		.rstd = c->nout > 1 && c->out[1].present ? k->dout[1] : NULL,
 		.d1 = cu_float_dt(c->in[0].dtype), .d2 = cu_float_dt(c->in[1].dtype), .dg = cu_float_dt(c->in[2].dtype),
 		.db = hasb ? cu_float_dt(c->in[3].dtype) : 0, .dy = cu_float_dt(c->out[0].dtype),
-		.dxs = hasx ? cu_float_dt(c->out[2].dtype) : 0, .h = h, .eps = 1e-6f,
+		.dxs = hasx ? cu_float_dt(c->out[2].dtype) : 0, .h = h, .eps = PERFDB_EPS_RMSNORM,
 	};
 	CU_TRY(err, cuk_add_rmsnorm(&a, rows, s));
 	return 0;
