@@ -1,5 +1,5 @@
 /*
- * Fuzz target: the YAML inputs of perfdb grid (src/grid/yaml_doc.c,
+ * Fuzz target: the YAML inputs of perfdb grid (src/core/yaml_doc.c,
  * config.c, op_mapping.c, expr.c): the first byte picks the parser, the rest
  * is the document.  A grid configuration that loads is also used to route
  * a few kernel types.  Invariants: no crash, no leak, a failure always

@@ -1,6 +1,6 @@
 /*
- * Fuzz target: op_mapping.yaml (src/grid/op_mapping.c over
- * src/grid/yaml_doc.c).  fuzz_grid_yaml reaches the same parser behind a
+ * Fuzz target: op_mapping.yaml (src/core/op_mapping.c over
+ * src/core/yaml_doc.c).  fuzz_grid_yaml reaches the same parser behind a
  * selector byte; this target gives it the whole input and its own
  * `make fuzz-long` time.  Invariants: no crash, no leak, a failure carries
  * a message naming the file.

@@ -1,5 +1,5 @@
 /*
- * Unit tests for src/grid/op_mapping_gen.c: the op_mapping.yaml generator
+ * Unit tests for src/core/op_mapping_gen.c: the op_mapping.yaml generator
  * (docs/database.md "op_mapping.yaml").  The fixture upstream text below is
  * written by hand in upstream's style; the expected pieces are its own
  * lines, so "verbatim" is checked against the input, not the output.
