@@ -18,7 +18,7 @@
  * golden gamma), so that output is computed from i directly: the chunks of
  * a large tensor are filled in any order, on every thread of the run, and
  * the loops vectorise.  The values are those of the sequential generator
- * (tests/unit/test_pool.c holds it as the reference).
+ * (tests/unit/replay/test_pool.c holds it as the reference).
  */
 static inline uint64_t draw(uint64_t seed, uint64_t i)
 {

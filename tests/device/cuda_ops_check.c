@@ -21,7 +21,7 @@
 #include "comm/comm.h"
 #include "perfdb/fsio.h"
 #include "replay/engine.h"
-#include "../unit/cpu_test_ctx.h"
+#include "../unit/backend/cpu_test_ctx.h"
 
 struct tcase {
 	const char *op, *in_shapes, *in_dtypes, *out_shapes, *out_dtypes;

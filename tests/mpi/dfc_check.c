@@ -15,7 +15,7 @@
 
 #include "backend/cpu/cpu_internal.h"
 #include "replay/engine.h"
-#include "../unit/cpu_test_ctx.h"
+#include "../unit/backend/cpu_test_ctx.h"
 
 static int check(int rank, int nranks)
 {

@@ -5,7 +5,7 @@
 # every chart drawn holds as many <circle class="pt"> points as its
 # data-points attribute says, and more than none; no "no data points"
 # placeholder is left; the summary figures read off the rendered page are
-# the ones tests/unit/test_dbreport.c asserts (worked out by hand there);
+# the ones tests/unit/report/test_dbreport.c asserts (worked out by hand there);
 # a screenshot of each page at a 1366-px laptop width is written for review.
 # Skips (exit 77) when chromium is not installed.
 #   chromium.sh PERFDB DATA_DIR SHOT_PNG   (the example page: SHOT_PNG with _example before .png)

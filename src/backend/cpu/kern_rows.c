@@ -9,7 +9,7 @@
  * scratch -> passes -> cpu_store_row) stays the fallback for other CPUs.
  *
  * Conversions match cpu_internal.h's scalar ones bit for bit on every
- * non-NaN value (tests/unit/test_cpu_rows.c tries every 16-bit pattern):
+ * non-NaN value (tests/unit/backend/test_cpu_rows.c tries every 16-bit pattern):
  * fp16 loads (vcvtph2ps) are exact; fp16 stores (vcvtps2ph, rounding
  * given in the immediate, MXCSR not consulted) round to nearest even,
  * subnormals included, and overflow to inf as perfdb_fp16_from_float; bf16

@@ -5,7 +5,7 @@
  * FastDivmod).  A 64-bit `/` or `%` per element is a long instruction
  * sequence on a GPU, and it had made element-wise kernels compute-bound
  * (docs/cuda.md "Verification status").  Plain C, so the host builds the
- * constants and tests/unit/test_cuda_fdiv.c checks them without a GPU.
+ * constants and tests/unit/backend/test_cuda_fdiv.c checks them without a GPU.
  */
 #ifndef PERFDB_CUDA_FDIV_H
 #define PERFDB_CUDA_FDIV_H

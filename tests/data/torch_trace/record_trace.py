@@ -6,7 +6,7 @@ matmul+softmax attention, LayerNorm, SiLU-gated MLP) in bf16 on the CPU,
 run ITERS times under torch.profiler.profile(activities=[CPU],
 record_shapes=True): the input of perfdb's PyTorch Chrome-trace reader
 (src/parse/chrome_trace.c).  Shapes are deterministic; timings are not, so
-re-recording changes the durations that tests/unit/test_chrome_trace.c
+re-recording changes the durations that tests/unit/parse/test_chrome_trace.c
 expects.
 
 Where torch has Kineto (pip/conda wheels), the Kineto file comes straight
