@@ -106,7 +106,7 @@ int main(int argc, char **argv)
 	int rank, n;
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &n);
-	/* perfdb comm's group of all ranks (src/comm/run.c): color 0, key rank */
+	/* perfdb comm's group of all ranks (src/comm/comm_run.c): color 0, key rank */
 	MPI_Comm comm;
 	MPI_Comm_split(MPI_COMM_WORLD, 0, rank, &comm);
 	if (a + 1 >= argc || iters < 1 || warmup < 0) {

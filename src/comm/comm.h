@@ -235,7 +235,7 @@ int perfdb_comm_table_append(const char *path, const char *lockdir,
  */
 size_t perfdb_comm_flag_nonmonotonic(struct perfdb_comm_case *c, size_t n, double tolerance);
 
-/* ---- running (src/comm/run.c; needs MPI) ------------------------------ */
+/* ---- running (src/comm/comm_run.c; needs MPI) ------------------------------ */
 
 struct perfdb_comm_transport;   /* src/backend/transport.h */
 struct perfdb_comm_transport_i;

@@ -117,7 +117,7 @@ static int cmp_double(const void *a, const void *b)
  * when every member has called), and would never come here.  So the
  * agreement is non-blocking, and a member that failed waits for it at most
  * grace seconds; then it gives up with -PERFDB_EIO, its own message and the
- * reason, which the CLI prints before it aborts the job (run.c: fatal).
+ * reason, which the CLI prints before it aborts the job (comm_run.c: fatal).
  * Members that did not fail wait as long as it takes: either the agreement
  * completes or the job is aborted under them.
  */

@@ -4,7 +4,7 @@
  * check, the time budget, the CPU-contention probe and the environment
  * record.  Collectives only describe themselves (coll.h), transports only
  * run the calls (transport.h: MPI or NCCL, the same method for both);
- * reporting is report.c.
+ * reporting is run_report.c.
  *
  * Method, per (collective, group, size):
  *   1. host buffers are allocated on every member (a failure anywhere skips
