@@ -110,4 +110,9 @@ int perfdb_device_tier_of_group(const struct perfdb_device *d, long n);
  */
 char *perfdb_data_path(const char *name);
 
+struct perfdb_strbuf;
+
+/* The registry as JSON (device_json.c; keys in docs/devices.md), a newline after it. */
+int perfdb_device_registry_json(const struct perfdb_device_registry *reg, struct perfdb_strbuf *out);
+
 #endif

@@ -5,7 +5,6 @@
  * the exit status says whether every launch succeeded.
  */
 #include <errno.h>
-#include <jansson.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,24 +101,15 @@ static int parse_lists(const struct cmd_help *h, const struct opt_list *nd, long
 
 static void print_dry_run(const struct perfdb_comm_suite *s, bool json)
 {
-	json_t *launches = json_array();
-	for (size_t i = 0; i < s->nlaunch; i++) {
-		struct perfdb_strbuf sb = PERFDB_STRBUF_INIT;
+	struct perfdb_strbuf sb = PERFDB_STRBUF_INIT;
+	if (json && perfdb_comm_suite_plan_json(s, &sb) == 0)
+		fputs(sb.buf, stdout);
+	for (size_t i = 0; !json && i < s->nlaunch; i++) {
+		perfdb_strbuf_reset(&sb);
 		perfdb_comm_argv_format(s->launch[i].argv, &sb);
-		if (json)
-			json_array_append_new(launches, json_pack("{s:s, s:s}", "title",
-					      s->launch[i].title, "command", sb.buf));
-		else
-			printf("# %s\n%s\n", s->launch[i].title, sb.buf);
-		perfdb_strbuf_release(&sb);
+		printf("# %s\n%s\n", s->launch[i].title, sb.buf);
 	}
-	if (json) {
-		char *js = json_dumps(launches, JSON_INDENT(2));
-		if (js)
-			printf("%s\n", js);
-		free(js);
-	}
-	json_decref(launches);
+	perfdb_strbuf_release(&sb);
 }
 
 static void print_header(FILE *log, const struct perfdb_comm_suite *s, const char *outabs)
@@ -173,28 +163,10 @@ static void print_summary(FILE *log, const struct perfdb_comm_suite *s,
 	fprintf(log, "End time: %s\n", clock_now(tbuf, sizeof(tbuf), true));
 	for (size_t i = 0; i < r->ntables; i++)
 		fprintf(log, "  %-24s %ld rows\n", r->tables[i].file, r->tables[i].rows);
-	if (!json)
-		return;
-	json_t *launches = json_array(), *tables = json_array();
-	for (size_t i = 0; i < r->nlaunch; i++) {
-		const struct perfdb_comm_launch_result *l = &r->launch[i];
-		json_array_append_new(launches, json_pack("{s:s, s:s, s:i, s:f, s:b}", "title", l->title,
-							  "command", l->command, "status", l->status,
-							  "seconds", l->seconds, "ok", l->ok));
-	}
-	for (size_t i = 0; i < r->ntables; i++)
-		json_array_append_new(tables, json_pack("{s:s, s:I}", "file", r->tables[i].file,
-							"rows", (json_int_t)r->tables[i].rows));
-	json_t *root = json_pack("{s:s, s:s, s:I, s:I, s:I, s:o, s:o, s:b}", "output_dir", outabs,
-				 "mode", s->multi_node ? "multi-node" : "single-node",
-				 "hosts", (json_int_t)s->nhosts, "nproc", (json_int_t)s->nproc,
-				 "world", (json_int_t)s->world, "launches", launches,
-				 "tables", tables, "ok", !r->nfailed);
-	char *js = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
-	if (js)
-		printf("%s\n", js);
-	free(js);
-	json_decref(root);
+	struct perfdb_strbuf sb = PERFDB_STRBUF_INIT;
+	if (json && perfdb_comm_suite_json(s, r, outabs, &sb) == 0)
+		fputs(sb.buf, stdout);
+	perfdb_strbuf_release(&sb);
 }
 
 struct suite_args {

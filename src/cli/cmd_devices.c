@@ -2,7 +2,6 @@
  * perfdb devices: list the device registry (data/devices.json plus the
  * files of $PERFDB_DEVICES), optionally with the detected host CPU.
  */
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,41 +18,6 @@ const struct cmd_help cmd_devices_help = {
 		"communication grid and the registry file that defines it. Add devices in a\n"
 		"JSON file of your own and name it in $PERFDB_DEVICES (see docs/devices.md).",
 };
-
-static json_t *peaks_json(const double *v)
-{
-	static const char *const k[PERFDB_PEAK_COUNT_] = { "fp32", "fp16", "bf16", "int8", "fp8" };
-	json_t *o = json_object();
-	for (int i = 0; i < PERFDB_PEAK_COUNT_; i++)
-		if (v[i] > 0)
-			json_object_set_new(o, k[i], json_real(v[i] / 1e12));
-	return o;
-}
-
-static json_t *device_json(const struct perfdb_device *d, int is_default)
-{
-	json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:b, s:f, s:f}",
-		"name", d->name, "kind", d->kind, "vendor", d->vendor,
-		"description", d->description, "default", is_default,
-		"memory_gib", d->memory_bytes / (1024.0 * 1024 * 1024),
-		"memory_bandwidth_gbps", d->memory_bandwidth / 1e9);
-	json_object_set_new(o, "mma_tflops", peaks_json(d->mma_flops));
-	json_object_set_new(o, "vector_tflops", peaks_json(d->vector_flops));
-	if (d->grid_ndim) {
-		json_t *grid = json_array(), *tiers = json_array();
-		for (size_t i = 0; i < d->grid_ndim; i++) {
-			json_array_append_new(grid, json_integer(d->grid[i]));
-			json_array_append_new(tiers, json_pack("{s:s, s:f, s:f, s:f}",
-				"name", d->tiers[i].name,
-				"bandwidth_gbps", d->tiers[i].bandwidth / 1e9,
-				"latency_us", d->tiers[i].latency * 1e6,
-				"efficiency", d->tiers[i].efficiency));
-		}
-		json_object_set_new(o, "comm", json_pack("{s:o, s:o}", "grid", grid, "tiers", tiers));
-	}
-	json_object_set_new(o, "source", json_string(d->source));
-	return o;
-}
 
 int cmd_devices(int argc, char **argv, struct cmd_db *db)
 {
@@ -84,14 +48,11 @@ int cmd_devices(int argc, char **argv, struct cmd_db *db)
 	}
 	const char *def = reg.default_name ? reg.default_name : "";
 	if (json) {
-		json_t *arr = json_array();
-		for (size_t i = 0; i < reg.n; i++)
-			json_array_append_new(arr, device_json(&reg.v[i], strcmp(reg.v[i].name, def) == 0));
-		char *s = json_dumps(arr, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
-		if (s)
-			printf("%s\n", s);
-		free(s);
-		json_decref(arr);
+		struct perfdb_strbuf js = PERFDB_STRBUF_INIT;
+		if (perfdb_device_registry_json(&reg, &js) < 0)
+			rc = cli_oom("devices");
+		fputs(js.buf, stdout);
+		perfdb_strbuf_release(&js);
 	} else {
 		printf("%-28s %-5s %9s  %-10s %s\n", "NAME", "KIND", "MEMORY", "COMM GRID", "DESCRIPTION");
 		for (size_t i = 0; i < reg.n; i++) {
@@ -107,5 +68,5 @@ int cmd_devices(int argc, char **argv, struct cmd_db *db)
 		}
 	}
 	perfdb_device_registry_release(&reg);
-	return 0;
+	return rc;
 }

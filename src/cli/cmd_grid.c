@@ -4,7 +4,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,58 +140,6 @@ static void print_list(const char *before, const char *after,
 	for (size_t i = 0; i < res->nfiles; i++)
 		if (res->files[i].status == st)
 			printf("  - %s\n", base_name(res->files[i].path));
-}
-
-static const char *status_name(enum perfdb_grid_file_status s)
-{
-	switch (s) {
-	case PERFDB_GRID_FILE_APPENDED:
-		return "appended";
-	case PERFDB_GRID_FILE_NO_GENERATOR:
-		return "no_generator";
-	case PERFDB_GRID_FILE_NO_TEMPLATE:
-		return "no_template";
-	case PERFDB_GRID_FILE_NO_NEW_ROWS:
-		return "no_new_rows";
-	}
-	return "?";
-}
-
-static void print_json(const struct perfdb_grid_result *res, const char *db,
-		       const struct perfdb_grid_opts *go, const struct perfdb_grid_models *models,
-		       const char *cfg, const char *opmap, bool seed_chosen)
-{
-	json_t *files = json_array();
-	for (size_t i = 0; i < res->nfiles; i++) {
-		const struct perfdb_grid_file *f = &res->files[i];
-		json_t *cols = json_array();
-		for (size_t k = 0; k < f->ncols_added; k++)
-			json_array_append_new(cols, json_string(f->cols_added[k]));
-		json_array_append_new(files, json_pack(
-			"{s:s, s:s, s:s?, s:s, s:I, s:I, s:I, s:I, s:I, s:o, s:b}",
-			"file", f->path, "kernel", f->kernel, "pattern", f->pattern,
-			"status", status_name(f->status), "candidates", (json_int_t)f->candidates,
-			"sampled", (json_int_t)f->sampled, "hbm_filtered", (json_int_t)f->hbm_filtered,
-			"duplicates", (json_int_t)f->duplicates, "appended", (json_int_t)f->appended,
-			"columns_added", cols, "written", f->written));
-	}
-	json_t *ms = json_array();
-	for (size_t i = 0; i < models->n; i++)
-		json_array_append_new(ms, json_string(models->v[i].id));
-	json_t *j = json_pack(
-		"{s:s, s:b, s:o, s:b, s:s, s:s?, s:I, s:o, s:b, s:I, s:I, s:I, s:I, s:o}",
-		"database", db, "dry_run", go->dry_run, "models", ms,
-		"models_given", go->models_given, "config", cfg, "op_mapping", opmap,
-		"rows", (json_int_t)go->rows,
-		"seed", go->use_rng ? json_integer((json_int_t)go->seed) : json_null(),
-		"seed_chosen", seed_chosen, "max_hbm_bytes", (json_int_t)go->max_hbm_bytes,
-		"csv_files", (json_int_t)res->nfiles, "appended", (json_int_t)res->appended,
-		"written", (json_int_t)res->written, "files", files);
-	char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	if (s)
-		printf("%s\n", s);
-	free(s);
-	json_decref(j);
 }
 
 static void print_text(const struct perfdb_grid_result *res, const char *db,
@@ -362,7 +309,8 @@ int cmd_grid(int argc, char **argv, struct cmd_db *cdb)
 	} else {
 		rc = perfdb_db_resolve(o, &db, &err);
 	}
-	struct ctx c = { .quiet = a->quiet || a->json, .json = a->json, .rows = a->rows, .gb = a->gb, .s = &s,
+	struct ctx c = { .quiet = a->quiet || a->json, .json = a->json, .rows = a->rows,
+			 .gb = a->gb, .s = &s,
 			 .budget = perfdb_grid_hbm_budget(a->gb) };
 	struct perfdb_grid_request rq = {
 		.db_dir = db.buf, .grid_config = a->grid_cfg, .op_mapping = a->opmap_path,
@@ -382,12 +330,14 @@ int cmd_grid(int argc, char **argv, struct cmd_db *cdb)
 	} else if (rc < 0) {
 		rc = cli_error("grid", &err);
 		cli_replaced("grid", grid_replaced, &s.res, s.res.nfiles);
+	} else if (a->json) {
+		struct perfdb_strbuf js = PERFDB_STRBUF_INIT;
+		if (perfdb_grid_session_json(&s, db.buf, &js) < 0)
+			rc = cli_oom("grid");
+		fputs(js.buf, stdout);
+		perfdb_strbuf_release(&js);
 	} else {
-		if (a->json)
-			print_json(&s.res, db.buf, &s.go, &s.models, s.cfg_path, s.opmap_file,
-				   s.seed_chosen);
-		else
-			print_text(&s.res, db.buf, &s.go);
+		print_text(&s.res, db.buf, &s.go);
 	}
 	perfdb_grid_session_release(&s);
 	perfdb_strbuf_release(&db);

@@ -2,7 +2,6 @@
  * perfdb parse: profiler output into per-kernel database tables
  * (docs/spec/parse.md; replaces parsers/parse_kernel_details.py).
  */
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,50 +79,6 @@ static void on_progress(void *vctx, unsigned long long done, unsigned long long 
 	struct ctx *c = vctx;
 	(void)total;
 	progress_update(&c->prog, done);
-}
-
-static void print_json(const struct perfdb_parse_result *res, const char *outdir,
-		       const char *path)
-{
-	json_t *tables = json_array();
-	for (size_t i = 0; i < res->ntables; i++) {
-		const struct perfdb_parse_table *t = &res->tables[i];
-		json_array_append_new(tables, json_pack("{s:s, s:s, s:I, s:I, s:I, s:b, s:b}",
-			"file", t->path, "type", t->type, "keys", (json_int_t)t->groups,
-			"added", (json_int_t)t->added, "updated", (json_int_t)t->updated,
-			"created", t->created, "written", t->written));
-	}
-	json_t *traces = json_array();
-	for (size_t i = 0; i < res->ntr; i++) {
-		const struct perfdb_parse_trace *t = &res->tr[i];
-		json_t *o = json_pack("{s:s, s:s, s:b, s:I, s:I, s:I, s:I}", "file", t->path,
-			"device", t->device, "gzip", t->gzip, "activities", (json_int_t)t->activities,
-			"linked", (json_int_t)t->linked, "gpu_rows", (json_int_t)t->gpu_rows,
-			"cpu_rows", (json_int_t)t->cpu_rows);
-		if (o && t->has_dist)
-			json_object_set_new(o, "distributed", json_pack("{s:I, s:I, s:s}",
-				"rank", (json_int_t)t->rank, "world_size", (json_int_t)t->world_size,
-				"backend", t->backend));
-		json_array_append_new(traces, o);
-	}
-	json_t *dbs = json_array();
-	for (size_t i = 0; i < res->ndbs; i++)
-		json_array_append_new(dbs, json_pack("{s:s, s:b, s:s}", "device", res->dbs[i].device,
-			"gpu", res->dbs[i].gpu, "database", res->dbs[i].outdir ? res->dbs[i].outdir : ""));
-	json_t *j = json_pack("{s:I, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o}",
-		"generated", (json_int_t)res->ntables, "database", outdir, "profiling_path", path,
-		"inputs", (json_int_t)res->inputs, "bytes", (json_int_t)res->bytes,
-		"rows", (json_int_t)res->totals.rows,
-		"dropped_na", (json_int_t)res->totals.dropped_na,
-		"invalid_durations", (json_int_t)res->totals.invalid_durations,
-		"empty_type", (json_int_t)res->totals.empty_type,
-		"keys", (json_int_t)res->groups, "warnings", (json_int_t)res->warnings,
-		"tables", tables, "traces", traces, "databases", dbs);
-	char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	if (s)
-		printf("%s\n", s);
-	free(s);
-	json_decref(j);
 }
 
 /* The summary line (and the counts on stderr unless quiet). */
@@ -252,11 +207,13 @@ int cmd_parse(int argc, char **argv, struct cmd_db *db)
 	if (rc < 0) {
 		rc = cli_error("parse", &err);
 		cli_replaced("parse", parse_replaced, &res, res.ntables);
+	} else if (a->json) {
+		struct perfdb_strbuf js = PERFDB_STRBUF_INIT;
+		rc = perfdb_parse_result_json(&res, outdir.buf, a->path, &js) < 0 ? cli_oom("parse") : 0;
+		fputs(js.buf, stdout);
+		perfdb_strbuf_release(&js);
 	} else {
-		if (a->json)
-			print_json(&res, outdir.buf, a->path);
-		else
-			print_text(&res, outdir.buf, a->path, trace_mode, a->quiet);
+		print_text(&res, outdir.buf, a->path, trace_mode, a->quiet);
 		rc = 0;
 	}
 	perfdb_parse_result_release(&res);

@@ -1,7 +1,6 @@
 /* Shared replay ingest for the writeback and microbench commands. */
 #include "replay_common.h"
 
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,26 +52,6 @@ void replay_ops_release(struct opt_list *ops)
 	ops->n = 0;
 }
 
-static void print_json(const struct perfdb_wb_result *r, const char *md, const char *csv)
-{
-	json_t *files = json_array();
-	for (size_t i = 0; i < r->nfiles; i++) {
-		const struct perfdb_wb_file *f = &r->files[i];
-		json_array_append_new(files, json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:b}",
-			"file", f->path, "operator", f->stem, "updated", (json_int_t)f->updated,
-			"added", (json_int_t)f->added, "deleted", (json_int_t)f->ndeleted,
-			"unchanged", (json_int_t)f->unchanged, "missing", (json_int_t)f->nmissing,
-			"duplicates", (json_int_t)f->ndups, "written", f->written));
-	}
-	json_t *j = json_pack("{s:o, s:I, s:s, s:s}", "tables", files, "gaps", (json_int_t)r->ngaps,
-			      "report", md, "hotspots_csv", csv);
-	char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	if (s)
-		printf("%s\n", s);
-	free(s);
-	json_decref(j);
-}
-
 static const char *wb_replaced(const void *ctx, size_t i)
 {
 	const struct perfdb_wb_result *r = ctx;
@@ -100,7 +79,11 @@ int replay_print_finish(const struct ingest_opts *o, int rc, const struct perfdb
 		rc = cli_error(o->cmd, err);
 		cli_replaced(o->cmd, wb_replaced, &r->wb, r->wb.nfiles);
 	} else if (o->json) {
-		print_json(&r->wb, r->md_path, r->csv_path);
+		struct perfdb_strbuf js = PERFDB_STRBUF_INIT;
+		if (perfdb_finish_result_json(r, &js) < 0)
+			rc = cli_oom(o->cmd);
+		fputs(js.buf, stdout);
+		perfdb_strbuf_release(&js);
 	} else {
 		printf("%s\n", r->md.buf);
 		printf("\n[REPORT] %s\n[REPORT] %s\n", r->md_path, r->csv_path);

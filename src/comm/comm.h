@@ -434,6 +434,10 @@ int perfdb_comm_validate_dir(const char *dir, const struct perfdb_device *device
 			     double tolerance, struct perfdb_comm_validation *v,
 			     perfdb_comm_warn_fn warn, void *ctx, struct perfdb_err *err);
 
+/* The validation as JSON (validate_json.c), a newline after it. */
+int perfdb_comm_validation_json(const struct perfdb_comm_validation *v, const char *dir,
+				struct perfdb_strbuf *out);
+
 /* Python int() of a cell: trimmed, optional sign, digits with single '_'. */
 int perfdb_comm_parse_pyint(const char *s, long long *out);
 
@@ -555,6 +559,13 @@ struct perfdb_comm_suite_events {
 int perfdb_comm_suite_run(const struct perfdb_comm_suite *s, const char *outdir,
 			  bool stdout_to_stderr, const struct perfdb_comm_suite_events *ev,
 			  struct perfdb_comm_suite_result *r, struct perfdb_err *err);
+
+/* --dry-run --json: the planned launches (suite_json.c), a newline after it. */
+int perfdb_comm_suite_plan_json(const struct perfdb_comm_suite *s, struct perfdb_strbuf *out);
+/* --json: the launches as they went and the tables left, a newline after it. */
+int perfdb_comm_suite_json(const struct perfdb_comm_suite *s,
+			   const struct perfdb_comm_suite_result *r, const char *outdir,
+			   struct perfdb_strbuf *out);
 
 /* An absolute form of path, not resolved (it need not exist yet); NULL: out of memory. */
 char *perfdb_comm_path_absolute(const char *path);

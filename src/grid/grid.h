@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "perfdb/err.h"
+#include "perfdb/strbuf.h"
 
 /* ---- configuration ------------------------------------------------------ */
 
@@ -212,5 +213,8 @@ struct perfdb_grid_session {
 int perfdb_grid_session_run(const struct perfdb_grid_request *rq, struct perfdb_grid_session *s,
 			    struct perfdb_err *err);
 void perfdb_grid_session_release(struct perfdb_grid_session *s);
+/* The run as JSON (grid_json.c; keys in docs/grid.md), a newline after it. */
+int perfdb_grid_session_json(const struct perfdb_grid_session *s, const char *db,
+			     struct perfdb_strbuf *out);
 
 #endif

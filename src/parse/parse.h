@@ -314,4 +314,8 @@ int perfdb_parse_trace_device(const struct perfdb_parse_db *db,
 /* The inputs under path: 0 no PyTorch trace among them, 1 only traces, 2 both kinds. */
 int perfdb_parse_trace_kind(const char *path);
 
+/* The run as JSON (parse_json.c; keys in docs/parse.md), a newline after it. */
+int perfdb_parse_result_json(const struct perfdb_parse_result *res, const char *outdir,
+			     const char *path, struct perfdb_strbuf *out);
+
 #endif

@@ -182,4 +182,8 @@ int perfdb_dbreport_page_write(const struct perfdb_dbreport_request *rq,
 void perfdb_dbreport_page_init(struct perfdb_dbreport_page *p);
 void perfdb_dbreport_page_release(struct perfdb_dbreport_page *p);
 
+/* The report as JSON (report_json.c; keys in docs/cli.md), a newline after it. */
+int perfdb_dbreport_json(const struct perfdb_dbreport *r, const char *device, const char *html,
+			 struct perfdb_strbuf *out);
+
 #endif
