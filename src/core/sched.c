@@ -1,0 +1,169 @@
+/*
+ * The scheduler's accounts of this process and machine (perfdb/sched.h):
+ * parsers of the /proc files, one live reading, and the judgement of a
+ * block of timed work between two readings.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "perfdb/sched.h"
+
+int perfdb_sched_parse_schedstat(const char *text, uint64_t *run_ns, uint64_t *wait_ns)
+{
+	unsigned long long run, wait, slices;
+	if (sscanf(text, "%llu %llu %llu", &run, &wait, &slices) != 3)
+		return -PERFDB_EPARSE;
+	*run_ns = run;
+	*wait_ns = wait;
+	return 0;
+}
+
+/* The unsigned value after "key" and any of ": \t" at the start of a line. */
+static int line_value(const char *text, const char *key, uint64_t *out)
+{
+	size_t k = strlen(key);
+	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		if (strncmp(p, key, k) != 0)
+			continue;
+		const char *v = p + k;
+		if (*v != ':' && *v != ' ' && *v != '\t')
+			continue;   /* a longer key that starts the same */
+		v += strspn(v, ": \t");
+		char *end;
+		errno = 0;
+		unsigned long long x = strtoull(v, &end, 10);
+		if (end == v || errno)
+			return -PERFDB_EPARSE;
+		*out = x;
+		return 0;
+	}
+	return -PERFDB_ENOENT;
+}
+
+int perfdb_sched_parse_status(const char *text, uint64_t *nivcsw)
+{
+	return line_value(text, "nonvoluntary_ctxt_switches", nivcsw) < 0 ? -PERFDB_EPARSE : 0;
+}
+
+int perfdb_sched_parse_migrations(const char *text, uint64_t *migrations)
+{
+	return line_value(text, "se.nr_migrations", migrations);
+}
+
+int perfdb_sched_parse_stat(const char *text, uint64_t *steal, uint64_t *total)
+{
+	const char *p = strncmp(text, "cpu ", 4) == 0 ? text : strstr(text, "\ncpu ");
+	if (!p)
+		return -PERFDB_EPARSE;
+	p += *p == '\n' ? 5 : 4;
+	/* user nice system idle iowait irq softirq steal guest guest_nice; guest
+	 * time is already inside user and nice, so it is not added again */
+	uint64_t v[10] = { 0 };
+	int n = 0;
+	while (n < 10) {
+		char *end;
+		unsigned long long x = strtoull(p, &end, 10);
+		if (end == p)
+			break;
+		v[n++] = x;
+		p = end;
+	}
+	if (n < 4)
+		return -PERFDB_EPARSE;
+	*steal = n > 7 ? v[7] : 0;
+	*total = 0;
+	for (int i = 0; i < n && i < 8; i++)
+		*total += v[i];
+	return 0;
+}
+
+/* The whole of a small /proc file into buf (NUL-terminated); -1 if it cannot be read. */
+static ssize_t slurp(const char *path, char *buf, size_t cap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	size_t n = 0;
+	ssize_t got;
+	while (n + 1 < cap && (got = read(fd, buf + n, cap - 1 - n)) > 0)
+		n += (size_t)got;
+	close(fd);
+	buf[n] = '\0';
+	return (ssize_t)n;
+}
+
+/* One thread's accounts added to r; 0, or -1 when the thread has gone. */
+static int read_task(const char *tid, struct perfdb_sched_reading *r)
+{
+	char path[320], buf[8192];
+	uint64_t run, wait, nivcsw, mig;
+	snprintf(path, sizeof(path), "/proc/self/task/%s/schedstat", tid);
+	if (slurp(path, buf, sizeof(buf)) < 0 || perfdb_sched_parse_schedstat(buf, &run, &wait) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/self/task/%s/status", tid);
+	if (slurp(path, buf, sizeof(buf)) < 0 || perfdb_sched_parse_status(buf, &nivcsw) < 0)
+		return -1;
+	r->wait_ns += wait;
+	r->nivcsw += nivcsw;
+	snprintf(path, sizeof(path), "/proc/self/task/%s/sched", tid);
+	if (slurp(path, buf, sizeof(buf)) >= 0 && perfdb_sched_parse_migrations(buf, &mig) == 0) {
+		r->migrations += mig;
+		r->has_migrations = true;
+	}
+	r->threads++;
+	return 0;
+}
+
+int perfdb_sched_read(struct perfdb_sched_reading *r, struct perfdb_err *err)
+{
+	memset(r, 0, sizeof(*r));
+	DIR *d = opendir("/proc/self/task");
+	if (!d)
+		return perfdb_err_errno(err, errno, "cannot list /proc/self/task");
+	struct dirent *e;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			read_task(e->d_name, r);
+	closedir(d);
+	char buf[1024];
+	if (slurp("/proc/stat", buf, sizeof(buf)) < 0 ||
+	    perfdb_sched_parse_stat(buf, &r->steal_ticks, &r->total_ticks) < 0)
+		return perfdb_err_set(err, PERFDB_EIO, "cannot read the cpu line of /proc/stat");
+	if (!r->threads)
+		return perfdb_err_set(err, PERFDB_EIO, "no thread's schedstat could be read "
+				      "(/proc/self/task/*/schedstat: a kernel without schedstats?)");
+	return 0;
+}
+
+/* b - a, 0 when a thread that left took its counts with it. */
+static uint64_t delta(uint64_t a, uint64_t b)
+{
+	return b > a ? b - a : 0;
+}
+
+void perfdb_sched_judge(const struct perfdb_sched_reading *a, const struct perfdb_sched_reading *b,
+			double wall_s, struct perfdb_sched_block *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->wall_s = wall_s;
+	out->wait_ns = delta(a->wait_ns, b->wait_ns);
+	out->nivcsw = delta(a->nivcsw, b->nivcsw);
+	out->migrations = delta(a->migrations, b->migrations);
+	uint64_t ticks = delta(a->total_ticks, b->total_ticks);
+	out->steal_fraction = ticks ? (double)delta(a->steal_ticks, b->steal_ticks) / (double)ticks : 0;
+	double wall_ns = wall_s > 0 ? wall_s * 1e9 : 0;
+	if (out->wait_ns > PERFDB_SCHED_WAIT_MIN_NS &&
+	    (double)out->wait_ns > PERFDB_SCHED_WAIT_FRACTION * wall_ns) {
+		out->contaminated = true;
+		out->why = "run-queue wait";
+	} else if (out->steal_fraction > PERFDB_SCHED_STEAL_FRACTION) {
+		out->contaminated = true;
+		out->why = "steal";
+	}
+}
