@@ -11,6 +11,7 @@
 #ifndef PERFDB_PARSE_H
 #define PERFDB_PARSE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "perfdb/err.h"
@@ -305,11 +306,15 @@ struct perfdb_device_registry;
 /*
  * The device directory name of a trace's tables: its GPU's name (upper
  * case, other characters one '_'), UNKNOWN_GPU for a GPU trace without
- * deviceProperties, else this host's CPU as the registry names it.
+ * deviceProperties or whose name has no letter or digit (perfdb parse
+ * warns of that), else this host's CPU as the registry names it.
  */
 int perfdb_parse_trace_device(const struct perfdb_parse_db *db,
 			      struct perfdb_device_registry *reg, char *dev, size_t cap,
 			      struct perfdb_err *err);
+
+/* Whether a trace's device name has a letter or digit to name a directory with. */
+bool perfdb_parse_trace_device_named(const char *name);
 
 /* The inputs under path: 0 no PyTorch trace among them, 1 only traces, 2 both kinds. */
 int perfdb_parse_trace_kind(const char *path);

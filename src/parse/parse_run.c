@@ -344,6 +344,14 @@ static int write_dbs(const struct perfdb_parse_opts *o, const struct dblist *all
 			res->trace_gpu = 1;
 			snprintf(res->gpu_name, sizeof(res->gpu_name), "%s", a->device);
 		}
+		if (!o->outdir && a->gpu && a->device[0] && !perfdb_parse_trace_device_named(a->device)) {
+			char m[256];
+			snprintf(m, sizeof(m), "the trace's device name '%.64s' has no letter or digit to "
+				 "name a directory with: its tables go under UNKNOWN_GPU", a->device);
+			res->warnings++;
+			if (o->warn)
+				o->warn(o->ctx, m);
+		}
 		struct perfdb_strbuf dir = PERFDB_STRBUF_INIT;
 		if (!o->outdir)
 			rc = o->resolve_outdir ? o->resolve_outdir(o->ctx, res, db, &dir, err)

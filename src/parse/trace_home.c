@@ -5,6 +5,7 @@
  * torch<T>/.  The device is the trace's GPU (Kineto's deviceProperties
  * name, as a directory name) or, for a CPU-only trace, this host's CPU.
  */
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "parse/parse.h"
@@ -34,12 +35,23 @@ int perfdb_parse_trace_device(const struct perfdb_parse_db *db,
 		while (w && dev[w - 1] == '_')
 			w--;
 		dev[w] = '\0';
+		/* a name of punctuation only ("..", "/", "-") names no directory */
+		if (!w)
+			snprintf(dev, cap, "UNKNOWN_GPU");
 	} else {
 		const char *name;
 		PERFDB_TRY(perfdb_device_detect_host_cpu(reg, &name, err));
 		snprintf(dev, cap, "%s", name);
 	}
 	return 0;
+}
+
+bool perfdb_parse_trace_device_named(const char *name)
+{
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9'))
+			return true;
+	return false;
 }
 
 int perfdb_parse_trace_kind(const char *path)
