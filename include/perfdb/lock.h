@@ -49,8 +49,9 @@ struct perfdb_lock {
 #define PERFDB_LOCK_INIT { -1, NULL, 0, NULL }
 
 /*
- * Read $PERFDB_LOCK_TIMEOUT: unset means the default; otherwise a finite
- * number of seconds >= 0.  Returns 0 and sets *seconds, or -PERFDB_EINVAL
+ * Read $PERFDB_LOCK_TIMEOUT: unset means the default; otherwise seconds
+ * as a plain decimal (digits and at most one '.': 60, 0.5; no sign, blank,
+ * hex or exponent).  Returns 0 and sets *seconds, or -PERFDB_EINVAL
  * with a message naming the variable.
  */
 int perfdb_lock_timeout_env(double *seconds, struct perfdb_err *err);

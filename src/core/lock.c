@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -27,10 +28,15 @@ int perfdb_lock_timeout_env(double *seconds, struct perfdb_err *err)
 	const char *e = getenv("PERFDB_LOCK_TIMEOUT");
 	if (!e)
 		return 0;
-	char *end;
+	/* a plain decimal only: no sign (so no "-0"), blank, hex, exponent or
+	 * inf, all of which strtod would take */
+	size_t n = strlen(e);
+	const char *dot = strchr(e, '.');
+	bool plain = n && strspn(e, "0123456789.") == n && strcspn(e, "0123456789") < n &&
+		     !(dot && strchr(dot + 1, '.'));
 	errno = 0;
-	double v = strtod(e, &end);
-	if (!*e || end == e || *end || errno || !isfinite(v) || v < 0)
+	double v = plain ? strtod(e, NULL) : -1;
+	if (!plain || errno || !isfinite(v) || v < 0)
 		return perfdb_err_set(err, PERFDB_EINVAL,
 				      "PERFDB_LOCK_TIMEOUT: invalid value '%s' "
 				      "(expected seconds >= 0, e.g. 60 or 0.5)", e);
