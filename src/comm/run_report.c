@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "perfdb/json_out.h"
 #include "comm/comm.h"
 #include "perfdb/fsio.h"
 #include "perfdb/lock.h"
@@ -333,11 +334,6 @@ int perfdb_comm_report_json(const struct perfdb_comm_report *r,
 	json_object_set_new(root, "check_failed", json_integer((json_int_t)r->check_failed));
 	json_object_set_new(root, "seconds", json_real(round(r->seconds * 1000) / 1000));
 	json_object_set_new(root, "report", r->report_path[0] ? json_string(r->report_path) : json_null());
-	char *s = root ? json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12)) : NULL;
-	json_decref(root);
-	if (!s)
-		return -PERFDB_ENOMEM;
-	int rc = perfdb_strbuf_addstr(out, s);
-	free(s);
-	return rc < 0 ? rc : perfdb_strbuf_addch(out, '\n');
+	return perfdb_json_dump(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12),
+				out);
 }

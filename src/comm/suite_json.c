@@ -7,15 +7,7 @@
 #include <stdlib.h>
 
 #include "comm/comm.h"
-
-static int dump(json_t *j, size_t flags, struct perfdb_strbuf *out)
-{
-	char *s = j ? json_dumps(j, flags) : NULL;
-	json_decref(j);
-	int rc = s ? perfdb_strbuf_addf(out, "%s\n", s) : -PERFDB_ENOMEM;
-	free(s);
-	return rc;
-}
+#include "perfdb/json_out.h"
 
 int perfdb_comm_suite_plan_json(const struct perfdb_comm_suite *s, struct perfdb_strbuf *out)
 {
@@ -27,7 +19,7 @@ int perfdb_comm_suite_plan_json(const struct perfdb_comm_suite *s, struct perfdb
 							  "command", sb.buf));
 		perfdb_strbuf_release(&sb);
 	}
-	return dump(launches, JSON_INDENT(2), out);
+	return perfdb_json_dump(launches, JSON_INDENT(2), out);
 }
 
 int perfdb_comm_suite_json(const struct perfdb_comm_suite *s,
@@ -49,5 +41,5 @@ int perfdb_comm_suite_json(const struct perfdb_comm_suite *s,
 				 "hosts", (json_int_t)s->nhosts, "nproc", (json_int_t)s->nproc,
 				 "world", (json_int_t)s->world, "launches", launches,
 				 "tables", tables, "ok", !r->nfailed);
-	return dump(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6), out);
+	return perfdb_json_dump(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6), out);
 }

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "perfdb/json_out.h"
 #include "comm/comm.h"
 
 static json_t *jnum(double v)
@@ -51,9 +52,6 @@ int perfdb_comm_validation_json(const struct perfdb_comm_validation *v, const ch
 				 "ops", ops, "total", "rows", (json_int_t)v->rows,
 				 "pass", (json_int_t)v->total[0], "warn", (json_int_t)v->total[1],
 				 "fail", (json_int_t)v->total[2], "ok", v->ok);
-	char *s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
-	json_decref(root);
-	int rc = s ? perfdb_strbuf_addf(out, "%s\n", s) : -PERFDB_ENOMEM;
-	free(s);
-	return rc;
+	return perfdb_json_dump(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12),
+				out);
 }

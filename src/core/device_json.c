@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "perfdb/json_out.h"
 #include "perfdb/device.h"
 #include "perfdb/strbuf.h"
 
@@ -50,9 +51,6 @@ int perfdb_device_registry_json(const struct perfdb_device_registry *reg, struct
 	json_t *arr = json_array();
 	for (size_t i = 0; i < reg->n; i++)
 		json_array_append_new(arr, device_json(&reg->v[i], strcmp(reg->v[i].name, def) == 0));
-	char *s = json_dumps(arr, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
-	json_decref(arr);
-	int rc = s ? perfdb_strbuf_addf(out, "%s\n", s) : -PERFDB_ENOMEM;
-	free(s);
-	return rc;
+	return perfdb_json_dump(arr, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10),
+				out);
 }

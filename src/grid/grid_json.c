@@ -5,6 +5,7 @@
 #include <jansson.h>
 #include <stdlib.h>
 
+#include "perfdb/json_out.h"
 #include "grid/grid.h"
 
 static const char *status_name(enum perfdb_grid_file_status s)
@@ -51,10 +52,6 @@ int perfdb_grid_session_json(const struct perfdb_grid_session *s, const char *db
 		"seed_chosen", s->seed_chosen, "max_hbm_bytes", (json_int_t)s->go.max_hbm_bytes,
 		"csv_files", (json_int_t)s->res.nfiles, "appended", (json_int_t)s->res.appended,
 		"written", (json_int_t)s->res.written, "files", files);
-	char *js = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	json_decref(j);
-	int rc = js ? perfdb_strbuf_addf(out, "%s\n", js) : -PERFDB_ENOMEM;
-	free(js);
-	return rc;
+	return perfdb_json_dump(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER, out);
 }
 

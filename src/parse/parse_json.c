@@ -5,6 +5,7 @@
 #include <jansson.h>
 #include <stdlib.h>
 
+#include "perfdb/json_out.h"
 #include "parse/parse.h"
 
 int perfdb_parse_result_json(const struct perfdb_parse_result *res, const char *outdir,
@@ -44,9 +45,5 @@ int perfdb_parse_result_json(const struct perfdb_parse_result *res, const char *
 		"empty_type", (json_int_t)res->totals.empty_type,
 		"keys", (json_int_t)res->groups, "warnings", (json_int_t)res->warnings,
 		"tables", tables, "traces", traces, "databases", dbs);
-	char *js = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	json_decref(j);
-	int rc = js ? perfdb_strbuf_addf(out, "%s\n", js) : -PERFDB_ENOMEM;
-	free(js);
-	return rc;
+	return perfdb_json_dump(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER, out);
 }

@@ -5,6 +5,7 @@
 #include <jansson.h>
 #include <stdlib.h>
 
+#include "perfdb/json_out.h"
 #include "replay/replay.h"
 
 int perfdb_finish_result_json(const struct perfdb_finish_result *r, struct perfdb_strbuf *out)
@@ -21,9 +22,5 @@ int perfdb_finish_result_json(const struct perfdb_finish_result *r, struct perfd
 	}
 	json_t *j = json_pack("{s:o, s:I, s:s, s:s}", "tables", files, "gaps", (json_int_t)wb->ngaps,
 			      "report", r->md_path, "hotspots_csv", r->csv_path);
-	char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	json_decref(j);
-	int rc = s ? perfdb_strbuf_addf(out, "%s\n", s) : -PERFDB_ENOMEM;
-	free(s);
-	return rc;
+	return perfdb_json_dump(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER, out);
 }

@@ -5,6 +5,7 @@
 #include <jansson.h>
 #include <stdlib.h>
 
+#include "perfdb/json_out.h"
 #include "report/dbreport.h"
 
 static json_t *report_json(const struct perfdb_dbreport *r, const char *device,
@@ -55,11 +56,6 @@ static json_t *report_json(const struct perfdb_dbreport *r, const char *device,
 int perfdb_dbreport_json(const struct perfdb_dbreport *r, const char *device, const char *html,
 			 struct perfdb_strbuf *out)
 {
-	json_t *j = report_json(r, device, html);
-	char *s = j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10))
-		    : NULL;
-	json_decref(j);
-	int rc = s ? perfdb_strbuf_addf(out, "%s\n", s) : -PERFDB_ENOMEM;
-	free(s);
-	return rc;
+	return perfdb_json_dump(report_json(r, device, html),
+				JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10), out);
 }
