@@ -51,7 +51,7 @@ int perfdb_sched_parse_stat(const char *text, uint64_t *steal, uint64_t *total);
 int perfdb_sched_read(struct perfdb_sched_reading *r, struct perfdb_err *err);
 
 /* Thresholds of perfdb_sched_judge (docs/measuring.md says why these). */
-#define PERFDB_SCHED_WAIT_FRACTION 0.02   /* of the block's wall time, summed over threads */
+#define PERFDB_SCHED_WAIT_FRACTION 0.05   /* of the block's wall time, summed over threads */
 #define PERFDB_SCHED_WAIT_MIN_NS 50000    /* below this a wait is the kernel's own housekeeping */
 #define PERFDB_SCHED_STEAL_FRACTION 0.02  /* of the machine's ticks over the block */
 

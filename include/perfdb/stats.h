@@ -25,6 +25,22 @@ struct perfdb_stats {
  */
 void perfdb_stats_compute(double *x, size_t n, struct perfdb_stats *out);
 
+/*
+ * The statistics of a set of clean timing samples (docs/measuring.md
+ * "What is kept"): sorted in place, then every sample above the fence,
+ * max(Q3 + 3 * IQR, 2 * median), is left out of all the figures;
+ * *outliers says how many.  A sample is cast out only when it is both far
+ * out by Tukey's rule and more than twice the typical time: an
+ * interruption, not the operator.  Only the slow side is fenced (noise
+ * only ever adds time), and a heavy tail of samples within twice the
+ * median stays in the mean, as the reference's column means.  Quartiles by
+ * linear interpolation (numpy's default).
+ */
+void perfdb_stats_robust(double *x, size_t n, struct perfdb_stats *out, size_t *outliers);
+
+/* The q-quantile (0..1) of n sorted values, by linear interpolation; 0 for n == 0. */
+double perfdb_stats_quantile_sorted(const double *x, size_t n, double q);
+
 /* Compensated mean of n values (0 for n == 0); does not reorder. */
 double perfdb_stats_mean(const double *x, size_t n);
 

@@ -106,9 +106,19 @@ static void print_run_notes(const struct perfdb_native_run *run)
 	double ref = perfdb_native_probe_reference(res);
 	for (size_t i = 0; i < res->nrows; i++)
 		if (perfdb_native_row_contended(&res->rows[i], ref))
-			fprintf(stderr, "[CONTENDED] %s:%zu: measured with %.1f GB/s of memory bandwidth "
+			fprintf(stderr, "[LOW BANDWIDTH] %s:%zu: measured with %.1f GB/s of memory bandwidth "
 				"against the run's median %.1f (%d retries)\n", res->rows[i].table,
 				res->rows[i].line, res->rows[i].probe_gbs, ref, res->rows[i].retries);
+	for (size_t i = 0; i < res->nrows; i++)
+		if (res->rows[i].status == PERFDB_ENGINE_CONTENDED) {
+			const char *why = res->rows[i].reason ? res->rows[i].reason : "";
+			if (strncmp(why, "contended: ", 11) == 0)
+				why += 11;
+			fprintf(stderr, "[CONTENDED] %s:%zu: not written: %s\n", res->rows[i].table, res->rows[i].line, why);
+		}
+	if (res->ncontended)
+		fprintf(stderr, "[CONTENDED] %zu %s left unwritten; --update-mode missing-only measures %s again\n",
+			res->ncontended, res->ncontended == 1 ? "row" : "rows", res->ncontended == 1 ? "it" : "them");
 	if (res->nresumed)
 		fprintf(stderr, "[RESUME] %zu rows taken from %s\n", res->nresumed, run->journal);
 	if (res->interrupted)

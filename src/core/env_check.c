@@ -33,6 +33,11 @@ static int check_probe(const char *v, struct perfdb_err *err)
 	return check_bool("PERFDB_PROBE", v, err);
 }
 
+static int check_sched(const char *v, struct perfdb_err *err)
+{
+	return check_bool("PERFDB_SCHED", v, err);
+}
+
 static int check_trace(const char *v, struct perfdb_err *err)
 {
 	return check_bool("PERFDB_TRACE_OPTIONS", v, err);
@@ -94,6 +99,7 @@ static const struct {
 	{ "PERFDB_MAX_CPU_ISA", check_max_cpu_isa },
 	{ "PERFDB_MODULE_DIR", check_module_dir },
 	{ "PERFDB_PROBE", check_probe },
+	{ "PERFDB_SCHED", check_sched },
 	{ "PERFDB_TIMESTAMP", check_timestamp },
 	{ "PERFDB_TRACE_OPTIONS", check_trace },
 };

@@ -197,6 +197,36 @@ static int fast_decimal(const char *s, size_t len, int neg, double *out)
 	return 1;
 }
 
+double perfdb_stats_quantile_sorted(const double *x, size_t n, double q)
+{
+	if (!n)
+		return 0.0;
+	double pos = q * (double)(n - 1);
+	size_t i = (size_t)pos;
+	if (i + 1 >= n)
+		return x[n - 1];
+	double f = pos - (double)i;
+	return x[i] + f * (x[i + 1] - x[i]);
+}
+
+void perfdb_stats_robust(double *x, size_t n, struct perfdb_stats *out, size_t *outliers)
+{
+	*outliers = 0;
+	if (n < 4) {   /* no quartiles worth the name */
+		perfdb_stats_compute(x, n, out);
+		return;
+	}
+	qsort(x, n, sizeof(*x), cmp_double);
+	double q1 = perfdb_stats_quantile_sorted(x, n, 0.25), q3 = perfdb_stats_quantile_sorted(x, n, 0.75);
+	double med = perfdb_stats_quantile_sorted(x, n, 0.5), tukey = q3 + 3.0 * (q3 - q1);
+	double fence = tukey > 2.0 * med ? tukey : 2.0 * med;
+	size_t k = n;
+	while (k > 1 && x[k - 1] > fence)
+		k--;
+	*outliers = n - k;
+	perfdb_stats_compute(x, k, out);
+}
+
 int perfdb_stats_parse_double(const char *s, size_t len, double *out)
 {
 	if (!s)

@@ -32,6 +32,12 @@ static int selected(const struct perfdb_engine_opts *o, const char *op)
 	return 0;
 }
 
+const char *perfdb_engine_status_name(enum perfdb_engine_status st)
+{
+	static const char *const names[] = { "ok", "failed", "skipped", "contended" };
+	return (unsigned)st < sizeof(names) / sizeof(names[0]) ? names[st] : "?";
+}
+
 static int set_reason(struct perfdb_engine_row *row, enum perfdb_engine_status st, const char *msg)
 {
 	row->status = st;
@@ -200,11 +206,20 @@ int engine_run_table(struct engine_run_ctx *x, const char *op, const struct perf
 					rc = -PERFDB_ENOMEM;
 					break;
 				}
+				row->discarded = je->discarded;
+				row->outliers = je->outliers;
+				row->blocks = je->blocks;
+				row->blocks_bad = je->blocks_bad;
+				row->worst_wait = je->worst_wait;
 				if (je->ok) {
 					res->nok++;
 					res->nresumed += pass != ENGINE_PASS_COLLECT;
 					row->resumed = pass != ENGINE_PASS_COLLECT;
 					rc = result_add_measure(&res->measures, op, t, r, row);
+				} else if (je->contended) {
+					/* only the operator process's own row comes back so (resume finds ok lines only) */
+					rc = set_reason(row, PERFDB_ENGINE_CONTENDED, je->reason ? je->reason : "contended");
+					res->ncontended++;
 				} else {
 					rc = set_reason(row, PERFDB_ENGINE_FAILED, je->reason ? je->reason : "failed");
 					res->nfailed++;
@@ -228,6 +243,8 @@ int engine_run_table(struct engine_run_ctx *x, const char *op, const struct perf
 					rc = set_reason(row, PERFDB_ENGINE_FAILED, e.msg);
 					res->nfailed++;
 					res->stopped = o->fail_fast;
+				} else if (row->status == PERFDB_ENGINE_CONTENDED) {
+					res->ncontended++;   /* not a duration: missing-only measures it again */
 				} else {
 					res->nok++;
 					if (pass == ENGINE_PASS_MEASURE)

@@ -87,6 +87,16 @@ struct perfdb_engine_opts {
 	int contention_retries;
 	int no_probe;
 	/*
+	 * The scheduler's accounts (perfdb/sched.h, docs/replay.md
+	 * "Contention"): host-timed rows are sampled in blocks of about
+	 * ENGINE_BLOCK_S; a block during which the threads waited for a CPU
+	 * (or the VM lost time to steal) is discarded and measured again
+	 * within the row's budget.  A row left without `repeat` clean samples
+	 * is PERFDB_ENGINE_CONTENDED: not written.  no_sched: no judging
+	 * (PERFDB_SCHED=0; make valgrind, whose serialised threads always wait).
+	 */
+	int no_sched;
+	/*
 	 * Scale-out (issue 5): under mpirun, comm points to the run's MPI_Comm,
 	 * rank/nranks place this process.  Rows of ordinary ops are sharded
 	 * round-robin over the rows of every selected table (one device per
@@ -108,7 +118,11 @@ enum perfdb_engine_status {
 	PERFDB_ENGINE_OK = 0,
 	PERFDB_ENGINE_FAILED,
 	PERFDB_ENGINE_SKIPPED,            /* kept: valid in missing-only mode, or op unsupported */
+	PERFDB_ENGINE_CONTENDED,          /* too few clean samples: not written, retried by missing-only */
 };
+
+/* "ok", "failed", "skipped", "contended". */
+const char *perfdb_engine_status_name(enum perfdb_engine_status st);
 
 struct perfdb_engine_row {
 	char *op;                          /* table stem */
@@ -121,6 +135,10 @@ struct perfdb_engine_row {
 	double cpu_ratio;                  /* process CPU time / wall time over the timed loop */
 	double probe_gbs;                  /* memory bandwidth around the kept measurement (0: not probed) */
 	int retries;                       /* measurements repeated because of contention */
+	size_t discarded;                  /* samples dropped with their contaminated block */
+	size_t outliers;                   /* clean samples above the far fence (perfdb_stats_robust) */
+	size_t blocks, blocks_bad;         /* timed blocks judged, and of them contaminated */
+	double worst_wait;                 /* the worst bad block's run-queue wait / its wall time */
 	int resumed;                       /* taken from the journal (--resume), not measured */
 	int rank;                          /* the MPI rank that replayed it (0 outside mpirun) */
 	int threads;                       /* --threads it was measured with */
@@ -131,7 +149,7 @@ struct perfdb_engine_result {
 	struct perfdb_engine_row *rows;
 	size_t nrows, cap;
 	struct perfdb_measures measures;   /* one per successful row, for perfdb_writeback */
-	size_t nok, nfailed, nskipped;
+	size_t nok, nfailed, nskipped, ncontended;
 	size_t nresumed;                   /* ok rows taken from the journal (resume) */
 	int stopped;                       /* --fail-fast or *stop ended the run early */
 	int interrupted;                   /* *stop ended it */

@@ -26,6 +26,12 @@
 #include "replay/probe.h"
 
 #define ENGINE_LLC_BYTES ((size_t)32 << 20)   /* flush when the working set fits this */
+/* A timed block (perfdb/sched.h): long enough that reading the accounts
+ * costs little, short enough that one busy loop per core leaves most
+ * blocks clean (docs/measuring.md "The scheduler's accounts"). */
+#define ENGINE_BLOCK_S 1e-3
+/* Contaminated blocks a row may lose, past its budget, before it is contended. */
+#define ENGINE_BAD_BLOCKS 4
 
 /* Inline: the timed loop reads the clock around every sample. */
 static inline double engine_now_s(clockid_t id)

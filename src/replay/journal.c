@@ -124,6 +124,7 @@ static int parse_line(const char *line, size_t len, struct jentry *e)
 		const char *why = json_string_value(json_object_get(o, "reason"));
 		e->reason = why ? strdup(why) : NULL;
 		e->ok = strcmp(st, "ok") == 0;
+		e->contended = strcmp(st, "contended") == 0;
 		e->samples = (size_t)json_integer_value(n);
 		e->mean = num(o, "mean");
 		e->median = num(o, "median");
@@ -133,6 +134,15 @@ static int parse_line(const char *line, size_t len, struct jentry *e)
 		e->probe = num(o, "probe_gbs");   /* absent before 2026-11-30 */
 		e->retries = count_of(o, "retries");
 		e->threads = count_of(o, "threads");   /* absent before 2026-12-02 */
+		int d = count_of(o, "discarded"), ol = count_of(o, "outliers");
+		int bl = count_of(o, "blocks"), bb = count_of(o, "blocks_bad");
+		e->worst_wait = num(o, "worst_wait");
+		if (d < 0 || ol < 0 || bl < 0 || bb < 0 || !(e->worst_wait >= 0))
+			e->ok = e->contended = 0;
+		e->discarded = d > 0 ? (size_t)d : 0;
+		e->outliers = ol > 0 ? (size_t)ol : 0;
+		e->blocks = bl > 0 ? (size_t)bl : 0;
+		e->blocks_bad = bb > 0 ? (size_t)bb : 0;
 		const char *kern = json_string_value(json_object_get(o, "kernel"));
 		snprintf(e->kernel, sizeof(e->kernel), "%s", kern ? kern : "");
 		/* a journal edited or damaged to hold a negative time is not a
@@ -226,9 +236,13 @@ int journal_append(int fd, const char *op, const char *table, const char *sig,
 	json_str(&b, sig);
 	perfdb_strbuf_addf(&b, ",\"status\":\"%s\",\"samples\":%zu,\"mean\":%.17g,\"median\":%.17g,"
 			   "\"min\":%.17g,\"std\":%.17g,\"cpu_ratio\":%.17g,\"probe_gbs\":%.17g,\"retries\":%d,"
-			   "\"threads\":%d,\"kernel\":",
-			   row->status == PERFDB_ENGINE_OK ? "ok" : "failed", row->samples, row->mean,
-			   row->median, row->min, row->std, row->cpu_ratio, row->probe_gbs, row->retries, row->threads);
+			   "\"threads\":%d,\"discarded\":%zu,\"outliers\":%zu,\"blocks\":%zu,\"blocks_bad\":%zu,"
+			   "\"worst_wait\":%.17g,\"kernel\":",
+			   row->status == PERFDB_ENGINE_OK ? "ok" : row->status == PERFDB_ENGINE_CONTENDED ? "contended"
+												  : "failed",
+			   row->samples, row->mean, row->median, row->min, row->std, row->cpu_ratio, row->probe_gbs,
+			   row->retries, row->threads, row->discarded, row->outliers, row->blocks, row->blocks_bad,
+			   row->worst_wait);
 	json_str(&b, row->kernel);
 	perfdb_strbuf_addstr(&b, ",\"reason\":");
 	json_str(&b, row->reason);

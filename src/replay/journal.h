@@ -26,7 +26,10 @@
 struct jentry {
 	char *key;                         /* table path '\t' signature */
 	int ok;
+	int contended;                     /* status "contended": not a duration, measured again on resume */
 	size_t samples;
+	size_t discarded, outliers, blocks, blocks_bad;   /* absent before 2026-12-06: 0 */
+	double worst_wait;
 	double mean, median, min, std, cpu, probe;
 	int retries;
 	int threads;                       /* --threads of the run that measured it (0: not recorded) */

@@ -101,6 +101,13 @@ static int probe_off(void)
 	return v && strcmp(v, "0") == 0;
 }
 
+/* PERFDB_SCHED=0 turns the scheduler's judgement of timed blocks off (docs/replay.md "Contention"). */
+static int sched_off(void)
+{
+	const char *v = getenv("PERFDB_SCHED");
+	return v && strcmp(v, "0") == 0;
+}
+
 /* Decision 8: only into a database of the backend's device kind. */
 static int check_device_kind(const struct perfdb_native_run *run, struct perfdb_err *err)
 {
@@ -201,7 +208,7 @@ int perfdb_native_measure(struct perfdb_native_run *run, struct perfdb_err *err)
 		.ep_size = (int)no->ep, .comm = no->comm, .rank = no->rank, .nranks = no->nranks,
 		.journal = run->journal, .resume = no->resume, .subprocess = no->subprocess,
 		.op_timeout_s = no->op_timeout, .contention_retries = (int)no->retries,
-		.no_probe = probe_off(), .hooks = &hooks,
+		.no_probe = probe_off(), .no_sched = sched_off(), .hooks = &hooks,
 	};
 	/* prune decides from what the run saw: the rows read before measuring */
 	if (no->prune && no->rank == 0)
@@ -276,29 +283,37 @@ static int add_table(char ***list, size_t *cnt, const char *op)
 	return 0;
 }
 
+/* Append "<op>.csv:<line>" and the row's reason to a status list of failures. */
+static int add_row(struct perfdb_status_failure **list, size_t *cnt, const struct perfdb_engine_row *row)
+{
+	void *p = realloc(*list, (*cnt + 1) * sizeof(**list));
+	if (!p)
+		return -PERFDB_ENOMEM;
+	*list = p;
+	struct perfdb_strbuf b = PERFDB_STRBUF_INIT;
+	perfdb_strbuf_addf(&b, "%s.csv:%zu", row->op, row->line);
+	(*list)[*cnt].op = perfdb_strbuf_detach(&b, NULL);
+	(*list)[*cnt].reason = strdup(row->reason ? row->reason : "");
+	(*cnt)++;
+	return (*list)[*cnt - 1].op && (*list)[*cnt - 1].reason ? 0 : -PERFDB_ENOMEM;
+}
+
 int perfdb_native_status_build(const struct perfdb_engine_result *r, struct perfdb_status *st)
 {
 	memset(st, 0, sizeof(*st));
 	for (size_t i = 0; i < r->nrows; i++) {
 		const struct perfdb_engine_row *row = &r->rows[i];
-		if (row->status == PERFDB_ENGINE_FAILED) {
-			void *p = realloc(st->failed, (st->nfailed + 1) * sizeof(*st->failed));
-			if (!p)
-				return -PERFDB_ENOMEM;
-			st->failed = p;
-			struct perfdb_strbuf b = PERFDB_STRBUF_INIT;
-			perfdb_strbuf_addf(&b, "%s.csv:%zu", row->op, row->line);
-			st->failed[st->nfailed].op = perfdb_strbuf_detach(&b, NULL);
-			st->failed[st->nfailed].reason = strdup(row->reason ? row->reason : "");
-			st->nfailed++;
-		}
+		if (row->status == PERFDB_ENGINE_FAILED)
+			PERFDB_TRY(add_row(&st->failed, &st->nfailed, row));
+		else if (row->status == PERFDB_ENGINE_CONTENDED)
+			PERFDB_TRY(add_row(&st->contended, &st->ncontended, row));
 	}
-	/* per op: success when no row failed and one ran; skipped when none ran */
+	/* per op: success when every row that ran was measured; skipped when none ran */
 	for (size_t i = 0; i < r->nrows;) {
 		size_t j = i, ok = 0, bad = 0;
 		for (; j < r->nrows && strcmp(r->rows[j].op, r->rows[i].op) == 0; j++) {
 			ok += r->rows[j].status == PERFDB_ENGINE_OK;
-			bad += r->rows[j].status == PERFDB_ENGINE_FAILED;
+			bad += r->rows[j].status == PERFDB_ENGINE_FAILED || r->rows[j].status == PERFDB_ENGINE_CONTENDED;
 		}
 		if (!bad)
 			PERFDB_TRY(ok ? add_table(&st->success, &st->nsuccess, r->rows[i].op)
@@ -331,16 +346,22 @@ int perfdb_native_records_csv(const struct perfdb_engine_result *r, struct perfd
 {
 	static const char *const header[] = {
 		"Operator", "Line", "Status", "Samples", "Mean(us)", "Median(us)", "Min(us)", "Std(us)",
-		"CPU/Wall", "Probe(GB/s)", "Retries", "Rank", "Threads", "Kernel Used", "Reason",
+		"Noise", "CPU/Wall", "Probe(GB/s)", "Retries", "Blocks", "Contended Blocks", "Discarded",
+		"Outliers", "Rank", "Threads", "Kernel Used", "Reason",
 	};
 	PERFDB_TRY(perfdb_csv_put_row(out, header, sizeof(header) / sizeof(header[0])));
 	for (size_t i = 0; i < r->nrows; i++) {
 		const struct perfdb_engine_row *x = &r->rows[i];
-		static const char *const names[] = { "ok", "failed", "skipped" };
 		PERFDB_TRY(perfdb_csv_put_field(out, x->op, strlen(x->op)));
-		PERFDB_TRY(perfdb_strbuf_addf(out, ",%zu,%s,%zu,%.6f,%.6f,%.6f,%.6f,%.3f,%.1f,%d,%d,%d,", x->line,
-					      names[x->status], x->samples, x->mean, x->median, x->min, x->std,
-					      x->cpu_ratio, x->probe_gbs, x->retries, x->rank, x->threads));
+		PERFDB_TRY(perfdb_strbuf_addf(out, ",%zu,%s,%zu,%.6f,%.6f,%.6f,%.6f,", x->line,
+					      perfdb_engine_status_name(x->status), x->samples, x->mean, x->median,
+					      x->min, x->std));
+		/* Noise: std / mean of the kept samples, as nvbench's "Noise"; empty without samples */
+		if (x->samples && x->mean > 0)
+			PERFDB_TRY(perfdb_strbuf_addf(out, "%.2f%%", 100.0 * x->std / x->mean));
+		PERFDB_TRY(perfdb_strbuf_addf(out, ",%.3f,%.1f,%d,%zu,%zu,%zu,%zu,%d,%d,", x->cpu_ratio, x->probe_gbs,
+					      x->retries, x->blocks, x->blocks_bad, x->discarded, x->outliers, x->rank,
+					      x->threads));
 		/* Kernel Used: empty for rows that never reached prepare (skipped, refused) */
 		PERFDB_TRY(perfdb_csv_put_field(out, x->kernel, strlen(x->kernel)));
 		PERFDB_TRY(perfdb_strbuf_addstr(out, ",\""));
@@ -361,14 +382,15 @@ int perfdb_native_write_records(const char *dbdir, const char *ts, const char *d
 	char p[4400];
 	struct perfdb_strbuf b = PERFDB_STRBUF_INIT;
 	perfdb_strbuf_addf(&b, "%s", env);
-	perfdb_strbuf_addf(&b, "device=%s\nrows_ok=%zu\nrows_failed=%zu\nrows_skipped=%zu\ninterrupted=%d\n",
-			   device, r->nok, r->nfailed, r->nskipped, r->interrupted);
+	perfdb_strbuf_addf(&b, "device=%s\nrows_ok=%zu\nrows_failed=%zu\nrows_skipped=%zu\n"
+			   "rows_contended=%zu\ninterrupted=%d\n",
+			   device, r->nok, r->nfailed, r->nskipped, r->ncontended, r->interrupted);
 	double ref = perfdb_native_probe_reference(r);
 	size_t ncont = 0;
 	for (size_t i = 0; i < r->nrows; i++)
 		ncont += (size_t)perfdb_native_row_contended(&r->rows[i], ref);
 	if (ref > 0)
-		perfdb_strbuf_addf(&b, "probe_median_gbs=%.1f\nrows_contended=%zu\n", ref, ncont);
+		perfdb_strbuf_addf(&b, "probe_median_gbs=%.1f\nrows_probe_low=%zu\n", ref, ncont);
 	else if (no_probe)
 		perfdb_strbuf_addstr(&b, "probe=off\n");
 	snprintf(p, sizeof(p), "%s/reports/microbench_env_%s.txt", dbdir, ts);

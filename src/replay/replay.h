@@ -87,6 +87,10 @@ struct perfdb_status {
 	size_t nsuccess, nskipped;
 	struct perfdb_status_failure *failed;
 	size_t nfailed;
+	/* rows left without enough clean samples ("contended", perfdb's own key):
+	 * each "<Op>.csv:<line>" with its reason, as failed ones are */
+	struct perfdb_status_failure *contended;
+	size_t ncontended;
 };
 
 void perfdb_status_release(struct perfdb_status *s);

@@ -138,9 +138,10 @@ void perfdb_engine_journal_remove(const char *journal)
 void scaleout_pack_row(struct perfdb_strbuf *b, const struct perfdb_engine_row *w)
 {
 	perfdb_strbuf_addf(b, "%s\x1f%zu\x1f%d\x1f%d\x1f%d\x1f%zu\x1f%.17g\x1f%.17g\x1f%.17g\x1f%.17g\x1f%.17g\x1f"
-			   "%.17g\x1f%d\x1f%d\x1f",
+			   "%.17g\x1f%d\x1f%d\x1f%zu\x1f%zu\x1f%zu\x1f%zu\x1f%.17g\x1f",
 			   w->op, w->line, (int)w->status, w->resumed, w->rank, w->samples, w->mean, w->median, w->min,
-			   w->std, w->cpu_ratio, w->probe_gbs, w->retries, w->threads);
+			   w->std, w->cpu_ratio, w->probe_gbs, w->retries, w->threads, w->discarded, w->outliers,
+			   w->blocks, w->blocks_bad, w->worst_wait);
 	for (const char *q = w->kernel; *q; q++)
 		perfdb_strbuf_addch(b, *q == '\x1f' || *q == '\x1e' ? ' ' : *q);
 	perfdb_strbuf_addch(b, '\x1f');
@@ -165,6 +166,11 @@ int scaleout_unpack_row(const char *f, struct perfdb_engine_row *w)
 	w->probe_gbs = strtod(e + 1, &e);
 	w->retries = (int)strtol(e + 1, &e, 10);
 	w->threads = (int)strtol(e + 1, &e, 10);
+	w->discarded = (size_t)strtoull(e + 1, &e, 10);
+	w->outliers = (size_t)strtoull(e + 1, &e, 10);
+	w->blocks = (size_t)strtoull(e + 1, &e, 10);
+	w->blocks_bad = (size_t)strtoull(e + 1, &e, 10);
+	w->worst_wait = strtod(e + 1, &e);
 	const char *k = e + 1, *ke = strchr(k, '\x1f');
 	if (!ke)
 		ke = k + strlen(k);   /* pack_row always ends the kernel; a record cut short has no reason */
@@ -280,6 +286,8 @@ int scaleout_gather_rows(const struct perfdb_engine_opts *o, const struct perfdb
 				rc = result_add_measure(&res->measures, op, &tabs[pk[k].table], pk[k].line - 2, w);
 		} else if (w->status == PERFDB_ENGINE_FAILED) {
 			res->nfailed++;
+		} else if (w->status == PERFDB_ENGINE_CONTENDED) {
+			res->ncontended++;
 		} else {
 			res->nskipped++;
 		}

@@ -1,7 +1,8 @@
 /*
  * The run status file (docs/spec/replay.md §4 "run_all_op_status.json",
  * Decision 4): {"success":[op],"failed":[{"op":op,"reason":…}],"skipped":[op]},
- * indent 2.  A missing or malformed file reads as "no status", as in the
+ * indent 2, and perfdb's own "contended":[{"op":"<Op>.csv:<line>","reason":…}]
+ * (docs/replay.md "Contention"), written only when a row was.  A missing or malformed file reads as "no status", as in the
  * reference.
  */
 #include <jansson.h>
@@ -21,9 +22,14 @@ void perfdb_status_release(struct perfdb_status *s)
 		free(s->failed[i].op);
 		free(s->failed[i].reason);
 	}
+	for (size_t i = 0; i < s->ncontended; i++) {
+		free(s->contended[i].op);
+		free(s->contended[i].reason);
+	}
 	free(s->success);
 	free(s->skipped);
 	free(s->failed);
+	free(s->contended);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -39,6 +45,27 @@ static int read_names(json_t *arr, char ***out, size_t *n)
 	for (size_t i = 0; i < json_array_size(arr); i++) {
 		json_t *v = json_array_get(arr, i);
 		if (!json_is_string(v) || !((*out)[(*n)++] = strdup(json_string_value(v))))
+			return -1;
+	}
+	return 0;
+}
+
+/* [{"op":…,"reason":…}] into out; absent: none. */
+static int read_failures(json_t *f, struct perfdb_status_failure **out, size_t *n)
+{
+	if (!f)
+		return 0;
+	if (!json_is_array(f) || !(*out = calloc(json_array_size(f) + 1, sizeof(**out))))
+		return -1;
+	for (size_t i = 0; i < json_array_size(f); i++) {
+		json_t *e = json_array_get(f, i);
+		json_t *op = json_object_get(e, "op"), *why = json_object_get(e, "reason");
+		if (!json_is_string(op) || !json_is_string(why))
+			return -1;
+		(*out)[i].op = strdup(json_string_value(op));
+		(*out)[i].reason = strdup(json_string_value(why));
+		(*n)++;
+		if (!(*out)[i].op || !(*out)[i].reason)
 			return -1;
 	}
 	return 0;
@@ -66,23 +93,9 @@ int perfdb_status_parse(const char *data, size_t len, struct perfdb_status *s)
 	int ok = json_is_object(root) &&
 		 read_names(json_object_get(root, "success"), &s->success, &s->nsuccess) == 0 &&
 		 read_names(json_object_get(root, "skipped"), &s->skipped, &s->nskipped) == 0;
-	json_t *f = json_object_get(root, "failed");
-	if (ok && f) {
-		ok = json_is_array(f);
-		s->failed = calloc(json_array_size(f) + 1, sizeof(*s->failed));
-		ok = ok && s->failed;
-		for (size_t i = 0; ok && i < json_array_size(f); i++) {
-			json_t *e = json_array_get(f, i);
-			json_t *op = json_object_get(e, "op"), *why = json_object_get(e, "reason");
-			ok = json_is_string(op) && json_is_string(why);
-			if (ok) {
-				s->failed[i].op = strdup(json_string_value(op));
-				s->failed[i].reason = strdup(json_string_value(why));
-				s->nfailed++;
-				ok = s->failed[i].op && s->failed[i].reason;
-			}
-		}
-	}
+	if (ok)
+		ok = read_failures(json_object_get(root, "failed"), &s->failed, &s->nfailed) == 0 &&
+		     read_failures(json_object_get(root, "contended"), &s->contended, &s->ncontended) == 0;
 	json_decref(root);
 	if (!ok) {
 		perfdb_status_release(s);
@@ -104,6 +117,13 @@ int perfdb_status_write(const char *path, const struct perfdb_status *s, struct 
 	json_object_set_new(root, "success", ok);
 	json_object_set_new(root, "failed", bad);
 	json_object_set_new(root, "skipped", skip);
+	if (s->ncontended) {
+		json_t *cont = json_array();
+		for (size_t i = 0; i < s->ncontended; i++)
+			json_array_append_new(cont, json_pack("{s:s, s:s}", "op", s->contended[i].op,
+							      "reason", s->contended[i].reason));
+		json_object_set_new(root, "contended", cont);
+	}
 	char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	json_decref(root);
 	if (!text)

@@ -9,8 +9,11 @@
  */
 #include <math.h>
 #include <mpi.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "perfdb/sched.h"
 #include "perfdb/stats.h"
 #include "replay/engine_internal.h"
 
@@ -26,6 +29,75 @@ static void cache_flush(uint64_t *buf, size_t n)
 		s += buf[i];
 	}
 	flush_sink += s;
+}
+
+/* Relative std of n samples from their sum and sum of squares. */
+static double rsd_of(double sum, double sumsq, size_t n)
+{
+	if (!n)
+		return 0;
+	double mean = sum / (double)n, var = sumsq / (double)n - mean * mean;
+	return mean > 0 && var > 0 ? sqrt(var) / mean : 0;
+}
+
+/* The scheduler's judgement of the timed blocks (perfdb/sched.h). */
+struct judge {
+	int on;
+	struct perfdb_sched_reading a;
+	double t0;   /* the block's start, on this rank's clock */
+};
+
+/*
+ * Judging is on for host-timed rows unless turned off (o->no_sched) or
+ * the kernel keeps no schedstats; on every rank of a collective, or none.
+ */
+static void judge_start(const struct perfdb_engine_opts *o, MPI_Comm *comm, struct judge *j)
+{
+	struct perfdb_err e;
+	perfdb_err_clear(&e);
+	j->on = !o->no_sched && !o->backend->time_run && perfdb_sched_read(&j->a, &e) == 0;
+	if (comm) {
+		int g;
+		MPI_Allreduce(&j->on, &g, 1, MPI_INT, MPI_MIN, *comm);
+		j->on = g;
+	}
+	j->t0 = engine_now_s(CLOCK_MONOTONIC);
+}
+
+/*
+ * Judge the block that ends now and start the next; 1 when it was
+ * contaminated (on any rank of a collective: a round counts only when no
+ * rank was contended).  Counts go to row.
+ */
+static int judge_block(struct judge *j, MPI_Comm *comm, struct perfdb_engine_row *row)
+{
+	struct perfdb_sched_reading b;
+	struct perfdb_sched_block blk;
+	struct perfdb_err e;
+	perfdb_err_clear(&e);
+	double t1 = engine_now_s(CLOCK_MONOTONIC);
+	int bad = 0;
+	double wait = 0;
+	if (perfdb_sched_read(&b, &e) == 0) {
+		perfdb_sched_judge(&j->a, &b, t1 - j->t0, &blk);
+		bad = blk.contaminated;
+		wait = t1 > j->t0 ? (double)blk.wait_ns * 1e-9 / (t1 - j->t0) : 0;
+		j->a = b;
+	}
+	if (comm) {
+		double v[2] = { bad, wait }, g[2];
+		MPI_Allreduce(v, g, 2, MPI_DOUBLE, MPI_MAX, *comm);
+		bad = g[0] > 0;
+		wait = g[1];
+	}
+	row->blocks++;
+	if (bad) {
+		row->blocks_bad++;
+		if (wait > row->worst_wait)
+			row->worst_wait = wait;
+	}
+	j->t0 = engine_now_s(CLOCK_MONOTONIC);
+	return bad;
 }
 
 /*
@@ -73,9 +145,12 @@ static int time_case(const struct perfdb_engine_opts *o, const struct perfdb_op_
 	double *x = malloc(cap * sizeof(double));
 	if (!x)
 		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	struct judge jd;
+	judge_start(o, comm, &jd);
 	double t_start = engine_now_s(CLOCK_MONOTONIC), cpu_start = engine_now_s(CLOCK_PROCESS_CPUTIME_ID);
-	double sum = 0, sumsq = 0;
-	int rc = 0;
+	double sum = 0, sumsq = 0, bsum = 0, bsumsq = 0, blk_el = 0;
+	size_t n0 = 0;   /* samples before the block in progress */
+	int rc = 0, contended = 0;
 	for (;;) {
 		if (flush)
 			cache_flush(flushbuf, flushn);
@@ -112,25 +187,53 @@ static int time_case(const struct perfdb_engine_opts *o, const struct perfdb_op_
 			cap *= 2;
 		}
 		x[n++] = us;
-		sum += us;
-		sumsq += us * us;
-		if (since_start > o->timeout_s) {
+		bsum += us;
+		bsumsq += us * us;
+		/*
+		 * A block ends after ENGINE_BLOCK_S (on the clock every rank
+		 * shares), or when the row would stop; only then is it judged,
+		 * so a sample counts once the accounts say its block was clean.
+		 */
+		int timed_out = since_start > o->timeout_s;
+		int may_stop = timed_out || el >= o->budget_s || n >= MAX_SAMPLES ||
+			       (n >= o->repeat && rsd_of(sum + bsum, sumsq + bsumsq, n) <= o->rsd);
+		if (jd.on && !may_stop && el - blk_el < ENGINE_BLOCK_S)
+			continue;
+		if (jd.on && judge_block(&jd, comm, row)) {
+			row->discarded += n - n0;
+			n = n0;
+		} else {
+			sum += bsum;
+			sumsq += bsumsq;
+		}
+		bsum = bsumsq = 0;
+		n0 = n;
+		blk_el = el;
+		if (n >= MAX_SAMPLES)
+			break;
+		if (n >= o->repeat && (rsd_of(sum, sumsq, n) <= o->rsd || el >= o->budget_s))
+			break;
+		/*
+		 * Short of clean samples once the budget is spent: contended, when
+		 * blocks were dropped, and once ENGINE_BAD_BLOCKS of them were, so
+		 * that a row of one long sample (or --row-budget 0) gets that many
+		 * tries at a clean block before it is given up.
+		 */
+		if (row->discarded && (timed_out || (el >= o->budget_s && row->blocks_bad >= ENGINE_BAD_BLOCKS))) {
+			contended = 1;
+			break;
+		}
+		if (timed_out) {
 			if (n < o->repeat)
 				rc = perfdb_err_set(err, PERFDB_EINVAL, "timed out after %.1f s with %zu of %zu samples",
 						    since_start, n, o->repeat);
 			break;
 		}
-		if (n >= o->repeat) {
-			double mean = sum / (double)n, var = sumsq / (double)n - mean * mean;
-			double rsd = mean > 0 && var > 0 ? sqrt(var) / mean : 0;
-			if (rsd <= o->rsd || el >= o->budget_s || n >= MAX_SAMPLES)
-				break;
-		}
 	}
 	double wall = engine_now_s(CLOCK_MONOTONIC) - t_start, cpu = engine_now_s(CLOCK_PROCESS_CPUTIME_ID) - cpu_start;
 	if (rc == 0) {
 		struct perfdb_stats st;
-		perfdb_stats_compute(x, n, &st);
+		perfdb_stats_robust(x, n, &st, &row->outliers);
 		row->samples = st.n;
 		row->mean = st.mean;
 		row->median = st.median;
@@ -139,18 +242,36 @@ static int time_case(const struct perfdb_engine_opts *o, const struct perfdb_op_
 		row->cpu_ratio = wall > 0 ? cpu / wall : 0;
 		double probe1 = pr ? perfdb_probe_gbs(pr) : 0;
 		row->probe_gbs = probe0 < probe1 ? probe0 : probe1;
+		row->status = contended ? PERFDB_ENGINE_CONTENDED : PERFDB_ENGINE_OK;
 	}
 	free(x);
 	return rc;
 }
 
+/* The reason a contended row carries: what was dropped and why. */
+static int contended_reason(const struct perfdb_engine_opts *o, struct perfdb_engine_row *row)
+{
+	char m[320];
+	snprintf(m, sizeof(m),
+		 "contended: %zu of %zu timed blocks had the threads waiting for a CPU or the VM losing time "
+		 "to steal (worst run-queue wait %.0f %% of its block); %zu clean samples of the %zu needed, "
+		 "%zu dropped",
+		 row->blocks_bad, row->blocks, 100.0 * row->worst_wait, row->samples, o->repeat, row->discarded);
+	free(row->reason);
+	row->reason = strdup(m);
+	return row->reason ? 0 : -PERFDB_ENOMEM;
+}
+
 /*
  * time_case, again while the row's probe says it was measured under
- * contention (probe.h: against the rows measured before it), at most
- * o->contention_retries more times and only while another measurement
- * as long as the last keeps the row within its timeout (so the subprocess
- * watchdog's timeout x rows still holds); the row keeps the measurement
- * taken with the most bandwidth, whose reading joins the reference.
+ * contention (probe.h: against the machine's quiet figure, else the rows
+ * measured before it), at most o->contention_retries more times and only
+ * while another measurement as long as the last keeps the row within its
+ * timeout (so the subprocess watchdog's timeout x rows still holds); the
+ * row keeps the clean measurement taken with the most bandwidth, whose
+ * reading joins the reference.  A row the scheduler's accounts left short
+ * of clean samples (time_case's own re-measuring spent the budget) is
+ * returned as PERFDB_ENGINE_CONTENDED with its reason, not retried.
  */
 int timing_measure(const struct perfdb_engine_opts *o, const struct perfdb_op_impl *impl,
 		   struct perfdb_op_case *c, uint64_t *flushbuf, size_t flushn, struct perfdb_probe *pr,
@@ -158,16 +279,22 @@ int timing_measure(const struct perfdb_engine_opts *o, const struct perfdb_op_im
 {
 	double t0 = engine_now_s(CLOCK_MONOTONIC);
 	PERFDB_TRY(time_case(o, impl, c, flushbuf, flushn, pr, row, err));
+	if (row->status == PERFDB_ENGINE_CONTENDED)
+		return contended_reason(o, row);
 	double ref = pr ? perfdb_probe_reference(pr) : 0, last = engine_now_s(CLOCK_MONOTONIC) - t0;
 	for (int k = 0; pr && k < o->contention_retries && perfdb_probe_contended(row->probe_gbs, ref) &&
 			engine_now_s(CLOCK_MONOTONIC) - t0 + last <= o->timeout_s;
 	     k++) {
 		double t1 = engine_now_s(CLOCK_MONOTONIC);
 		struct perfdb_engine_row again = *row;
+		again.discarded = again.outliers = again.blocks = again.blocks_bad = 0;
+		again.worst_wait = 0;
 		struct perfdb_err rerr;
 		perfdb_err_clear(&rerr);
-		if (time_case(o, impl, c, flushbuf, flushn, pr, &again, &rerr) < 0)
-			break;   /* a retry that fails (say, times out) keeps the measurement already taken */
+		/* a retry that fails (say, times out) or is contended keeps the measurement already taken */
+		if (time_case(o, impl, c, flushbuf, flushn, pr, &again, &rerr) < 0 ||
+		    again.status != PERFDB_ENGINE_OK)
+			break;
 		last = engine_now_s(CLOCK_MONOTONIC) - t1;
 		again.retries = row->retries + 1;
 		if (again.probe_gbs > row->probe_gbs)

@@ -176,6 +176,12 @@ static int render(struct perfdb_strbuf *md, const struct perfdb_wb_result *r,
 		for (size_t i = 0; rc == 0 && i < st->nfailed; i++)
 			rc = perfdb_strbuf_addf(md, "\n  - FAILED: %s: %s", st->failed[i].op,
 						st->failed[i].reason);
+		/* perfdb's own line, only when a row was left unwritten (docs/replay.md "Contention") */
+		if (rc == 0 && st->ncontended)
+			rc = perfdb_strbuf_addf(md, "\n- Contended (not written): %zu", st->ncontended);
+		for (size_t i = 0; rc == 0 && i < st->ncontended; i++)
+			rc = perfdb_strbuf_addf(md, "\n  - CONTENDED: %s: %s", st->contended[i].op,
+						st->contended[i].reason);
 	}
 	size_t upd = 0, add = 0, del = 0, unch = 0, dups = 0, miss = 0;
 	for (size_t i = 0; i < r->nfiles; i++) {

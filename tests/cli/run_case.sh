@@ -18,6 +18,10 @@ trap 'rm -rf "$WORK"' EXIT
 export PERFDB CASE WORK
 export PERFDB_DATA_ROOT="$WORK/no-such-root"   # never touch a real database
 unset PERFDB_DEVICES PERFDB_LOCK_TIMEOUT ASCEND_HOME_PATH
+# Whether a block of samples is judged contended depends on the machine's load
+# (ctest -j runs cases side by side), so exact golden output judges none; the
+# contention cases set PERFDB_SCHED=1 and check by rule (docs/replay.md "Contention").
+export PERFDB_SCHED=0
 cd "$WORK"
 perfdb() { "$PERFDB" "$@"; }
 export -f perfdb

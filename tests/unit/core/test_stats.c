@@ -309,6 +309,67 @@ static void test_format_round2(void **state)
 	check_r2(-INFINITY, "-inf");
 }
 
+/* Expected figures worked by hand from the quartiles (linear interpolation). */
+static void test_robust_drops_far_slow_outliers(void **state)
+{
+	(void)state;
+	/* the case: one 8 ms sample among 1.5 us ones is not a duration */
+	double x[100];
+	for (int i = 0; i < 99; i++)
+		x[i] = 1.5;
+	x[37] = 8000.0;
+	x[99] = 1.5;
+	struct perfdb_stats st;
+	size_t out;
+	perfdb_stats_robust(x, 100, &st, &out);
+	assert_int_equal(out, 1);
+	assert_int_equal(st.n, 99);
+	assert_true(st.mean == 1.5 && st.max == 1.5 && st.std == 0.0);
+	/* 1..9 and 100: Q1 3.25, Q3 7.75, IQR 4.5, fence max(21.25, 2 x 5.5) */
+	double y[] = { 100, 3, 1, 9, 2, 8, 4, 7, 5, 6 };
+	perfdb_stats_robust(y, 10, &st, &out);
+	assert_int_equal(out, 1);
+	assert_int_equal(st.n, 9);
+	assert_true(fabs(st.mean - 5.0) < 1e-12 && st.median == 5.0 && st.min == 1.0 && st.max == 9.0);
+	/* the fast side is never cut: 0.001 among 10s stays */
+	double z[] = { 10, 10, 10, 10, 10, 0.001 };
+	perfdb_stats_robust(z, 6, &st, &out);
+	assert_int_equal(out, 0);
+	assert_true(st.min == 0.001);
+}
+
+static void test_robust_keeps_a_tight_set(void **state)
+{
+	(void)state;
+	struct perfdb_stats st;
+	size_t out;
+	/* Q1 10.75, Q3 12.25, fence max(16.75, 23): nothing out */
+	double a[] = { 13, 10, 12, 11 };
+	perfdb_stats_robust(a, 4, &st, &out);
+	assert_int_equal(out, 0);
+	assert_true(fabs(st.mean - 11.5) < 1e-12);
+	/* IQR 0: twice the median (200) is the fence, so 150 stays... */
+	double b[] = { 100, 100, 150, 100, 100 };
+	perfdb_stats_robust(b, 5, &st, &out);
+	assert_int_equal(out, 0);
+	assert_true(fabs(st.mean - 110.0) < 1e-9);
+	/* ... but not 250 */
+	double c[] = { 100, 100, 250, 100, 100 };
+	perfdb_stats_robust(c, 5, &st, &out);
+	assert_int_equal(out, 1);
+	assert_true(st.mean == 100.0);
+	/* a heavy tail within twice the median stays: 10 x 90 and 2 x 170 (Tukey's fence is 90) */
+	double t[12] = { 90, 90, 90, 90, 90, 90, 90, 90, 90, 90, 170, 170 };
+	perfdb_stats_robust(t, 12, &st, &out);
+	assert_int_equal(out, 0);
+	assert_int_equal(st.n, 12);
+	/* fewer than 4 samples: all kept */
+	double d[] = { 1, 1000 };
+	perfdb_stats_robust(d, 2, &st, &out);
+	assert_int_equal(out, 0);
+	assert_int_equal(st.n, 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -320,6 +381,8 @@ int main(void)
 		cmocka_unit_test(test_parse_accepts),
 		cmocka_unit_test(test_parse_rejects),
 		cmocka_unit_test(test_format6),
+		cmocka_unit_test(test_robust_drops_far_slow_outliers),
+		cmocka_unit_test(test_robust_keeps_a_tight_set),
 		cmocka_unit_test(test_format_round2),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

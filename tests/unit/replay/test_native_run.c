@@ -46,6 +46,8 @@ static void test_status_build(void **state)
 		row("MatMulV2", 2, PERFDB_ENGINE_FAILED, "bad shape", 0),
 		row("MatMulV2", 3, PERFDB_ENGINE_OK, NULL, 0),
 		row("RmsNorm", 2, PERFDB_ENGINE_SKIPPED, "unsupported", 0),
+		row("Softmax", 2, PERFDB_ENGINE_OK, NULL, 0),
+		row("Softmax", 5, PERFDB_ENGINE_CONTENDED, "contended: 9 of 10 timed blocks", 0),
 	};
 	struct perfdb_engine_result r;
 	memset(&r, 0, sizeof(r));
@@ -60,6 +62,10 @@ static void test_status_build(void **state)
 	assert_int_equal(st.nfailed, 1);
 	assert_string_equal(st.failed[0].op, "MatMulV2.csv:2");
 	assert_string_equal(st.failed[0].reason, "bad shape");
+	/* a contended row: listed with its line and reason; its op is not a success */
+	assert_int_equal(st.ncontended, 1);
+	assert_string_equal(st.contended[0].op, "Softmax.csv:5");
+	assert_string_equal(st.contended[0].reason, "contended: 9 of 10 timed blocks");
 	perfdb_status_release(&st);
 }
 
@@ -93,7 +99,16 @@ static void test_records_csv(void **state)
 	struct perfdb_engine_row rows[] = {
 		row("Add", 2, PERFDB_ENGINE_OK, NULL, 40.0),
 		row("MatMulV2", 7, PERFDB_ENGINE_FAILED, "dtype \"x\", unsupported", 0),
+		row("Add", 3, PERFDB_ENGINE_CONTENDED, "contended: 4 of 5", 0),
 	};
+	/* the contended row kept 2 clean samples, mean 2, std 0.5: Noise 25.00% */
+	rows[2].samples = 2;
+	rows[2].mean = 2.0;
+	rows[2].std = 0.5;
+	rows[2].blocks = 5;
+	rows[2].blocks_bad = 4;
+	rows[2].discarded = 40;
+	rows[2].outliers = 1;
 	rows[1].retries = 2;
 	rows[1].rank = 1;
 	rows[0].threads = 4;
@@ -102,15 +117,18 @@ static void test_records_csv(void **state)
 	struct perfdb_engine_result r;
 	memset(&r, 0, sizeof(r));
 	r.rows = rows;
-	r.nrows = 2;
+	r.nrows = 3;
 	struct perfdb_strbuf b = PERFDB_STRBUF_INIT;
 	assert_int_equal(perfdb_native_records_csv(&r, &b), 0);
 	assert_string_equal(b.buf,
-		"Operator,Line,Status,Samples,Mean(us),Median(us),Min(us),Std(us),CPU/Wall,"
-		"Probe(GB/s),Retries,Rank,Threads,Kernel Used,Reason\r\n"
-		"Add,2,ok,3,1.500000,1.500000,1.500000,0.000000,1.000,40.0,0,0,4,\"onednn:brg,x\",\"\"\r\n"
-		"MatMulV2,7,failed,0,1.500000,1.500000,1.500000,0.000000,1.000,0.0,2,1,4,,"
-		"\"dtype \"\"x\"\", unsupported\"\r\n");
+		"Operator,Line,Status,Samples,Mean(us),Median(us),Min(us),Std(us),Noise,CPU/Wall,"
+		"Probe(GB/s),Retries,Blocks,Contended Blocks,Discarded,Outliers,Rank,Threads,Kernel Used,Reason\r\n"
+		"Add,2,ok,3,1.500000,1.500000,1.500000,0.000000,0.00%,1.000,40.0,0,0,0,0,0,0,4,"
+		"\"onednn:brg,x\",\"\"\r\n"
+		"MatMulV2,7,failed,0,1.500000,1.500000,1.500000,0.000000,,1.000,0.0,2,0,0,0,0,1,4,,"
+		"\"dtype \"\"x\"\", unsupported\"\r\n"
+		"Add,3,contended,2,2.000000,1.500000,1.500000,0.500000,25.00%,1.000,0.0,0,5,4,40,1,0,0,,"
+		"\"contended: 4 of 5\"\r\n");
 	perfdb_strbuf_release(&b);
 }
 
@@ -136,7 +154,7 @@ static void test_write_records(void **state)
 	struct perfdb_strbuf b = PERFDB_STRBUF_INIT;
 	assert_int_equal(perfdb_file_read_all(p, &b, &err), 0);
 	assert_string_equal(b.buf, "backend=cpu\ndevice=dev\nrows_ok=1\nrows_failed=0\nrows_skipped=0\n"
-				   "interrupted=0\nprobe=off\n");
+				   "rows_contended=0\ninterrupted=0\nprobe=off\n");
 	remove(p);
 	snprintf(p, sizeof(p), "%s/microbench_rows_t.csv", rep);
 	perfdb_strbuf_reset(&b);
