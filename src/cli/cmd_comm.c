@@ -171,11 +171,16 @@ static void on_case_done(void *ctx, const struct perfdb_comm_case *c)
 	char note[160] = "";
 	size_t w = 0;
 	if (c->contended)
-		w += (size_t)snprintf(note + w, sizeof(note) - w, "contended (other CPU %.2f, %d attempts) ",
+		w += (size_t)snprintf(note + w, sizeof(note) - w, "contended (%zu of %zu rounds) ", c->rounds_bad,
+				      c->rounds);
+	else if (c->rounds_bad)
+		w += (size_t)snprintf(note + w, sizeof(note) - w, "%zu of %zu rounds dropped ", c->rounds_bad,
+				      c->rounds);
+	if (c->busy && w < sizeof(note))
+		w += (size_t)snprintf(note + w, sizeof(note) - w, "busy (other CPU %.2f, %d attempts) ",
 				      c->other_cpu, c->attempts);
-	else if (c->attempts > 1)
-		w += (size_t)snprintf(note + w, sizeof(note) - w, "repeated %d times (contended) ",
-				      c->attempts - 1);
+	else if (c->attempts > 1 && w < sizeof(note))
+		w += (size_t)snprintf(note + w, sizeof(note) - w, "repeated %d times ", c->attempts - 1);
 	if (c->overhead_us != 0 && w < sizeof(note))
 		w += (size_t)snprintf(note + w, sizeof(note) - w, "overhead +%g us ", c->overhead_us);
 	if (!c->written && c->check > 0 && u->o->database_path == NULL && u->o->output_csv == NULL)
@@ -511,8 +516,8 @@ static int print_outcome(const struct cli *c, const struct perfdb_comm_opts *o,
 	}
 	if (!c->quiet)
 		fprintf(stderr, "perfdb comm: %zu case(s) in %.1f s: %zu written, %zu "
-				"contended, %zu non-monotonic, %zu check failure(s), %zu "
-				"skipped%s%s\n", ran, rep->seconds, rep->written, rep->contended,
+				"contended (not written), %zu busy, %zu non-monotonic, %zu check failure(s), %zu "
+				"skipped%s%s\n", ran, rep->seconds, rep->written, rep->contended, rep->busy,
 			rep->nonmonotonic, rep->check_failed, rep->nskips,
 			rep->report_path[0] ? "; report " : "", rep->report_path);
 	if (rep->check_failed) {

@@ -180,7 +180,11 @@ struct perfdb_comm_case {
 	int bad_rank;                /* lowest rank with a wrong element, -1 */
 	/* environment during the case */
 	double other_cpu;            /* CPU time of other processes / wall time (max over hosts) */
-	bool contended;              /* other_cpu at or above the threshold */
+	bool busy;                   /* other_cpu at or above the threshold (--contention) */
+	/* the scheduler's judgement of the timed rounds (harness.h step 4) */
+	size_t rounds, rounds_bad;   /* timed rounds run; of them, dropped (a rank was contended) */
+	bool judged;                 /* the rounds were judged */
+	bool contended;              /* judged, too few clean rounds: not written */
 	int attempts;                /* measurements made (1 + repeats) */
 	bool nonmonotonic;           /* slower than a larger size of the same batch */
 	long long mono_bytes;        /* that larger size */
@@ -305,7 +309,7 @@ struct perfdb_comm_report {
 	size_t ncases, capcases;
 	struct perfdb_comm_skip *skips;
 	size_t nskips, capskips;
-	size_t written, contended, nonmonotonic, check_failed;
+	size_t written, contended, busy, nonmonotonic, check_failed;
 	double seconds;
 	char report_path[4096];      /* reports/comm_*.json written, or "" */
 	const char *output;          /* where rows went: file, directory or "(no output)" */

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "perfdb/sched.h"
 #include "perfdb/stats.h"
 #include "perfdb_build.h"
 
@@ -170,6 +171,51 @@ static double grace_of(double slowest)
 	return 5.0 + 10.0 * slowest;
 }
 
+/*
+ * One timed pass: iters rounds of nothing but the barrier, the clock and
+ * the call, into t (seconds, this rank's).  When judged, the scheduler's
+ * accounts are read between rounds once a block of HARNESS_BLOCK_S has
+ * passed (and after the last round); every round of a contaminated block
+ * gets bad[i] = 1 (perfdb/sched.h).  *bad_call: a failed call's error
+ * (err holds its message), the pass stopped there.  Returns whether this
+ * rank judged the pass (no accounts: it could not).
+ */
+static int timed_pass(const struct perfdb_comm_transport_i *tr, void *ctx, const struct perfdb_coll *coll,
+		      const struct perfdb_harness_case *hc, MPI_Comm comm, size_t count, long iters,
+		      int judged, double *t, unsigned char *bad, int *bad_call, struct perfdb_err *err)
+{
+	struct perfdb_sched_reading a, b;
+	struct perfdb_sched_block blk;
+	struct perfdb_err e;
+	perfdb_err_clear(&e);
+	memset(bad, 0, (size_t)iters);
+	judged = judged && perfdb_sched_read(&a, &e) == 0;
+	double b0 = MPI_Wtime();
+	long first = 0;
+	for (long i = 0; i < iters; i++) {
+		MPI_Barrier(comm);
+		double sec = 0;
+		int r = tr->call(ctx, coll, hc->dtype, count, &sec, err);
+		t[i] = sec;
+		if (r < 0) {
+			*bad_call = r;   /* as in the warm-up: straight to the agreement */
+			break;
+		}
+		double now = MPI_Wtime();
+		if (!judged || (now - b0 < HARNESS_BLOCK_S && i + 1 < iters))
+			continue;
+		if (perfdb_sched_read(&b, &e) == 0) {
+			perfdb_sched_judge(&a, &b, now - b0, &blk);
+			if (blk.contaminated)
+				memset(bad + first, 1, (size_t)(i + 1 - first));
+			a = b;
+		}
+		first = i + 1;
+		b0 = MPI_Wtime();
+	}
+	return judged;
+}
+
 int perfdb_harness_measure(const struct perfdb_harness_cfg *cfg,
 			   const struct perfdb_harness_case *hc,
 			   struct perfdb_harness_result *res, struct perfdb_err *err)
@@ -292,27 +338,54 @@ int perfdb_harness_measure(const struct perfdb_harness_cfg *cfg,
 			iters = cfg->iters;
 	}
 
-	/* the timed loop: nothing but the barrier, the clock and the call */
-	for (long i = 0; i < iters; i++) {
-		MPI_Barrier(comm);
-		sec = 0;
-		int r = tr->call(ctx, coll, hc->dtype, l.count, &sec, err);
-		t[i] = sec;
-		if (r < 0) {
-			bad_call = r;   /* as in the warm-up: straight to the agreement */
-			break;
-		}
-	}
-	if ((rc = agree_call(bad_call, comm, grace_of(slowest), res, err)) < 0 || res->transport_failed)
+	/*
+	 * The timed passes (harness.h step 4): a pass is `iters` rounds; a
+	 * round counts when no rank's scheduler accounts say it was contended.
+	 * A pass that leaves fewer than min_iters clean rounds is followed by
+	 * another, up to HARNESS_PASSES; every rank takes the same decision on
+	 * the flags they share.
+	 */
+	unsigned char *flags = calloc((size_t)iters + 1, 1);
+	double *keep = malloc(((size_t)iters * HARNESS_PASSES + 1) * sizeof(double));
+	int judged = !cfg->no_sched, jok = flags && keep;
+	MPI_TRY(err, MPI_Allreduce(MPI_IN_PLACE, &jok, 1, MPI_INT, MPI_MIN, comm));
+	if (!jok) {
+		free(flags);
+		free(keep);
+		res->alloc_failed = true;
 		goto out;
-	/* 5. each iteration's time is the slowest rank's */
-	if (iters > 0)
-		MPI_TRY(err, MPI_Allreduce(MPI_IN_PLACE, t, (int)iters, MPI_DOUBLE, MPI_MAX, comm));
-	for (long i = 0; i < iters; i++)
-		t[i] *= 1e6;
-	res->samples = t;
-	res->nsamples = (size_t)iters;
-	t = NULL;
+	}
+	long need = iters < cfg->min_iters ? iters : cfg->min_iters;
+	size_t nkeep = 0;
+	for (int pass = 0; pass < HARNESS_PASSES; pass++) {
+		judged = timed_pass(tr, ctx, coll, hc, comm, l.count, iters, judged, t, flags, &bad_call, err);
+		if ((rc = agree_call(bad_call, comm, grace_of(slowest), res, err)) < 0 || res->transport_failed)
+			break;
+		/* 5. each round's time is the slowest rank's; it counts when no rank was contended */
+		if (iters > 0) {
+			MPI_TRY(err, MPI_Allreduce(MPI_IN_PLACE, t, (int)iters, MPI_DOUBLE, MPI_MAX, comm));
+			MPI_TRY(err, MPI_Allreduce(MPI_IN_PLACE, flags, (int)iters, MPI_UNSIGNED_CHAR, MPI_MAX, comm));
+		}
+		MPI_TRY(err, MPI_Allreduce(MPI_IN_PLACE, &judged, 1, MPI_INT, MPI_MAX, comm));
+		for (long i = 0; i < iters; i++) {
+			if (flags[i])
+				res->rounds_bad++;
+			else
+				keep[nkeep++] = t[i] * 1e6;
+		}
+		res->rounds += (size_t)iters;
+		res->judged = judged;
+		if (!judged || (long)nkeep >= need)
+			break;
+	}
+	free(flags);
+	if (rc < 0 || res->transport_failed) {
+		free(keep);
+		goto out;
+	}
+	res->contended = judged && (long)nkeep < need;
+	res->samples = keep;
+	res->nsamples = nkeep;
 out:
 	free(t);
 	free(send);

@@ -21,8 +21,16 @@
  *      timed by the transport (MPI: MPI_Wtime just around the call; NCCL:
  *      CUDA events); N = the budget left divided by the warm-up's median
  *      iteration, clamped to [min_iters, iters];
+ *      each rank reads its scheduler accounts (perfdb/sched.h) between
+ *      iterations once HARNESS_BLOCK_S has passed, and marks every
+ *      iteration of a block during which its threads waited for a CPU (or
+ *      its VM lost time to steal);
  *   5. one MPI_Allreduce(MAX) over the N per-rank times gives each
- *      iteration's time as the slowest rank saw it: these are the samples.
+ *      iteration's time as the slowest rank saw it, and one over the marks
+ *      says which iterations a rank was contended in: the others are the
+ *      samples.  A pass left with fewer than min_iters of them is followed
+ *      by another, up to HARNESS_PASSES; a size still short is contended,
+ *      and perfdb comm does not write it (docs/comm.md "Contention").
  */
 #ifndef PERFDB_COMM_HARNESS_H
 #define PERFDB_COMM_HARNESS_H
@@ -40,7 +48,11 @@ struct perfdb_harness_cfg {
 	long iters;          /* at most this many timed iterations */
 	long min_iters;      /* at least this many timed iterations */
 	double budget;       /* seconds for warm-up + timing of one size */
+	bool no_sched;       /* no judging of rounds (PERFDB_SCHED=0) */
 };
+
+#define HARNESS_BLOCK_S 1e-3   /* rounds judged together, as the replay engine's blocks */
+#define HARNESS_PASSES 4       /* timed passes at most per size */
 
 struct perfdb_harness_case {
 	const struct perfdb_coll *coll;
@@ -53,8 +65,12 @@ struct perfdb_harness_case {
 };
 
 struct perfdb_harness_result {
-	double *samples;     /* µs, one per timed iteration, max over ranks (malloc'd) */
+	double *samples;     /* µs, one per clean timed iteration, max over ranks (malloc'd) */
 	size_t nsamples;
+	size_t rounds;       /* timed iterations run, over every pass */
+	size_t rounds_bad;   /* of them, dropped: a rank was contended */
+	bool judged;         /* the rounds were judged (a rank could read its accounts) */
+	bool contended;      /* judged, and fewer than min_iters clean rounds: not written */
 	size_t warmup;       /* warm-up iterations run */
 	int check;           /* 1 ok, -1 wrong elements */
 	unsigned long long bad;   /* wrong elements over the group */
