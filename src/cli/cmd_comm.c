@@ -55,7 +55,7 @@ struct cli {
 	const char *dtype, *database_path, *output_csv, *backend, *overhead;
 	long warmup, iters, min_iters, repeats;
 	double budget, contention;
-	bool malloc_tune, json, quiet;
+	bool malloc_tune, json, quiet, require_quiet;
 };
 
 static const char *const dtype_choices[] = {
@@ -106,6 +106,11 @@ static void on_begin(void *ctx, const struct perfdb_comm_report *r, size_t ncase
 	u->last = mono();
 	if (!u->quiet && !u->tty)
 		fprintf(stderr, "perfdb comm: %zu case(s) on %d rank(s)\n", ncases, x->world_size);
+	if (r->preflight_ran && !u->quiet) {
+		char line[512];
+		perfdb_preflight_line(&r->pf, line, sizeof(line));
+		fprintf(stderr, "perfdb comm: preflight: %s\n", line);
+	}
 	if (u->json)
 		return;
 	char grid[128];
@@ -322,7 +327,11 @@ static size_t options_measurement(struct cli *c, struct opt *out)
 			  "(default: 2)" },
 		{ .type = OPT_DOUBLE, .name = "contention", .dest = &c->contention, .metavar = "CPUS",
 		  .help = "CPU used by other processes, in CPUs, from which a size counts as "
-			  "contended (default: 0.25)" },
+			  "busy and is measured again (default: 0.25)" },
+		{ .type = OPT_FLAG, .name = "require-quiet", .dest = &c->require_quiet,
+		  .help = "refuse to start when rank 0's preflight finds its host busy (other processes "
+			  "using 0.25 CPUs or more, steal 2% or more, memory bandwidth below 80% of the "
+			  "host's quiet figure)" },
 		{ .type = OPT_FLAG, .name = "malloc-tune", .dest = &c->malloc_tune,
 		  .help = "fix glibc's malloc thresholds (no mmap, no trimming) so MPI's per-call "
 			  "scratch buffers are reused (default: glibc defaults; docs/comm.md)" },
@@ -465,6 +474,7 @@ static int parse(int argc, char **argv, struct cli *c, struct perfdb_comm_opts *
 	o->min_iters = c->min_iters;
 	o->time_budget = c->budget;
 	o->repeats = c->repeats;
+	o->require_quiet = c->require_quiet;
 	o->contention = c->contention;
 	o->malloc_tune = c->malloc_tune;
 	return 0;

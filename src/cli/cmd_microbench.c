@@ -107,8 +107,9 @@ static void print_run_notes(const struct perfdb_native_run *run)
 	for (size_t i = 0; i < res->nrows; i++)
 		if (perfdb_native_row_contended(&res->rows[i], ref))
 			fprintf(stderr, "[LOW BANDWIDTH] %s:%zu: measured with %.1f GB/s of memory bandwidth "
-				"against the run's median %.1f (%d retries)\n", res->rows[i].table,
-				res->rows[i].line, res->rows[i].probe_gbs, ref, res->rows[i].retries);
+				"against %s %.1f (%d retries)\n", res->rows[i].table, res->rows[i].line,
+				res->rows[i].probe_gbs, res->probe_quiet_gbs > 0 ? "this machine's quiet" : "the run's median",
+				ref, res->rows[i].retries);
 	for (size_t i = 0; i < res->nrows; i++)
 		if (res->rows[i].status == PERFDB_ENGINE_CONTENDED) {
 			const char *why = res->rows[i].reason ? res->rows[i].reason : "";
@@ -143,6 +144,11 @@ static int run_native_ranked(struct perfdb_native_opts *no, const struct native_
 		if (rank == 0)
 			cli_error("microbench", &err);
 		goto out;
+	}
+	if (run.preflight_ran && !f->json) {
+		char line[512];
+		perfdb_preflight_line(&run.pf, line, sizeof(line));
+		fprintf(stderr, "[PREFLIGHT] %s\n", line);
 	}
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigemptyset(&sa.sa_mask);
@@ -293,7 +299,7 @@ static int run_msprof_backend(const struct perfdb_db_opts *o, const struct mspro
 struct mb_args {
 	const char *backend, *cmd, *mode, *exec_mode, *op_mapping, *master_addr;
 	struct opt_list ops;
-	bool prune, json, fail_fast, force, resume;
+	bool prune, json, fail_fast, force, resume, require_quiet;
 	double op_timeout, budget, row_timeout;
 	long repeat, threads, retries;   /* threads 0: not given */
 	long ep, nproc, nnodes, node_rank, master_port;
@@ -331,6 +337,10 @@ static int parse_args(int argc, char **argv, struct perfdb_db_opts *o, struct mb
 		  .help = "cpu backend: measure a row again, up to N times, when the memory bandwidth "
 			  "probed around it was more than 20% below the median of the rows before it "
 			  "(default: 2)" },
+		{ .type = OPT_FLAG, .name = "require-quiet", .dest = &a->require_quiet,
+		  .help = "native backends: refuse to start when the preflight finds the machine busy (other "
+			  "processes using 0.25 CPUs or more, steal 2% or more, memory bandwidth below 80% of "
+			  "this machine's quiet figure)" },
 		{ .type = OPT_FLAG, .name = "resume", .dest = &a->resume,
 		  .help = "native backends: take the rows already in <db>/reports/microbench_journal.jsonl "
 			  "from there instead of measuring them again" },
@@ -410,7 +420,7 @@ int cmd_microbench(int argc, char **argv, struct cmd_db *db)
 			.db = o, .reg = &db->reg, .backend = a->backend, .ops = a->ops.v,
 			.nops = a->ops.n,
 			.missing_only = a->mode[0] == 'm', .prune = a->prune, .fail_fast = a->fail_fast,
-			.force = a->force, .resume = a->resume,
+			.force = a->force, .resume = a->resume, .require_quiet = a->require_quiet,
 			.subprocess = strcmp(a->exec_mode, "subprocess") == 0, .repeat = a->repeat,
 			.threads = a->threads, .ep = a->ep, .retries = a->retries, .budget = a->budget,
 			.timeout = a->row_timeout, .op_timeout = a->op_timeout,

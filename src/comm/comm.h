@@ -19,6 +19,7 @@
 #ifndef PERFDB_COMM_H
 #define PERFDB_COMM_H
 
+#include "perfdb/preflight.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -263,6 +264,7 @@ struct perfdb_comm_opts {
 	long min_iters;              /* at least this many under the budget (default 10) */
 	double time_budget;          /* seconds per case for warm-up + timing (default 2) */
 	long repeats;                /* re-measurements of a contended case (default 2) */
+	bool require_quiet;          /* refuse to start when rank 0's preflight finds its host busy */
 	double contention;           /* other_cpu threshold, in CPUs (default 0.25) */
 	double mono_tolerance;       /* non-monotonic tolerance (default 0.10) */
 	bool malloc_tune;            /* fix glibc's mmap/trim thresholds before MPI starts */
@@ -310,6 +312,9 @@ struct perfdb_comm_report {
 	struct perfdb_comm_skip *skips;
 	size_t nskips, capskips;
 	size_t written, contended, busy, nonmonotonic, check_failed;
+	/* rank 0's preflight of its host (perfdb/preflight.h), before the first case */
+	struct perfdb_preflight pf;
+	bool preflight_ran;
 	double seconds;
 	char report_path[4096];      /* reports/comm_*.json written, or "" */
 	const char *output;          /* where rows went: file, directory or "(no output)" */

@@ -329,6 +329,36 @@ static int open_groups(struct run *r, const struct perfdb_comm_plan *plan, struc
 	return 0;
 }
 
+/*
+ * Rank 0 watches its host (perfdb/preflight.h) while the other ranks wait
+ * asleep, so that their waiting is not the busy CPU it sees; with
+ * --require-quiet a busy host stops every rank.  0, 1: stop (err set), -1.
+ */
+static int agree_machine(struct run *r, int *rc, struct perfdb_err *err)
+{
+	int busy = 0;
+	if (r->lead) {
+		const char *p = getenv("PERFDB_PROBE");
+		*rc = perfdb_preflight_run(!(p && strcmp(p, "0") == 0), &r->out->pf, err);
+		r->out->preflight_ran = *rc == 0;
+		busy = *rc < 0 ? 2 : r->o->require_quiet && !r->out->pf.quiet;
+	}
+	MPI_Request req;
+	int mrc = MPI_Ibcast(&busy, 1, MPI_INT, 0, MPI_COMM_WORLD, &req);
+	if (mrc != MPI_SUCCESS || perfdb_harness_idle_wait(&req, err) < 0) {
+		*rc = mrc != MPI_SUCCESS ? perfdb_harness_mpi_error(err, mrc, "MPI_Bcast") : -PERFDB_EIO;
+		return -1;
+	}
+	if (!busy)
+		return 0;
+	if (r->lead && busy == 1)
+		*rc = perfdb_err_set(err, PERFDB_EINVAL, "the machine is busy: %s (--require-quiet)", r->out->pf.why);
+	else if (!r->lead)
+		*rc = perfdb_err_set(err, PERFDB_EINVAL, "rank 0 %s", busy == 1 ? "found its host busy (--require-quiet)"
+									: "could not read its host's /proc/stat");
+	return 1;
+}
+
 /* The output is checked once, by its only writer, before any measurement; 1: stop quietly. */
 static int agree_preflight(struct run *r, int *rc, struct perfdb_err *err)
 {
@@ -601,6 +631,8 @@ int perfdb_comm_run(const struct perfdb_comm_opts *o, const struct perfdb_comm_e
 	if (rc < 0)
 		goto done;
 	int pre = agree_preflight(&r, &rc, err);
+	if (pre == 0)
+		pre = agree_machine(&r, &rc, err);
 	if (pre != 0) {
 		*fatal = pre < 0;
 		goto done;

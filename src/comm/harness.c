@@ -397,7 +397,7 @@ out:
 
 /* Wait for a request, sleeping between tests once a short spin is over, so
  * a rank that is not measuring leaves its CPU to the ranks that are. */
-static int idle_wait(MPI_Request *req, struct perfdb_err *err)
+int perfdb_harness_idle_wait(MPI_Request *req, struct perfdb_err *err)
 {
 	const struct timespec nap = { 0, 100000 };  /* 100 µs */
 	for (int spin = 0;; spin++) {
@@ -497,7 +497,7 @@ int perfdb_harness_case_begin(struct perfdb_harness_env *e, int *stop,
 {
 	MPI_Request req;
 	MPI_TRY(err, MPI_Iallreduce(MPI_IN_PLACE, stop, 1, MPI_INT, MPI_MAX, e->world, &req));
-	PERFDB_TRY(idle_wait(&req, err));
+	PERFDB_TRY(perfdb_harness_idle_wait(&req, err));
 	if (*stop)
 		return 0;
 	double host_need = (double)need;
@@ -517,7 +517,7 @@ int perfdb_harness_case_end(struct perfdb_harness_env *e, double *other_cpu,
 {
 	MPI_Request req;
 	MPI_TRY(err, MPI_Ibarrier(e->world, &req));
-	PERFDB_TRY(idle_wait(&req, err));
+	PERFDB_TRY(perfdb_harness_idle_wait(&req, err));
 	double wall = MPI_Wtime() - e->t0;
 	double ours = rusage_seconds() - e->ours0;
 	double busy = e->proc_ok && e->busy0 >= 0 ? proc_busy(&e->cpus, e->tick) : -1;

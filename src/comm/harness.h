@@ -130,6 +130,10 @@ int perfdb_harness_case_begin(struct perfdb_harness_env *e, int *stop,
 int perfdb_harness_case_end(struct perfdb_harness_env *e, double *other_cpu,
 			    struct perfdb_err *err);
 
+/* Wait for req, sleeping between tests once a short spin is over, so a
+ * rank that is not measuring leaves its CPU to those that are. */
+int perfdb_harness_idle_wait(MPI_Request *req, struct perfdb_err *err);
+
 /* Rank 0's environment record (collective: host names are gathered). */
 int perfdb_harness_context(struct perfdb_harness_env *e, bool malloc_tune,
 			   struct perfdb_comm_context *ctx, struct perfdb_err *err);

@@ -335,6 +335,11 @@ int perfdb_comm_report_json(const struct perfdb_comm_report *r,
 	json_object_set_new(root, "completed", json_integer((json_int_t)r->written));
 	json_object_set_new(root, "contended", json_integer((json_int_t)r->contended));
 	json_object_set_new(root, "busy", json_integer((json_int_t)r->busy));
+	if (r->preflight_ran)
+		json_object_set_new(root, "preflight", json_pack("{s:b, s:f, s:i, s:f, s:f, s:f, s:s}",
+			"quiet", r->pf.quiet, "other_cpus", round(r->pf.other_cpus * 100) / 100, "cpus", r->pf.ncpus,
+			"steal", round(r->pf.steal * 10000) / 10000, "probe_gbs", round(r->pf.probe_gbs * 10) / 10,
+			"quiet_gbs", round(r->pf.quiet_gbs * 10) / 10, "why", r->pf.why));
 	json_object_set_new(root, "nonmonotonic", json_integer((json_int_t)r->nonmonotonic));
 	json_object_set_new(root, "check_failed", json_integer((json_int_t)r->check_failed));
 	json_object_set_new(root, "seconds", json_real(round(r->seconds * 1000) / 1000));

@@ -15,7 +15,7 @@
 #include "perfdb/signature.h"
 #include "perfdb/table.h"
 #include "replay/engine_internal.h"
-#include "replay/hugebuf.h"
+#include "perfdb/hugebuf.h"
 #include "ops/aten.h"
 #include "perfdb/schema.h"
 
@@ -274,6 +274,7 @@ int perfdb_engine_run(const struct perfdb_engine_opts *o, struct perfdb_engine_r
 		      struct perfdb_err *err)
 {
 	memset(res, 0, sizeof(*res));
+	res->probe_quiet_gbs = o->no_probe ? 0 : o->probe_quiet_gbs;
 	const struct perfdb_backend_i *be = o->backend;
 	/* the seed's tables, then the PyTorch op tables (aten.h) */
 	size_t nall = perfdb_replay_nops + perfdb_aten_nops;
@@ -322,7 +323,7 @@ int perfdb_engine_run(const struct perfdb_engine_opts *o, struct perfdb_engine_r
 	if (o->comm)
 		total = scaleout_rank_share(o, tabs, names, ntab);
 	size_t flushn = 2 * ENGINE_LLC_BYTES / sizeof(uint64_t);
-	uint64_t *flushbuf = o->flush ? replay_huge_alloc(flushn * sizeof(uint64_t), NULL) : NULL;
+	uint64_t *flushbuf = o->flush ? perfdb_huge_alloc(flushn * sizeof(uint64_t), NULL) : NULL;
 	struct perfdb_engine_pool pool = { 0 };
 	struct journal jr = { 0 };
 	char jpath[4200] = "";

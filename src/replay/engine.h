@@ -86,6 +86,9 @@ struct perfdb_engine_opts {
 	 */
 	int contention_retries;
 	int no_probe;
+	/* This machine's quiet row figure (perfdb/preflight.h), the probe's
+	 * reference instead of the run's own median when > 0. */
+	double probe_quiet_gbs;
 	/*
 	 * The scheduler's accounts (perfdb/sched.h, docs/replay.md
 	 * "Contention"): host-timed rows are sampled in blocks of about
@@ -151,6 +154,7 @@ struct perfdb_engine_result {
 	struct perfdb_measures measures;   /* one per successful row, for perfdb_writeback */
 	size_t nok, nfailed, nskipped, ncontended;
 	size_t nresumed;                   /* ok rows taken from the journal (resume) */
+	double probe_quiet_gbs;            /* the opts' quiet figure the rows were judged against (0: none) */
 	int stopped;                       /* --fail-fast or *stop ended the run early */
 	int interrupted;                   /* *stop ended it */
 };

@@ -23,7 +23,7 @@
 #include "perfdb/table.h"
 #include "replay/engine.h"
 #include "replay/journal.h"
-#include "replay/probe.h"
+#include "perfdb/probe.h"
 
 #define ENGINE_LLC_BYTES ((size_t)32 << 20)   /* flush when the working set fits this */
 /* A timed block (perfdb/sched.h): long enough that reading the accounts

@@ -23,7 +23,7 @@
 #include "perfdb/csv.h"
 #include "perfdb/fsio.h"
 #include "perfdb/strbuf.h"
-#include "replay/probe.h"
+#include "perfdb/probe.h"
 
 /*
  * oneDNN's OpenMP runtime reads OMP_NUM_THREADS once, when it loads, so a
@@ -101,6 +101,21 @@ static int probe_off(void)
 	return v && strcmp(v, "0") == 0;
 }
 
+/* The median probe reading of the run's ok rows (0: none). */
+static double run_median(const struct perfdb_engine_result *r)
+{
+	double *v = malloc((r->nrows ? r->nrows : 1) * sizeof(double));
+	if (!v)
+		return 0;   /* no reference: no row is listed as contended */
+	size_t n = 0;
+	for (size_t i = 0; i < r->nrows; i++)
+		if (r->rows[i].status == PERFDB_ENGINE_OK)
+			v[n++] = r->rows[i].probe_gbs;
+	double m = perfdb_probe_median(v, n);
+	free(v);
+	return m;
+}
+
 /* PERFDB_SCHED=0 turns the scheduler's judgement of timed blocks off (docs/replay.md "Contention"). */
 static int sched_off(void)
 {
@@ -173,6 +188,18 @@ int perfdb_native_open(const struct perfdb_native_opts *o, struct perfdb_native_
 	PERFDB_TRY(find_database(run, err));
 	PERFDB_TRY(check_device_kind(run, err));
 	PERFDB_TRY(perfdb_native_check_threads(run->dir.buf, o->threads, err));
+	/*
+	 * The preflight: one process's view of the machine, so not under
+	 * mpirun, whose ranks would each watch the others start (the comm
+	 * harness judges every rank's rounds instead).
+	 */
+	if (o->nranks <= 1) {
+		PERFDB_TRY(perfdb_preflight_run(!probe_off() && strcmp(be->device_kind, "cpu") == 0, &run->pf, err));
+		run->preflight_ran = 1;
+		if (o->require_quiet && !run->pf.quiet)
+			return perfdb_err_set(err, PERFDB_EINVAL, "the machine is busy: %s (--require-quiet)",
+					      run->pf.why);
+	}
 	snprintf(run->rep, sizeof(run->rep), "%s/reports", run->dir.buf);
 	struct stat st;
 	run->rep_made = lstat(run->rep, &st) < 0;
@@ -209,6 +236,7 @@ int perfdb_native_measure(struct perfdb_native_run *run, struct perfdb_err *err)
 		.journal = run->journal, .resume = no->resume, .subprocess = no->subprocess,
 		.op_timeout_s = no->op_timeout, .contention_retries = (int)no->retries,
 		.no_probe = probe_off(), .no_sched = sched_off(), .hooks = &hooks,
+		.probe_quiet_gbs = run->pf.row_quiet_gbs,
 	};
 	/* prune decides from what the run saw: the rows read before measuring */
 	if (no->prune && no->rank == 0)
@@ -239,6 +267,11 @@ int perfdb_native_record(struct perfdb_native_run *run, struct perfdb_err *err)
 	if (be->describe)
 		be->describe(run->bctx, &env);
 	perfdb_strbuf_addf(&env, "mpi_ranks=%d\n", no->nranks);
+	if (run->preflight_ran)
+		perfdb_strbuf_addf(&env, "preflight=%s\npreflight_other_cpus=%.2f\npreflight_steal=%.4f\n"
+				   "preflight_probe_gbs=%.1f\npreflight_quiet_gbs=%.1f\n",
+				   run->pf.quiet ? "quiet" : "busy", run->pf.other_cpus, run->pf.steal,
+				   run->pf.probe_gbs, run->pf.quiet_gbs);
 	perfdb_strbuf_addf(&env, "repeat_count=%ld\nrow_budget_s=%g\nrow_timeout_s=%g\nrsd_target=0.01\n"
 			   "cache_flush=memory-bound ops below 32 MiB\n"
 			   "weights_rotated=GEMM weights below 32 MiB rotate through 64 MiB of copies\n",
@@ -253,6 +286,12 @@ int perfdb_native_record(struct perfdb_native_run *run, struct perfdb_err *err)
 						 env.buf, &run->res, probe_off(), err);
 	if (rc == 0 && be->write_reports)
 		rc = be->write_reports(run->bctx, run->rep, run->ts, &run->kpath, err);
+	/* a quiet run without contended rows: its rows' median probe is a quiet row reading */
+	if (rc == 0 && run->preflight_ran && run->pf.quiet && !run->res.ncontended && !run->res.interrupted &&
+	    !probe_off()) {
+		struct perfdb_err ignored;
+		(void)perfdb_quiet_note(true, run_median(&run->res), &ignored);
+	}
 	perfdb_strbuf_release(&env);
 	return rc;
 }
@@ -325,16 +364,8 @@ int perfdb_native_status_build(const struct perfdb_engine_result *r, struct perf
 
 double perfdb_native_probe_reference(const struct perfdb_engine_result *r)
 {
-	double *v = malloc((r->nrows ? r->nrows : 1) * sizeof(double));
-	if (!v)
-		return 0;   /* no reference: no row is listed as contended */
-	size_t n = 0;
-	for (size_t i = 0; i < r->nrows; i++)
-		if (r->rows[i].status == PERFDB_ENGINE_OK)
-			v[n++] = r->rows[i].probe_gbs;
-	double m = perfdb_probe_median(v, n);
-	free(v);
-	return m;
+	/* this machine's quiet figure when it has one: a contended run cannot set it */
+	return r->probe_quiet_gbs > 0 ? r->probe_quiet_gbs : run_median(r);
 }
 
 int perfdb_native_row_contended(const struct perfdb_engine_row *x, double ref)
@@ -389,8 +420,12 @@ int perfdb_native_write_records(const char *dbdir, const char *ts, const char *d
 	size_t ncont = 0;
 	for (size_t i = 0; i < r->nrows; i++)
 		ncont += (size_t)perfdb_native_row_contended(&r->rows[i], ref);
-	if (ref > 0)
-		perfdb_strbuf_addf(&b, "probe_median_gbs=%.1f\nrows_probe_low=%zu\n", ref, ncont);
+	if (ref > 0) {
+		perfdb_strbuf_addf(&b, "probe_median_gbs=%.1f\n", run_median(r));
+		if (r->probe_quiet_gbs > 0)
+			perfdb_strbuf_addf(&b, "probe_quiet_gbs=%.1f\n", r->probe_quiet_gbs);
+		perfdb_strbuf_addf(&b, "rows_probe_low=%zu\n", ncont);
+	}
 	else if (no_probe)
 		perfdb_strbuf_addstr(&b, "probe=off\n");
 	snprintf(p, sizeof(p), "%s/reports/microbench_env_%s.txt", dbdir, ts);

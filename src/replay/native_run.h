@@ -18,6 +18,7 @@
 
 #include "perfdb/dbpath.h"
 #include "perfdb/device.h"
+#include "perfdb/preflight.h"
 #include "replay/engine.h"
 
 struct perfdb_native_opts {
@@ -27,6 +28,7 @@ struct perfdb_native_opts {
 	const char *const *ops;                /* normalised --ops, or NULL: every replay op */
 	size_t nops;
 	int missing_only, prune, fail_fast, force, resume, subprocess;
+	int require_quiet;                     /* open refuses a busy machine (the preflight's judgement) */
 	long repeat, threads, ep, retries;
 	double budget, timeout, op_timeout;    /* seconds */
 	const volatile int *stop;              /* set by a signal: the run ends after the current row */
@@ -54,6 +56,8 @@ struct perfdb_native_run {
 	char stp[4300];                        /* the status file written */
 	char *kpath;                           /* the backend's own report (cuda: per-kernel), or NULL */
 	void *bctx;                            /* the backend's context (open in measure), freed by release */
+	struct perfdb_preflight pf;            /* how busy the machine was before the run (one process only) */
+	int preflight_ran;
 };
 
 /*

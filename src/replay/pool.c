@@ -10,7 +10,7 @@
 
 #include "perfdb/dtype.h"
 #include "replay/engine.h"
-#include "replay/hugebuf.h"
+#include "perfdb/hugebuf.h"
 
 /*
  * Element i of a tensor seeded with seed is splitmix64's (i+1)-th output
@@ -143,7 +143,7 @@ static int get_buf(struct perfdb_engine_pool *pool, size_t slot, struct perfdb_t
 		pool->buf[slot] = NULL;
 		pool->cap[slot] = 0;
 		size_t cap;
-		void *p = replay_huge_alloc(need, &cap);   /* on huge pages where offered: hugebuf.c */
+		void *p = perfdb_huge_alloc(need, &cap);   /* on huge pages where offered: hugebuf.c */
 		if (!p)
 			return perfdb_err_set(err, PERFDB_ENOMEM, "cannot allocate %zu bytes for %s", need,
 					      "a tensor");

@@ -281,7 +281,8 @@ int timing_measure(const struct perfdb_engine_opts *o, const struct perfdb_op_im
 	PERFDB_TRY(time_case(o, impl, c, flushbuf, flushn, pr, row, err));
 	if (row->status == PERFDB_ENGINE_CONTENDED)
 		return contended_reason(o, row);
-	double ref = pr ? perfdb_probe_reference(pr) : 0, last = engine_now_s(CLOCK_MONOTONIC) - t0;
+	double ref = !pr ? 0 : o->probe_quiet_gbs > 0 ? o->probe_quiet_gbs : perfdb_probe_reference(pr);
+	double last = engine_now_s(CLOCK_MONOTONIC) - t0;
 	for (int k = 0; pr && k < o->contention_retries && perfdb_probe_contended(row->probe_gbs, ref) &&
 			engine_now_s(CLOCK_MONOTONIC) - t0 + last <= o->timeout_s;
 	     k++) {

@@ -107,7 +107,10 @@ int report_runs_load(struct report_runs *rr, const char *dbdir, struct perfdb_er
 			break;
 		}
 		size_t hl = 0, rl = 0;
-		const char *h = env_value(text.buf, "host", &hl), *ref = env_value(text.buf, "probe_median_gbs", &rl);
+		/* the reference the run judged its rows against: the machine's quiet figure, else its own median */
+		const char *h = env_value(text.buf, "host", &hl), *ref = env_value(text.buf, "probe_quiet_gbs", &rl);
+		if (!ref)
+			ref = env_value(text.buf, "probe_median_gbs", &rl);
 		double refv = ref ? strtod(ref, NULL) : 0;
 		rr->hosts[rr->nruns] = h ? strndup(h, hl) : NULL;
 		perfdb_strbuf_release(&text);

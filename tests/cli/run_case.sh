@@ -22,6 +22,8 @@ unset PERFDB_DEVICES PERFDB_LOCK_TIMEOUT ASCEND_HOME_PATH
 # (ctest -j runs cases side by side), so exact golden output judges none; the
 # contention cases set PERFDB_SCHED=1 and check by rule (docs/replay.md "Contention").
 export PERFDB_SCHED=0
+# The machine's quiet figures (docs/measuring.md "The preflight"): the case's own.
+export PERFDB_STATE_DIR="$WORK/.state"
 cd "$WORK"
 perfdb() { "$PERFDB" "$@"; }
 export -f perfdb

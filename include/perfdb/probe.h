@@ -17,8 +17,8 @@
  * by a row's work measured 41-46), so a maximum follows the luckiest
  * reading and flags every row; hence also the 20 % tolerance.
  */
-#ifndef PERFDB_REPLAY_PROBE_H
-#define PERFDB_REPLAY_PROBE_H
+#ifndef PERFDB_PROBE_H
+#define PERFDB_PROBE_H
 
 #include <stddef.h>
 #include <stdint.h>

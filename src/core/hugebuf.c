@@ -16,18 +16,18 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "replay/hugebuf.h"
+#include "perfdb/hugebuf.h"
 
-void *replay_huge_alloc(size_t bytes, size_t *cap)
+void *perfdb_huge_alloc(size_t bytes, size_t *cap)
 {
 	size_t need = bytes ? bytes : 1;
-	size_t align = need >= REPLAY_HUGE_BYTES ? REPLAY_HUGE_BYTES : 4096;
+	size_t align = need >= PERFDB_HUGE_BYTES ? PERFDB_HUGE_BYTES : 4096;
 	size_t n = (need + align - 1) & ~(align - 1);
 	void *p;
 	if (posix_memalign(&p, align, n) != 0)
 		return NULL;
 #ifdef MADV_HUGEPAGE
-	if (align == REPLAY_HUGE_BYTES)
+	if (align == PERFDB_HUGE_BYTES)
 		(void)madvise(p, n, MADV_HUGEPAGE);
 #endif
 	memset(p, 0, n);   /* zeroed, and faulted in once here rather than in a timed loop */

@@ -6,8 +6,8 @@
 #include <time.h>
 
 #include "perfdb/stats.h"
-#include "replay/hugebuf.h"
-#include "replay/probe.h"
+#include "perfdb/hugebuf.h"
+#include "perfdb/probe.h"
 
 int perfdb_probe_init(struct perfdb_probe *p, size_t bytes, struct perfdb_err *err)
 {
@@ -15,7 +15,7 @@ int perfdb_probe_init(struct perfdb_probe *p, size_t bytes, struct perfdb_err *e
 	p->n = bytes / sizeof(uint64_t) / 32 * 32;   /* whole steps of the read loop */
 	if (p->n == 0)
 		return 0;   /* no buffer: perfdb_probe_gbs reads 0 (or its script) */
-	p->buf = replay_huge_alloc(p->n * sizeof(uint64_t), NULL);
+	p->buf = perfdb_huge_alloc(p->n * sizeof(uint64_t), NULL);
 	if (!p->buf)
 		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory (%zu MiB for the bandwidth probe)",
 				      bytes >> 20);

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "replay/probe.h"
+#include "perfdb/probe.h"
 
 /* The threshold: strictly below 80 % of the reference; nothing is contended without readings. */
 static void test_contended_threshold(void **state)
