@@ -19,7 +19,9 @@
 
 /* Per-type charts are drawn for kernel types with at least this many points (docs/report.md). */
 #define PERFDB_DBREPORT_MIN_POINTS 8
-/* The worst microbench/profiling gaps the summary lists. */
+/* A row whose kept samples' std / mean is above this is noisy (docs/report.md). */
+#define PERFDB_DBREPORT_NOISY 0.10
+/* The worst microbench/profiling gaps the summary lists (never a contended row). */
 #define PERFDB_DBREPORT_TOP_GAPS 10
 
 /* One row of a kernel table. */
@@ -29,6 +31,8 @@ struct perfdb_dbreport_point {
 	double prof_us;            /* `Profiling Average Duration(us)`, 0: none */
 	bool hot;                  /* both durations and ratio outside the band */
 	bool failed, contended;    /* what the newest run record of the row says */
+	double noise;              /* its Noise (std / mean), -1: unknown */
+	bool noisy;                /* noise above PERFDB_DBREPORT_NOISY */
 	/* The roofline (src/report/model.c): the operator layer's cost of the row. */
 	bool costed;               /* the row has a cost (perfdb_op_cost) */
 	bool matrix;               /* its FLOPs are the matrix unit's */
@@ -56,6 +60,7 @@ struct perfdb_dbreport_kernel {
 	size_t theory_only;        /* rows with neither */
 	size_t both, hot;          /* rows with both; of them, hotspots */
 	size_t failed, contended;  /* rows the run records flag */
+	size_t noisy;              /* rows whose newest record's noise is above PERFDB_DBREPORT_NOISY */
 	size_t roof, above;        /* roofline points; of them, above the roof */
 	size_t no_cost;            /* rows with a duration but no cost */
 	size_t no_device;          /* rows with a cost and a duration but no roof: the measuring device, or its peak for the dtype, unknown */
@@ -121,6 +126,7 @@ struct perfdb_dbreport_summary {
 	struct perfdb_dbreport_gap gaps[PERFDB_DBREPORT_TOP_GAPS]; /* the worst |log(ratio)| first */
 	size_t ngaps;
 	size_t failed, contended;  /* rows the run records flag */
+	size_t noisy;              /* rows whose newest record's noise is above PERFDB_DBREPORT_NOISY */
 	size_t roof, above;        /* roofline points; of them above the roof */
 	size_t no_cost, no_device; /* rows with a duration not plotted, by cause */
 	size_t comm_tables, comm_series, comm_points; /* collectives: tables, (group, tier) curves, sizes */

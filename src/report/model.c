@@ -151,8 +151,11 @@ static int load_kernel(struct perfdb_dbreport *r, struct perfdb_dbreport_kernel 
 		const struct report_run_row *rec = report_runs_find(runs, k->name, p->line);
 		p->failed = rec && rec->failed;
 		p->contended = rec && rec->contended;
+		p->noise = rec ? rec->noise : -1;
+		p->noisy = p->noise > PERFDB_DBREPORT_NOISY;
 		k->failed += p->failed;
 		k->contended += p->contended;
+		k->noisy += p->noisy;
 		if (!(p->mb_us > 0) && !(p->prof_us > 0))
 			continue;
 		struct perfdb_op_cost w;
@@ -257,6 +260,7 @@ void perfdb_dbreport_summary(const struct perfdb_dbreport *r, struct perfdb_dbre
 		s->hot += k->hot;
 		s->failed += k->failed;
 		s->contended += k->contended;
+		s->noisy += k->noisy;
 		s->roof += k->roof;
 		s->above += k->above;
 		s->no_cost += k->no_cost;
@@ -265,7 +269,8 @@ void perfdb_dbreport_summary(const struct perfdb_dbreport *r, struct perfdb_dbre
 			const struct perfdb_dbreport_point *p = &k->pts[j];
 			s->profiled += p->prof_us > 0;
 			s->mb_only += p->mb_us > 0 && !(p->prof_us > 0);
-			if (!(p->mb_us > 0 && p->prof_us > 0))
+			/* a row measured under contention never headlines the gaps */
+			if (!(p->mb_us > 0 && p->prof_us > 0) || p->contended)
 				continue;
 			/* insertion into the worst-first list; equal gaps keep table order */
 			struct perfdb_dbreport_gap g = { i, j, p->mb_us / p->prof_us };

@@ -26,6 +26,8 @@ struct report_run_row {
 	size_t line;
 	size_t seq;                /* order read: a later record is newer */
 	bool failed, contended;
+	bool unwritten;            /* status "contended": the run left the row unwritten */
+	double noise;              /* Noise: std / mean of the kept samples; -1 unknown */
 	const char *host;          /* the run's host= (owned by the run list) */
 };
 

@@ -48,12 +48,14 @@ static int add_rows(struct report_runs *rr, const char *path, const char *host, 
 	int rc = perfdb_table_load(&t, path, err);
 	long co = perfdb_table_col(&t, "Operator"), cl = perfdb_table_col(&t, "Line");
 	long cs = perfdb_table_col(&t, "Status"), cp = perfdb_table_col(&t, "Probe(GB/s)");
+	long cn = perfdb_table_col(&t, "Noise");   /* absent before 2026-12-06 */
 	if (rc == 0 && (co < 0 || cl < 0 || cs < 0))
 		rc = perfdb_err_set(err, PERFDB_ESCHEMA, "%s: not a run record (needs Operator, Line, Status)", path);
 	for (size_t i = 0; rc == 0 && i < t.nrows; i++) {
 		const char *st = perfdb_table_get(&t, i, cs);
 		bool ok = strcmp(st, "ok") == 0, failed = strcmp(st, "failed") == 0;
-		if (!ok && !failed)
+		bool unwritten = strcmp(st, "contended") == 0;
+		if (!ok && !failed && !unwritten)
 			continue;   /* skipped: the run did not measure the row */
 		if (rr->n == *cap) {
 			size_t nc = *cap ? 2 * *cap : 64;
@@ -70,7 +72,13 @@ static int add_rows(struct report_runs *rr, const char *path, const char *host, 
 		x->line = strtoul(perfdb_table_get(&t, i, cl), NULL, 10);
 		x->seq = rr->n;
 		x->failed = failed;
-		x->contended = ok && probe > 0 && ref > 0 && probe < (1.0 - PERFDB_PROBE_TOLERANCE) * ref;
+		/* contended: left unwritten by the scheduler's judgement, or written under a low bandwidth probe */
+		x->unwritten = unwritten;
+		x->contended = unwritten || (ok && probe > 0 && ref > 0 && probe < (1.0 - PERFDB_PROBE_TOLERANCE) * ref);
+		const char *nz = cn < 0 ? "" : perfdb_table_get(&t, i, cn);
+		char *end;
+		double noise = strtod(nz, &end);
+		x->noise = ok && end != nz && *end == '%' && noise >= 0 ? noise / 100.0 : -1;
 		x->host = host;
 		if (!(x->op = strdup(perfdb_table_get(&t, i, co)))) {
 			rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");

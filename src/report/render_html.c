@@ -65,6 +65,18 @@ static int band(struct perfdb_strbuf *o, const struct report_frame *f)
 }
 
 /* The scatter of kernel ks[0..nk): every row with both durations, coloured by family when several types. */
+/* ", noise 12.3 %", and ", contended" / ", noisy" where the run records say so. */
+static int mark(struct perfdb_strbuf *o, const struct perfdb_dbreport_point *p)
+{
+	if (p->noise >= 0)
+		PERFDB_TRY(perfdb_strbuf_addf(o, ", noise %.1f %%", 100 * p->noise));
+	if (p->contended)
+		PERFDB_TRY(perfdb_strbuf_addstr(o, ", contended"));
+	if (p->noisy)
+		PERFDB_TRY(perfdb_strbuf_addstr(o, ", noisy"));
+	return 0;
+}
+
 static int scatter(struct perfdb_strbuf *o, const struct perfdb_dbreport_kernel *ks, size_t nk, const char *title)
 {
 	double lo = INFINITY, hi = 0;
@@ -95,12 +107,15 @@ static int scatter(struct perfdb_strbuf *o, const struct perfdb_dbreport_kernel 
 			if (!(p->mb_us > 0 && p->prof_us > 0))
 				continue;
 			PERFDB_TRY(perfdb_strbuf_addf(o,
-				"<circle class=\"pt%s\" fill=\"%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"%d\"><title>",
-				p->hot ? " hot" : "", report_colour(family_index(ks[i].family)), report_px(&f, p->prof_us),
+				"<circle class=\"pt%s%s%s\" fill=\"%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"%d\"><title>",
+				p->hot ? " hot" : "", p->contended ? " contended" : "", p->noisy ? " noisy" : "",
+				report_colour(family_index(ks[i].family)), report_px(&f, p->prof_us),
 				report_py(&f, p->mb_us), p->hot ? 4 : 3));
 			PERFDB_TRY(report_esc(o, ks[i].name));
-			PERFDB_TRY(perfdb_strbuf_addf(o, ".csv:%zu: profiling %.3f µs, microbench %.3f µs (%.2fx)</title></circle>\n",
+			PERFDB_TRY(perfdb_strbuf_addf(o, ".csv:%zu: profiling %.3f µs, microbench %.3f µs (%.2fx)",
 						      p->line, p->prof_us, p->mb_us, p->mb_us / p->prof_us));
+			PERFDB_TRY(mark(o, p));
+			PERFDB_TRY(perfdb_strbuf_addstr(o, "</title></circle>\n"));
 		}
 	size_t li = 0;
 	if (nk > 1)
@@ -260,9 +275,11 @@ static int roofline(struct perfdb_strbuf *o, const struct perfdb_dbreport_kernel
 			continue;
 		PERFDB_TRY(perfdb_strbuf_addf(o,
 			"<circle class=\"pt%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"%d\"><title>%s.csv:%zu: %.3g FLOP/B, "
-			"%.4g GFLOP/s, %.4g GB/s, %.0f%% of the roof%s</title></circle>\n",
+			"%.4g GFLOP/s, %.4g GB/s, %.0f%% of the roof%s",
 			p->above ? " above" : "", report_px(&f, x), report_py(&f, y), p->above ? 5 : 3, k->name, p->line,
 			p->ai, p->gflops, p->gbps, 100 * p->roof_frac, p->above ? " (above: a model error)" : ""));
+		PERFDB_TRY(mark(o, p));
+		PERFDB_TRY(perfdb_strbuf_addstr(o, "</title></circle>\n"));
 	}
 	return report_chart_close(o);
 }
@@ -347,24 +364,29 @@ static int section_roofline(struct perfdb_strbuf *o, const struct perfdb_dbrepor
 static int section_runs(struct perfdb_strbuf *o, const struct perfdb_dbreport *r,
 			const struct perfdb_dbreport_summary *s)
 {
-	PERFDB_TRY(perfdb_strbuf_addf(o, "<h2 id=\"runs\">Failed and contended rows</h2>\n<p>From the %zu run "
-		"record(s) in reports/ (the newest record that measured each row): failed, or measured while "
-		"the memory-bandwidth probe read more than %.0f%% below the run's median (contended). "
-		"Re-run these.</p>\n", r->nruns, 100 * PERFDB_PROBE_TOLERANCE));
-	if (!s->failed && !s->contended)
+	PERFDB_TRY(perfdb_strbuf_addf(o, "<h2 id=\"runs\">Failed, contended and noisy rows</h2>\n<p>From the %zu run "
+		"record(s) in reports/ (the newest record that measured each row): failed; contended, either left "
+		"unwritten because too few samples were clean by the scheduler's accounts or measured while "
+		"the memory-bandwidth probe read more than %.0f%% below its reference; or noisy, the kept samples' "
+		"std / mean above %.0f%%. Re-run these.</p>\n", r->nruns, 100 * PERFDB_PROBE_TOLERANCE,
+		100 * PERFDB_DBREPORT_NOISY));
+	if (!s->failed && !s->contended && !s->noisy)
 		return perfdb_strbuf_addstr(o, "<p class=\"none\">No row is flagged.</p>\n");
 	PERFDB_TRY(perfdb_strbuf_addstr(o, "<details open><summary>Flagged rows</summary>\n<table><tr><th>Row</th>"
-				       "<th>Flag</th></tr>\n"));
+				       "<th>Flag</th><th>Noise</th></tr>\n"));
 	for (size_t i = 0; i < r->nk; i++)
 		for (size_t j = 0; j < r->k[i].rows; j++) {
 			const struct perfdb_dbreport_point *p = &r->k[i].pts[j];
-			if (!p->failed && !p->contended)
+			if (!p->failed && !p->contended && !p->noisy)
 				continue;
-			char row[512];
+			char row[512], noise[32] = "";
 			snprintf(row, sizeof(row), "%s.csv:%zu", r->k[i].name, p->line);
+			if (p->noise >= 0)
+				snprintf(noise, sizeof(noise), "%.1f%%", 100 * p->noise);
 			PERFDB_TRY(perfdb_strbuf_addstr(o, "<tr>"));
 			PERFDB_TRY(cell(o, row));
-			PERFDB_TRY(cell(o, p->failed ? "failed" : "contended"));
+			PERFDB_TRY(cell(o, p->failed ? "failed" : p->contended ? "contended" : "noisy"));
+			PERFDB_TRY(cell(o, noise));
 			PERFDB_TRY(perfdb_strbuf_addstr(o, "</tr>\n"));
 		}
 	return perfdb_strbuf_addstr(o, "</table></details>\n");
@@ -484,8 +506,9 @@ static int summary(struct perfdb_strbuf *o, const struct perfdb_dbreport *r, con
 	PERFDB_TRY(figure(o, "hot", s->hot));
 	PERFDB_TRY(perfdb_strbuf_addf(o, " outside %gx–%gx.", PERFDB_SCHEMA_BAND_LO, PERFDB_SCHEMA_BAND_HI));
 	if (s->ngaps) {
-		PERFDB_TRY(perfdb_strbuf_addf(o, " The %zu worst gaps:\n<table class=\"gaps\"><tr><th>Row</th>"
-			"<th>Microbench (µs)</th><th>Profiling (µs)</th><th>Ratio</th></tr>\n", s->ngaps));
+		PERFDB_TRY(perfdb_strbuf_addf(o, " The %zu worst gaps (rows measured under contention left out):\n"
+			"<table class=\"gaps\"><tr><th>Row</th><th>Microbench (µs)</th><th>Profiling (µs)</th>"
+			"<th>Ratio</th><th>Noise</th></tr>\n", s->ngaps));
 		for (size_t i = 0; i < s->ngaps; i++) {
 			const struct perfdb_dbreport_kernel *k = &r->k[s->gaps[i].k];
 			const struct perfdb_dbreport_point *p = &k->pts[s->gaps[i].p];
@@ -493,16 +516,23 @@ static int summary(struct perfdb_strbuf *o, const struct perfdb_dbreport *r, con
 			snprintf(row, sizeof(row), "%s.csv:%zu", k->name, p->line);
 			PERFDB_TRY(perfdb_strbuf_addstr(o, "<tr class=\"gap\">"));
 			PERFDB_TRY(cell(o, row));
-			PERFDB_TRY(perfdb_strbuf_addf(o, "<td>%.3f</td><td>%.3f</td><td>%.2fx</td></tr>\n", p->mb_us,
+			PERFDB_TRY(perfdb_strbuf_addf(o, "<td>%.3f</td><td>%.3f</td><td>%.2fx</td>", p->mb_us,
 						      p->prof_us, s->gaps[i].ratio));
+			if (p->noise >= 0)
+				PERFDB_TRY(perfdb_strbuf_addf(o, "<td>%.1f%%%s</td></tr>\n", 100 * p->noise,
+							      p->noisy ? " (noisy)" : ""));
+			else
+				PERFDB_TRY(perfdb_strbuf_addstr(o, "<td></td></tr>\n"));
 		}
 		PERFDB_TRY(perfdb_strbuf_addstr(o, "</table>"));
 	}
-	PERFDB_TRY(perfdb_strbuf_addstr(o, "</li>\n<li><a href=\"#runs\">Failed or contended</a>: "));
+	PERFDB_TRY(perfdb_strbuf_addstr(o, "</li>\n<li><a href=\"#runs\">Failed, contended or noisy</a>: "));
 	PERFDB_TRY(figure(o, "failed", s->failed));
 	PERFDB_TRY(perfdb_strbuf_addstr(o, " failed, "));
 	PERFDB_TRY(figure(o, "contended", s->contended));
-	PERFDB_TRY(perfdb_strbuf_addf(o, " contended rows (%zu run records).</li>\n<li><a href=\"#roofline\">"
+	PERFDB_TRY(perfdb_strbuf_addstr(o, " contended, "));
+	PERFDB_TRY(figure(o, "noisy", s->noisy));
+	PERFDB_TRY(perfdb_strbuf_addf(o, " noisy rows (%zu run records).</li>\n<li><a href=\"#roofline\">"
 				      "Roofline</a>: ", r->nruns));
 	PERFDB_TRY(figure(o, "roof", s->roof));
 	PERFDB_TRY(perfdb_strbuf_addstr(o, " rows plotted, <a href=\"#outliers\">"));
@@ -575,7 +605,8 @@ static const char css[] =
 	".legend text{font-size:10px}"
 	".band{fill:#2ca02c;fill-opacity:.15;stroke:none}.diag{stroke:#2ca02c;stroke-dasharray:4 3}"
 	".roof{fill:none;stroke-width:2}.line{fill:none;stroke-width:1.5}"
-	".pt{fill-opacity:.75}.pt.hot{stroke:#000;stroke-width:1}"
+	".pt{fill-opacity:.75}.pt.hot{stroke:#000;stroke-width:1}.pt.noisy{fill-opacity:.35}"
+	".pt.contended{stroke:#d00;stroke-width:2;stroke-dasharray:2 1}"
 	"circle.pt:not([fill]){fill:#1f77b4}circle.pt.above:not([fill]){fill:#d62728;stroke:#000}"
 	".series circle.pt{fill:inherit}"
 	"tr.above td{background:#fdecea}.none{color:#666}"

@@ -3,6 +3,7 @@
  * one JSON document, keys in docs/cli.md.
  */
 #include <jansson.h>
+#include <math.h>
 #include <stdlib.h>
 
 #include "perfdb/json_out.h"
@@ -14,13 +15,13 @@ static json_t *report_json(const struct perfdb_dbreport *r, const char *device,
 	json_t *ks = json_array(), *cs = json_array();
 	for (size_t i = 0; i < r->nk; i++) {
 		const struct perfdb_dbreport_kernel *k = &r->k[i];
-		json_array_append_new(ks, json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+		json_array_append_new(ks, json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
 			"kernel", k->name, "family", k->family,
 			"rows", (json_int_t)k->rows, "profiling", (json_int_t)k->with_prof,
 			"microbench", (json_int_t)k->with_mb, "theory_only", (json_int_t)k->theory_only,
 			"both", (json_int_t)k->both, "hotspots", (json_int_t)k->hot,
 			"failed", (json_int_t)k->failed, "contended", (json_int_t)k->contended,
-			"roofline_points", (json_int_t)k->roof, "above_roof", (json_int_t)k->above,
+			"noisy", (json_int_t)k->noisy, "roofline_points", (json_int_t)k->roof, "above_roof", (json_int_t)k->above,
 			"no_cost", (json_int_t)k->no_cost, "device_unknown", (json_int_t)k->no_device));
 	}
 	for (size_t i = 0; i < r->nc; i++) {
@@ -37,14 +38,15 @@ static json_t *report_json(const struct perfdb_dbreport *r, const char *device,
 	json_t *gaps = json_array();
 	for (size_t i = 0; i < s.ngaps; i++) {
 		const struct perfdb_dbreport_kernel *k = &r->k[s.gaps[i].k];
-		json_array_append_new(gaps, json_pack("{s:s, s:I, s:f}", "table", k->name,
-			"line", (json_int_t)k->pts[s.gaps[i].p].line, "ratio", s.gaps[i].ratio));
+		const struct perfdb_dbreport_point *p = &k->pts[s.gaps[i].p];
+		json_array_append_new(gaps, json_pack("{s:s, s:I, s:f, s:o}", "table", k->name, "line", (json_int_t)p->line,
+			"ratio", s.gaps[i].ratio, "noise", p->noise >= 0 ? json_real(round(p->noise * 1e4) / 1e4) : json_null()));
 	}
-	json_t *sum = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o}",
+	json_t *sum = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o}",
 		"rows", (json_int_t)s.rows, "usable", (json_int_t)s.usable, "profiled", (json_int_t)s.profiled,
 		"mb_only", (json_int_t)s.mb_only, "theory_only", (json_int_t)s.theory_only,
 		"both", (json_int_t)s.both, "hot", (json_int_t)s.hot, "failed", (json_int_t)s.failed,
-		"contended", (json_int_t)s.contended, "roof", (json_int_t)s.roof, "above", (json_int_t)s.above,
+		"contended", (json_int_t)s.contended, "noisy", (json_int_t)s.noisy, "roof", (json_int_t)s.roof, "above", (json_int_t)s.above,
 		"no_cost", (json_int_t)s.no_cost, "no_device", (json_int_t)s.no_device,
 		"comm_tables", (json_int_t)s.comm_tables, "comm_series", (json_int_t)s.comm_series,
 		"comm_points", (json_int_t)s.comm_points, "comm_ops", (json_int_t)s.comm_ops, "gaps", gaps);

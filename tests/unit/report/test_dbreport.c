@@ -157,7 +157,9 @@ static void test_load_fixture(void **state)
 
 	/* The summary figures (the Chromium test reads the same numbers off the page:
 	 * tests/report/chromium.sh).  10 rows, 2 theory-only; profiled 2 + 4; microbench
-	 * only Add 5, 6; gaps |ln ratio| 3.0 > 0.79 > 1.2 > 1.0. */
+	 * only Add 5, 6; gaps |ln ratio| 3.0 > 0.79 > 1.2 > 1.0, of which Add 3 (probe 5 against
+	 * its run's 10) and MatMulV2 2 (2 against 10) were measured under contention and never
+	 * headline the gaps. */
 	struct perfdb_dbreport_summary s;
 	perfdb_dbreport_summary(&r, &s);
 	assert_int_equal(s.rows, 10);
@@ -177,9 +179,9 @@ static void test_load_fixture(void **state)
 	assert_int_equal(s.comm_ops, 2);
 	assert_int_equal(s.comm_series, 3);
 	assert_int_equal(s.comm_points, 4);
-	assert_int_equal(s.ngaps, 4);
-	size_t want[4][2] = { { 1, 1 }, { 1, 2 }, { 0, 1 }, { 1, 0 } };
-	for (size_t i = 0; i < 4; i++) {
+	assert_int_equal(s.ngaps, 2);
+	size_t want[2][2] = { { 1, 1 }, { 1, 2 } };
+	for (size_t i = 0; i < 2; i++) {
 		assert_int_equal(s.gaps[i].k, want[i][0]);
 		assert_int_equal(s.gaps[i].p, want[i][1]);
 	}
