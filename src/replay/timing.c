@@ -254,8 +254,8 @@ static int contended_reason(const struct perfdb_engine_opts *o, struct perfdb_en
 	char m[320];
 	snprintf(m, sizeof(m),
 		 "contended: %zu of %zu timed blocks had the threads waiting for a CPU or the VM losing time "
-		 "to steal (worst run-queue wait %.0f %% of its block); %zu clean samples of the %zu needed, "
-		 "%zu dropped",
+		 "to steal (worst: the threads waited %.0f %% of the block's wall time, summed); %zu clean "
+		 "samples of the %zu needed, %zu dropped",
 		 row->blocks_bad, row->blocks, 100.0 * row->worst_wait, row->samples, o->repeat, row->discarded);
 	free(row->reason);
 	row->reason = strdup(m);
