@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "perfdb/preflight.h"
 #include "perfdb/sched.h"
 
 int perfdb_sched_parse_schedstat(const char *text, uint64_t *run_ns, uint64_t *wait_ns)
@@ -58,28 +59,10 @@ int perfdb_sched_parse_migrations(const char *text, uint64_t *migrations)
 
 int perfdb_sched_parse_stat(const char *text, uint64_t *steal, uint64_t *total)
 {
-	const char *p = strncmp(text, "cpu ", 4) == 0 ? text : strstr(text, "\ncpu ");
-	if (!p)
-		return -PERFDB_EPARSE;
-	p += *p == '\n' ? 5 : 4;
-	/* user nice system idle iowait irq softirq steal guest guest_nice; guest
-	 * time is already inside user and nice, so it is not added again */
-	uint64_t v[10] = { 0 };
-	int n = 0;
-	while (n < 10) {
-		char *end;
-		unsigned long long x = strtoull(p, &end, 10);
-		if (end == p)
-			break;
-		v[n++] = x;
-		p = end;
-	}
-	if (n < 4)
-		return -PERFDB_EPARSE;
-	*steal = n > 7 ? v[7] : 0;
-	*total = 0;
-	for (int i = 0; i < n && i < 8; i++)
-		*total += v[i];
+	struct perfdb_cpu_ticks t;   /* the one reading of /proc/stat's cpu line (preflight.c) */
+	PERFDB_TRY(perfdb_cpu_ticks_parse(text, &t));
+	*steal = t.steal;
+	*total = t.total;
 	return 0;
 }
 
