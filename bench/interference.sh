@@ -136,11 +136,11 @@ for r in range(1, rounds + 1):
     print(f"\n## round {r}: 2-rank collectives (median us, what hcom_*.csv gets)")
     print(f"{'size':34} {'quiet A':>11} {'quiet B':>11} {'A/A':>7} {'busy':>12} {'ratio':>7} {'hog':>12} {'ratio':>7}")
     for k in C["A"]:
-        val = {c: None if C[c][k]["contended"] else C[c][k]["median_us"] for c in conds}
+        val = {c: None if C[c][k]["unclean"] else C[c][k]["median_us"] for c in conds}
         q = val["A"]
         for c in ("A", "B"):
             c_quiet += 1
-            c_alarms += C[c][k]["contended"]
+            c_alarms += C[c][k]["unclean"]
         c_total += 1
         if q and val["busy"] is not None:
             c_written += 1

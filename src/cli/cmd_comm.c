@@ -175,14 +175,14 @@ static void on_case_done(void *ctx, const struct perfdb_comm_case *c)
 	perfdb_comm_row_compute(c, &r);
 	char note[160] = "";
 	size_t w = 0;
-	if (c->contended)
-		w += (size_t)snprintf(note + w, sizeof(note) - w, "contended (%zu of %zu rounds) ", c->rounds_bad,
-				      c->rounds);
+	if (c->unclean)
+		w += (size_t)snprintf(note + w, sizeof(note) - w, "unclean (%zu of %zu rounds contended) ",
+				      c->rounds_bad, c->rounds);
 	else if (c->rounds_bad)
 		w += (size_t)snprintf(note + w, sizeof(note) - w, "%zu of %zu rounds dropped ", c->rounds_bad,
 				      c->rounds);
-	if (c->busy && w < sizeof(note))
-		w += (size_t)snprintf(note + w, sizeof(note) - w, "busy (other CPU %.2f, %d attempts) ",
+	if (c->contended && w < sizeof(note))
+		w += (size_t)snprintf(note + w, sizeof(note) - w, "contended (other CPU %.2f, %d attempts) ",
 				      c->other_cpu, c->attempts);
 	else if (c->attempts > 1 && w < sizeof(note))
 		w += (size_t)snprintf(note + w, sizeof(note) - w, "repeated %d times ", c->attempts - 1);
@@ -327,7 +327,7 @@ static size_t options_measurement(struct cli *c, struct opt *out)
 			  "(default: 2)" },
 		{ .type = OPT_DOUBLE, .name = "contention", .dest = &c->contention, .metavar = "CPUS",
 		  .help = "CPU used by other processes, in CPUs, from which a size counts as "
-			  "busy and is measured again (default: 0.25)" },
+			  "contended and is measured again (default: 0.25)" },
 		{ .type = OPT_FLAG, .name = "require-quiet", .dest = &c->require_quiet,
 		  .help = "refuse to start when rank 0's preflight finds its host busy (other processes "
 			  "using 0.25 CPUs or more, steal 2% or more, memory bandwidth below 80% of the "
@@ -526,8 +526,8 @@ static int print_outcome(const struct cli *c, const struct perfdb_comm_opts *o,
 	}
 	if (!c->quiet)
 		fprintf(stderr, "perfdb comm: %zu case(s) in %.1f s: %zu written, %zu "
-				"contended (not written), %zu busy, %zu non-monotonic, %zu check failure(s), %zu "
-				"skipped%s%s\n", ran, rep->seconds, rep->written, rep->contended, rep->busy,
+				"unclean (not written), %zu contended, %zu non-monotonic, %zu check failure(s), %zu "
+				"skipped%s%s\n", ran, rep->seconds, rep->written, rep->unclean, rep->contended,
 			rep->nonmonotonic, rep->check_failed, rep->nskips,
 			rep->report_path[0] ? "; report " : "", rep->report_path);
 	if (rep->check_failed) {

@@ -80,7 +80,7 @@ int replay_print_finish(const struct ingest_opts *o, int rc, const struct perfdb
 		cli_replaced(o->cmd, wb_replaced, &r->wb, r->wb.nfiles);
 	} else if (o->json) {
 		struct perfdb_strbuf js = PERFDB_STRBUF_INIT;
-		if (perfdb_finish_result_json(r, &js) < 0)
+		if (perfdb_finish_result_json(r, o->status, &js) < 0)
 			rc = cli_oom(o->cmd);
 		fputs(js.buf, stdout);
 		perfdb_strbuf_release(&js);

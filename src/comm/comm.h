@@ -181,11 +181,11 @@ struct perfdb_comm_case {
 	int bad_rank;                /* lowest rank with a wrong element, -1 */
 	/* environment during the case */
 	double other_cpu;            /* CPU time of other processes / wall time (max over hosts) */
-	bool busy;                   /* other_cpu at or above the threshold (--contention) */
+	bool contended;              /* other_cpu at or above the threshold (--contention) */
 	/* the scheduler's judgement of the timed rounds (harness.h step 4) */
 	size_t rounds, rounds_bad;   /* timed rounds run; of them, dropped (a rank was contended) */
 	bool judged;                 /* the rounds were judged */
-	bool contended;              /* judged, too few clean rounds: not written */
+	bool unclean;                /* judged, too few clean rounds: not written */
 	int attempts;                /* measurements made (1 + repeats) */
 	bool nonmonotonic;           /* slower than a larger size of the same batch */
 	long long mono_bytes;        /* that larger size */
@@ -311,7 +311,7 @@ struct perfdb_comm_report {
 	size_t ncases, capcases;
 	struct perfdb_comm_skip *skips;
 	size_t nskips, capskips;
-	size_t written, contended, busy, nonmonotonic, check_failed;
+	size_t written, unclean, contended, nonmonotonic, check_failed;
 	/* rank 0's preflight of its host (perfdb/preflight.h), before the first case */
 	struct perfdb_preflight pf;
 	bool preflight_ran;

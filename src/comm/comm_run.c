@@ -409,8 +409,8 @@ static int measure_size(struct run *r, const struct perfdb_harness_case *hc, boo
 		c->attempts++;
 		*failed |= res.transport_failed;
 		/* a size with enough clean rounds beats one without; then the least foreign CPU */
-		bool better = !have || (best->contended && !res.contended) ||
-			      (best->contended == res.contended && other >= 0 && other < *best_other);
+		bool better = !have || (best->unclean && !res.unclean) ||
+			      (best->unclean == res.unclean && other >= 0 && other < *best_other);
 		if (better) {
 			free(best->samples);
 			*best = res;
@@ -420,7 +420,7 @@ static int measure_size(struct run *r, const struct perfdb_harness_case *hc, boo
 			free(res.samples);
 		}
 		/* other and the judgement are the same on every rank: so is this decision */
-		if (other < r->o->contention && !res.contended)
+		if (other < r->o->contention && !res.unclean)
 			break;
 	}
 	return 0;
@@ -434,11 +434,11 @@ static void record_size(struct run *r, const struct perfdb_coll *coll, struct pe
 	const struct perfdb_comm_opts *o = r->o;
 	struct perfdb_comm_report *out = r->out;
 	c->other_cpu = best_other;
-	c->busy = best_other >= o->contention;
+	c->contended = best_other >= o->contention;
 	c->rounds = best->rounds;
 	c->rounds_bad = best->rounds_bad;
 	c->judged = best->judged;
-	c->contended = best->contended;
+	c->unclean = best->unclean;
 	if (!mem_ok || best->alloc_failed) {
 		char why[160];
 		snprintf(why, sizeof(why), "%s: cannot allocate %llu bytes per rank",
@@ -462,9 +462,9 @@ static void record_size(struct run *r, const struct perfdb_coll *coll, struct pe
 			     "element(s), first on rank %d; row not written", coll->name,
 		      c->num_devices, c->message_bytes, perfdb_comm_dtype(c->dtype)->label,
 		      c->bad_elems, c->bad_rank);
-	} else if (c->contended) {
+	} else if (c->unclean) {
 		/* a contaminated sample is never written: --repeats more attempts did not get enough clean rounds */
-		warnf(r->ev, "contended: %s num_devices=%ld bytes=%lld %s: %zu of %zu rounds had a rank waiting "
+		warnf(r->ev, "unclean: %s num_devices=%ld bytes=%lld %s: %zu of %zu rounds had a rank waiting "
 			     "for a CPU or losing time to steal, %zu clean of the %ld needed; row not written",
 		      coll->name, c->num_devices, c->message_bytes, perfdb_comm_dtype(c->dtype)->label,
 		      c->rounds_bad, c->rounds, c->st.n, o->min_iters < o->iters ? o->min_iters : o->iters);
@@ -475,8 +475,8 @@ static void record_size(struct run *r, const struct perfdb_coll *coll, struct pe
 		c->written = w > 0;
 		out->written += c->written || w == 0;
 	}
+	out->unclean += c->unclean;
 	out->contended += c->contended;
-	out->busy += c->busy;
 	if (add_case(out, c, err) < 0)
 		r->stop = 1;
 	if (r->ev && r->ev->case_done)

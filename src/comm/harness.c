@@ -383,7 +383,7 @@ int perfdb_harness_measure(const struct perfdb_harness_cfg *cfg,
 		free(keep);
 		goto out;
 	}
-	res->contended = judged && (long)nkeep < need;
+	res->unclean = judged && (long)nkeep < need;
 	res->samples = keep;
 	res->nsamples = nkeep;
 out:

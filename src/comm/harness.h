@@ -70,7 +70,7 @@ struct perfdb_harness_result {
 	size_t rounds;       /* timed iterations run, over every pass */
 	size_t rounds_bad;   /* of them, dropped: a rank was contended */
 	bool judged;         /* the rounds were judged (a rank could read its accounts) */
-	bool contended;      /* judged, and fewer than min_iters clean rounds: not written */
+	bool unclean;        /* judged, and fewer than min_iters clean rounds: not written */
 	size_t warmup;       /* warm-up iterations run */
 	int check;           /* 1 ok, -1 wrong elements */
 	unsigned long long bad;   /* wrong elements over the group */

@@ -253,11 +253,11 @@ static json_t *case_json(const struct perfdb_comm_case *c)
 	}
 	json_object_set_new(o, "other_cpu", c->other_cpu >= 0 ? json_real(round(c->other_cpu * 1000) / 1000)
 							    : json_null());
-	json_object_set_new(o, "busy", json_boolean(c->busy));
+	json_object_set_new(o, "contended", json_boolean(c->contended));
 	json_object_set_new(o, "rounds", json_integer((json_int_t)c->rounds));
 	json_object_set_new(o, "rounds_contended", json_integer((json_int_t)c->rounds_bad));
 	json_object_set_new(o, "judged", json_boolean(c->judged));
-	json_object_set_new(o, "contended", json_boolean(c->contended));
+	json_object_set_new(o, "unclean", json_boolean(c->unclean));
 	json_object_set_new(o, "attempts", json_integer(c->attempts));
 	json_object_set_new(o, "nonmonotonic", json_boolean(c->nonmonotonic));
 	if (c->nonmonotonic) {
@@ -334,7 +334,7 @@ int perfdb_comm_report_json(const struct perfdb_comm_report *r,
 				 "cases", cases, "skipped", skips, "output", r->output);
 	json_object_set_new(root, "completed", json_integer((json_int_t)r->written));
 	json_object_set_new(root, "contended", json_integer((json_int_t)r->contended));
-	json_object_set_new(root, "busy", json_integer((json_int_t)r->busy));
+	json_object_set_new(root, "unclean", json_integer((json_int_t)r->unclean));
 	if (r->preflight_ran)
 		json_object_set_new(root, "preflight", json_pack("{s:b, s:f, s:i, s:f, s:f, s:f, s:s}",
 			"quiet", r->pf.quiet, "other_cpus", round(r->pf.other_cpus * 100) / 100, "cpus", r->pf.ncpus,

@@ -1,6 +1,8 @@
 /*
  * The --json summary of a finished run (writeback and microbench
- * --json, docs/replay.md): each table's counts, the gaps, the report files.
+ * --json, docs/replay.md): each table's counts, the gaps, the report files,
+ * and for a replay its run status (the status JSON's lists, counted, with
+ * the failed and contended rows and their reasons).
  */
 #include <jansson.h>
 #include <stdlib.h>
@@ -8,7 +10,17 @@
 #include "perfdb/json_out.h"
 #include "replay/replay.h"
 
-int perfdb_finish_result_json(const struct perfdb_finish_result *r, struct perfdb_strbuf *out)
+/* [{"row": …, "reason": …}] of a status list. */
+static json_t *rows_of(const struct perfdb_status_failure *v, size_t n)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(a, json_pack("{s:s, s:s}", "row", v[i].op, "reason", v[i].reason));
+	return a;
+}
+
+int perfdb_finish_result_json(const struct perfdb_finish_result *r, const struct perfdb_status *st,
+			      struct perfdb_strbuf *out)
 {
 	const struct perfdb_wb_result *wb = &r->wb;
 	json_t *files = json_array();
@@ -22,5 +34,9 @@ int perfdb_finish_result_json(const struct perfdb_finish_result *r, struct perfd
 	}
 	json_t *j = json_pack("{s:o, s:I, s:s, s:s}", "tables", files, "gaps", (json_int_t)wb->ngaps,
 			      "report", r->md_path, "hotspots_csv", r->csv_path);
+	if (st)
+		json_object_set_new(j, "status", json_pack("{s:I, s:I, s:o, s:o}", "success", (json_int_t)st->nsuccess,
+			"skipped", (json_int_t)st->nskipped, "failed", rows_of(st->failed, st->nfailed),
+			"contended", rows_of(st->contended, st->ncontended)));
 	return perfdb_json_dump(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER, out);
 }

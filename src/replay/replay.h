@@ -243,7 +243,8 @@ struct perfdb_finish_result {
 
 void perfdb_finish_result_release(struct perfdb_finish_result *r);
 /* The finished run as JSON (finish_json.c), a newline after it. */
-int perfdb_finish_result_json(const struct perfdb_finish_result *r, struct perfdb_strbuf *out);
+int perfdb_finish_result_json(const struct perfdb_finish_result *r, const struct perfdb_status *st,
+			      struct perfdb_strbuf *out);
 
 /*
  * Write the measurements m back (taking them over) and write the report.

@@ -4,7 +4,7 @@
 # a CPU, and a size left without --min-iters clean rounds is not written.
 # Checked by rule, not by value:
 #   - under the loop some round is judged contended (the judgement fires);
-#   - every size is either contended (absent from the table, flagged in the
+#   - every size is either unclean (absent from the table, flagged in the
 #     report and on stderr) or written with a median within 4x of the same
 #     size measured quiet just before (the VM's own drift between two quiet
 #     runs reached 2.2x here; a contended median is 10-1000x);
@@ -39,18 +39,18 @@ written = sorted(int(r["message_bytes"]) for r in rows)
 want = []
 for c in h:
     b = c["message_bytes"]
-    if c["contended"]:
+    if c["unclean"]:
         if f"bytes={b} " not in err or "row not written" not in err:
-            sys.exit(f"{b}: contended, but stderr does not say so")
+            sys.exit(f"{b}: unclean, but stderr does not say so")
         continue
     want.append(b)
     ref = q[b]
-    if ref["contended"] or not ref["samples"]:
+    if ref["unclean"] or not ref["samples"]:
         continue   # no quiet figure to hold it against
     if not c["median_us"] <= 4 * ref["median_us"]:
         sys.exit(f"{b}: written with {c['median_us']} us against {ref['median_us']} us quiet")
 if written != sorted(want):
     sys.exit(f"table holds {written}, expected the uncontended sizes {sorted(want)}")
-print("rounds contended:", bad, "sizes contended:", [c["message_bytes"] for c in h if c["contended"]])
+print("rounds contended:", bad, "sizes unclean:", [c["message_bytes"] for c in h if c["unclean"]])
 PY
 echo ok

@@ -8,7 +8,7 @@
 #     two threads' CPUs);
 #   - a contended row keeps an empty duration in its table, says
 #     "contended" in the rows CSV with its reason, and is listed under
-#     "contended" in the status JSON and on stderr;
+#     "contended" in the status JSON, in --json and on stderr;
 #   - a row written under the loops has a median within 2x of the same row
 #     measured quiet just before (written without the judgement, these rows
 #     were 1.9x-72x off: the issue's figures);
@@ -29,7 +29,7 @@ cp -r "$SRC/tests/cli/microbench/cpu_qwen3_e2e/input/db" db
 cp -r db quiet
 mb() {  # DIR TIMESTAMP
   PERFDB_TIMESTAMP=$2 "$PERFDB" microbench --backend cpu --force-device --database-path "$1" --ops RmsNorm \
-    --threads "$N" --repeat-count 10 --row-budget 0.05 > "$2.out" 2> "$2.err" || fail "$2: $(tail -3 "$2.err")"
+    --threads "$N" --repeat-count 10 --row-budget 0.05 --json > "$2.json" 2> "$2.err" || fail "$2: $(tail -3 "$2.err")"
 }
 mb quiet q
 for _ in $(seq "$N"); do bash -c 'while :; do :; done' & burners+=($!); done
@@ -46,6 +46,10 @@ status = json.load(open("db/reports/run_all_op_status_b.json"))
 listed = {c["op"]: c["reason"] for c in status.get("contended", [])}
 err = open("b.err").read()
 cont = [l for l, r in b.items() if r["Status"] == "contended"]
+# --json says the same: its status lists the contended rows with their reasons
+js = json.load(open("b.json"))["status"]["contended"]
+if sorted(x["row"] for x in js) != sorted(f"RmsNorm.csv:{l}" for l in cont):
+    sys.exit(f"--json lists {js}, the rows CSV {cont}")
 if not cont:
     sys.exit(f"no row contended under {len(b)} rows and the loops: {b}")
 for line, r in b.items():
