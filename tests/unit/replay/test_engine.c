@@ -147,8 +147,10 @@ static void test_case_skipped(void **state)
 
 static struct perfdb_engine_opts timing_opts(void)
 {
+	/* no_sched: these test the adaptive stop and the probe's retries, which must not depend on
+	 * the machine's load; the scheduler's judgement is tested live (tests/replay/contention_busy.sh) */
 	return (struct perfdb_engine_opts){ .backend = &fake_backend, .repeat = 5, .rsd = 0.01, .budget_s = 0.001,
-					    .timeout_s = 10, .contention_retries = 2 };
+					    .timeout_s = 10, .contention_retries = 2, .no_sched = 1 };
 }
 
 static struct perfdb_op_case empty_case(void)
