@@ -14,10 +14,12 @@
 #include "replay/native_run.h"
 
 #include <fcntl.h>
+#include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "perfdb/csv.h"
@@ -165,6 +167,39 @@ static int find_database(struct perfdb_native_run *run, struct perfdb_err *err)
 	return 0;
 }
 
+/*
+ * The preflight (perfdb/preflight.h): one process's view of its machine.
+ * Under mpirun rank 0 watches its host while the other ranks wait asleep
+ * (a broadcast polled with sleeps, so their waiting is not the busy CPU it
+ * sees), and its judgement stops every rank with --require-quiet.
+ */
+static int preflight(struct perfdb_native_run *run, const struct perfdb_backend_i *be, struct perfdb_err *err)
+{
+	const struct perfdb_native_opts *o = run->o;
+	int busy = 0;   /* 1: busy and --require-quiet; 2: rank 0's /proc/stat unreadable */
+	if (o->rank == 0) {
+		int rc = perfdb_preflight_run(!probe_off() && strcmp(be->device_kind, "cpu") == 0, &run->pf, err);
+		run->preflight_ran = rc == 0;
+		busy = rc < 0 ? 2 : o->require_quiet && !run->pf.quiet;
+	}
+	if (o->comm && o->nranks > 1) {
+		MPI_Request req;
+		const struct timespec nap = { 0, 200000 };   /* 0.2 ms */
+		int done = 0;
+		if (MPI_Ibcast(&busy, 1, MPI_INT, 0, *(MPI_Comm *)o->comm, &req) != MPI_SUCCESS)
+			return perfdb_err_set(err, PERFDB_EIO, "MPI_Ibcast of the preflight failed");
+		while (MPI_Test(&req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done)
+			nanosleep(&nap, NULL);
+	}
+	if (busy == 2)
+		return o->rank == 0 ? -err->code : perfdb_err_set(err, PERFDB_EIO, "rank 0 could not read /proc/stat");
+	if (busy)
+		return o->rank == 0 ? perfdb_err_set(err, PERFDB_EINVAL, "the machine is busy: %s (--require-quiet)",
+						     run->pf.why)
+				    : perfdb_err_set(err, PERFDB_EINVAL, "rank 0 found its host busy (--require-quiet)");
+	return 0;
+}
+
 int perfdb_native_open(const struct perfdb_native_opts *o, struct perfdb_native_run *run,
 		       struct perfdb_err *err)
 {
@@ -188,18 +223,7 @@ int perfdb_native_open(const struct perfdb_native_opts *o, struct perfdb_native_
 	PERFDB_TRY(find_database(run, err));
 	PERFDB_TRY(check_device_kind(run, err));
 	PERFDB_TRY(perfdb_native_check_threads(run->dir.buf, o->threads, err));
-	/*
-	 * The preflight: one process's view of the machine, so not under
-	 * mpirun, whose ranks would each watch the others start (the comm
-	 * harness judges every rank's rounds instead).
-	 */
-	if (o->nranks <= 1) {
-		PERFDB_TRY(perfdb_preflight_run(!probe_off() && strcmp(be->device_kind, "cpu") == 0, &run->pf, err));
-		run->preflight_ran = 1;
-		if (o->require_quiet && !run->pf.quiet)
-			return perfdb_err_set(err, PERFDB_EINVAL, "the machine is busy: %s (--require-quiet)",
-					      run->pf.why);
-	}
+	PERFDB_TRY(preflight(run, be, err));
 	snprintf(run->rep, sizeof(run->rep), "%s/reports", run->dir.buf);
 	struct stat st;
 	run->rep_made = lstat(run->rep, &st) < 0;
@@ -236,7 +260,8 @@ int perfdb_native_measure(struct perfdb_native_run *run, struct perfdb_err *err)
 		.journal = run->journal, .resume = no->resume, .subprocess = no->subprocess,
 		.op_timeout_s = no->op_timeout, .contention_retries = (int)no->retries,
 		.no_probe = probe_off(), .no_sched = sched_off(), .hooks = &hooks,
-		.probe_quiet_gbs = run->pf.row_quiet_gbs,
+		/* one host's quiet figure judges its own rows only: not the rows of a scale-out run */
+		.probe_quiet_gbs = no->nranks <= 1 ? run->pf.row_quiet_gbs : 0,
 	};
 	/* prune decides from what the run saw: the rows read before measuring */
 	if (no->prune && no->rank == 0)
@@ -288,7 +313,7 @@ int perfdb_native_record(struct perfdb_native_run *run, struct perfdb_err *err)
 		rc = be->write_reports(run->bctx, run->rep, run->ts, &run->kpath, err);
 	/* a quiet run without contended rows: its rows' median probe is a quiet row reading */
 	if (rc == 0 && run->preflight_ran && run->pf.quiet && !run->res.ncontended && !run->res.interrupted &&
-	    !probe_off()) {
+	    !probe_off() && no->nranks <= 1) {
 		struct perfdb_err ignored;
 		(void)perfdb_quiet_note(true, run_median(&run->res), &ignored);
 	}

@@ -14,6 +14,9 @@ mpirun -np 2 "$PERFDB" "${args[@]}" --database-path db > out.txt 2> err.txt || f
 grep -q "^\[REPORT\] db/reports/profile_update_report_t.md" out.txt || fail "no report line: $(cat out.txt)"
 [ "$(grep -c '^\[REPORT\]' out.txt)" = 2 ] || fail "only rank 0 may report: $(cat out.txt)"
 grep -qx "mpi_ranks=2" db/reports/microbench_env_t.txt || fail "mpi_ranks not recorded"
+# the preflight is rank 0's, once (docs/measuring.md "The preflight")
+[ "$(grep -c '^\[PREFLIGHT\] other processes ' err.txt)" = 1 ] || fail "not one preflight line: $(cat err.txt)"
+grep -Eq "^preflight=(quiet|busy)$" db/reports/microbench_env_t.txt || fail "preflight not recorded"
 ls db/reports/ | grep -q journal && fail "journal left after a run that went through: $(ls db/reports)"
 python3 - "$DB" <<'PY' || fail "sharded results"
 import csv, sys
@@ -63,5 +66,17 @@ mpirun -np 2 "$PERFDB" microbench --backend cpu --repeat-count 3 --database-path
   && fail "a refused run exited 0"
 n=$(grep -c "perfdb microbench: error: .*use --force-device to write anyway" err3.txt || true)
 [ "$n" = 1 ] || fail "the refusal was printed $n times: $(cat err3.txt)"
+cmp -s db/Add.csv "$DB/Add.csv" || fail "a refused run changed a table"
+echo "== --require-quiet on a busy host stops every rank; rank 0 says why, once"
+burners=()
+trap 'kill "${burners[@]}" 2>/dev/null || true; rm -rf "$WORK"' EXIT
+for _ in $(seq "$(nproc)"); do bash -c 'while :; do :; done' & burners+=($!); done
+sleep 0.2
+rc=0
+mpirun -np 2 "$PERFDB" "${args[@]}" --database-path db --require-quiet > out4.txt 2> err4.txt || rc=$?
+kill "${burners[@]}"
+[ "$rc" != 0 ] || fail "a busy host was measured under --require-quiet"
+n=$(grep -c "perfdb microbench: error: the machine is busy: other processes used" err4.txt || true)
+[ "$n" = 1 ] || fail "the refusal was printed $n times: $(cat err4.txt)"
 cmp -s db/Add.csv "$DB/Add.csv" || fail "a refused run changed a table"
 echo "ok"
