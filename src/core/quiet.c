@@ -89,6 +89,8 @@ int perfdb_quiet_load(struct perfdb_quiet *q)
 double perfdb_quiet_figure(const double *v, size_t n)
 {
 	double c[PERFDB_QUIET_KEEP];
+	if (n == 0)
+		return 0;
 	if (n > PERFDB_QUIET_KEEP)
 		n = PERFDB_QUIET_KEEP;
 	memcpy(c, v, n * sizeof(double));
