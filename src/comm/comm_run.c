@@ -337,7 +337,8 @@ static int open_groups(struct run *r, const struct perfdb_comm_plan *plan, struc
 static int agree_machine(struct run *r, int *rc, struct perfdb_err *err)
 {
 	int busy = 0;
-	if (r->lead) {
+	const char *pv = getenv("PERFDB_PREFLIGHT");   /* 0: none, unless --require-quiet needs it */
+	if (r->lead && (!(pv && strcmp(pv, "0") == 0) || r->o->require_quiet)) {
 		const char *p = getenv("PERFDB_PROBE");
 		*rc = perfdb_preflight_run(!(p && strcmp(p, "0") == 0), &r->out->pf, err);
 		r->out->preflight_ran = *rc == 0;

@@ -38,6 +38,11 @@ static int check_sched(const char *v, struct perfdb_err *err)
 	return check_bool("PERFDB_SCHED", v, err);
 }
 
+static int check_preflight(const char *v, struct perfdb_err *err)
+{
+	return check_bool("PERFDB_PREFLIGHT", v, err);
+}
+
 static int check_trace(const char *v, struct perfdb_err *err)
 {
 	return check_bool("PERFDB_TRACE_OPTIONS", v, err);
@@ -100,6 +105,7 @@ static const struct {
 	{ "PERFDB_MODULE_DIR", check_module_dir },
 	{ "PERFDB_PROBE", check_probe },
 	{ "PERFDB_SCHED", check_sched },
+	{ "PERFDB_PREFLIGHT", check_preflight },
 	{ "PERFDB_TIMESTAMP", check_timestamp },
 	{ "PERFDB_TRACE_OPTIONS", check_trace },
 };

@@ -177,7 +177,9 @@ static int preflight(struct perfdb_native_run *run, const struct perfdb_backend_
 {
 	const struct perfdb_native_opts *o = run->o;
 	int busy = 0;   /* 1: busy and --require-quiet; 2: rank 0's /proc/stat unreadable */
-	if (o->rank == 0) {
+	/* PERFDB_PREFLIGHT=0: no preflight unless --require-quiet needs its judgement (rank 0 decides) */
+	const char *pv = getenv("PERFDB_PREFLIGHT");
+	if (o->rank == 0 && (!(pv && strcmp(pv, "0") == 0) || o->require_quiet)) {
 		int rc = perfdb_preflight_run(!probe_off() && strcmp(be->device_kind, "cpu") == 0, &run->pf, err);
 		run->preflight_ran = rc == 0;
 		busy = rc < 0 ? 2 : o->require_quiet && !run->pf.quiet;

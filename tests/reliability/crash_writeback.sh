@@ -17,7 +17,8 @@ crash_loop writeback "$B" "'$PERFDB' writeback --profiling-path '$WORK/wprof' --
 M="$WORK/mb"
 mkdir -p "$M"
 cp -a "$HERE/../cli/microbench/cpu_resume/input/db" "$M/db"
-# PERFDB_PROBE=0: the memory-bandwidth probe before each row (docs/replay.md) is half of each
-# run's time here and writes nothing; the kill instants then fall on the rows and the writeback
-crash_loop microbench "$M" "env PERFDB_PROBE=0 '$PERFDB' microbench --backend cpu --force-device --database-path db --repeat-count 2 --row-budget 0.01" shape
+# PERFDB_PROBE=0 PERFDB_PREFLIGHT=0: the memory-bandwidth probe before each row (docs/replay.md)
+# is half of each run's time here, and the preflight's 0.5 s window would be most of it, both
+# writing nothing; the kill instants then fall on the rows and the writeback
+crash_loop microbench "$M" "env PERFDB_PROBE=0 PERFDB_PREFLIGHT=0 '$PERFDB' microbench --backend cpu --force-device --database-path db --repeat-count 2 --row-budget 0.01" shape
 finish
