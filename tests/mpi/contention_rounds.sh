@@ -14,8 +14,10 @@
 export PERFDB_SCHED=1
 run() {  # NAME [--database-path DIR]
   local name=$1; shift
+  # --repeats 0 --iters 30: each size once, up to 4 passes (minutes under ASan otherwise)
   mpirun -np 2 --bind-to core -x PERFDB_SCHED "$PERFDB" comm --ops all_reduce --num-devices 2 \
-    --bytes-grid 65536 1048576 4194304 --dtype torch.float32 --json "$@" > "$name.json" 2> "$name.err" ||
+    --bytes-grid 65536 1048576 4194304 --dtype torch.float32 --repeats 0 --iters 30 --json "$@" \
+    > "$name.json" 2> "$name.err" ||
     fail "$name: $(tail -3 "$name.err")"
 }
 run quiet

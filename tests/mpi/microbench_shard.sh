@@ -6,7 +6,7 @@
 source "$(dirname "$0")/lib.sh"
 DB="$HERE/../cli/microbench/cpu_resume/input/db"
 args=(microbench --backend cpu --force-device --repeat-count 3 --row-budget 0.02)
-export PERFDB_TIMESTAMP=t
+export PERFDB_TIMESTAMP=t PERFDB_PREFLIGHT=1   # this case tests rank 0's preflight
 
 echo "== np 2: every row measured once, by one of the ranks"
 cp -r "$DB" db
