@@ -19,6 +19,17 @@
 
 /* Per-type charts are drawn for kernel types with at least this many points (docs/report.md). */
 #define PERFDB_DBREPORT_MIN_POINTS 8
+/*
+ * Durations the report compares and plots (docs/report.md "Out of range"):
+ * a finite duration outside [1e-9, 1e15] us (a femtosecond, 31 years) is
+ * no measurement, and its ratios and rates could overflow to inf.  Such a
+ * duration still counts as usable (a simulator reads it), but is neither
+ * compared, plotted nor put under a roof: it is counted as out of range.
+ * Inside the range every figure stays finite: FLOPs and bytes of a row are
+ * below 1e18, so rates stay below 1e30 and ratios below 1e24.
+ */
+#define PERFDB_DBREPORT_MIN_US 1e-9
+#define PERFDB_DBREPORT_MAX_US 1e15
 /* A row whose kept samples' std / mean is above this is noisy (docs/report.md). */
 #define PERFDB_DBREPORT_NOISY 0.10
 /* The worst microbench/profiling gaps the summary lists (never a contended row). */
@@ -61,6 +72,7 @@ struct perfdb_dbreport_kernel {
 	size_t both, hot;          /* rows with both; of them, hotspots */
 	size_t failed, contended;  /* rows the run records flag */
 	size_t noisy;              /* rows whose newest record's noise is above PERFDB_DBREPORT_NOISY */
+	size_t out_of_range;       /* rows with a duration outside [PERFDB_DBREPORT_MIN_US, _MAX_US] */
 	size_t roof, above;        /* roofline points; of them, above the roof */
 	size_t no_cost;            /* rows with a duration but no cost */
 	size_t no_device;          /* rows with a cost and a duration but no roof: the measuring device, or its peak for the dtype, unknown */
@@ -127,6 +139,7 @@ struct perfdb_dbreport_summary {
 	size_t ngaps;
 	size_t failed, contended;  /* rows the run records flag */
 	size_t noisy;              /* rows whose newest record's noise is above PERFDB_DBREPORT_NOISY */
+	size_t out_of_range;       /* rows with a duration outside [PERFDB_DBREPORT_MIN_US, _MAX_US] */
 	size_t roof, above;        /* roofline points; of them above the roof */
 	size_t no_cost, no_device; /* rows with a duration not plotted, by cause */
 	size_t comm_tables, comm_series, comm_points; /* collectives: tables, (group, tier) curves, sizes */

@@ -94,6 +94,15 @@ static bool row_cost(const char *op, const struct perfdb_table *t, size_t i, str
 	return perfdb_op_cost(&c, w, err) == 0;
 }
 
+/* A duration outside the report's range is set aside (0: none to compare or plot); true if it was. */
+static bool out_of_range(double *us)
+{
+	if (!(*us > 0) || (*us >= PERFDB_DBREPORT_MIN_US && *us <= PERFDB_DBREPORT_MAX_US))
+		return false;
+	*us = 0;
+	return true;
+}
+
 /* Place p under the roof of p->dev: the op's peak for its unit and dtype, the memory bandwidth. */
 static void place(struct perfdb_dbreport_point *p, const struct perfdb_op_cost *w)
 {
@@ -143,6 +152,9 @@ static int load_kernel(struct perfdb_dbreport *r, struct perfdb_dbreport_kernel 
 		k->with_mb += p->mb_us > 0;
 		k->with_prof += p->prof_us > 0;
 		k->theory_only += !perfdb_schema_usable_duration(mb, prof, true, NULL);
+		/* usable, but not compared nor plotted: see PERFDB_DBREPORT_MIN_US */
+		bool far = out_of_range(&p->mb_us) | out_of_range(&p->prof_us);
+		k->out_of_range += far;
 		if (p->mb_us > 0 && p->prof_us > 0) {
 			k->both++;
 			p->hot = !perfdb_schema_in_band(p->mb_us / p->prof_us);
@@ -261,6 +273,7 @@ void perfdb_dbreport_summary(const struct perfdb_dbreport *r, struct perfdb_dbre
 		s->failed += k->failed;
 		s->contended += k->contended;
 		s->noisy += k->noisy;
+		s->out_of_range += k->out_of_range;
 		s->roof += k->roof;
 		s->above += k->above;
 		s->no_cost += k->no_cost;

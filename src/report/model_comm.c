@@ -145,7 +145,9 @@ static int load_comm(struct perfdb_dbreport_comm *c, const char *file, const cha
 		p.dur_us = pos_num(perfdb_table_get(&t, i, cd));
 		p.ndev = strtol(perfdb_table_get(&t, i, cn), NULL, 10);
 		p.tier = ct < 0 ? 0 : strtol(perfdb_table_get(&t, i, ct), NULL, 10);
-		if (p.bytes <= 0 || p.dur_us <= 0)
+		/* a size or time no figure can be drawn from stays off the charts (dbreport.h) */
+		if (p.bytes <= 0 || p.dur_us < PERFDB_DBREPORT_MIN_US || p.dur_us > PERFDB_DBREPORT_MAX_US ||
+		    p.bytes > 1e18)
 			continue;
 		if (cbus >= 0)
 			p.busbw_gbps = pos_num(perfdb_table_get(&t, i, cbus));

@@ -67,13 +67,13 @@ int perfdb_dbreport_markdown(const struct perfdb_dbreport *r,
 	perfdb_dbreport_summary(r, &sm);
 	PERFDB_TRY(perfdb_strbuf_addf(out,
 		"\n## Summary\n\n- usable durations: %zu of %zu rows\n"
-		"- measured: %zu profiled, %zu microbench only, %zu theory-only\n"
+		"- measured: %zu profiled, %zu microbench only, %zu theory-only, %zu out of range\n"
 		"- microbench vs profiling: %zu rows with both, %zu outside the band\n"
 		"- run records: %zu failed, %zu contended, %zu noisy rows\n"
 		"- roofline: %zu rows plotted, %zu above the roof; not plotted: %zu without a cost, "
 		"%zu without a known roof\n"
 		"- collectives: %zu tables, %zu group-size/tier curves, %zu sizes\n",
-		sm.usable, sm.rows, sm.profiled, sm.mb_only, sm.theory_only, sm.both, sm.hot, sm.failed,
+		sm.usable, sm.rows, sm.profiled, sm.mb_only, sm.theory_only, sm.out_of_range, sm.both, sm.hot, sm.failed,
 		sm.contended, sm.noisy, sm.roof, sm.above, sm.no_cost, sm.no_device, sm.comm_tables, sm.comm_series,
 		sm.comm_points));
 	PERFDB_TRY(perfdb_strbuf_addstr(out, "\n## Coverage per kernel type\n\n"));

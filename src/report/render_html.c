@@ -499,8 +499,11 @@ static int summary(struct perfdb_strbuf *o, const struct perfdb_dbreport *r, con
 	PERFDB_TRY(figure(o, "mb_only", s->mb_only));
 	PERFDB_TRY(perfdb_strbuf_addstr(o, " microbench only, "));
 	PERFDB_TRY(figure(o, "theory_only", s->theory_only));
-	PERFDB_TRY(perfdb_strbuf_addstr(o, " theory-only (no duration yet).</li>\n<li><a href=\"#scatter\">"
-				       "Microbench vs profiling</a>: "));
+	PERFDB_TRY(perfdb_strbuf_addstr(o, " theory-only (no duration yet), "));
+	PERFDB_TRY(figure(o, "out_of_range", s->out_of_range));
+	PERFDB_TRY(perfdb_strbuf_addf(o, " with a duration outside %g–%g µs (usable, neither compared nor "
+				      "plotted).</li>\n<li><a href=\"#scatter\">Microbench vs profiling</a>: ",
+				      PERFDB_DBREPORT_MIN_US, PERFDB_DBREPORT_MAX_US));
 	PERFDB_TRY(figure(o, "both", s->both));
 	PERFDB_TRY(perfdb_strbuf_addstr(o, " rows have both, "));
 	PERFDB_TRY(figure(o, "hot", s->hot));

@@ -42,11 +42,12 @@ static json_t *report_json(const struct perfdb_dbreport *r, const char *device,
 		json_array_append_new(gaps, json_pack("{s:s, s:I, s:f, s:o}", "table", k->name, "line", (json_int_t)p->line,
 			"ratio", s.gaps[i].ratio, "noise", p->noise >= 0 ? json_real(round(p->noise * 1e4) / 1e4) : json_null()));
 	}
-	json_t *sum = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o}",
+	json_t *sum = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o}",
 		"rows", (json_int_t)s.rows, "usable", (json_int_t)s.usable, "profiled", (json_int_t)s.profiled,
 		"mb_only", (json_int_t)s.mb_only, "theory_only", (json_int_t)s.theory_only,
 		"both", (json_int_t)s.both, "hot", (json_int_t)s.hot, "failed", (json_int_t)s.failed,
-		"contended", (json_int_t)s.contended, "noisy", (json_int_t)s.noisy, "roof", (json_int_t)s.roof, "above", (json_int_t)s.above,
+		"contended", (json_int_t)s.contended, "noisy", (json_int_t)s.noisy,
+		"out_of_range", (json_int_t)s.out_of_range, "roof", (json_int_t)s.roof, "above", (json_int_t)s.above,
 		"no_cost", (json_int_t)s.no_cost, "no_device", (json_int_t)s.no_device,
 		"comm_tables", (json_int_t)s.comm_tables, "comm_series", (json_int_t)s.comm_series,
 		"comm_points", (json_int_t)s.comm_points, "comm_ops", (json_int_t)s.comm_ops, "gaps", gaps);
