@@ -23,6 +23,7 @@ static const struct cmd commands[] = {
 	{ "microbench", cmd_microbench, &cmd_microbench_help, CMD_DB },
 	{ "parse", cmd_parse, &cmd_parse_help, CMD_DB },
 	{ "path", cmd_path, &cmd_path_help, CMD_DB },
+	{ "predict", cmd_predict, &cmd_predict_help, CMD_DB },
 	{ "report", cmd_report, &cmd_report_help, CMD_DB },
 	{ "trace-to-csv", cmd_trace_to_csv, &cmd_trace_to_csv_help, 0 },
 	{ "validate", cmd_validate, &cmd_validate_help, 0 },

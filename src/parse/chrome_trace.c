@@ -53,6 +53,7 @@ static void row_init(struct perfdb_kernel_row *row)
 	row->type = row->name = row->op_state = row->accel_core = none;
 	row->in_shapes = row->in_dtypes = row->in_formats = none;
 	row->out_shapes = row->out_dtypes = row->out_formats = row->duration = none;
+	row->start = row->wait = none;
 	for (size_t k = 0; k < PERFDB_NCOUNTERS; k++)
 		row->counters[k] = none;
 	row->device = none;
@@ -291,6 +292,10 @@ static int cpu_op(struct reader *r, const struct perfdb_tevent *ev, struct perfd
 		if (r->cpu && r->cpu->row) {
 			struct perfdb_kernel_row row;
 			row_init(&row);
+			PERFDB_TRY(thread_of(r, ev, &row.thread, err));
+			row.timed = 1;
+			row.ts_ns = ts;
+			row.end_ns = end;
 			/* one table name rule for CPU and GPU traces: aten::mm -> aten.mm */
 			const struct perfdb_strbuf *nm = &ev->f[PERFDB_TF_NAME].text;
 			if (perfdb_parse_op_table_name(nm->buf, nm->len, &r->type) < 0)

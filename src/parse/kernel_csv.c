@@ -17,6 +17,7 @@
 
 enum col {
 	C_TYPE, C_NAME, C_STATE, C_CORE, C_INS, C_IND, C_INF, C_OUTS, C_OUTD, C_OUTF, C_DUR,
+	C_START, C_WAIT,   /* only perfdb predict reads them; never reported missing */
 	C_FIXED_
 };
 #define NCOLS (C_FIXED_ + PERFDB_NCOUNTERS)
@@ -28,13 +29,13 @@ static const char *col_name(enum perfdb_input_kind k, size_t c)
 		PERFDB_COL_KD_TYPE, PERFDB_COL_KD_NAME, PERFDB_COL_OP_STATE, PERFDB_COL_ACCEL_CORE,
 		PERFDB_COL_IN_SHAPES, PERFDB_COL_IN_DTYPES, PERFDB_COL_IN_FORMATS,
 		PERFDB_COL_OUT_SHAPES, PERFDB_COL_OUT_DTYPES, PERFDB_COL_OUT_FORMATS,
-		PERFDB_COL_DURATION,
+		PERFDB_COL_DURATION, "Start Time(us)", "Wait Time(us)",
 	};
 	static const char *const os[C_FIXED_] = {
 		PERFDB_COL_OPS_TYPE, PERFDB_COL_OPS_NAME, PERFDB_COL_OP_STATE, PERFDB_COL_OPS_TASK_TYPE,
 		PERFDB_COL_IN_SHAPES, PERFDB_COL_IN_DTYPES, PERFDB_COL_IN_FORMATS,
 		PERFDB_COL_OUT_SHAPES, PERFDB_COL_OUT_DTYPES, PERFDB_COL_OUT_FORMATS,
-		PERFDB_COL_OPS_TASK_DUR,
+		PERFDB_COL_OPS_TASK_DUR, "Task Start Time(us)", "Task Wait Time(us)",
 	};
 	if (c >= C_FIXED_)
 		return perfdb_counter_names[c - C_FIXED_];
@@ -94,7 +95,7 @@ static int read_rows(struct perfdb_csv_reader *r, const char *path, enum perfdb_
 		} else if (c >= C_FIXED_) {
 			st->missing_optional++;
 			st->missing_counters++;
-		} else if (c != C_NAME) {
+		} else if (c != C_NAME && c != C_START && c != C_WAIT) {
 			size_t used = strlen(st->missing_names);
 			if (used + wl + 3 < sizeof(st->missing_names))
 				snprintf(st->missing_names + used, sizeof(st->missing_names) - used,
@@ -120,6 +121,7 @@ static int read_rows(struct perfdb_csv_reader *r, const char *path, enum perfdb_
 	struct perfdb_span *slot[NCOLS] = {
 		&kr.type, &kr.name, &kr.op_state, &kr.accel_core, &kr.in_shapes, &kr.in_dtypes,
 		&kr.in_formats, &kr.out_shapes, &kr.out_dtypes, &kr.out_formats, &kr.duration,
+		&kr.start, &kr.wait,
 	};
 	for (size_t c = 0; c < PERFDB_NCOUNTERS; c++)
 		slot[C_FIXED_ + c] = &kr.counters[c];

@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "perfdb/err.h"
 #include "perfdb/op_mapping.h"
@@ -47,6 +48,14 @@ struct perfdb_kernel_row {
 	struct perfdb_span device;
 	const struct perfdb_kernel_share *shares;
 	size_t nshares;
+	/* When the op ran, for perfdb predict's op sequence (zero elsewhere):
+	 * Chrome trace CPU rows set timed, the (pid, tid) pair as a number,
+	 * and start and end in ns; kernel_details / op_summary rows carry
+	 * their Start Time(us) and Wait Time(us) cells (empty when absent). */
+	int timed;
+	uint32_t thread;
+	int64_t ts_ns, end_ns;
+	struct perfdb_span start, wait;
 };
 
 /* Receives rows; returns 0 or a negative code with err filled. */

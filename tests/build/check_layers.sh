@@ -31,11 +31,11 @@ try() {   # layer header expect(ok|hidden)
 	fi
 }
 
-layers="core ops backend parse grid comm report replay"
+layers="core ops backend parse grid comm report replay predict"
 for l in $layers; do
 	[ -d "$bld/layers/$l" ] || { echo "FAIL: no include tree for layer $l"; fail=1; }
 done
-stages="parse/parse.h grid/grid.h comm/comm.h report/dbreport.h replay/replay.h"
+stages="parse/parse.h grid/grid.h comm/comm.h report/dbreport.h replay/replay.h predict/predict.h"
 # core: its public headers only
 for h in ops/opdef.h backend/backend.h backend/transport.h replay/engine.h cli/opt.h $stages; do
 	try core "$h" hidden
@@ -70,6 +70,13 @@ try report ops/opdef.h ok
 try report backend/backend.h hidden
 try replay backend/backend.h ok
 try replay ops/opdef.h ok
+# predict: built on the parse stage's readers, and nothing else above core
+try predict predict/predict.h ok
+try predict parse/parse.h ok
+for h in grid/grid.h comm/comm.h report/dbreport.h replay/replay.h replay/engine.h \
+	 ops/opdef.h backend/backend.h cli/opt.h; do
+	try predict "$h" hidden
+done
 
 # Links: the build links each layer's whole archive with only the layers
 # below it (CMakeLists.txt perfdb_layer_lib, build/linkcheck/), so a call
@@ -78,7 +85,7 @@ try replay ops/opdef.h ok
 # may use, or in no perfdb archive at all (libc, MPI, ...).
 declare -A below=([core]="" [ops]="core" [backend]="ops core"
 	[parse]="core" [grid]="core" [comm]="backend ops core"
-	[report]="ops core" [replay]="backend ops core")
+	[report]="ops core" [replay]="backend ops core" [predict]="parse core")
 defs() { nm -g --defined-only "$bld/libperfdb-$1.a" 2>/dev/null | awk 'NF == 3 && $2 ~ /[TDBRCV]/ {print $3}' | sort -u; }
 for l in $layers; do
 	[ -f "$bld/libperfdb-$l.a" ] || { echo "FAIL: no library for layer $l"; fail=1; }
