@@ -120,8 +120,10 @@ static int answer(struct run *r, size_t i, struct perfdb_err *err)
 		a->col_us[k->column] = k->us;
 		return 0;
 	}
-	/* the children, when all of them are answered */
-	int all = 1;
+	/* the children, when all of them are answered and one of them from the
+	 * database: a call whose children are all views (aten::mm and its
+	 * resolve_conj) did the work itself */
+	int all = 1, timed = 0;
 	double sum = 0, cols[PERFDB_PREDICT_NCOLUMNS] = { 0 };
 	size_t n = 0;
 	for (size_t ch = c->first_child; ch != PRED_NONE; ch = r->t->v[ch].next_sibling) {
@@ -131,11 +133,12 @@ static int answer(struct run *r, size_t i, struct perfdb_err *err)
 			all = 0;
 			break;
 		}
+		timed |= b->how != PERFDB_PREDICT_ZERO_COST;
 		sum += b->us;
 		for (int m = 0; m < PERFDB_PREDICT_NCOLUMNS; m++)
 			cols[m] += b->col_us[m];
 	}
-	if (n && all) {
+	if (n && all && timed) {
 		a->how = PERFDB_PREDICT_CHILDREN;
 		a->us = sum;
 		memcpy(a->col_us, cols, sizeof(cols));

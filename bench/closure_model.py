@@ -1,0 +1,144 @@
+#!/usr/bin/python3
+"""The model of bench/closure.sh: a small Llama-like decoder on the CPU.
+
+Random weights (seed 0): hidden 1024, 8 layers, 16 heads, SwiGLU MLP (2816),
+RMSNorm written as Llama writes it (pow, mean, rsqrt, mul), matmul + softmax
+attention (torch 1.13 has no scaled_dot_product_attention).  Two phases:
+  prefill  batch 1, 512 tokens, causal mask added to the scores
+  decode   batch 8, one new token each, against a KV cache of 1024 tokens
+           (cat of the cache and the new key/value, as a naive cache does)
+
+Usage (Debian's /usr/bin/python3 with python3-torch):
+  closure_model.py record OUT.json --dtype bf16|fp32 --phase prefill|decode --threads N
+      one forward under torch.profiler (record_shapes=True), written in
+      Kineto's layout by tests/data/torch_trace/record_trace.py's writer
+      (Debian's torch 1.13 has no Kineto)
+  closure_model.py measure --dtype ... --phase ... --threads N --runs R
+      the forward's wall time, outside any profiler: prints the median and
+      the min and max of R timed runs (us), after 3 warm-up runs
+"""
+import argparse
+import math
+import os
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+from torch.profiler import ProfilerActivity, profile
+
+HIDDEN, LAYERS, HEADS, FFN = 1024, 8, 16, 2816
+PREFILL_TOKENS = 512
+DECODE_BATCH, DECODE_KV = 8, 1024
+
+
+class RMSNorm(torch.nn.Module):
+    def __init__(self, dim, eps=1e-6):
+        super().__init__()
+        self.eps = eps
+        self.weight = torch.nn.Parameter(torch.ones(dim))
+
+    def forward(self, x):
+        var = x.float().pow(2).mean(-1, keepdim=True)
+        return (x.float() * torch.rsqrt(var + self.eps)).to(x.dtype) * self.weight
+
+
+class Layer(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm1 = RMSNorm(HIDDEN)
+        self.norm2 = RMSNorm(HIDDEN)
+        self.q = torch.nn.Linear(HIDDEN, HIDDEN, bias=False)
+        self.k = torch.nn.Linear(HIDDEN, HIDDEN, bias=False)
+        self.v = torch.nn.Linear(HIDDEN, HIDDEN, bias=False)
+        self.o = torch.nn.Linear(HIDDEN, HIDDEN, bias=False)
+        self.gate = torch.nn.Linear(HIDDEN, FFN, bias=False)
+        self.up = torch.nn.Linear(HIDDEN, FFN, bias=False)
+        self.down = torch.nn.Linear(FFN, HIDDEN, bias=False)
+
+    def attention(self, x, mask, cache):
+        b, t, _ = x.shape
+        hd = HIDDEN // HEADS
+        q = self.q(x).view(b, t, HEADS, hd).transpose(1, 2)
+        k = self.k(x).view(b, t, HEADS, hd).transpose(1, 2)
+        v = self.v(x).view(b, t, HEADS, hd).transpose(1, 2)
+        if cache is not None:
+            k = torch.cat([cache[0], k], dim=2)
+            v = torch.cat([cache[1], v], dim=2)
+        scores = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(hd)
+        if mask is not None:
+            scores = scores + mask
+        p = torch.softmax(scores, dim=-1)
+        out = torch.matmul(p, v).transpose(1, 2).reshape(b, t, HIDDEN)
+        return self.o(out)
+
+    def forward(self, x, mask, cache):
+        x = x + self.attention(self.norm1(x), mask, cache)
+        h = self.norm2(x)
+        return x + self.down(F.silu(self.gate(h)) * self.up(h))
+
+
+class Decoder(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = torch.nn.ModuleList(Layer() for _ in range(LAYERS))
+        self.norm = RMSNorm(HIDDEN)
+
+    def forward(self, x, mask, caches):
+        for i, layer in enumerate(self.layers):
+            x = layer(x, mask, caches[i] if caches else None)
+        return self.norm(x)
+
+
+def build(dtype, phase):
+    torch.manual_seed(0)
+    dt = {"bf16": torch.bfloat16, "fp32": torch.float32}[dtype]
+    model = Decoder().to(dt).eval()
+    hd = HIDDEN // HEADS
+    if phase == "prefill":
+        x = torch.randn(1, PREFILL_TOKENS, HIDDEN, dtype=dt)
+        mask = torch.full((PREFILL_TOKENS, PREFILL_TOKENS), float("-inf")).triu(1)
+        mask = mask.to(dt).view(1, 1, PREFILL_TOKENS, PREFILL_TOKENS)
+        return model, (x, mask, None)
+    x = torch.randn(DECODE_BATCH, 1, HIDDEN, dtype=dt)
+    caches = [(torch.randn(DECODE_BATCH, HEADS, DECODE_KV, hd, dtype=dt),
+               torch.randn(DECODE_BATCH, HEADS, DECODE_KV, hd, dtype=dt))
+              for _ in range(LAYERS)]
+    return model, (x, None, caches)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("what", choices=["record", "measure"])
+    ap.add_argument("out", nargs="?")
+    ap.add_argument("--dtype", choices=["bf16", "fp32"], required=True)
+    ap.add_argument("--phase", choices=["prefill", "decode"], required=True)
+    ap.add_argument("--threads", type=int, required=True)
+    ap.add_argument("--runs", type=int, default=7)
+    a = ap.parse_args()
+    torch.set_num_threads(a.threads)
+    model, args = build(a.dtype, a.phase)
+    with torch.no_grad():
+        for _ in range(3):
+            model(*args)
+        if a.what == "measure":
+            ts = []
+            for _ in range(a.runs):
+                t0 = time.perf_counter()
+                model(*args)
+                ts.append((time.perf_counter() - t0) * 1e6)
+            print("%.1f %.1f %.1f" % (statistics.median(ts), min(ts), max(ts)))
+            return
+        with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+            model(*args)
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, os.path.join(here, "..", "tests", "data", "torch_trace"))
+    import record_trace
+    import json
+    with open(a.out, "w") as f:
+        json.dump(record_trace.kineto_layout(prof, os.path.basename(a.out)), f)
+
+
+if __name__ == "__main__":
+    main()
