@@ -5,8 +5,10 @@ Random weights (seed 0): hidden 1024, 8 layers, 16 heads, SwiGLU MLP (2816),
 RMSNorm written as Llama writes it (pow, mean, rsqrt, mul), matmul + softmax
 attention (torch 1.13 has no scaled_dot_product_attention).  Two phases:
   prefill  batch 1, 512 tokens, causal mask added to the scores
-  decode   batch 8, one new token each, against a KV cache of 1024 tokens
-           (cat of the cache and the new key/value, as a naive cache does)
+  decode   batch 8, one new token each, against a static KV cache of 1024
+           tokens (the new key/value copied into slot 1025, as HF's
+           StaticCache does; torch 1.13's profiler records no shapes for a
+           cat's tensor list, so a growing cache could not be replayed)
 
 Usage (Debian's /usr/bin/python3 with python3-torch):
   closure_model.py record OUT.json --dtype bf16|fp32 --phase prefill|decode --threads N
@@ -64,8 +66,11 @@ class Layer(torch.nn.Module):
         k = self.k(x).view(b, t, HEADS, hd).transpose(1, 2)
         v = self.v(x).view(b, t, HEADS, hd).transpose(1, 2)
         if cache is not None:
-            k = torch.cat([cache[0], k], dim=2)
-            v = torch.cat([cache[1], v], dim=2)
+            # a static cache: the new token's key and value are written
+            # into its last slot, and attention reads the whole cache
+            cache[0][:, :, -1:].copy_(k)
+            cache[1][:, :, -1:].copy_(v)
+            k, v = cache
         scores = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(hd)
         if mask is not None:
             scores = scores + mask
@@ -102,8 +107,8 @@ def build(dtype, phase):
         mask = mask.to(dt).view(1, 1, PREFILL_TOKENS, PREFILL_TOKENS)
         return model, (x, mask, None)
     x = torch.randn(DECODE_BATCH, 1, HIDDEN, dtype=dt)
-    caches = [(torch.randn(DECODE_BATCH, HEADS, DECODE_KV, hd, dtype=dt),
-               torch.randn(DECODE_BATCH, HEADS, DECODE_KV, hd, dtype=dt))
+    caches = [(torch.randn(DECODE_BATCH, HEADS, DECODE_KV + 1, hd, dtype=dt),
+               torch.randn(DECODE_BATCH, HEADS, DECODE_KV + 1, hd, dtype=dt))
               for _ in range(LAYERS)]
     return model, (x, None, caches)
 

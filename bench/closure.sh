@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Closure: does a perfdb database predict the model it was built from?
+#
+#   bash bench/closure.sh [BUILD_DIR] [REPEATS]
+#
+# Needs Debian's python3-torch (1.13) for /usr/bin/python3; installs nothing.
+# For a small Llama-like decoder (bench/closure_model.py: hidden 1024, 8
+# layers, 16 heads, SwiGLU, RMSNorm) in bf16 and fp32, prefill (512 tokens)
+# and decode (batch 8, static KV cache of 1024), at 1 thread and at this
+# machine's threads, each case:
+#   1. records one forward under torch.profiler (record_shapes=True);
+#   2. parses it into a fresh database (perfdb parse);
+#   3. REPEATS times (default 3), interleaved: the forward's wall time
+#      without the profiler (median of 7 runs), then the database replayed
+#      on the CPU at the model's threads (perfdb microbench --backend cpu,
+#      every row measured again) and the step predicted from it (perfdb
+#      predict --measured-only: replayed figures only);
+#   4. prints measured and predicted (median [min, max] over the repeats),
+#      the error of each repeat's prediction against that repeat's
+#      measurement (median [min, max]), and the coverage of the trace's op
+#      time.  The measured spread over the repeats is this machine's own
+#      noise (an A/A figure).
+# Target (issue 46): |error| <= 5 % in every case, coverage >= 99 %.
+# Environment: CLOSURE_ROW_BUDGET (seconds a row may take, default 0.3),
+# CLOSURE_CASES (default "bf16:prefill bf16:decode fp32:prefill fp32:decode"),
+# CLOSURE_THREADS (default "1 <nproc>").  Work files go under $TMPDIR and
+# are deleted at exit (CLOSURE_KEEP=1 keeps them and prints where).
+set -eu
+BUILD=${1:-build}
+REPEATS=${2:-3}
+PERFDB=$(cd "$BUILD/bin" 2>/dev/null && pwd)/perfdb
+HERE=$(cd "$(dirname "$0")" && pwd)
+PY=/usr/bin/python3
+[ -x "$PERFDB" ] || { echo "build first: make (missing $BUILD/bin/perfdb)" >&2; exit 1; }
+if ! "$PY" -c 'import torch' 2>/dev/null; then
+	echo "bench/closure.sh needs PyTorch for $PY: apt-get install python3-torch (Debian 12: torch 1.13)" >&2
+	exit 77
+fi
+BUDGET=${CLOSURE_ROW_BUDGET:-0.3}
+CASES=${CLOSURE_CASES:-"bf16:prefill bf16:decode fp32:prefill fp32:decode"}
+NPROC=$(nproc)
+THREADS=${CLOSURE_THREADS:-"1 $NPROC"}
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/perfdb-closure.XXXXXX")
+if [ "${CLOSURE_KEEP:-0}" = 1 ]; then
+	echo "work files: $WORK" >&2
+else
+	trap 'rm -rf "$WORK"' EXIT
+fi
+# the replay's quiet figures stay with this run, not the user's state
+export PERFDB_STATE_DIR="$WORK/state"
+
+printf '%-14s %7s  %-28s %-28s %-24s %8s\n' case threads "measured ms" "predicted ms" "error %" coverage
+for c in $CASES; do
+	dtype=${c%%:*}
+	phase=${c##*:}
+	for th in $THREADS; do
+		d="$WORK/$dtype-$phase-$th"
+		mkdir -p "$d"
+		"$PY" "$HERE/closure_model.py" record "$d/step.pt.trace.json" --dtype "$dtype" \
+			--phase "$phase" --threads "$th"
+		"$PERFDB" parse --profiling-path "$d/step.pt.trace.json" --database-path "$d/db" \
+			--quiet >/dev/null
+		: >"$d/runs"
+		for _ in $(seq "$REPEATS"); do
+			m=$("$PY" "$HERE/closure_model.py" measure --dtype "$dtype" --phase "$phase" \
+				--threads "$th" --runs 7 | cut -d' ' -f1)
+			"$PERFDB" microbench --backend cpu --database-path "$d/db" --force-device \
+				--threads "$th" --row-budget "$BUDGET" --update-mode all \
+				>"$d/mb.out" 2>"$d/mb.err" || true
+			"$PERFDB" predict --trace "$d/step.pt.trace.json" --database-path "$d/db" \
+				--measured-only --json >"$d/predict.json"
+			"$PY" - "$d/predict.json" "$m" >>"$d/runs" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+print(sys.argv[2], j["predicted_us"], j["coverage"] if j["coverage"] is not None else 0)
+PY
+		done
+		"$PY" - "$d/runs" "$dtype $phase" "$th" <<'PY'
+import statistics, sys
+rows = [tuple(map(float, l.split())) for l in open(sys.argv[1]) if l.strip()]
+m = [r[0] / 1e3 for r in rows]
+p = [r[1] / 1e3 for r in rows]
+e = [100 * (r[1] / r[0] - 1) for r in rows]
+cov = statistics.median(r[2] for r in rows) * 100
+f = lambda v, fmt: (fmt + " [" + fmt + ", " + fmt + "]") % (statistics.median(v), min(v), max(v))
+print("%-14s %7s  %-28s %-28s %-24s %7.1f%%" % (sys.argv[2], sys.argv[3], f(m, "%.2f"),
+      f(p, "%.2f"), f(e, "%+.1f"), cov))
+PY
+	done
+done
+echo "error = predicted / measured - 1 of each repeat; the measured spread is this machine's A/A noise." >&2
+echo "the per-op tables: perfdb predict --trace <case>/step.pt.trace.json --database-path <case>/db --measured-only (CLOSURE_KEEP=1)" >&2
