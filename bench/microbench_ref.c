@@ -148,6 +148,16 @@ int main(int argc, char **argv)
 		{ "RmsNorm", "8192,5120;5120", "DT_BF16;DT_BF16", "8192,5120", "DT_BF16" },
 		{ "SwiGlu", "4096,51200", "DT_BF16", "4096,25600", "DT_BF16" },
 		{ "Add", "8192,5120;8192,5120", "DT_BF16;DT_BF16", "8192,5120", "DT_BF16" },
+		/* the broadcast forms a decoder's forward runs (kern_binary.c): bias row,
+		 * per-row scale, attention mask; and Mul and Sub plain beside them */
+		{ "Add", "8192,5120;5120", "DT_BF16;DT_BF16", "8192,5120", "DT_BF16" },
+		{ "Add", "8192,5120;8192,1", "DT_BF16;DT_BF16", "8192,5120", "DT_BF16" },
+		{ "Add", "16,2048,2048;1,2048,2048", "DT_BF16;DT_BF16", "16,2048,2048", "DT_BF16" },
+		{ "Mul", "8192,5120;8192,5120", "DT_BF16;DT_BF16", "8192,5120", "DT_BF16" },
+		{ "Mul", "8192,5120;5120", "DT_BF16;DT_BF16", "8192,5120", "DT_BF16" },
+		{ "Mul", "8192,5120;8192,1", "DT_FLOAT;DT_FLOAT", "8192,5120", "DT_FLOAT" },
+		{ "Sub", "8192,5120;8192,5120", "DT_BF16;DT_BF16", "8192,5120", "DT_BF16" },
+		{ "Sub", "8192,5120;8192,1", "DT_BF16;DT_BF16", "8192,5120", "DT_BF16" },
 		{ "SoftmaxV2", "4096,8192", "DT_BF16", "4096,8192", "DT_BF16" },
 		{ "RmsNorm", "8192,5120;5120", "DT_FLOAT;DT_FLOAT", "8192,5120", "DT_FLOAT" },
 		{ "RmsNorm", "8192,5120;5120", "DT_FLOAT16;DT_FLOAT16", "8192,5120", "DT_FLOAT16" },
@@ -162,7 +172,8 @@ int main(int argc, char **argv)
 		{ "GatherV2", "151936,5120;4096", "DT_BF16;DT_INT64", "4096,5120", "DT_BF16" },
 		{ "Transpose", "4096,8192", "DT_BF16", "8192,4096", "DT_BF16" },
 	};
-	printf("%-14s %-5s %10s %11s %8s %10s  %s\n", "op", "dtype", "GB/s", "triad GB/s", "triad%", "ms",
+	printf("%-14s %-5s %-15s %10s %11s %8s %10s  %s\n", "op", "dtype", "operand 1", "GB/s", "triad GB/s",
+	       "triad%", "ms",
 	       "Kernel Used");
 	for (size_t i = 0; i < sizeof(mo) / sizeof(mo[0]); i++) {
 		double bytes = 0, triad = 0;
@@ -173,7 +184,12 @@ int main(int argc, char **argv)
 			bytes = 2.0 * 4096 * 5120 * 2 + 4096 * 8;
 		const char *dn = strcmp(mo[i].odt, "DT_FLOAT16") == 0 ? "fp16" :
 				 strcmp(mo[i].odt, "DT_FLOAT") == 0 ? "fp32" : "bf16";
-		printf("%-14s %-5s %10.1f %11.1f %7.0f%% %10.3f  %s\n", mo[i].op, dn, t > 0 ? bytes / t / 1e9 : 0, triad,
+		char shape[40];
+		const char *semi = strchr(mo[i].ins, ';');
+		/* the second operand's shape tells the broadcast form apart */
+		snprintf(shape, sizeof(shape), "%s", semi && (strncmp(mo[i].op, "Add", 3) == 0 ||
+			 strcmp(mo[i].op, "Mul") == 0 || strcmp(mo[i].op, "Sub") == 0) ? semi + 1 : "");
+		printf("%-14s %-5s %-15s %10.1f %11.1f %7.0f%% %10.3f  %s\n", mo[i].op, dn, shape, t > 0 ? bytes / t / 1e9 : 0, triad,
 		       t > 0 && triad > 0 ? 100 * bytes / t / 1e9 / triad : 0, t * 1e3, kern);
 	}
 	bench_triad_free(&tr);

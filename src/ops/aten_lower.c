@@ -370,6 +370,8 @@ const struct perfdb_aten_op perfdb_aten_ops[] = {
 	{ "aten.baddbmm", "BatchMatMulV2", lower_baddbmm },
 	{ "aten.bmm", "BatchMatMulV2", lower_bmm },
 	{ "aten.copy_", "Cast", lower_copy },
+	{ "aten.div", "RealDiv", lower_binary },
+	{ "aten.div_", "RealDiv", lower_binary },
 	{ "aten.embedding", "GatherV2", lower_embedding },
 	{ "aten.gelu", "Gelu", lower_self },
 	{ "aten.index_select", "GatherV2", lower_index_select },
@@ -385,6 +387,8 @@ const struct perfdb_aten_op perfdb_aten_ops[] = {
 	{ "aten.silu", "Silu", lower_self },
 	{ "aten.silu_", "Silu", lower_self },
 	{ "aten.softmax", "SoftmaxV2", lower_self },
+	{ "aten.sub", "Sub", lower_binary },
+	{ "aten.sub_", "Sub", lower_binary },
 	{ "aten.to", "Cast", lower_to },
 };
 const size_t perfdb_aten_nops = sizeof(perfdb_aten_ops) / sizeof(perfdb_aten_ops[0]);

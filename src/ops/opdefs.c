@@ -130,6 +130,8 @@ const struct perfdb_opdef perfdb_opdefs[] = {
 	{ .name = "split_qkv_rmsnorm_rope_kernel", .family = "rope", .memory_bound = MB, .check = perfdb_rules_qkv_rope, .cost = perfdb_cost_qkv_rope },
 	/* the operators only PyTorch ops lower to (aten.h), not tables of the seed's list */
 	{ .name = "Gelu", .family = "eltwise", .memory_bound = MB, .check = perfdb_rules_activation, .cost = perfdb_cost_gelu },
+	{ .name = "RealDiv", .family = "eltwise", .memory_bound = MB, .check = perfdb_rules_binary, .cost = perfdb_cost_add },
+	{ .name = "Sub", .family = "eltwise", .memory_bound = MB, .check = perfdb_rules_binary, .cost = perfdb_cost_add },
 	{ .name = "Silu", .family = "eltwise", .memory_bound = MB, .check = perfdb_rules_activation, .cost = perfdb_cost_silu },
 };
 const size_t perfdb_nopdefs = sizeof(perfdb_opdefs) / sizeof(perfdb_opdefs[0]);

@@ -62,6 +62,8 @@ int perfdb_rules_add_rmsnorm_bias(const struct perfdb_op_case *c, struct perfdb_
 int perfdb_rules_softmax(const struct perfdb_op_case *c, struct perfdb_err *err);
 
 int perfdb_rules_add(const struct perfdb_op_case *c, struct perfdb_err *err);
+/* Sub, RealDiv: float in0 op in1, in1 broadcast to in0's (the output's) shape. */
+int perfdb_rules_binary(const struct perfdb_op_case *c, struct perfdb_err *err);
 int perfdb_rules_swiglu(const struct perfdb_op_case *c, struct perfdb_err *err);
 /* Silu, Gelu (PyTorch's silu/gelu, aten.h): one float tensor in, the same shape out. */
 int perfdb_rules_activation(const struct perfdb_op_case *c, struct perfdb_err *err);

@@ -22,6 +22,24 @@ int perfdb_rules_add(const struct perfdb_op_case *c, struct perfdb_err *err)
 	return 0;
 }
 
+/* Sub and RealDiv (PyTorch's sub and div): Mul's rules, the op named in the messages. */
+int perfdb_rules_binary(const struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	PERFDB_TRY(perfdb_rules_need(c, 1, err));
+	const struct perfdb_tensor *a = &c->in[0], *b = &c->in[1], *o = &c->out[0];
+	int bp = c->nin > 1 && b->present;
+	if (!perfdb_dtype_is_float(a->dtype) || !perfdb_dtype_is_float(o->dtype) ||
+	    (bp && !perfdb_dtype_is_float(b->dtype)))
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: only fp32/bf16/fp16 tensors are supported",
+				      c->op);
+	if (a->numel != o->numel)
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: input 0 and output differ in size", c->op);
+	if (bp && !perfdb_rules_bcast(b, o))
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: input 1 does not broadcast to the output",
+				      c->op);
+	return 0;
+}
+
 /* x (..., 2H) -> out (..., H) = silu(x[..., :H]) * x[..., H:]. */
 int perfdb_rules_swiglu(const struct perfdb_op_case *c, struct perfdb_err *err)
 {

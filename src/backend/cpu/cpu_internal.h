@@ -188,6 +188,14 @@ static inline int cpu_no_limits(const struct perfdb_op_case *c, struct perfdb_er
 	return 0;
 }
 
+/*
+ * Binary element-wise ops on float tensors (kern_binary.c): out = in0 op in1
+ * with in1 broadcast by numpy's rule (absent: in0 op 1), fp32 arithmetic,
+ * on c->threads; in0 has the output's shape.
+ */
+enum cpu_binop { CPU_BIN_ADD, CPU_BIN_SUB, CPU_BIN_MUL, CPU_BIN_DIV };
+void cpu_binary(struct perfdb_op_case *c, enum cpu_binop op);
+
 /* Op tables, one per family file. */
 extern const struct perfdb_op_impl cpu_ops_matmul[];
 extern const struct perfdb_op_impl cpu_ops_eltwise[];

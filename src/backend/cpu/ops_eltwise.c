@@ -1,7 +1,8 @@
 /*
  * CPU backend, element-wise ops (docs/spec/replay.md §4; docs/ops.md): Add,
- * SwiGlu, TensorMove, MaskedFill, and Silu and Gelu (PyTorch's silu/gelu,
- * which only aten tables lower to).  Float tensors (fp32, bf16, fp16) are
+ * Sub and RealDiv (their float forms on kern_binary.c), SwiGlu, TensorMove,
+ * MaskedFill, and Silu and Gelu (PyTorch's silu/gelu, which only aten
+ * tables lower to).  Float tensors (fp32, bf16, fp16) are
  * processed in blocks converted to fp32 on the stack, a loop shape the
  * compiler vectorises; results are stored back in the tensor's own dtype.
  */
@@ -38,51 +39,42 @@ static void add_int(struct perfdb_op_case *c, size_t lo, size_t hi)
 	}
 }
 
-/* Blocks [lo, hi) of BLK elements. */
-CPU_CLONES static void add_range(void *ctx, size_t lo, size_t hi, int tid)
-{
-	(void)tid;
-	struct perfdb_op_case *c = ctx;
-	const struct perfdb_tensor *a = &c->in[0], *b = c->nin > 1 && c->in[1].present ? &c->in[1] : NULL;
-	struct perfdb_tensor *o = &c->out[0];
-	float x[BLK], y[BLK];
-	size_t n = (size_t)o->numel, bn = b ? (size_t)b->numel : 1;
-	int trail = !b || perfdb_rules_trailing_bcast(b, o);
-	if (is_intdt(o->dtype)) {
-		add_int(c, lo * BLK, hi * BLK < n ? hi * BLK : n);
-		return;
-	}
-	for (size_t i = lo * BLK; i < n && i < hi * BLK; i += BLK) {
-		size_t m = n - i < BLK ? n - i : BLK;
-		cpu_load_row(a, i, m, x);
-		if (!b) {
-			for (size_t j = 0; j < m; j++)
-				x[j] += 1.0f;
-		} else if (bn == n) {
-			cpu_load_row(b, i, m, y);
-			for (size_t j = 0; j < m; j++)
-				x[j] += y[j];
-		} else if (trail) {
-			for (size_t j = 0; j < m; j++)
-				x[j] += cpu_ld(b, (i + j) % bn);
-		} else {   /* (T,1) into (T,D) and the like */
-			for (size_t j = 0; j < m; j++)
-				x[j] += cpu_ld(b, cpu_bcast_at(b, o, i + j));
-		}
-		cpu_store_row(o, i, m, x);
-	}
-}
-
 static size_t nblocks(size_t n)
 {
 	return (n + BLK - 1) / BLK;
+}
+
+static void add_int_range(void *ctx, size_t lo, size_t hi, int tid)
+{
+	(void)tid;
+	struct perfdb_op_case *c = ctx;
+	size_t n = (size_t)c->out[0].numel;
+	add_int(c, lo * BLK, hi * BLK < n ? hi * BLK : n);
 }
 
 static int add_run(struct perfdb_op_case *c, struct perfdb_err *err)
 {
 	(void)err;
 	size_t n = (size_t)c->out[0].numel;
-	cpu_parallel(nblocks(n), n, c->threads, add_range, c);
+	if (is_intdt(c->out[0].dtype))
+		cpu_parallel(nblocks(n), n, c->threads, add_int_range, c);
+	else
+		cpu_binary(c, CPU_BIN_ADD);   /* kern_binary.c: every broadcast at memory speed */
+	return 0;
+}
+
+/* Sub and RealDiv (PyTorch's sub and div): the float Add of kern_binary.c with their operator. */
+static int sub_run(struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	(void)err;
+	cpu_binary(c, CPU_BIN_SUB);
+	return 0;
+}
+
+static int div_run(struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	(void)err;
+	cpu_binary(c, CPU_BIN_DIV);
 	return 0;
 }
 
@@ -242,7 +234,9 @@ const struct perfdb_op_impl cpu_ops_eltwise[] = {
 	{ .name = "Add", .check = cpu_no_limits, .run = add_run },
 	{ .name = "Gelu", .check = cpu_no_limits, .run = gelu_run },
 	{ .name = "MaskedFill", .check = cpu_no_limits, .run = mfill_run },
+	{ .name = "RealDiv", .check = cpu_no_limits, .run = div_run },
 	{ .name = "Silu", .check = cpu_no_limits, .run = silu_run },
+	{ .name = "Sub", .check = cpu_no_limits, .run = sub_run },
 	{ .name = "SwiGlu", .check = cpu_no_limits, .prepare = swiglu_prepare, .run = swiglu_run },
 	{ .name = "TensorMove", .check = cpu_no_limits, .run = move_run },
 	{ .name = NULL },

@@ -151,32 +151,10 @@ static int fill_run(struct perfdb_op_case *c, struct perfdb_err *err)
 
 /* ---- Mul: out = in0 · in1 (in1 broadcast by numpy's rule, as Add's; absent: 1.0) ---- */
 
-CPU_CLONES static int mul_run(struct perfdb_op_case *c, struct perfdb_err *err)
+static int mul_run(struct perfdb_op_case *c, struct perfdb_err *err)
 {
 	(void)err;
-	const struct perfdb_tensor *a = &c->in[0], *b = c->nin > 1 && c->in[1].present ? &c->in[1] : NULL;
-	struct perfdb_tensor *o = &c->out[0];
-	float x[BLK], y[BLK];
-	size_t n = (size_t)o->numel, bn = b ? (size_t)b->numel : 1;
-	int trail = !b || perfdb_rules_trailing_bcast(b, o);
-	for (size_t i = 0; i < n; i += BLK) {
-		size_t m = n - i < BLK ? n - i : BLK;
-		cpu_load_row(a, i, m, x);
-		if (!b) {
-			/* x · 1.0: the row is moved unchanged */
-		} else if (bn == n) {
-			cpu_load_row(b, i, m, y);
-			for (size_t j = 0; j < m; j++)
-				x[j] *= y[j];
-		} else if (trail) {
-			for (size_t j = 0; j < m; j++)
-				x[j] *= cpu_ld(b, (i + j) % bn);
-		} else {   /* (T,1) into (T,D) and the like */
-			for (size_t j = 0; j < m; j++)
-				x[j] *= cpu_ld(b, cpu_bcast_at(b, o, i + j));
-		}
-		cpu_store_row(o, i, m, x);
-	}
+	cpu_binary(c, CPU_BIN_MUL);   /* kern_binary.c */
 	return 0;
 }
 

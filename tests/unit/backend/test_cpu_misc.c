@@ -1,7 +1,8 @@
 /*
  * CPU backend's remaining simple ops (docs/ops.md "Other element-wise and
  * conversion ops") against plain references on small shapes: Cast and
- * CastAiCore (values chosen by hand for the integer cases), Fill, Mul,
+ * CastAiCore (values chosen by hand for the integer cases), Fill, Mul, the
+ * broadcast forms of Add, Sub, Mul and RealDiv,
  * LayerNormV3 (double-precision reference), SliceAiCore and
  * ScatterNdUpdateAiCore (the Slice and ScatterNdUpdate results).
  */
@@ -184,6 +185,68 @@ static void test_mul(void **state)
 	assert_true(setup(&c, "Mul", "4,6;4,6", "DT_INT32;DT_INT32", "4,6", "DT_INT32") < 0);
 }
 
+/*
+ * ---- Add, Sub, Mul, RealDiv on kern_binary.c ----
+ * Every broadcast form against the index arithmetic of numpy's rule, on
+ * shapes whose runs cross the 1024-element blocks and end inside them, on 1
+ * and 2 threads: the bias row (3,1100)+(1100), the per-row scale
+ * (3,1100)*(3,1), the mask (1,4,40,40)+(1,1,40,40), (2,5,700)+(5,700), a
+ * middle dim (6,2,600)+(6,1,600), and a divisor without dims.
+ */
+static size_t bc_at(const int64_t *bd, size_t nb, const int64_t *od, size_t no, size_t i)
+{
+	size_t off = 0, stride = 1;
+	for (size_t k = 0; k < nb && k < no; k++) {
+		size_t b = (size_t)bd[nb - 1 - k], o = (size_t)od[no - 1 - k], coord = i % o;
+		i /= o;
+		if (b != 1)
+			off += coord * stride;
+		stride *= b;
+	}
+	return off;
+}
+
+static void test_binary_bcast(void **state)
+{
+	(void)state;
+	static const struct { const char *ins, *outs; } shapes[] = {
+		{ "3,1100;1100", "3,1100" }, { "3,1100;3,1", "3,1100" },
+		{ "1,4,40,40;1,1,40,40", "1,4,40,40" }, { "2,5,700;5,700", "2,5,700" },
+		{ "6,2,600;6,1,600", "6,2,600" }, { "3,1100;3,1100", "3,1100" },
+	};
+	static const char *const ops[] = { "Add", "Sub", "Mul", "RealDiv" };
+	struct perfdb_op_case c;
+	char dt[40];
+	for (int d = 0; d < 3; d++)
+		for (size_t o = 0; o < 4; o++)
+			for (size_t s = 0; s < sizeof(shapes) / sizeof(*shapes); s++)
+				for (int th = 1; th <= 2; th++) {
+					snprintf(dt, sizeof(dt), "%s;%s", FDT[d], FDT[d]);
+					assert_int_equal(setup(&c, ops[o], shapes[s].ins, dt, shapes[s].outs,
+							       FDT[d]), 0);
+					c.threads = th;
+					go(&c);
+					const struct perfdb_tensor *a = &c.in[0], *b = &c.in[1];
+					for (size_t i = 0; i < (size_t)c.out[0].numel; i++) {
+						double x = cpu_ld(a, i);
+						double y = cpu_ld(b, bc_at(b->dims, b->ndims, c.out[0].dims,
+									   c.out[0].ndims, i));
+						double want = o == 0 ? x + y : o == 1 ? x - y : o == 2 ? x * y : x / y;
+						/* the quotient's error grows with it: relative */
+						double tol = tol_of(FD[d]) * (o == 3 ? fmax(1.0, fabs(want)) : 1.0);
+						near(cpu_ld(&c.out[0], i), (float)want, tol);
+					}
+				}
+	/* a divisor without dims (aten::div by a Python float records a bare double):
+	 * no tensor, so in0 / 1, at the same memory traffic */
+	assert_int_equal(setup(&c, "RealDiv", "8,16,1,65;", "DT_FLOAT;DT_DOUBLE", "8,16,1,65", "DT_FLOAT"), 0);
+	assert_false(c.nin > 1 && c.in[1].present);
+	go(&c);
+	for (size_t i = 0; i < (size_t)c.out[0].numel; i++)
+		assert_true(cpu_ld(&c.out[0], i) == cpu_ld(&c.in[0], i));
+	assert_true(setup(&c, "Sub", "4,6;4,5", "", "4,6", "") < 0);
+}
+
 /* ---- LayerNormV3 ---- */
 
 static void check_ln(const struct perfdb_op_case *c, size_t rows, size_t h, int beta, double tol)
@@ -286,6 +349,7 @@ int main(void)
 		cmocka_unit_test(test_cast_int),
 		cmocka_unit_test(test_fill),
 		cmocka_unit_test(test_mul),
+		cmocka_unit_test(test_binary_bcast),
 		cmocka_unit_test(test_activations),
 		cmocka_unit_test(test_layer_norm),
 		cmocka_unit_test(test_aicore_twins),
