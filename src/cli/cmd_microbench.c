@@ -95,7 +95,8 @@ static void native_progress(void *ud, size_t done, size_t total, size_t failed)
 	progress_update(p, done);
 }
 
-/* What the run says on stderr before writeback: failed and contended rows, how it ended. */
+/* What the run says on stderr before writeback: failed and contended rows, the tables left
+ * alone, how it ended. */
 static void print_run_notes(const struct perfdb_native_run *run)
 {
 	const struct perfdb_engine_result *res = &run->res;
@@ -120,6 +121,19 @@ static void print_run_notes(const struct perfdb_native_run *run)
 	if (res->ncontended)
 		fprintf(stderr, "[CONTENDED] %zu %s left unwritten; --update-mode missing-only measures %s again\n",
 			res->ncontended, res->ncontended == 1 ? "row" : "rows", res->ncontended == 1 ? "it" : "them");
+	if (run->st.nunreplayed) {
+		size_t rows = 0;
+		for (size_t i = 0; i < run->st.nunreplayed; i++)
+			rows += run->st.unreplayed[i].rows;
+		fprintf(stderr, "[NOT REPLAYED] %zu %s (%zu %s) that no replay selects:", run->st.nunreplayed,
+			run->st.nunreplayed == 1 ? "table" : "tables", rows, rows == 1 ? "row" : "rows");
+		for (size_t i = 0; i < run->st.nunreplayed && i < 8; i++)
+			fprintf(stderr, "%s %s (%zu)", i ? "," : "", run->st.unreplayed[i].table,
+				run->st.unreplayed[i].rows);
+		if (run->st.nunreplayed > 8)
+			fprintf(stderr, " and %zu more", run->st.nunreplayed - 8);
+		fprintf(stderr, "; the status file says why\n");
+	}
 	if (res->nresumed)
 		fprintf(stderr, "[RESUME] %zu rows taken from %s\n", res->nresumed, run->journal);
 	if (res->interrupted)

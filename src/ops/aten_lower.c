@@ -232,6 +232,38 @@ static int lower_self(const struct perfdb_op_case *raw, struct perfdb_op_case *c
 	return 0;
 }
 
+/* pow(self, exponent), rsqrt, clone, fill_(self, value): one tensor in, its shape out; 0-d included */
+static int lower_unary(const struct perfdb_op_case *raw, struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	const struct perfdb_tensor *x = arg(raw, 0);
+	PERFDB_TRY(need(raw->op, x, "self", 0, PERFDB_SHAPE_MAX_DIMS, err));
+	c->in[0] = *x;
+	c->nin = c->nout = 1;
+	PERFDB_TRY(set_tensor(&c->out[0], out_dtype(raw, x->dtype), x->ndims, x->dims, raw->op, err));
+	/* fill_ writes self and reads no tensor: the value is a scalar */
+	if (strncmp(raw->op, "aten.fill_", 10) == 0)
+		c->nin = 0;
+	return 0;
+}
+
+/*
+ * sum / mean(self, dim, keepdim, dtype): the dims are a list argument the
+ * trace does not record; reduced over the last dim, as RMSNorm's mean and
+ * the models' row sums are (keepdim: the output keeps the dim as 1).
+ */
+static int lower_reduce(const struct perfdb_op_case *raw, struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	const struct perfdb_tensor *x = arg(raw, 0);
+	PERFDB_TRY(need(raw->op, x, "self", 1, PERFDB_SHAPE_MAX_DIMS, err));
+	c->in[0] = *x;
+	c->nin = c->nout = 1;
+	int64_t d[PERFDB_SHAPE_MAX_DIMS];
+	memcpy(d, x->dims, x->ndims * sizeof(*d));
+	d[x->ndims - 1] = 1;
+	PERFDB_TRY(set_tensor(&c->out[0], out_dtype(raw, x->dtype), x->ndims, d, raw->op, err));
+	return 0;
+}
+
 /*
  * native_layer_norm / layer_norm(input, normalized_shape, weight, bias, eps)
  * and rms_norm(input, normalized_shape, weight, eps): x, the weight and
@@ -368,26 +400,32 @@ const struct perfdb_aten_op perfdb_aten_ops[] = {
 	{ "aten.add_", "Add", lower_binary },
 	{ "aten.addmm", "MatMulV2", lower_addmm },
 	{ "aten.baddbmm", "BatchMatMulV2", lower_baddbmm },
+	{ "aten.clone", "TensorMove", lower_unary },
 	{ "aten.bmm", "BatchMatMulV2", lower_bmm },
 	{ "aten.copy_", "Cast", lower_copy },
 	{ "aten.div", "RealDiv", lower_binary },
 	{ "aten.div_", "RealDiv", lower_binary },
 	{ "aten.embedding", "GatherV2", lower_embedding },
+	{ "aten.fill_", "Fill", lower_unary },
 	{ "aten.gelu", "Gelu", lower_self },
 	{ "aten.index_select", "GatherV2", lower_index_select },
 	{ "aten.layer_norm", "LayerNormV3", lower_norm },
 	{ "aten.linear", "MatMulV2", lower_linear },
 	{ "aten.matmul", "MatMulV2", lower_matmul },
+	{ "aten.mean", "ReduceMean", lower_reduce },
 	{ "aten.mm", "MatMulV2", lower_mm },
 	{ "aten.mul", "Mul", lower_binary },
 	{ "aten.mul_", "Mul", lower_binary },
 	{ "aten.native_layer_norm", "LayerNormV3", lower_norm },
+	{ "aten.pow", "Pow", lower_unary },
 	{ "aten.rms_norm", "RmsNorm", lower_norm },
+	{ "aten.rsqrt", "Rsqrt", lower_unary },
 	{ "aten.scaled_dot_product_attention", "FusedInferAttentionScore", lower_sdpa },
 	{ "aten.silu", "Silu", lower_self },
 	{ "aten.silu_", "Silu", lower_self },
 	{ "aten.softmax", "SoftmaxV2", lower_self },
 	{ "aten.sub", "Sub", lower_binary },
+	{ "aten.sum", "ReduceSum", lower_reduce },
 	{ "aten.sub_", "Sub", lower_binary },
 	{ "aten.to", "Cast", lower_to },
 };

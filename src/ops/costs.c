@@ -101,6 +101,13 @@ int perfdb_cost_silu(const struct perfdb_op_case *c, struct perfdb_op_cost *w, s
 	return stream(c, out0(c), 4, w);
 }
 
+/* rsqrt(x) = 1 / sqrt(x): a square root and a divide per element. */
+int perfdb_cost_rsqrt(const struct perfdb_op_case *c, struct perfdb_op_cost *w, struct perfdb_err *err)
+{
+	(void)err;
+	return stream(c, out0(c), 2, w);
+}
+
 /* gelu(x) = x/2 (1 + erf(x/sqrt 2)): scale, erf, add, two multiplies per element. */
 int perfdb_cost_gelu(const struct perfdb_op_case *c, struct perfdb_op_cost *w, struct perfdb_err *err)
 {

@@ -26,6 +26,7 @@ int perfdb_cost_add(const struct perfdb_op_case *c, struct perfdb_op_cost *w, st
 int perfdb_cost_move(const struct perfdb_op_case *c, struct perfdb_op_cost *w, struct perfdb_err *err);
 int perfdb_cost_swiglu(const struct perfdb_op_case *c, struct perfdb_op_cost *w, struct perfdb_err *err);
 int perfdb_cost_silu(const struct perfdb_op_case *c, struct perfdb_op_cost *w, struct perfdb_err *err);
+int perfdb_cost_rsqrt(const struct perfdb_op_case *c, struct perfdb_op_cost *w, struct perfdb_err *err);
 int perfdb_cost_gelu(const struct perfdb_op_case *c, struct perfdb_op_cost *w, struct perfdb_err *err);
 int perfdb_cost_rmsnorm(const struct perfdb_op_case *c, struct perfdb_op_cost *w, struct perfdb_err *err);
 int perfdb_cost_add_rmsnorm(const struct perfdb_op_case *c, struct perfdb_op_cost *w, struct perfdb_err *err);

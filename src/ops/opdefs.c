@@ -130,7 +130,12 @@ const struct perfdb_opdef perfdb_opdefs[] = {
 	{ .name = "split_qkv_rmsnorm_rope_kernel", .family = "rope", .memory_bound = MB, .check = perfdb_rules_qkv_rope, .cost = perfdb_cost_qkv_rope },
 	/* the operators only PyTorch ops lower to (aten.h), not tables of the seed's list */
 	{ .name = "Gelu", .family = "eltwise", .memory_bound = MB, .check = perfdb_rules_activation, .cost = perfdb_cost_gelu },
+	/* x^2 per element: the exponent is a scalar the trace does not record (docs/ops.md) */
+	{ .name = "Pow", .family = "eltwise", .memory_bound = MB, .check = perfdb_rules_activation, .cost = perfdb_cost_add },
 	{ .name = "RealDiv", .family = "eltwise", .memory_bound = MB, .check = perfdb_rules_binary, .cost = perfdb_cost_add },
+	{ .name = "ReduceMean", .family = "reduce", .memory_bound = MB, .check = perfdb_rules_reduce_last, .cost = perfdb_cost_argmax },
+	{ .name = "ReduceSum", .family = "reduce", .memory_bound = MB, .check = perfdb_rules_reduce_last, .cost = perfdb_cost_argmax },
+	{ .name = "Rsqrt", .family = "eltwise", .memory_bound = MB, .check = perfdb_rules_activation, .cost = perfdb_cost_rsqrt },
 	{ .name = "Sub", .family = "eltwise", .memory_bound = MB, .check = perfdb_rules_binary, .cost = perfdb_cost_add },
 	{ .name = "Silu", .family = "eltwise", .memory_bound = MB, .check = perfdb_rules_activation, .cost = perfdb_cost_silu },
 };

@@ -65,7 +65,7 @@ int perfdb_rules_add(const struct perfdb_op_case *c, struct perfdb_err *err);
 /* Sub, RealDiv: float in0 op in1, in1 broadcast to in0's (the output's) shape. */
 int perfdb_rules_binary(const struct perfdb_op_case *c, struct perfdb_err *err);
 int perfdb_rules_swiglu(const struct perfdb_op_case *c, struct perfdb_err *err);
-/* Silu, Gelu (PyTorch's silu/gelu, aten.h): one float tensor in, the same shape out. */
+/* Silu, Gelu, Pow, Rsqrt (PyTorch's silu/gelu/pow/rsqrt, aten.h): one float tensor in, the same shape out. */
 int perfdb_rules_activation(const struct perfdb_op_case *c, struct perfdb_err *err);
 int perfdb_rules_tensor_move(const struct perfdb_op_case *c, struct perfdb_err *err);
 int perfdb_rules_masked_fill(const struct perfdb_op_case *c, struct perfdb_err *err);
@@ -79,6 +79,8 @@ int perfdb_rules_transpose(const struct perfdb_op_case *c, struct perfdb_err *er
 
 int perfdb_rules_argmax(const struct perfdb_op_case *c, struct perfdb_err *err);
 int perfdb_rules_sort(const struct perfdb_op_case *c, struct perfdb_err *err);
+/* ReduceSum, ReduceMean: over the last dim of a float input (PyTorch's sum and mean rows, aten.h). */
+int perfdb_rules_reduce_last(const struct perfdb_op_case *c, struct perfdb_err *err);
 
 int perfdb_rules_cast(const struct perfdb_op_case *c, struct perfdb_err *err);
 int perfdb_rules_fill(const struct perfdb_op_case *c, struct perfdb_err *err);

@@ -49,6 +49,20 @@ int perfdb_rules_argmax(const struct perfdb_op_case *c, struct perfdb_err *err)
 	return perfdb_argmax_dim(c, &dim, err);
 }
 
+/* ReduceSum, ReduceMean over the last dim: float in0 (…, H), out0 (…) or (…, 1). */
+int perfdb_rules_reduce_last(const struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	if (c->nin < 1 || !c->in[0].present || c->nout < 1 || !c->out[0].present)
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s needs an input and an output", c->op);
+	const struct perfdb_tensor *x = &c->in[0], *o = &c->out[0];
+	if (!perfdb_dtype_is_float(x->dtype) || !perfdb_dtype_is_float(o->dtype))
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: only fp32/bf16/fp16 tensors are supported", c->op);
+	if (x->ndims < 1 || x->dims[x->ndims - 1] < 1 || o->numel * x->dims[x->ndims - 1] != x->numel)
+		return perfdb_err_set(err, PERFDB_EINVAL, "%s: the output must have one element per row of "
+				      "the input's last dim", c->op);
+	return 0;
+}
+
 /* Ascending over the last dim; out0 values, out1 indices (optional). */
 int perfdb_rules_sort(const struct perfdb_op_case *c, struct perfdb_err *err)
 {

@@ -306,6 +306,14 @@ int perfdb_native_record(struct perfdb_native_run *run, struct perfdb_err *err)
 	/* the status is written first: it survives a failing writeback */
 	snprintf(run->stp, sizeof(run->stp), "%s/run_all_op_status_%s.json", run->rep, run->ts);
 	int rc = perfdb_native_status_build(&run->res, &run->st);
+	/* with --ops the user chose the tables; without, say which were left alone */
+	if (rc == 0 && !no->ops)
+		rc = perfdb_status_unreplayed(run->dir.buf, &run->st, err);
+	size_t unrows = 0;
+	for (size_t i = 0; i < run->st.nunreplayed; i++)
+		unrows += run->st.unreplayed[i].rows;
+	perfdb_strbuf_addf(&env, "tables_not_replayed=%zu\nrows_not_replayed=%zu\n", run->st.nunreplayed,
+			   unrows);
 	if (rc == 0)
 		rc = perfdb_status_write(run->stp, &run->st, err);
 	if (rc == 0)

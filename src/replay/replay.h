@@ -91,7 +91,25 @@ struct perfdb_status {
 	 * each "<Op>.csv:<line>" with its reason, as failed ones are */
 	struct perfdb_status_failure *contended;
 	size_t ncontended;
+	/* tables of the database no replay selects ("not_replayed", perfdb's own
+	 * key): each table with its rows and why (unreplayed.c) */
+	struct perfdb_status_unreplayed *unreplayed;
+	size_t nunreplayed;
 };
+
+struct perfdb_status_unreplayed {
+	char *table;     /* file stem: aten.cat */
+	size_t rows;
+	char *reason;
+};
+
+/*
+ * The tables of dbdir that a native run without --ops does not select: not
+ * a replay operator and not a PyTorch op with a lowering (docs/replay.md
+ * "Tables not replayed"), each with its rows and the reason, appended to
+ * st->unreplayed.  A table that does not load counts 0 rows.
+ */
+int perfdb_status_unreplayed(const char *dbdir, struct perfdb_status *st, struct perfdb_err *err);
 
 void perfdb_status_release(struct perfdb_status *s);
 /* Read a status JSON; returns 1 if read, 0 if missing or malformed (as the reference). */

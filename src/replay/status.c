@@ -2,8 +2,10 @@
  * The run status file (docs/spec/replay.md §4 "run_all_op_status.json",
  * Decision 4): {"success":[op],"failed":[{"op":op,"reason":…}],"skipped":[op]},
  * indent 2, and perfdb's own "contended":[{"op":"<Op>.csv:<line>","reason":…}]
- * (docs/replay.md "Contention"), written only when a row was.  A missing or malformed file reads as "no status", as in the
- * reference.
+ * (docs/replay.md "Contention"), written only when a row was, and
+ * "not_replayed":[{"table":…,"rows":N,"reason":…}] (docs/replay.md "Tables
+ * not replayed"), only when a table was.  A missing or malformed file reads
+ * as "no status", as in the reference.
  */
 #include <jansson.h>
 #include <stdlib.h>
@@ -18,6 +20,11 @@ void perfdb_status_release(struct perfdb_status *s)
 		free(s->success[i]);
 	for (size_t i = 0; i < s->nskipped; i++)
 		free(s->skipped[i]);
+	for (size_t i = 0; i < s->nunreplayed; i++) {
+		free(s->unreplayed[i].table);
+		free(s->unreplayed[i].reason);
+	}
+	free(s->unreplayed);
 	for (size_t i = 0; i < s->nfailed; i++) {
 		free(s->failed[i].op);
 		free(s->failed[i].reason);
@@ -123,6 +130,14 @@ int perfdb_status_write(const char *path, const struct perfdb_status *s, struct 
 			json_array_append_new(cont, json_pack("{s:s, s:s}", "op", s->contended[i].op,
 							      "reason", s->contended[i].reason));
 		json_object_set_new(root, "contended", cont);
+	}
+	if (s->nunreplayed) {
+		json_t *un = json_array();
+		for (size_t i = 0; i < s->nunreplayed; i++)
+			json_array_append_new(un, json_pack("{s:s, s:I, s:s}", "table", s->unreplayed[i].table,
+							    "rows", (json_int_t)s->unreplayed[i].rows,
+							    "reason", s->unreplayed[i].reason));
+		json_object_set_new(root, "not_replayed", un);
 	}
 	char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	json_decref(root);

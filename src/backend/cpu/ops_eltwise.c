@@ -1,8 +1,8 @@
 /*
  * CPU backend, element-wise ops (docs/spec/replay.md §4; docs/ops.md): Add,
  * Sub and RealDiv (their float forms on kern_binary.c), SwiGlu, TensorMove,
- * MaskedFill, and Silu and Gelu (PyTorch's silu/gelu, which only aten
- * tables lower to).  Float tensors (fp32, bf16, fp16) are
+ * MaskedFill, and Silu, Gelu, Pow and Rsqrt (PyTorch's silu, gelu, pow and
+ * rsqrt, which only aten tables lower to).  Float tensors (fp32, bf16, fp16) are
  * processed in blocks converted to fp32 on the stack, a loop shape the
  * compiler vectorises; results are stored back in the tensor's own dtype.
  */
@@ -140,11 +140,16 @@ static int swiglu_run(struct perfdb_op_case *c, struct perfdb_err *err)
 	return 0;
 }
 
-/* ---- Silu, Gelu: out = act(in0), element by element ---- */
+/* ---- Silu, Gelu, Pow, Rsqrt: out = f(in0), element by element ---- */
+
+enum act { ACT_SILU, ACT_GELU, ACT_SQUARE, ACT_RSQRT };
 
 struct act_ctx {
 	struct perfdb_op_case *c;
-	int gelu;   /* 0: silu x/(1+exp(-x)); 1: gelu x/2 (1+erf(x/sqrt 2)), aten's default (exact) form */
+	/* silu x/(1+exp(-x)); gelu x/2 (1+erf(x/sqrt 2)), aten's default (exact) form;
+	 * Pow as x^2 (its exponent is a scalar the trace does not record: docs/ops.md);
+	 * rsqrt 1/sqrt(x) */
+	enum act kind;
 };
 
 CPU_CLONES static void act_range(void *ctx, size_t lo, size_t hi, int tid)
@@ -158,19 +163,31 @@ CPU_CLONES static void act_range(void *ctx, size_t lo, size_t hi, int tid)
 	for (size_t i = lo * BLK; i < n && i < hi * BLK; i += BLK) {
 		size_t m = n - i < BLK ? n - i : BLK;
 		cpu_load_row(a, i, m, v);
-		if (x->gelu)
+		switch (x->kind) {
+		case ACT_GELU:
 			for (size_t j = 0; j < m; j++)
 				v[j] = 0.5f * v[j] * (1.0f + erff(v[j] * 0.70710678f));
-		else
+			break;
+		case ACT_SILU:
 			for (size_t j = 0; j < m; j++)
 				v[j] = v[j] / (1.0f + cpu_expf(-v[j]));
+			break;
+		case ACT_SQUARE:
+			for (size_t j = 0; j < m; j++)
+				v[j] = v[j] * v[j];
+			break;
+		case ACT_RSQRT:
+			for (size_t j = 0; j < m; j++)
+				v[j] = 1.0f / sqrtf(v[j]);
+			break;
+		}
 		cpu_store_row(o, i, m, v);
 	}
 }
 
-static int act_run(struct perfdb_op_case *c, int gelu)
+static int act_run(struct perfdb_op_case *c, enum act kind)
 {
-	struct act_ctx x = { c, gelu };
+	struct act_ctx x = { c, kind };
 	size_t n = (size_t)c->out[0].numel;
 	cpu_parallel(nblocks(n), 2 * n, c->threads, act_range, &x);
 	return 0;
@@ -179,13 +196,25 @@ static int act_run(struct perfdb_op_case *c, int gelu)
 static int silu_run(struct perfdb_op_case *c, struct perfdb_err *err)
 {
 	(void)err;
-	return act_run(c, 0);
+	return act_run(c, ACT_SILU);
 }
 
 static int gelu_run(struct perfdb_op_case *c, struct perfdb_err *err)
 {
 	(void)err;
-	return act_run(c, 1);
+	return act_run(c, ACT_GELU);
+}
+
+static int pow_run(struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	(void)err;
+	return act_run(c, ACT_SQUARE);
+}
+
+static int rsqrt_run(struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	(void)err;
+	return act_run(c, ACT_RSQRT);
 }
 
 /* ---- TensorMove: out = copy of in0 (bytes) ---- */
@@ -234,7 +263,9 @@ const struct perfdb_op_impl cpu_ops_eltwise[] = {
 	{ .name = "Add", .check = cpu_no_limits, .run = add_run },
 	{ .name = "Gelu", .check = cpu_no_limits, .run = gelu_run },
 	{ .name = "MaskedFill", .check = cpu_no_limits, .run = mfill_run },
+	{ .name = "Pow", .check = cpu_no_limits, .run = pow_run },
 	{ .name = "RealDiv", .check = cpu_no_limits, .run = div_run },
+	{ .name = "Rsqrt", .check = cpu_no_limits, .run = rsqrt_run },
 	{ .name = "Silu", .check = cpu_no_limits, .run = silu_run },
 	{ .name = "Sub", .check = cpu_no_limits, .run = sub_run },
 	{ .name = "SwiGlu", .check = cpu_no_limits, .prepare = swiglu_prepare, .run = swiglu_run },

@@ -1,6 +1,6 @@
 /*
  * CPU backend, reductions and sorting (docs/spec/replay.md §4; docs/ops.md):
- * ArgMaxV2, Sort.
+ * ArgMaxV2, ReduceSum, ReduceMean, Sort.
  */
 #include <stdlib.h>
 
@@ -101,8 +101,65 @@ static void sort_release(struct perfdb_op_case *c)
 	c->priv = NULL;
 }
 
+/*
+ * ---- ReduceSum, ReduceMean: out0[r] = sum (or mean) of row r of in0 over its last dim ----
+ * PyTorch's sum and mean rows (the dims they reduce are a list argument the
+ * trace drops: the last, as RMSNorm's mean).  Rows in fp32 blocks, summed
+ * in fp32 lanes; rows go to the threads in contiguous ranges.
+ */
+#define RBLK 1024
+
+struct rsum {
+	struct perfdb_op_case *c;
+	size_t h;
+	int mean;
+};
+
+CPU_CLONES static void rsum_range(void *ctx, size_t lo, size_t hi, int tid)
+{
+	(void)tid;
+	const struct rsum *p = ctx;
+	float v[RBLK];
+	for (size_t r = lo; r < hi; r++) {
+		float acc = 0.0f;
+		for (size_t j = 0; j < p->h; j += RBLK) {
+			size_t m = p->h - j < RBLK ? p->h - j : RBLK;
+			cpu_load_row(&p->c->in[0], r * p->h + j, m, v);
+			float part = 0.0f;
+			for (size_t k = 0; k < m; k++)
+				part += v[k];
+			acc += part;
+		}
+		float out = p->mean ? acc / (float)p->h : acc;
+		cpu_store_row(&p->c->out[0], r, 1, &out);
+	}
+}
+
+static int rsum_run(struct perfdb_op_case *c, int mean)
+{
+	const struct perfdb_tensor *x = &c->in[0];
+	struct rsum p = { c, (size_t)x->dims[x->ndims - 1], mean };
+	size_t rows = (size_t)x->numel / p.h;
+	cpu_parallel(rows, (size_t)x->numel, c->threads, rsum_range, &p);
+	return 0;
+}
+
+static int reduce_sum_run(struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	(void)err;
+	return rsum_run(c, 0);
+}
+
+static int reduce_mean_run(struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	(void)err;
+	return rsum_run(c, 1);
+}
+
 const struct perfdb_op_impl cpu_ops_reduce[] = {
 	{ .name = "ArgMaxV2", .check = cpu_no_limits, .run = argmax_run },
+	{ .name = "ReduceMean", .check = cpu_no_limits, .run = reduce_mean_run },
+	{ .name = "ReduceSum", .check = cpu_no_limits, .run = reduce_sum_run },
 	{ .name = "Sort", .check = cpu_no_limits, .prepare = sort_prepare, .run = sort_run,
 	  .release = sort_release },
 	{ .name = NULL },

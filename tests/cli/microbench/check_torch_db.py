@@ -23,6 +23,8 @@ REPLAYED = {  # stem -> what its rows run as (docs/ops.md)
     "aten.sub": "binary", "aten.sub_": "binary", "aten.div": "binary", "aten.div_": "binary",
     "aten.copy_": "copy", "aten.to": "to", "aten._to_copy": "to",
     "aten.embedding": "gather", "aten.index_select": "gather",
+    "aten.pow": "unary", "aten.rsqrt": "unary", "aten.clone": "unary", "aten.fill_": "unary",
+    "aten.mean": "reduce", "aten.sum": "reduce",
 }
 
 def slots(cell):
@@ -52,6 +54,8 @@ def expect(kind, stem, row):
         if not ins[0]:
             return "self slot records no tensor shape"
         return None if out_dt else "target dtype (a scalar argument) is not recorded"
+    if kind in ("unary", "reduce"):   # a self with dims (a 0-d self reads as no tensor)
+        return None if ins and ins[0] else "self slot records no tensor shape"
     if kind == "binary":
         a, b = ins[0], ins[1] if len(ins) > 1 else None
         if b and not stem.endswith("_") and numel(b) > numel(a):

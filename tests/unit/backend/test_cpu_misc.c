@@ -247,6 +247,49 @@ static void test_binary_bcast(void **state)
 	assert_true(setup(&c, "Sub", "4,6;4,5", "", "4,6", "") < 0);
 }
 
+/* ---- Pow (as x^2), Rsqrt, ReduceSum, ReduceMean ---- */
+
+static void test_unary_reduce(void **state)
+{
+	(void)state;
+	struct perfdb_op_case c;
+	for (int d = 0; d < 3; d++)
+		for (int th = 1; th <= 2; th++) {
+			assert_int_equal(setup(&c, "Pow", "3,1100", FDT[d], "3,1100", FDT[d]), 0);
+			c.threads = th;
+			go(&c);
+			for (size_t i = 0; i < 3300; i++) {
+				double x = cpu_ld(&c.in[0], i);
+				near(cpu_ld(&c.out[0], i), x * x, tol_of(FD[d]) * fmax(1.0, x * x));
+			}
+			/* 1/sqrt of the absolute values, set before the run */
+			assert_int_equal(setup(&c, "Rsqrt", "3,1100", FDT[d], "3,1100", FDT[d]), 0);
+			c.threads = th;
+			for (size_t i = 0; i < 3300; i++) {
+				float v = 0.25f + (float)(i % 17);
+				cpu_store_row(&c.in[0], i, 1, &v);
+			}
+			go(&c);
+			for (size_t i = 0; i < 3300; i++)
+				near(cpu_ld(&c.out[0], i), 1.0 / sqrt(cpu_ld(&c.in[0], i)), tol_of(FD[d]));
+			/* rows of 2500 (across the 1024 blocks): sum and mean by hand in double */
+			for (int mean = 0; mean < 2; mean++) {
+				assert_int_equal(setup(&c, mean ? "ReduceMean" : "ReduceSum", "3,2500", FDT[d],
+						       "3,1", FDT[d]), 0);
+				c.threads = th;
+				go(&c);
+				for (size_t r = 0; r < 3; r++) {
+					double sum = 0;
+					for (size_t j = 0; j < 2500; j++)
+						sum += cpu_ld(&c.in[0], r * 2500 + j);
+					double want = mean ? sum / 2500 : sum;
+					near(cpu_ld(&c.out[0], r), want, tol_of(FD[d]) * (mean ? 1.0 : 50.0));
+				}
+			}
+		}
+	assert_true(setup(&c, "ReduceSum", "3,2500", "DT_FLOAT", "3,2", "DT_FLOAT") < 0);
+}
+
 /* ---- LayerNormV3 ---- */
 
 static void check_ln(const struct perfdb_op_case *c, size_t rows, size_t h, int beta, double tol)
@@ -350,6 +393,7 @@ int main(void)
 		cmocka_unit_test(test_fill),
 		cmocka_unit_test(test_mul),
 		cmocka_unit_test(test_binary_bcast),
+		cmocka_unit_test(test_unary_reduce),
 		cmocka_unit_test(test_activations),
 		cmocka_unit_test(test_layer_norm),
 		cmocka_unit_test(test_aicore_twins),

@@ -234,6 +234,49 @@ static void test_eltwise_norm(void **state)
 	build("aten.mul", "8,64;4,64", "FLOAT;FLOAT", "8,64", "FLOAT", &c);
 	assert_int_equal(perfdb_case_check(c.def, NULL, &c, &err), -PERFDB_EINVAL);
 	assert_non_null(strstr(err.msg, "does not broadcast"));
+
+	/* sub and div as Sub and RealDiv; div by a Python float (a bare double) divides by nothing */
+	build("aten.sub", "8,64;64", "FLOAT;FLOAT", "", "", &c);
+	assert_string_equal(c.op, "Sub");
+	build("aten.div", "1,16,512,512;", "DT_BF16;DOUBLE", "1,16,512,512", "DT_BF16", &c);
+	assert_string_equal(c.op, "RealDiv");
+	assert_int_equal(c.nin, 1);
+	assert_int_equal(perfdb_case_check(c.def, NULL, &c, &err), 0);
+}
+
+/* The ops of a decoder's RMSNorm and the like: pow, rsqrt, mean, sum, fill_, clone. */
+static void test_unary_reduce(void **state)
+{
+	(void)state;
+	struct perfdb_op_case c;
+	/* pow(x, 2.0): the exponent is not recorded; x's shape out */
+	build("aten.pow", "1,512,1024;", "FLOAT;", "1,512,1024", "FLOAT", &c);
+	assert_string_equal(c.op, "Pow");
+	assert_int_equal(c.nin, 1);
+	DIMS(&c.out[0], 1, 512, 1024);
+	build("aten.rsqrt", "8,1", "FLOAT", "", "", &c);
+	assert_string_equal(c.op, "Rsqrt");
+	DIMS(&c.out[0], 8, 1);
+	/* a 0-d self (no dims, a dtype) reads as an absent slot: refused, named */
+	build_fails("aten.rsqrt", "", "FLOAT", "", "", "records no tensor shape");
+	/* mean(x, [-1], keepdim): over the last dim, which stays as 1 */
+	build("aten.mean", "8,1,1024;;;", "FLOAT;;;", "", "", &c);
+	assert_string_equal(c.op, "ReduceMean");
+	DIMS(&c.out[0], 8, 1, 1);
+	assert_int_equal(perfdb_case_check(c.def, NULL, &c, &err), 0);
+	build("aten.sum", "4,6;;;", "DT_BF16;;;", "", "", &c);
+	assert_string_equal(c.op, "ReduceSum");
+	DIMS(&c.out[0], 4, 1);
+	build_fails("aten.sum", ";;;", ";;;", "", "", "records no tensor shape");
+	/* fill_(self, value): writes self, reads no tensor */
+	build("aten.fill_", "4,8;", "DT_BF16;", "", "", &c);
+	assert_string_equal(c.op, "Fill");
+	assert_int_equal(c.nin, 0);
+	DIMS(&c.out[0], 4, 8);
+	assert_int_equal(perfdb_case_check(c.def, NULL, &c, &err), 0);
+	build("aten.clone", "8,16,64;", "DT_BF16;", "", "", &c);
+	assert_string_equal(c.op, "TensorMove");
+	assert_int_equal(perfdb_case_check(c.def, NULL, &c, &err), 0);
 }
 
 /* Gathers and copies. */
@@ -277,6 +320,7 @@ int main(void)
 		cmocka_unit_test(test_matmul),
 		cmocka_unit_test(test_sdpa),
 		cmocka_unit_test(test_eltwise_norm),
+		cmocka_unit_test(test_unary_reduce),
 		cmocka_unit_test(test_data_movement),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
