@@ -19,11 +19,13 @@
 #      the error of each repeat's prediction against that repeat's
 #      measurement (median [min, max]), and the coverage of the trace's op
 #      time.  The measured spread over the repeats is this machine's own
-#      noise (an A/A figure).
+#      noise (an A/A figure).  Then one line per case: "closure, bf16 decode
+#      at 1 thread: predicted X ms, measured Y ms, error Z % (median of N),
+#      coverage C %".
 # Target (issue 46): |error| <= 5 % in every case, coverage >= 99 %.
 # Environment: CLOSURE_ROW_BUDGET (seconds a row may take, default 0.3),
 # CLOSURE_CASES (default "bf16:prefill bf16:decode fp32:prefill fp32:decode"),
-# CLOSURE_THREADS (default "1 <nproc>").  Work files go under $TMPDIR and
+# CLOSURE_THREADS (default "1 <nproc>"), CLOSURE_LAYERS (default 8).  Work files go under $TMPDIR and
 # are deleted at exit (CLOSURE_KEEP=1 keeps them and prints where).
 set -eu
 BUILD=${1:-build}
@@ -85,8 +87,16 @@ cov = statistics.median(r[2] for r in rows) * 100
 f = lambda v, fmt: (fmt + " [" + fmt + ", " + fmt + "]") % (statistics.median(v), min(v), max(v))
 print("%-14s %7s  %-28s %-28s %-24s %7.1f%%" % (sys.argv[2], sys.argv[3], f(m, "%.2f"),
       f(p, "%.2f"), f(e, "%+.1f"), cov))
+with open(sys.argv[1] + ".line", "w") as out:
+    out.write("closure, %s at %s thread%s: predicted %.2f ms, measured %.2f ms, error %+.1f %% "
+              "(median of %d), coverage %.1f %%\n" % (sys.argv[2], sys.argv[3],
+              "" if sys.argv[3] == "1" else "s", statistics.median(p), statistics.median(m),
+              statistics.median(e), len(rows), cov))
 PY
+		cat "$d/runs.line" >>"$WORK/lines"
 	done
 done
+echo
+cat "$WORK/lines"
 echo "error = predicted / measured - 1 of each repeat; the measured spread is this machine's A/A noise." >&2
 echo "the per-op tables: perfdb predict --trace <case>/step.pt.trace.json --database-path <case>/db --measured-only (CLOSURE_KEEP=1)" >&2

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The model of bench/closure.sh: a small Llama-like decoder on the CPU.
 
-Random weights (seed 0): hidden 1024, 8 layers, 16 heads, SwiGLU MLP (2816),
+Random weights (seed 0): hidden 1024, 8 layers ($CLOSURE_LAYERS), 16 heads, SwiGLU MLP (2816),
 RMSNorm written as Llama writes it (pow, mean, rsqrt, mul), matmul + softmax
 attention (torch 1.13 has no scaled_dot_product_attention).  Two phases:
   prefill  batch 1, 512 tokens, causal mask added to the scores
@@ -30,7 +30,9 @@ import torch
 import torch.nn.functional as F
 from torch.profiler import ProfilerActivity, profile
 
-HIDDEN, LAYERS, HEADS, FFN = 1024, 8, 16, 2816
+HIDDEN, HEADS, FFN = 1024, 16, 2816
+# CLOSURE_LAYERS: fewer layers for a quick look (the CTest smoke run takes 2)
+LAYERS = int(os.environ.get("CLOSURE_LAYERS", "8"))
 PREFILL_TOKENS = 512
 DECODE_BATCH, DECODE_KV = 8, 1024
 

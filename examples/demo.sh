@@ -4,6 +4,7 @@
 set -eu
 PERFDB=$(realpath "${1:-build/bin/perfdb}")
 cd "$(dirname "$0")"
+BENCH=$(realpath ../bench)
 TRACE=$(realpath ../tests/data/torch_trace/cpu_block.pt.trace.json)
 # The demo works on a scratch copy: the committed example database stays as it is.
 SCRATCH=${DEMO_DIR:-../build/demo}
@@ -52,6 +53,21 @@ step "$PERFDB" microbench --backend cpu --repeat-count "$REPEAT" --row-budget 0.
 	> microbench_cpu.log
 grep -E '(perfdb microbench|^\[|^# |^\| (CSV|Rows))' microbench_cpu.log
 step "$PERFDB" report --database-root "$ROOT" --device "$CPU" --html "$ROOT/perfdb_report_cpu.html"
+# Does the database describe the run it came from?  perfdb predict answers the
+# trace's op sequence from the rows just replayed (--measured-only: replayed
+# figures only) and sets the prediction beside the trace's own step, recorded
+# under the profiler (docs/predict.md).
+step "$PERFDB" predict --trace "$TRACE" --database-root "$ROOT" --device "$CPU" --torch-version 1.13.1 \
+	--measured-only --top 8
+# With PyTorch installed (Debian: python3-torch), one case of bench/closure.sh: a
+# small decoder's forward measured without the profiler against its prediction.
+if [ "${DEMO_CLOSURE:-1}" != 0 ] && /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+	printf '\n%s$ CLOSURE_CASES=bf16:decode CLOSURE_THREADS=1 bash bench/closure.sh BUILD 1%s\n' "$bold" "$plain"
+	CLOSURE_CASES=bf16:decode CLOSURE_THREADS=1 bash "$BENCH/closure.sh" "$(dirname "$(dirname "$PERFDB")")" 1 \
+		2>/dev/null | grep '^closure' || echo "(closure: bench/closure.sh failed)"
+else
+	printf '\nclosure: install python3-torch (Debian) to measure a small decoder against its prediction (bench/closure.sh)\n'
+fi
 # Collectives over MPI (docs/comm.md): 2 ranks of this machine, the four ops
 # on a short grid, one checked row per size appended to hcom_*.csv; then the
 # alpha-beta check against the A3 NPU model, which host MPI is not (FAILs

@@ -12,7 +12,7 @@ set -u
 PERFDB=$1 SCRATCH=$2 MIN=$3
 HERE=$(cd "$(dirname "$0")" && pwd)
 command -v mpirun >/dev/null || { echo "mpirun not installed: skipped"; exit 77; }
-DEMO_DIR=$SCRATCH DEMO_REPEAT_COUNT=2 NO_COLOR=1 bash "$HERE/../../examples/demo.sh" "$PERFDB" >"$SCRATCH.log" 2>&1 || {
+DEMO_DIR=$SCRATCH DEMO_REPEAT_COUNT=2 DEMO_CLOSURE=0 NO_COLOR=1 bash "$HERE/../../examples/demo.sh" "$PERFDB" >"$SCRATCH.log" 2>&1 || {
   tail -n 30 "$SCRATCH.log"; echo "demo failed (log: $SCRATCH.log)"; exit 1; }
 cd "$SCRATCH" || exit 1
 "$PERFDB" report --database-root database --vllm-version 0.13.0 --torch-version 2.8.0 \

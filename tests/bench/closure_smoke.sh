@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# bench/closure.sh end to end on its smallest case (issue 46): a 2-layer
+# decoder in bf16 decode at 1 thread, one repeat.  Checked by rule, not by
+# value (the error is this machine's): the summary line is there, every
+# figure in it is a finite number, the prediction is positive, and the
+# coverage of the trace's op time is at least 99 %.  Exit 77 (skipped)
+# without PyTorch for /usr/bin/python3, as bench/closure.sh itself.
+# usage: closure_smoke.sh BUILD_DIR
+set -u
+BUILD=$1
+HERE=$(cd "$(dirname "$0")" && pwd)
+out=$(CLOSURE_CASES=bf16:decode CLOSURE_THREADS=1 CLOSURE_LAYERS=2 CLOSURE_ROW_BUDGET=0.05 \
+	bash "$HERE/../../bench/closure.sh" "$BUILD" 1 2>/dev/null)
+rc=$?
+[ $rc = 77 ] && exit 77
+[ $rc = 0 ] || { echo "FAIL: bench/closure.sh exited $rc"; echo "$out"; exit 1; }
+line=$(grep '^closure, bf16 decode at 1 thread: ' <<<"$out")
+[ -n "$line" ] || { echo "FAIL: no closure line"; echo "$out"; exit 1; }
+python3 - "$line" <<'PY' || { echo "$out"; exit 1; }
+import math, re, sys
+m = re.match(r"closure, bf16 decode at 1 thread: predicted ([0-9.]+) ms, measured ([0-9.]+) ms, "
+             r"error ([-+][0-9.]+) % \(median of 1\), coverage ([0-9.]+) %$", sys.argv[1])
+if not m:
+    sys.exit("FAIL: the line does not read: " + sys.argv[1])
+pred, meas, err, cov = map(float, m.groups())
+ok = all(math.isfinite(v) for v in (pred, meas, err, cov)) and pred > 0 and meas > 0 and cov >= 99.0
+# the error printed is the prediction against the measurement, to the rounding
+ok = ok and abs((pred / meas - 1) * 100 - err) < 0.2
+print("ok" if ok else "FAIL: " + sys.argv[1])
+sys.exit(0 if ok else 1)
+PY
