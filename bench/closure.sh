@@ -25,7 +25,9 @@
 # Target (issue 46): |error| <= 5 % in every case, coverage >= 99 %.
 # Environment: CLOSURE_ROW_BUDGET (seconds a row may take, default 0.3),
 # CLOSURE_CASES (default "bf16:prefill bf16:decode fp32:prefill fp32:decode"),
-# CLOSURE_THREADS (default "1 <nproc>"), CLOSURE_LAYERS (default 8).  Work files go under $TMPDIR and
+# CLOSURE_THREADS (default "1 <nproc>"), CLOSURE_LAYERS (default 8),
+# CLOSURE_BACKEND (the replay: cpu, perfdb's kernels, or torch, PyTorch's own;
+# default cpu).  Work files go under $TMPDIR and
 # are deleted at exit (CLOSURE_KEEP=1 keeps them and prints where).
 set -eu
 BUILD=${1:-build}
@@ -39,6 +41,7 @@ if ! "$PY" -c 'import torch' 2>/dev/null; then
 	exit 77
 fi
 BUDGET=${CLOSURE_ROW_BUDGET:-0.3}
+BACKEND=${CLOSURE_BACKEND:-cpu}
 CASES=${CLOSURE_CASES:-"bf16:prefill bf16:decode fp32:prefill fp32:decode"}
 NPROC=$(nproc)
 THREADS=${CLOSURE_THREADS:-"1 $NPROC"}
@@ -51,6 +54,7 @@ fi
 # the replay's quiet figures stay with this run, not the user's state
 export PERFDB_STATE_DIR="$WORK/state"
 
+echo "replay backend: $BACKEND"
 printf '%-14s %7s  %-28s %-28s %-24s %8s\n' case threads "measured ms" "predicted ms" "error %" coverage
 for c in $CASES; do
 	dtype=${c%%:*}
@@ -66,7 +70,7 @@ for c in $CASES; do
 		for _ in $(seq "$REPEATS"); do
 			m=$("$PY" "$HERE/closure_model.py" measure --dtype "$dtype" --phase "$phase" \
 				--threads "$th" --runs 7 | cut -d' ' -f1)
-			"$PERFDB" microbench --backend cpu --database-path "$d/db" --force-device \
+			"$PERFDB" microbench --backend "$BACKEND" --database-path "$d/db" --force-device \
 				--threads "$th" --row-budget "$BUDGET" --update-mode all \
 				>"$d/mb.out" 2>"$d/mb.err" || true
 			"$PERFDB" predict --trace "$d/step.pt.trace.json" --database-path "$d/db" \

@@ -25,10 +25,11 @@
 #include "replay/engine.h"
 #include "replay/msprof_run.h"
 #include "replay/native_run.h"
+#include "replay/torch_run.h"
 #include "replay_common.h"
 
 static const char *const modes[] = { "all", "missing-only", NULL };
-static const char *const backends[] = { "msprof", "cpu", "cuda", NULL };
+static const char *const backends[] = { "msprof", "cpu", "cuda", "torch", NULL };
 static const char *const exec_modes[] = { "inprocess", "subprocess", NULL };
 
 /* the reference's flags (start_microbench.py): prefixes resolve among them first */
@@ -43,7 +44,7 @@ static const char *const reference_flags[] = {
 const struct cmd_help cmd_microbench_help = {
 	.name = "microbench",
 	.reference = reference_flags,
-	.usage = "perfdb microbench [--backend {msprof,cpu,cuda}] [--replay-command CMD] [--ops OP ...]\n"
+	.usage = "perfdb microbench [--backend {msprof,cpu,cuda,torch}] [--replay-command CMD] [--ops OP ...]\n"
 		 "                         [--repeat-count N] [--threads N] [--force-device]\n"
 		 "                         [--resume] [--execution-mode {inprocess,subprocess}]\n"
 		 "                         [--op-timeout SECONDS] [--op-mapping auto|none|PATH]\n"
@@ -257,6 +258,15 @@ static int run_native(struct perfdb_native_opts *no, const struct native_flags *
 	return rc;
 }
 
+/* What --backend torch takes of the flags. */
+struct mb_args_torch {
+	const struct opt_list *ops;
+	bool missing_only, prune, json;
+	long threads, repeat;
+	double budget, row_timeout;
+	const struct perfdb_opmap_opts *op_mapping;
+};
+
 /* ---- --backend msprof: the stage is replay/msprof_run.c ---- */
 
 struct msprof_flags {
@@ -309,6 +319,51 @@ static int run_msprof_backend(const struct perfdb_db_opts *o, const struct mspro
 	return rc < 0 ? cli_error("microbench", &err) : 0;
 }
 
+/* ---- --backend torch: the stage is replay/torch_run.c ---- */
+
+static int run_torch_backend(const struct perfdb_db_opts *o, const struct mb_args_torch *t)
+{
+	struct perfdb_err err;
+	perfdb_err_clear(&err);
+	struct perfdb_strbuf dir = PERFDB_STRBUF_INIT;
+	if (perfdb_db_resolve(o, &dir, &err) < 0) {
+		perfdb_strbuf_release(&dir);
+		return cli_error("microbench", &err);
+	}
+	struct perfdb_torch_opts to = {
+		.dbdir = dir.buf, .ops = t->ops->n ? t->ops->v : NULL, .nops = t->ops->n,
+		.missing_only = t->missing_only, .threads = t->threads, .repeat = t->repeat,
+		.budget = t->budget, .row_timeout = t->row_timeout,
+	};
+	struct perfdb_torch_run run;
+	int rc = perfdb_torch_microbench(&to, &run, &err);
+	if (rc < 0) {
+		rc = cli_error("microbench", &err);
+	} else {
+		fprintf(stderr, "[TORCH] %zu rows through PyTorch %s at %ld thread%s: %zu measured, %zu failed, "
+			"%zu contended\n", run.rows, run.torch_version[0] ? run.torch_version : "(none asked)",
+			t->threads, t->threads == 1 ? "" : "s", run.ok, run.failed, run.contended);
+		for (size_t i = 0; i < run.st.nfailed; i++)
+			fprintf(stderr, "[FAILED] %s: %s\n", run.st.failed[i].op, run.st.failed[i].reason);
+		for (size_t i = 0; i < run.st.ncontended; i++)
+			fprintf(stderr, "[CONTENDED] %s: not written: %s\n", run.st.contended[i].op,
+				run.st.contended[i].reason);
+		if (run.st.nunreplayed)
+			fprintf(stderr, "[NOT REPLAYED] %zu table%s that no replay selects; the status file says why\n",
+				run.st.nunreplayed, run.st.nunreplayed == 1 ? "" : "s");
+		struct ingest_opts io = { .cmd = "microbench", .dbdir = dir.buf, .ops = t->ops,
+					  .missing_only = t->missing_only, .prune = t->prune, .json = t->json,
+					  .ep = 16, .status = &run.st, .ts = run.ts, .op_mapping = t->op_mapping,
+					  .aten = 1 };
+		rc = replay_finish(&io, &run.measures);
+		if (rc == 0 && !t->json)
+			printf("[STATUS] %s\n", run.status_path);
+	}
+	perfdb_torch_run_release(&run);
+	perfdb_strbuf_release(&dir);
+	return rc;
+}
+
 /* The flags of microbench, with their defaults (args_init). */
 struct mb_args {
 	const char *backend, *cmd, *mode, *exec_mode, *op_mapping, *master_addr;
@@ -329,7 +384,8 @@ static int parse_args(int argc, char **argv, struct perfdb_db_opts *o, struct mb
 	struct opt opts[] = {
 		{ .type = OPT_STRING, .name = "backend", .dest = &a->backend, .choices = backends,
 		  .help = "msprof: replay on an Ascend NPU under msprof; cpu: replay natively on this "
-			  "CPU; cuda: replay natively on this machine's NVIDIA GPU (default: msprof)" },
+			  "CPU; cuda: replay natively on this machine's NVIDIA GPU; torch: the PyTorch op "
+			  "tables through the PyTorch installed here, by its own kernels (default: msprof)" },
 		{ .type = OPT_STRING, .name = "replay-command", .dest = &a->cmd, .metavar = "CMD",
 		  .help = "shell command that replays the operators (run as: msprof "
 			  "--output=DIR sh -c CMD); '{ops}' is replaced by the operator list "
@@ -424,6 +480,18 @@ int cmd_microbench(int argc, char **argv, struct cmd_db *db)
 		return 2;
 	}
 	if ((rc = db_opts_finish(db, &cmd_microbench_help))) {
+		replay_ops_release(&a->ops);
+		return rc;
+	}
+	if (strcmp(a->backend, "torch") == 0) {
+		struct mb_args_torch t = { .ops = &a->ops, .missing_only = a->mode[0] == 'm', .prune = a->prune,
+					   .json = a->json, .threads = a->threads ? a->threads : perfdb_cpus_usable(""),
+					   .repeat = a->repeat, .budget = a->budget, .row_timeout = a->row_timeout };
+		struct perfdb_opmap_opts om;
+		perfdb_opmap_opts_parse(a->op_mapping, &om);
+		om.warn = opmap_warn;
+		t.op_mapping = &om;
+		rc = run_torch_backend(o, &t);
 		replay_ops_release(&a->ops);
 		return rc;
 	}

@@ -13,6 +13,7 @@ need() { [ -s "$PREFIX/$1" ] || { echo "missing: $1"; fail=1; }; }
 need bin/perfdb
 need share/perfdb/devices.json
 need share/perfdb/grid.yaml
+need share/perfdb/torch_replay.py
 need share/perfdb/op_mapping/vllm0.18.0_torch2.9.0_cann8.5.yaml
 need share/perfdb/op_mapping/PROVENANCE.md
 need share/perfdb/op_mapping/LICENSE.MulanPSL2
@@ -28,6 +29,24 @@ done
 out=$(env -u PERFDB_DATA_DIR -u PERFDB_DEVICES "$PREFIX/bin/perfdb" devices --json 2>&1) ||
   { echo "installed perfdb devices failed: $out"; fail=1; }
 case $out in *"\"source\": \"$PREFIX/bin/../share/perfdb/devices.json\""*) ;; *) echo "devices not read from PREFIX"; fail=1;; esac
+# the installed binary runs the installed torch replay: an interpreter
+# stand-in records the script it was given and answers the one row
+mkdir -p "$PREFIX/tw/db"
+{
+  printf 'Input Shapes,Input Data Types,Input Formats,Output Shapes,Output Data Types,Output Formats\r\n'
+  printf '%s\r\n' '"""8,8;8,8""",FLOAT;FLOAT,ND;ND,"""8,8""",FLOAT,ND'
+} >"$PREFIX/tw/db/aten.mm.csv"
+cat >"$PREFIX/tw/py" <<'SH'
+#!/bin/sh
+[ "$1" = "-c" ] && exit 0
+echo "$1" >"$(dirname "$0")/script"
+printf '{"torch": "0", "rows": [{"table": "aten.mm", "line": 2, "status": "failed", "reason": "x"}]}' >"$3"
+SH
+chmod +x "$PREFIX/tw/py"
+(cd "$PREFIX/tw" && env -u PERFDB_DATA_DIR PERFDB_TORCH_PYTHON="$PREFIX/tw/py" "$PREFIX/bin/perfdb" microbench \
+	--backend torch --database-path db >/dev/null 2>&1)
+[ "$(cat "$PREFIX/tw/script" 2>/dev/null)" = "$PREFIX/bin/../share/perfdb/torch_replay.py" ] ||
+  { echo "the installed torch backend ran '$(cat "$PREFIX/tw/script" 2>/dev/null)'"; fail=1; }
 # the cuda module, where built: installed beside the binary's lib/, found and
 # loaded by the installed binary (no GPU here: the module answers itself)
 if "$PREFIX/bin/perfdb" --version | grep -q "cuda and nccl"; then

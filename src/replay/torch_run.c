@@ -1,0 +1,398 @@
+/*
+ * `perfdb microbench --backend torch` as one recipe (docs/replay.md "The
+ * torch backend"): the PyTorch op tables' rows out as a request, one child
+ * running data/torch_replay.py under the framework, its answers back as
+ * measurements, a status file and an env record.  The writeback is the
+ * caller's (perfdb_replay_finish), as for the native backends.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "perfdb/device.h"
+#include "perfdb/fsio.h"
+#include "perfdb/schema.h"
+#include "perfdb/table.h"
+#include "replay/torch_run.h"
+
+/* A row sent out: where it goes back, and its key cells. */
+struct pending {
+	char *table;
+	size_t line;
+	char *base[PERFDB_SCHEMA_NBASE];
+};
+
+struct trun {
+	const struct perfdb_torch_opts *o;
+	struct pending *v;
+	size_t n, cap;
+	json_t *rows;
+	char tmp[4096];
+};
+
+static const char *const base_cols[PERFDB_SCHEMA_NBASE] = { PERFDB_SCHEMA_BASE_COLS };
+
+static int nomem(struct perfdb_err *err)
+{
+	return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+}
+
+void perfdb_torch_run_release(struct perfdb_torch_run *r)
+{
+	perfdb_measures_release(&r->measures);
+	perfdb_status_release(&r->st);
+	memset(r, 0, sizeof(*r));
+}
+
+static int selected(const struct perfdb_torch_opts *o, const char *stem)
+{
+	if (!o->ops)
+		return 1;
+	for (size_t i = 0; i < o->nops; i++)
+		if (strcmp(o->ops[i], stem) == 0)
+			return 1;
+	return 0;
+}
+
+static int by_name(const struct dirent **a, const struct dirent **b)
+{
+	return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+/* One table's rows into the request. */
+static int add_table(struct trun *x, const char *stem, const char *path, struct perfdb_err *err)
+{
+	struct perfdb_table t;
+	perfdb_table_init(&t);
+	int rc = perfdb_table_load(&t, path, err);
+	long cmb = perfdb_table_col(&t, PERFDB_COL_MB_DUR), cprof = perfdb_table_col(&t, PERFDB_COL_PROF_AVG);
+	long cin = perfdb_table_col(&t, PERFDB_COL_IN_SHAPES), cdt = perfdb_table_col(&t, PERFDB_COL_IN_DTYPES);
+	long cod = perfdb_table_col(&t, PERFDB_COL_OUT_DTYPES);
+	for (size_t r = 0; rc == 0 && r < t.nrows; r++) {
+		if (x->o->missing_only && perfdb_schema_usable_duration(perfdb_table_get(&t, r, cmb),
+									perfdb_table_get(&t, r, cprof), false, NULL))
+			continue;
+		if (x->n == x->cap) {
+			size_t cap = x->cap ? 2 * x->cap : 256;
+			struct pending *v = realloc(x->v, cap * sizeof(*v));
+			if (!v) {
+				rc = nomem(err);
+				break;
+			}
+			x->v = v;
+			x->cap = cap;
+		}
+		struct pending *p = &x->v[x->n];
+		memset(p, 0, sizeof(*p));
+		x->n++;
+		p->table = strdup(stem);
+		p->line = t.rows[r].line;
+		int ok = p->table != NULL;
+		for (int b = 0; b < PERFDB_SCHEMA_NBASE; b++)
+			ok &= (p->base[b] = strdup(perfdb_table_get(&t, r, perfdb_table_col(&t, base_cols[b])))) != NULL;
+		json_t *j = json_pack("{s:s, s:I, s:s, s:s, s:s}", "table", stem, "line", (json_int_t)p->line,
+				      "shapes", perfdb_table_get(&t, r, cin), "dtypes", perfdb_table_get(&t, r, cdt),
+				      "out_dtypes", perfdb_table_get(&t, r, cod));
+		if (!ok || !j || json_array_append_new(x->rows, j) < 0)
+			rc = nomem(err);
+	}
+	perfdb_table_release(&t);
+	return rc;
+}
+
+static int collect(struct trun *x, struct perfdb_err *err)
+{
+	struct dirent **names;
+	int k = scandir(x->o->dbdir, &names, NULL, by_name);
+	if (k < 0)
+		return perfdb_err_errno(err, errno, "cannot list the database directory '%s'", x->o->dbdir);
+	int rc = 0;
+	for (int i = 0; i < k; i++) {
+		const char *nm = names[i]->d_name;
+		size_t len = strlen(nm);
+		char stem[512];
+		snprintf(stem, sizeof(stem), "%.*s", len > 4 ? (int)(len - 4) : 0, nm);
+		/* the tables the native backends replay: the PyTorch ops with a lowering */
+		if (rc == 0 && len > 4 && strcmp(nm + len - 4, ".csv") == 0 &&
+		    perfdb_replay_aten_target(stem) && selected(x->o, stem)) {
+			char p[4200];
+			snprintf(p, sizeof(p), "%s/%s", x->o->dbdir, nm);
+			rc = add_table(x, stem, p, err);
+		}
+		free(names[i]);
+	}
+	free(names);
+	return rc;
+}
+
+static const char *python_of(const struct perfdb_torch_opts *o)
+{
+	const char *e = getenv("PERFDB_TORCH_PYTHON");
+	return o->python ? o->python : e && *e ? e : "/usr/bin/python3";
+}
+
+/*
+ * Run argv; its exit status, or -1 after limit_s (killed).  The child keeps
+ * perfdb's environment as it is: the replay sets torch.set_num_threads, and
+ * the BLAS and OpenMP settings a model's process inherits
+ * (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS, ...) are the user's to give it,
+ * since a fixed OMP_NUM_THREADS moved fp32 GEMMs 1.7x away from the same
+ * model run without it (docs/measuring.md "Closure").
+ */
+static int run_child(char *const argv[], double limit_s, int quiet)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0)
+		return -2;
+	if (pid == 0) {
+		if (quiet) {
+			FILE *devnull = freopen("/dev/null", "w", stderr);
+			(void)devnull;
+		}
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	struct timespec t0, now, nap = { 0, 20 * 1000 * 1000 };
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		int st;
+		pid_t w = waitpid(pid, &st, WNOHANG);
+		if (w == pid)
+			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+		if (w < 0 && errno != EINTR)
+			return -2;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) * 1e-9 > limit_s) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			return -1;
+		}
+		nanosleep(&nap, NULL);
+	}
+}
+
+static int add_failure(struct perfdb_status_failure **list, size_t *n, const struct pending *p,
+		       const char *reason)
+{
+	struct perfdb_status_failure *v = realloc(*list, (*n + 1) * sizeof(*v));
+	if (!v)
+		return -PERFDB_ENOMEM;
+	*list = v;
+	char op[700];
+	snprintf(op, sizeof(op), "%s.csv:%zu", p->table, p->line);
+	v[*n].op = strdup(op);
+	v[*n].reason = strdup(reason);
+	(*n)++;
+	return v[*n - 1].op && v[*n - 1].reason ? 0 : -PERFDB_ENOMEM;
+}
+
+static int add_measure(struct perfdb_measures *m, struct pending *p, json_t *row)
+{
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 64;
+		struct perfdb_measure *v = realloc(m->v, cap * sizeof(*v));
+		if (!v)
+			return -PERFDB_ENOMEM;
+		m->v = v;
+		m->cap = cap;
+	}
+	struct perfdb_measure *x = &m->v[m->n++];
+	memset(x, 0, sizeof(*x));
+	/* the strings move from the pending row to the measurement */
+	x->op = p->table;
+	p->table = NULL;
+	for (int b = 0; b < PERFDB_SCHEMA_NBASE; b++) {
+		x->base[b] = p->base[b];
+		p->base[b] = NULL;
+	}
+	x->samples = (size_t)json_integer_value(json_object_get(row, "samples"));
+	x->mean = json_number_value(json_object_get(row, "mean_us"));
+	x->median = json_number_value(json_object_get(row, "median_us"));
+	x->min = json_number_value(json_object_get(row, "min_us"));
+	x->std = json_number_value(json_object_get(row, "std_us"));
+	return 0;
+}
+
+/* The child's answers: measurements and the status. */
+static int read_answers(struct trun *x, const char *path, struct perfdb_torch_run *r,
+			struct perfdb_err *err)
+{
+	json_error_t je;
+	json_t *root = json_load_file(path, 0, &je);
+	json_t *rows = root ? json_object_get(root, "rows") : NULL;
+	if (!json_is_array(rows) || json_array_size(rows) != x->n) {
+		json_decref(root);
+		return perfdb_err_set(err, PERFDB_EPARSE, "%s: the torch replay's answer does not read "
+				      "(%s)", path, root ? "not one row per row asked" : je.text);
+	}
+	snprintf(r->torch_version, sizeof(r->torch_version), "%s",
+		 json_string_value(json_object_get(root, "torch")) ? json_string_value(json_object_get(root, "torch")) : "?");
+	int rc = 0;
+	size_t tbad = 0;
+	for (size_t i = 0; rc == 0 && i < x->n; i++) {
+		json_t *row = json_array_get(rows, i);
+		const char *st = json_string_value(json_object_get(row, "status"));
+		const char *why = json_string_value(json_object_get(row, "reason"));
+		struct pending *p = &x->v[i];
+		char *table = strdup(p->table);
+		if (!table) {
+			rc = nomem(err);
+			break;
+		}
+		if (st && strcmp(st, "ok") == 0 && json_number_value(json_object_get(row, "mean_us")) > 0) {
+			rc = add_measure(&r->measures, p, row) < 0 ? nomem(err) : 0;
+			r->ok++;
+		} else if (st && strcmp(st, "contended") == 0) {
+			rc = add_failure(&r->st.contended, &r->st.ncontended, p, why ? why : "contended") < 0 ?
+				nomem(err) : 0;
+			r->contended++;
+			tbad++;
+		} else {
+			rc = add_failure(&r->st.failed, &r->st.nfailed, p, why ? why : "no answer") < 0 ?
+				nomem(err) : 0;
+			r->failed++;
+			tbad++;
+		}
+		/* a table's last row: success when every row was measured */
+		int last = i + 1 == x->n || strcmp(x->v[i + 1].table ? x->v[i + 1].table : "", table) != 0;
+		if (rc == 0 && last) {
+			char ***list = tbad ? NULL : &r->st.success;
+			if (list) {
+				char **v = realloc(*list, (r->st.nsuccess + 1) * sizeof(*v));
+				if (!v) {
+					rc = nomem(err);
+				} else {
+					*list = v;
+					v[r->st.nsuccess++] = table;
+					table = NULL;
+				}
+			}
+			tbad = 0;
+		}
+		free(table);
+	}
+	json_decref(root);
+	return rc;
+}
+
+static int write_env(const struct perfdb_torch_opts *o, struct perfdb_torch_run *r, struct perfdb_err *err)
+{
+	struct perfdb_strbuf b = PERFDB_STRBUF_INIT;
+	size_t unrows = 0;
+	for (size_t i = 0; i < r->st.nunreplayed; i++)
+		unrows += r->st.unreplayed[i].rows;
+	perfdb_strbuf_addf(&b, "backend=torch\npython=%s\ntorch=%s\nthreads=%ld\nrepeat_count=%ld\n"
+			   "row_budget_s=%g\nrows=%zu\nrows_ok=%zu\nrows_failed=%zu\nrows_contended=%zu\n"
+			   "tables_not_replayed=%zu\nrows_not_replayed=%zu\n"
+			   "weights_rotated=inputs below 32 MiB rotate through 64 MiB of copies\n",
+			   python_of(o), r->torch_version, o->threads, o->repeat, o->budget, r->rows, r->ok,
+			   r->failed, r->contended, r->st.nunreplayed, unrows);
+	if (!b.buf)
+		return nomem(err);
+	int rc = perfdb_file_write_atomic(r->env_path, b.buf, b.len, err);
+	perfdb_strbuf_release(&b);
+	return rc;
+}
+
+static void rm_tmp(struct trun *x)
+{
+	if (!x->tmp[0])
+		return;
+	char p[4200];
+	snprintf(p, sizeof(p), "%s/request.json", x->tmp);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s/answer.json", x->tmp);
+	unlink(p);
+	rmdir(x->tmp);
+}
+
+static int run_replay(struct trun *x, struct perfdb_torch_run *r, struct perfdb_err *err)
+{
+	const struct perfdb_torch_opts *o = x->o;
+	const char *py = python_of(o);
+	char *check[] = { (char *)py, "-c", "import torch", NULL };
+	int st = run_child(check, 120, 1);
+	if (st != 0)
+		return perfdb_err_set(err, PERFDB_ENOENT, "the torch backend needs PyTorch for %s: "
+				      "apt-get install python3-torch (Debian), or set PERFDB_TORCH_PYTHON "
+				      "to an interpreter that has it", py);
+	char *script = perfdb_data_path("torch_replay.py");
+	if (!script)
+		return perfdb_err_set(err, PERFDB_ENOENT, "torch_replay.py not found (set PERFDB_DATA_DIR "
+				      "to the directory that holds perfdb's data files)");
+	snprintf(x->tmp, sizeof(x->tmp), "%s/perfdb-torch-XXXXXX", perfdb_spill_dir(NULL));
+	int rc = 0;
+	if (!mkdtemp(x->tmp)) {
+		rc = perfdb_err_errno(err, errno, "cannot create a directory under '%s'", perfdb_spill_dir(NULL));
+		x->tmp[0] = '\0';
+	}
+	char req[4200], ans[4200];
+	snprintf(req, sizeof(req), "%s/request.json", x->tmp);
+	snprintf(ans, sizeof(ans), "%s/answer.json", x->tmp);
+	if (rc == 0) {
+		json_t *j = json_pack("{s:I, s:I, s:f, s:O}", "threads", (json_int_t)o->threads,
+				      "repeat", (json_int_t)o->repeat, "budget_s", o->budget, "rows", x->rows);
+		rc = !j || json_dump_file(j, req, 0) < 0 ?
+			perfdb_err_set(err, PERFDB_EIO, "cannot write the torch replay's request '%s'", req) : 0;
+		json_decref(j);
+	}
+	if (rc == 0) {
+		double limit = 60.0 + (double)x->n * (4.0 * o->budget + o->row_timeout);
+		char *argv[] = { (char *)py, script, req, ans, NULL };
+		st = run_child(argv, limit, 0);
+		if (st == -1)
+			rc = perfdb_err_set(err, PERFDB_EIO, "the torch replay ran past %.0f s and was killed", limit);
+		else if (st != 0)
+			rc = perfdb_err_set(err, PERFDB_EIO, "the torch replay (%s %s) exited with %d", py, script, st);
+	}
+	if (rc == 0)
+		rc = read_answers(x, ans, r, err);
+	free(script);
+	return rc;
+}
+
+int perfdb_torch_microbench(const struct perfdb_torch_opts *o, struct perfdb_torch_run *r,
+			    struct perfdb_err *err)
+{
+	memset(r, 0, sizeof(*r));
+	struct trun x = { .o = o, .rows = json_array() };
+	if (!x.rows)
+		return nomem(err);
+	int rc = perfdb_is_dir(o->dbdir) ? 0 :
+		perfdb_err_set(err, PERFDB_ENOENT, "database directory not found: '%s'", o->dbdir);
+	if (rc == 0)
+		rc = collect(&x, err);
+	r->rows = x.n;
+	if (rc == 0 && x.n)
+		rc = run_replay(&x, r, err);
+	if (rc == 0 && !o->ops)
+		rc = perfdb_status_unreplayed(o->dbdir, &r->st, err);
+	if (rc == 0)
+		rc = perfdb_report_dir_prepare(o->dbdir, err);
+	if (rc == 0) {
+		perfdb_report_timestamp(r->ts, sizeof(r->ts));
+		snprintf(r->status_path, sizeof(r->status_path), "%s/reports/run_all_op_status_%s.json",
+			 o->dbdir, r->ts);
+		snprintf(r->env_path, sizeof(r->env_path), "%s/reports/microbench_env_%s.txt", o->dbdir, r->ts);
+		rc = perfdb_status_write(r->status_path, &r->st, err);
+	}
+	if (rc == 0)
+		rc = write_env(o, r, err);
+	rm_tmp(&x);
+	for (size_t i = 0; i < x.n; i++) {
+		free(x.v[i].table);
+		for (int b = 0; b < PERFDB_SCHEMA_NBASE; b++)
+			free(x.v[i].base[b]);
+	}
+	free(x.v);
+	json_decref(x.rows);
+	return rc;
+}
