@@ -136,6 +136,10 @@ def recipe(table, row):
         "aten.sub_": binary(lambda a, b: a.sub_(b), 0.0),
         "aten.mul_": binary(lambda a, b: a.mul_(b), 1.0),
         "aten.div_": binary(lambda a, b: a.div_(b), 1.0),
+        "aten.masked_fill": lambda t: (lambda a, m: lambda: a.masked_fill(m, 0.0))(
+            need(t, 0, "self"), need(t, 1, "mask")),
+        "aten.masked_fill_": lambda t: (lambda a, m: lambda: a.masked_fill_(m, 0.0))(
+            need(t, 0, "self"), need(t, 1, "mask")),
         "aten.pow": lambda t: (lambda a: lambda: a.pow(2))(need(t, 0, "self")),
         "aten.rsqrt": lambda t: (lambda a: lambda: torch.rsqrt(a))(need(t, 0, "self").abs() + 1),
         "aten.mean": lambda t: (lambda a: lambda: a.mean(-1, keepdim=True))(need(t, 0, "self")),

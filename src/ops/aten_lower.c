@@ -246,6 +246,20 @@ static int lower_unary(const struct perfdb_op_case *raw, struct perfdb_op_case *
 	return 0;
 }
 
+/* masked_fill(self, mask, value): value is a scalar (the target's absent value: 0) */
+static int lower_masked_fill(const struct perfdb_op_case *raw, struct perfdb_op_case *c, struct perfdb_err *err)
+{
+	const struct perfdb_tensor *x = arg(raw, 0), *m = arg(raw, 1);
+	PERFDB_TRY(need(raw->op, x, "self", 1, PERFDB_SHAPE_MAX_DIMS, err));
+	PERFDB_TRY(need(raw->op, m, "mask", 1, PERFDB_SHAPE_MAX_DIMS, err));
+	c->in[0] = *x;
+	c->in[1] = *m;
+	c->nin = 2;
+	c->nout = 1;
+	PERFDB_TRY(set_tensor(&c->out[0], x->dtype, x->ndims, x->dims, raw->op, err));
+	return 0;
+}
+
 /*
  * sum / mean(self, dim, keepdim, dtype): the dims are a list argument the
  * trace does not record; reduced over the last dim, as RMSNorm's mean and
@@ -411,6 +425,8 @@ const struct perfdb_aten_op perfdb_aten_ops[] = {
 	{ "aten.index_select", "GatherV2", lower_index_select },
 	{ "aten.layer_norm", "LayerNormV3", lower_norm },
 	{ "aten.linear", "MatMulV2", lower_linear },
+	{ "aten.masked_fill", "MaskedFill", lower_masked_fill },
+	{ "aten.masked_fill_", "MaskedFill", lower_masked_fill },
 	{ "aten.matmul", "MatMulV2", lower_matmul },
 	{ "aten.mean", "ReduceMean", lower_reduce },
 	{ "aten.mm", "MatMulV2", lower_mm },

@@ -25,6 +25,7 @@ REPLAYED = {  # stem -> what its rows run as (docs/ops.md)
     "aten.embedding": "gather", "aten.index_select": "gather",
     "aten.pow": "unary", "aten.rsqrt": "unary", "aten.clone": "unary", "aten.fill_": "unary",
     "aten.mean": "reduce", "aten.sum": "reduce",
+    "aten.masked_fill": "masked", "aten.masked_fill_": "masked",
 }
 
 def slots(cell):
@@ -54,6 +55,15 @@ def expect(kind, stem, row):
         if not ins[0]:
             return "self slot records no tensor shape"
         return None if out_dt else "target dtype (a scalar argument) is not recorded"
+    if kind == "masked":   # self and a bool mask that broadcasts trailing-wise
+        if not ins[0]:
+            return "self slot records no tensor shape"
+        if len(ins) < 2 or not ins[1]:
+            return "mask slot records no tensor shape"
+        m, o = ins[1], ins[0]
+        while m and m[0] == 1:
+            m = m[1:]
+        return None if len(m) <= len(o) and m == o[len(o) - len(m):] else "does not broadcast"
     if kind in ("unary", "reduce"):   # a self with dims (a 0-d self reads as no tensor)
         return None if ins and ins[0] else "self slot records no tensor shape"
     if kind == "binary":

@@ -274,6 +274,13 @@ static void test_unary_reduce(void **state)
 	assert_int_equal(c.nin, 0);
 	DIMS(&c.out[0], 4, 8);
 	assert_int_equal(perfdb_case_check(c.def, NULL, &c, &err), 0);
+	/* masked_fill(scores, mask, -inf): the mask broadcast trailing-wise, the value a scalar */
+	build("aten.masked_fill", "4,8,8;8,8;", "DT_BF16;BOOL;", "4,8,8", "DT_BF16", &c);
+	assert_string_equal(c.op, "MaskedFill");
+	assert_int_equal(c.nin, 2);
+	DIMS(&c.in[1], 8, 8);
+	assert_int_equal(perfdb_case_check(c.def, NULL, &c, &err), 0);
+	build_fails("aten.masked_fill_", "4,8,8;;", "DT_BF16;;", "", "", "mask slot records no tensor shape");
 	build("aten.clone", "8,16,64;", "DT_BF16;", "", "", &c);
 	assert_string_equal(c.op, "TensorMove");
 	assert_int_equal(perfdb_case_check(c.def, NULL, &c, &err), 0);
