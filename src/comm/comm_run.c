@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "perfdb/env_check.h"
 #include "perfdb/fsio.h"
 #include "perfdb/lock.h"
 
@@ -337,10 +338,9 @@ static int open_groups(struct run *r, const struct perfdb_comm_plan *plan, struc
 static int agree_machine(struct run *r, int *rc, struct perfdb_err *err)
 {
 	int busy = 0;
-	const char *pv = getenv("PERFDB_PREFLIGHT");   /* 0: none, unless --require-quiet needs it */
-	if (r->lead && (!(pv && strcmp(pv, "0") == 0) || r->o->require_quiet)) {
-		const char *p = getenv("PERFDB_PROBE");
-		*rc = perfdb_preflight_run(!(p && strcmp(p, "0") == 0), &r->out->pf, err);
+	/* PERFDB_PREFLIGHT=0: none, unless --require-quiet needs it */
+	if (r->lead && (!perfdb_env_off("PERFDB_PREFLIGHT") || r->o->require_quiet)) {
+		*rc = perfdb_preflight_run(!perfdb_env_off("PERFDB_PROBE"), &r->out->pf, err);
 		r->out->preflight_ran = *rc == 0;
 		busy = *rc < 0 ? 2 : r->o->require_quiet && !r->out->pf.quiet;
 	}
@@ -645,10 +645,10 @@ int perfdb_comm_run(const struct perfdb_comm_opts *o, const struct perfdb_comm_e
 			r.ncases += o->nbytes;
 	if (r.ev && r.ev->begin)
 		r.ev->begin(r.ev->ctx, out, r.ncases);
-	const char *sched = getenv("PERFDB_SCHED");   /* 0: no judging of rounds (docs/comm.md "Contention") */
+	/* PERFDB_SCHED=0: no judging of rounds (docs/comm.md "Contention") */
 	r.cfg = (struct perfdb_harness_cfg){ .warmup = o->warmup, .iters = o->iters,
 					     .min_iters = o->min_iters, .budget = o->time_budget,
-					     .no_sched = sched && strcmp(sched, "0") == 0 };
+					     .no_sched = perfdb_env_off("PERFDB_SCHED") };
 	/* an MPI or memory failure on this rank is fatal: the others cannot know */
 	if ((rc = run_plan(&r, &plan, err)) < 0)
 		goto done;

@@ -119,3 +119,9 @@ int perfdb_env_check(struct perfdb_err *err)
 	}
 	return 0;
 }
+
+int perfdb_env_off(const char *name)
+{
+	const char *v = getenv(name);
+	return v && strcmp(v, "0") == 0;
+}

@@ -11,6 +11,7 @@
  * Kernel Used (what the backend ran it with: "onednn:<implementation>",
  * "own", ...), Reason.
  */
+#include "perfdb/env_check.h"
 #include "replay/native_run.h"
 
 #include <fcntl.h>
@@ -99,8 +100,7 @@ static const struct perfdb_device *device_of_dir(const struct perfdb_device_regi
 /* PERFDB_PROBE=0 turns the bandwidth probe off (docs/replay.md "Contention"; make valgrind does). */
 static int probe_off(void)
 {
-	const char *v = getenv("PERFDB_PROBE");
-	return v && strcmp(v, "0") == 0;
+	return perfdb_env_off("PERFDB_PROBE");
 }
 
 /* The median probe reading of the run's ok rows (0: none). */
@@ -121,8 +121,7 @@ static double run_median(const struct perfdb_engine_result *r)
 /* PERFDB_SCHED=0 turns the scheduler's judgement of timed blocks off (docs/replay.md "Contention"). */
 static int sched_off(void)
 {
-	const char *v = getenv("PERFDB_SCHED");
-	return v && strcmp(v, "0") == 0;
+	return perfdb_env_off("PERFDB_SCHED");
 }
 
 /* Decision 8: only into a database of the backend's device kind. */
@@ -178,8 +177,7 @@ static int preflight(struct perfdb_native_run *run, const struct perfdb_backend_
 	const struct perfdb_native_opts *o = run->o;
 	int busy = 0;   /* 1: busy and --require-quiet; 2: rank 0's /proc/stat unreadable */
 	/* PERFDB_PREFLIGHT=0: no preflight unless --require-quiet needs its judgement (rank 0 decides) */
-	const char *pv = getenv("PERFDB_PREFLIGHT");
-	if (o->rank == 0 && (!(pv && strcmp(pv, "0") == 0) || o->require_quiet)) {
+	if (o->rank == 0 && (!perfdb_env_off("PERFDB_PREFLIGHT") || o->require_quiet)) {
 		int rc = perfdb_preflight_run(!probe_off() && strcmp(be->device_kind, "cpu") == 0, &run->pf, err);
 		run->preflight_ran = rc == 0;
 		busy = rc < 0 ? 2 : o->require_quiet && !run->pf.quiet;
