@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "builtin.h"
 #include "dbopts.h"
@@ -179,13 +180,21 @@ int cmd_parse(int argc, char **argv, struct cmd_db *db)
 	struct perfdb_parse_result res;
 	memset(&res, 0, sizeof(res));
 	/*
-	 * Like the reference, a missing version is reported before the input is
-	 * looked at, except for PyTorch traces, whose tables do not live under a
+	 * A missing input is said first (issue 47: the reference said a missing
+	 * version first, which sent a user after the wrong flag); then the
+	 * versions, except for PyTorch traces, whose tables do not live under a
 	 * vLLM-Ascend/CANN directory (see trace_outdir).
 	 */
-	int traces = o->database_path ? 0 : perfdb_parse_trace_kind(a->path);
+	struct stat in_st;
+	int traces = 0;
+	if (stat(a->path, &in_st) < 0)
+		rc = perfdb_err_set(&err, PERFDB_ENOENT, "kernel_details source path not found: %s", a->path);
+	else
+		traces = o->database_path ? 0 : perfdb_parse_trace_kind(a->path);
 	int trace_mode = traces == 1;
-	if (traces == 2)
+	if (rc < 0)
+		;   /* said above */
+	else if (traces == 2)
 		rc = perfdb_err_set(&err, PERFDB_EINVAL,
 			"%s holds both Ascend profiler tables and PyTorch traces, which belong to "
 			"different databases: pass --database-path to put them in one", a->path);
