@@ -447,6 +447,19 @@ int perfdb_parse_run(const struct perfdb_parse_opts *o, struct perfdb_parse_resu
 		}
 		if (rc == 0 && in.v[i].kind == PERFDB_INPUT_CHROME_TRACE)
 			rc = note_trace(res, in.v[i].path, &w->info, err);
+		/* a device trace recorded without shapes still makes tables, one row
+		 * per op: say once what the database lacks (issue 47) */
+		if (rc == 0 && in.v[i].kind == PERFDB_INPUT_CHROME_TRACE && w->info.activities &&
+		    w->info.cpu_ops && !w->info.cpu_rows) {
+			char m[1200];
+			snprintf(m, sizeof(m), "%s: none of its %zu ops has input shapes (recorded without "
+				 "torch.profiler's record_shapes=True): each op's device time goes to one "
+				 "row with empty shape cells, which no shape lookup will find",
+				 in.v[i].path, w->info.cpu_ops);
+			res->warnings++;
+			if (o->warn)
+				o->warn(o->ctx, m);
+		}
 		if (rc == 0)
 			rc = perfdb_fia_add_file(fia, in.v[i].path, w->fia, err);
 		res->inputs++;
