@@ -521,8 +521,12 @@ static int print_outcome(const struct cli *c, const struct perfdb_comm_opts *o,
 	} else {
 		/* read after the last case (src/comm/harness.c), so after the table */
 		printf("# shared-memory single copy: %s\n", rep->ctx.shm_copy);
-		printf("Completed %zu benchmarks. Results saved to %s\n", rep->written,
-		       rep->output);
+		/* without a destination nothing was saved: say so, not "(no output)" (issue 47) */
+		if (strcmp(rep->output, "(no output)") == 0)
+			printf("Completed %zu benchmarks. Nothing saved: give --database-path or --output-csv "
+			       "to keep the results\n", rep->written);
+		else
+			printf("Completed %zu benchmarks. Results saved to %s\n", rep->written, rep->output);
 	}
 	if (!c->quiet)
 		fprintf(stderr, "perfdb comm: %zu case(s) in %.1f s: %zu written, %zu "
