@@ -86,28 +86,6 @@ static void on_memory(void *vctx, const char *file, size_t filtered, size_t tota
 		base_name(file), filtered, total, b);
 }
 
-/* Python's repr() of a str, for the `Target models: [...]` line. */
-static void py_repr(const char *s)
-{
-	char q = strchr(s, '\'') && !strchr(s, '"') ? '"' : '\'';
-	putchar(q);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '\\' || *p == (unsigned char)q)
-			printf("\\%c", *p);
-		else if (*p == '\n')
-			fputs("\\n", stdout);
-		else if (*p == '\r')
-			fputs("\\r", stdout);
-		else if (*p == '\t')
-			fputs("\\t", stdout);
-		else if (*p < 0x20 || *p == 0x7f)
-			printf("\\x%02x", *p);
-		else
-			putchar(*p);
-	}
-	putchar(q);
-}
-
 static int parse_seed(const char *v, uint64_t *out)
 {
 	const char *p = v;
@@ -142,6 +120,15 @@ static void print_list(const char *before, const char *after,
 			printf("  - %s\n", base_name(res->files[i].path));
 }
 
+/* The files that get rows: the count a person reads "across N files" as (issue 47). */
+static size_t files_with_rows(const struct perfdb_grid_result *res)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < res->nfiles; i++)
+		n += res->files[i].appended > 0;
+	return n;
+}
+
 static void print_text(const struct perfdb_grid_result *res, const char *db,
 		       const struct perfdb_grid_opts *go)
 {
@@ -157,11 +144,11 @@ static void print_text(const struct perfdb_grid_result *res, const char *db,
 			       f->pattern, f->candidates, f->sampled, f->hbm_filtered, f->duplicates,
 			       f->appended);
 		}
-		printf("Would append %zu rows across %zu CSV files under %s.\n", res->appended,
-		       res->nfiles, db);
+		printf("Would append %zu rows to %zu of the %zu CSV files under %s.\n", res->appended,
+		       files_with_rows(res), res->nfiles, db);
 	} else {
-		printf("Appended %zu rows across %zu CSV files under %s.\n", res->appended,
-		       res->nfiles, db);
+		printf("Appended %zu rows to %zu of the %zu CSV files under %s.\n", res->appended,
+		       files_with_rows(res), res->nfiles, db);
 	}
 	print_list("Skipped ", " files (no theory generator):\n", res,
 		   PERFDB_GRID_FILE_NO_GENERATOR);
@@ -180,17 +167,18 @@ static void print_header(const struct ctx *c)
 	if (!go->models_given) {
 		printf("ALL (full grid)\n");
 	} else {
-		putchar('[');
+		/* as a person writes them, not Python's repr of a list (issue 47) */
 		size_t n = s->nids ? s->nids : s->loaded.n;
-		for (size_t i = 0; i < n; i++) {
-			if (i)
-				fputs(", ", stdout);
-			py_repr(s->nids ? s->ids[i] : s->loaded.v[i].id);
-		}
-		printf("]\n");
+		for (size_t i = 0; i < n; i++)
+			printf("%s%s", i ? ", " : "", s->nids ? s->ids[i] : s->loaded.v[i].id);
+		putchar('\n');
 	}
-	printf("Config: %s | op_mapping: %s | ", base_name(s->cfg_path),
-	       perfdb_opmap_count(s->opmap) ? "True" : "False");
+	size_t nmap = perfdb_opmap_count(s->opmap);
+	if (nmap)
+		printf("Config: %s | op_mapping: %zu entr%s | ", base_name(s->cfg_path), nmap,
+		       nmap == 1 ? "y" : "ies");
+	else
+		printf("Config: %s | op_mapping: none | ", base_name(s->cfg_path));
 	if (c->rows > 0)
 		printf("max_rows/csv: %ld\n", c->rows);
 	else
