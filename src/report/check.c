@@ -132,6 +132,27 @@ static size_t count_with_duration(const struct perfdb_table *t)
 	return n;
 }
 
+/*
+ * A signature as a person reads it (issue 47: `||||` said nothing):
+ * "inputs 2,3;4,3, dtypes DT_BF16;DT_BF16, formats ND;ND -> output 2,4,
+ * dtype DT_BF16", an empty field written "none".
+ */
+static void readable_sig(const char *sig, char *out, size_t cap)
+{
+	static const char *const names[] = { "inputs ", ", dtypes ", ", formats ", " -> output ",
+					     ", dtype ", ", EP Size " };
+	size_t used = 0;
+	const char *p = sig;
+	for (size_t i = 0; i < sizeof(names) / sizeof(*names) && p; i++) {
+		const char *bar = strchr(p, '|');
+		size_t len = bar ? (size_t)(bar - p) : strlen(p);
+		int n = snprintf(out + used, used < cap ? cap - used : 0, "%s%.*s", names[i],
+				 len ? (int)len : 4, len ? p : "none");
+		used += n > 0 ? (size_t)n : 0;
+		p = bar ? bar + 1 : NULL;
+	}
+}
+
 static size_t check_duplicates(const struct perfdb_table *t, struct found *f, const char *op)
 {
 	struct perfdb_sig_index ix;
@@ -144,10 +165,12 @@ static size_t check_duplicates(const struct perfdb_table *t, struct found *f, co
 			if (perfdb_table_row_sig(t, r, op, &sig) == 0) {
 				const struct perfdb_sig_index_entry *en = perfdb_sig_index_find(&ix, sig.buf);
 				if (en && en->row != r) {
+					char rs[1024];
+					readable_sig(sig.buf, rs, sizeof(rs));
 					dups++;
 					problem(f, t->rows[r].line, -1,
 						"duplicate signature of line %zu (writeback only updates the first): %s",
-						t->rows[en->row].line, sig.buf);
+						t->rows[en->row].line, rs);
 				}
 			}
 			perfdb_strbuf_release(&sig);

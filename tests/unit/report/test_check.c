@@ -129,10 +129,21 @@ static void test_duplicate_signatures(void **state)
 	assert_int_equal(r.duplicates, 2);
 	assert_int_equal(r.nproblems, 2);
 	assert_problem(&r, 0, 3, -1, "duplicate signature of line 2 (writeback only updates the "
-		       "first): 2,3;4,3|DT_BF16;DT_BF16|ND;ND|2,4|DT_BF16");
+		       "first): inputs 2,3;4,3, dtypes DT_BF16;DT_BF16, formats ND;ND -> output 2,4, "
+		       "dtype DT_BF16");
 	assert_problem(&r, 1, 4, -1, "duplicate signature of line 2 (writeback only updates the "
-		       "first): 2,3;4,3|DT_BF16;DT_BF16|ND;ND|2,4|DT_BF16");
+		       "first): inputs 2,3;4,3, dtypes DT_BF16;DT_BF16, formats ND;ND -> output 2,4, "
+		       "dtype DT_BF16");
 	assert_int_equal(r.with_duration, 2);
+	perfdb_check_result_release(&r);
+
+	/* rows without any key cells (a trace recorded without shapes): every field
+	 * reads "none", not an empty "||||" */
+	check("aten.addmm", KHDR ",GPU,\"\"\"\"\"\",,,\"\"\"\"\"\",,,,1.0\n"
+	      ",GPU,\"\"\"\"\"\",,,\"\"\"\"\"\",,,,2.0\n", &r);
+	assert_int_equal(r.duplicates, 1);
+	assert_problem(&r, 0, 3, -1, "duplicate signature of line 2 (writeback only updates the "
+		       "first): inputs none, dtypes none, formats none -> output none, dtype none");
 	perfdb_check_result_release(&r);
 
 	/* a collective table has no signatures */
@@ -205,7 +216,8 @@ static void test_order_within_a_line(void **state)
 	assert_problem(&r, 1, 3, 5, "'Output Shapes' slot 0: invalid dim 'x' in shape slot '2,x'");
 	assert_problem(&r, 2, 3, 8, "'Average Duration(us)': invalid duration '-1'");
 	assert_problem(&r, 3, 4, -1, "duplicate signature of line 2 (writeback only updates the "
-		       "first): 2,3;4,3|DT_BF16;DT_BF16|ND;ND|2,4|DT_BF16");
+		       "first): inputs 2,3;4,3, dtypes DT_BF16;DT_BF16, formats ND;ND -> output 2,4, "
+		       "dtype DT_BF16");
 	assert_problem(&r, 4, 4, 8, "'Average Duration(us)': invalid duration '-3'");
 	perfdb_check_result_release(&r);
 }
