@@ -1,7 +1,7 @@
 # perfdb — the two commands a user types are `make demo` and `make check`.
 # Everything else is here for developers:
 #   make            build (build/bin/perfdb)
-#   make demo       build and run the demo on the embedded example database
+#   make demo       build the binary (only) and run the demo on the embedded example database
 #   make check      build normally and with ASan+UBSan (warnings are errors),
 #                   run the whole CTest suite in both
 #   make bench      run the benchmarks (bench/*.sh), our figure beside its reference
@@ -43,7 +43,10 @@ $(BUILD)/CMakeCache.txt: | deps
 build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
-demo: build
+# the demo builds only what it runs: the binary and its data, not the tests,
+# the fuzzers, the benchmarks or the cuda module
+demo: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS) --target perfdb_cli
 	bash examples/demo.sh $(BUILD)/bin/perfdb
 
 check-build: deps
