@@ -127,7 +127,7 @@ cp "$WORK/outside/Mul.csv" "$WORK/Mul.outside"
 cmp -s "$WORK/outside/Add.csv" "$WORK/Add.outside" && cmp -s "$WORK/outside/Mul.csv" "$WORK/Mul.outside" ||
   fail "grid wrote outside the database through a link"
 n=$(find "$S/db" -maxdepth 1 -name '*.csv' -type f | wc -l)
-grep -q "across $n CSV files" "$WORK/o" || fail "grid walked links or loops: $(grep Appended "$WORK/o")"
+grep -q "of the $n CSV files under" "$WORK/o" || fail "grid walked links or loops: $(grep Appended "$WORK/o")"
 echo "links: the lock and the walk stayed inside the database ($n tables walked)"
 
 # ---- 5. a FIFO where a table should be ----
