@@ -135,6 +135,14 @@ static void print_run_notes(const struct perfdb_native_run *run)
 			fprintf(stderr, " and %zu more", run->st.nunreplayed - 8);
 		fprintf(stderr, "; the status file says why\n");
 	}
+	if (res->absent)
+		fprintf(stderr, "[NO TABLE] --ops %s: no table under %s\n", res->absent, run->dir.buf);
+	if (res->nrows && !res->nok && !res->nfailed && !res->ncontended && !res->interrupted) {
+		struct perfdb_strbuf why = PERFDB_STRBUF_INIT;
+		if (perfdb_native_skip_reasons(res, &why) == 0)
+			fprintf(stderr, "[NOTHING MEASURED] every row was skipped: %s\n", why.buf ? why.buf : "");
+		perfdb_strbuf_release(&why);
+	}
 	if (res->nresumed)
 		fprintf(stderr, "[RESUME] %zu rows taken from %s\n", res->nresumed, run->journal);
 	if (res->interrupted)

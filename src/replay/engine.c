@@ -32,6 +32,28 @@ static int selected(const struct perfdb_engine_opts *o, const char *op)
 	return 0;
 }
 
+/*
+ * The --ops that found no table: said, not silently skipped, so that a run
+ * measuring nothing can tell the user why (docs/replay.md "Selecting rows").
+ */
+static int note_absent(const struct perfdb_engine_opts *o, const char *const *names, size_t ntab,
+		       struct perfdb_engine_result *res, struct perfdb_err *err)
+{
+	struct perfdb_strbuf b = PERFDB_STRBUF_INIT;
+	for (size_t i = 0; i < o->nops && o->ops; i++) {
+		size_t j = 0;
+		while (j < ntab && strcmp(names[j], o->ops[i]) != 0)
+			j++;
+		if (j == ntab && perfdb_strbuf_addf(&b, "%s%s", b.len ? ", " : "", o->ops[i]) < 0) {
+			perfdb_strbuf_release(&b);
+			return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+		}
+	}
+	res->absent = b.len ? perfdb_strbuf_detach(&b, NULL) : NULL;
+	perfdb_strbuf_release(&b);
+	return 0;
+}
+
 const char *perfdb_engine_status_name(enum perfdb_engine_status st)
 {
 	static const char *const names[] = { "ok", "failed", "skipped", "contended" };
@@ -320,6 +342,8 @@ int perfdb_engine_run(const struct perfdb_engine_opts *o, struct perfdb_engine_r
 		total += tabs[ntab].nrows;
 		ntab++;
 	}
+	if ((rc = note_absent(o, names, ntab, res, err)) < 0)
+		goto out;
 	if (o->comm)
 		total = scaleout_rank_share(o, tabs, names, ntab);
 	size_t flushn = 2 * ENGINE_LLC_BYTES / sizeof(uint64_t);

@@ -157,6 +157,7 @@ struct perfdb_engine_result {
 	double probe_quiet_gbs;            /* the opts' quiet figure the rows were judged against (0: none) */
 	int stopped;                       /* --fail-fast or *stop ended the run early */
 	int interrupted;                   /* *stop ended it */
+	char *absent;                      /* --ops named without a table under the database, ", "-joined (NULL: none) */
 };
 
 void perfdb_engine_result_release(struct perfdb_engine_result *r);

@@ -144,7 +144,8 @@ static int check_device_kind(const struct perfdb_native_run *run, struct perfdb_
 
 /*
  * The database directory, and its device: --database-path, else --device's
- * database (a native device's <root>/<device>/torch/torch<T>/), else this
+ * database (a native device's <root>/<device>/torch/torch<T>/) or the one
+ * --vllm-version/--cann-version name under the default device, else this
  * machine's: the backend's device's home, where parse of its traces and
  * grid meet it (docs/database.md "Layout").
  */
@@ -156,9 +157,14 @@ static int find_database(struct perfdb_native_run *run, struct perfdb_err *err)
 		run->dev = device_of_dir(run->o->reg, run->dir.buf);
 		return 0;
 	}
-	if (db->device_given) {
+	/*
+	 * --vllm-version or --cann-version name an Ascend-layout database, so the
+	 * flags resolve as every other command resolves them (the guide's step 3);
+	 * only without them is the database this machine's own.
+	 */
+	if (db->device_given || db->vllm_version || db->cann_version) {
 		PERFDB_TRY(perfdb_db_resolve(db, &run->dir, err));
-		run->dev = perfdb_device_find(run->o->reg, db->device);
+		run->dev = perfdb_device_find(run->o->reg, db->device ? db->device : PERFDB_DEFAULT_DEVICE);
 		return 0;
 	}
 	PERFDB_TRY(perfdb_db_native_dir(db, run->host, &run->dir, err));
@@ -279,7 +285,46 @@ int perfdb_native_measure(struct perfdb_native_run *run, struct perfdb_err *err)
 	}
 	eo.backend_ctx = run->bctx;
 	run->engine_ran = 1;
-	return perfdb_engine_run(&eo, &run->res, err);
+	PERFDB_TRY(perfdb_engine_run(&eo, &run->res, err));
+	/* every table --ops named is absent: a run that measures nothing is an error, not "0 rows" */
+	if (run->res.absent && !run->res.nrows) {
+		/* nothing was measured: the journal, and a reports directory this run made, go */
+		perfdb_engine_journal_remove(run->journal);
+		if (run->rep_made)
+			(void)rmdir(run->rep);
+		return perfdb_err_set(err, PERFDB_EINVAL, "no table of --ops %s under '%s': nothing to replay "
+				      "(`perfdb path` shows the database the flags name)", run->res.absent,
+				      run->dir.buf);
+	}
+	return 0;
+}
+
+int perfdb_native_skip_reasons(const struct perfdb_engine_result *r, struct perfdb_strbuf *out)
+{
+	/* the first few distinct reasons with their counts; the rest counted together */
+	enum { KEEP = 4 };
+	const char *why[KEEP];
+	size_t cnt[KEEP] = { 0 }, nwhy = 0, other = 0;
+	for (size_t i = 0; i < r->nrows; i++) {
+		if (r->rows[i].status != PERFDB_ENGINE_SKIPPED)
+			continue;
+		const char *w = r->rows[i].reason && r->rows[i].reason[0] ? r->rows[i].reason : "no reason recorded";
+		size_t k = 0;
+		while (k < nwhy && strcmp(why[k], w) != 0)
+			k++;
+		if (k == nwhy && nwhy < KEEP)
+			why[nwhy++] = w;
+		if (k < nwhy)
+			cnt[k]++;
+		else
+			other++;
+	}
+	for (size_t k = 0; k < nwhy; k++)
+		PERFDB_TRY(perfdb_strbuf_addf(out, "%s%zu %s: %s", k ? "; " : "", cnt[k],
+					      cnt[k] == 1 ? "row" : "rows", why[k]));
+	if (other)
+		PERFDB_TRY(perfdb_strbuf_addf(out, "; %zu for other reasons (the rows CSV has each)", other));
+	return 0;
 }
 
 int perfdb_native_record(struct perfdb_native_run *run, struct perfdb_err *err)

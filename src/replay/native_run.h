@@ -111,6 +111,13 @@ int perfdb_native_status_build(const struct perfdb_engine_result *r, struct perf
  */
 double perfdb_native_probe_reference(const struct perfdb_engine_result *r);
 
+/*
+ * Why the skipped rows were skipped, for a run that measured nothing:
+ * "225 rows: has a valid duration; 3 rows: ..." (the first four reasons,
+ * the rest counted together) appended to out.
+ */
+int perfdb_native_skip_reasons(const struct perfdb_engine_result *r, struct perfdb_strbuf *out);
+
 /* Row x kept a measurement taken under contention against ref. */
 int perfdb_native_row_contended(const struct perfdb_engine_row *x, double ref);
 

@@ -19,6 +19,7 @@ void perfdb_engine_result_release(struct perfdb_engine_result *r)
 		free(r->rows[i].reason);
 	}
 	free(r->rows);
+	free(r->absent);
 	perfdb_measures_release(&r->measures);
 	memset(r, 0, sizeof(*r));
 }
