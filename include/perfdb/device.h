@@ -110,6 +110,34 @@ int perfdb_device_tier_of_group(const struct perfdb_device *d, long n);
  */
 char *perfdb_data_path(const char *name);
 
+/*
+ * Devices perfdb met (device_met.c): add the device of each
+ * <root>/<dir>/perfdb-device.json whose name is not defined yet (a file
+ * must define one device, named as its directory).  A missing root is no
+ * error; a malformed file is, naming it.
+ */
+int perfdb_device_met_load(struct perfdb_device_registry *r, const char *root,
+			   struct perfdb_err *err);
+
+/* The same for the one device a database directory <root>/<device>/<layout>/<version> is in. */
+int perfdb_device_met_load_db(struct perfdb_device_registry *r, const char *dbdir,
+			      struct perfdb_err *err);
+
+/*
+ * Record dev as met: write <device_dir>/perfdb-device.json (its name, kind,
+ * vendor, description and known figures) unless that file exists.  Atomic;
+ * device_dir must exist.
+ */
+int perfdb_device_met_note(const char *device_dir, const struct perfdb_device *dev,
+			   struct perfdb_err *err);
+
+/*
+ * The registry device named by a component of dir (the deepest wins), or
+ * NULL: the device a database directory belongs to (<root>/<device>/...).
+ */
+const struct perfdb_device *perfdb_device_of_dir(const struct perfdb_device_registry *r,
+						 const char *dir);
+
 struct perfdb_strbuf;
 
 /* The registry as JSON (device_json.c; keys in docs/devices.md), a newline after it. */

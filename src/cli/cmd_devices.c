@@ -1,33 +1,42 @@
 /*
  * perfdb devices: list the device registry (data/devices.json plus the
- * files of $PERFDB_DEVICES), optionally with the detected host CPU.
+ * files of $PERFDB_DEVICES and the devices met under the root), optionally
+ * with the detected host CPU.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "builtin.h"
+#include "perfdb/dbpath.h"
 #include "perfdb/device.h"
 
 const struct cmd_help cmd_devices_help = {
 	.name = "devices",
-	.usage = "perfdb devices [--json] [--detect]",
+	.usage = "perfdb devices [--json] [--detect] [--database-root DIR]",
 	.summary = "list the devices of the registry",
 	.description =
 		"Lists every device perfdb knows: its database directory name, kind, memory,\n"
 		"communication grid and the registry file that defines it. Add devices in a\n"
-		"JSON file of your own and name it in $PERFDB_DEVICES (see docs/devices.md).",
+		"JSON file of your own and name it in $PERFDB_DEVICES (see docs/devices.md).\n"
+		"Devices perfdb met under the database root (a trace's GPU, recorded by parse\n"
+		"in <root>/<device>/perfdb-device.json) are listed too.",
 };
 
 int cmd_devices(int argc, char **argv, struct cmd_db *db)
 {
 	(void)db;   /* no CMD_DB: NULL */
 	bool json = false, detect = false;
+	const char *root = NULL;
 	struct opt opts[] = {
 		{ .type = OPT_FLAG, .name = "json", .dest = &json,
 		  .help = "print a JSON array of devices (stable keys, see docs/devices.md)" },
 		{ .type = OPT_FLAG, .name = "detect", .dest = &detect,
 		  .help = "also list the devices detected on this machine (the host CPU)" },
+		{ .type = OPT_STRING, .name = "database-root", .metavar = "DIR", .dest = &root,
+		  .help = "root whose met devices are listed too (default: $PERFDB_DATA_ROOT, else "
+			  "the nearest tensor_cast/performance_model/profiling_database/data "
+			  "above the current directory, else ./profiling_database/data)" },
 		{ .type = OPT_END },
 	};
 	const char *pos[1];
@@ -41,7 +50,17 @@ int cmd_devices(int argc, char **argv, struct cmd_db *db)
 	perfdb_err_clear(&err);
 	perfdb_device_registry_init(&reg);
 	const char *host = NULL;
-	if (perfdb_device_registry_load(&reg, &err) < 0 ||
+	struct perfdb_db_opts dbo = { .database_root = root };
+	struct perfdb_strbuf rootdir = PERFDB_STRBUF_INIT;
+	const char *src;
+	struct perfdb_err ignored;
+	if (perfdb_db_root(&dbo, &rootdir, &src, &ignored) < 0)
+		perfdb_strbuf_reset(&rootdir);   /* no root: no met devices */
+	int met = perfdb_device_registry_load(&reg, &err);
+	if (met == 0 && rootdir.len)
+		met = perfdb_device_met_load(&reg, rootdir.buf, &err);
+	perfdb_strbuf_release(&rootdir);
+	if (met < 0 ||
 	    (detect && perfdb_device_detect_host_cpu(&reg, &host, &err) < 0)) {
 		perfdb_device_registry_release(&reg);
 		return cli_error("devices", &err);

@@ -58,7 +58,8 @@ static int trace_outdir(void *vctx, const struct perfdb_parse_result *res,
 	(void)res;
 	struct ctx *c = vctx;
 	char dev[160];
-	PERFDB_TRY(perfdb_parse_trace_device(db, c->reg, dev, sizeof(dev), err));
+	PERFDB_TRY(perfdb_parse_trace_device_given(db, c->o->device_given ? c->o->device : NULL, c->reg,
+						   dev, sizeof(dev), err));
 	PERFDB_TRY(perfdb_db_native_dir(c->o, dev, out, err));
 	/* the summary line names the first database */
 	if (c->outdir->len)
@@ -206,7 +207,7 @@ int cmd_parse(int argc, char **argv, struct cmd_db *db)
 		progress_init(&c.prog, "parse", 0, c.quiet);
 		struct perfdb_parse_opts po = {
 			.profiling_path = a->path, .outdir = trace_mode ? NULL : outdir.buf,
-			.resolve_outdir = trace_outdir, .jobs = (unsigned)a->jobs, .per_kernel = a->per_kernel,
+			.resolve_outdir = trace_outdir, .reg = &db->reg, .jobs = (unsigned)a->jobs, .per_kernel = a->per_kernel,
 			.lock_timeout = -1, .warn = on_warn, .progress = on_progress, .ctx = &c,
 			.op_mapping = &om,
 		};

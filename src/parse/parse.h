@@ -291,6 +291,8 @@ struct perfdb_parse_opts {
 	const struct perfdb_opmap_opts *op_mapping;
 	size_t sample_limit;     /* per aggregator, 0 = default */
 	double lock_timeout;     /* < 0: default / $PERFDB_LOCK_TIMEOUT */
+	/* with resolve_outdir: the devices known, so that a new one is recorded as met */
+	const struct perfdb_device_registry *reg;
 	/* optional callbacks */
 	void (*warn)(void *ctx, const char *msg);
 	void (*progress)(void *ctx, unsigned long long done, unsigned long long total);
@@ -321,6 +323,26 @@ struct perfdb_device_registry;
 int perfdb_parse_trace_device(const struct perfdb_parse_db *db,
 			      struct perfdb_device_registry *reg, char *dev, size_t cap,
 			      struct perfdb_err *err);
+
+/*
+ * The same with --device (given, NULL when absent) honoured or refused
+ * (docs/chrome_trace.md "Which device"): a trace that names its GPU keeps
+ * that name, and a different --device is refused with both names; an
+ * unnamed GPU trace takes a gpu-kind --device, a CPU trace a cpu-kind
+ * one; a device of another kind is refused.
+ */
+int perfdb_parse_trace_device_given(const struct perfdb_parse_db *db, const char *given,
+				    struct perfdb_device_registry *reg, char *dev, size_t cap,
+				    struct perfdb_err *err);
+
+/*
+ * Record a trace's device as met (docs/devices.md "Devices perfdb met")
+ * once its tables are written to db->outdir (<root>/<device>/torch/
+ * torch<T>): unless the registry defines it, <root>/<device>/
+ * perfdb-device.json names it, its kind and the trace's own device name.
+ */
+int perfdb_parse_trace_note_device(const struct perfdb_parse_db *db,
+				   const struct perfdb_device_registry *reg, struct perfdb_err *err);
 
 /* Whether a trace's device name has a letter or digit to name a directory with. */
 bool perfdb_parse_trace_device_named(const char *name);

@@ -364,6 +364,9 @@ static int write_dbs(const struct perfdb_parse_opts *o, const struct dblist *all
 		if (rc == 0)
 			rc = perfdb_parse_write_tables(db->outdir, a->agg, fia, o->lock_timeout,
 						       res->traces && o->op_mapping ? &om : NULL, res, err);
+		/* a trace's database in the layout: its device is one perfdb met */
+		if (rc == 0 && !o->outdir && res->traces)
+			rc = perfdb_parse_trace_note_device(db, o->reg, err);
 		perfdb_strbuf_release(&dir);
 	}
 	return rc;

@@ -7,6 +7,7 @@
  */
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "parse/parse.h"
 #include "perfdb/device.h"
@@ -44,6 +45,60 @@ int perfdb_parse_trace_device(const struct perfdb_parse_db *db,
 		snprintf(dev, cap, "%s", name);
 	}
 	return 0;
+}
+
+int perfdb_parse_trace_device_given(const struct perfdb_parse_db *db, const char *given,
+				    struct perfdb_device_registry *reg, char *dev, size_t cap,
+				    struct perfdb_err *err)
+{
+	PERFDB_TRY(perfdb_parse_trace_device(db, reg, dev, cap, err));
+	if (!given)
+		return 0;
+	const struct perfdb_device *g = perfdb_device_find(reg, given);
+	const char *want = db->gpu ? "gpu" : "cpu";
+	if (db->gpu && strcmp(dev, "UNKNOWN_GPU") != 0 && strcmp(dev, given) != 0)
+		return perfdb_err_set(err, PERFDB_EINVAL,
+				      "the trace names its device '%s' (database %s); --device %s names "
+				      "another: leave --device out, or use --database-path to put the tables "
+				      "elsewhere", db->device, dev, given);
+	if (g && strcmp(g->kind, want) != 0)
+		return perfdb_err_set(err, PERFDB_EINVAL,
+				      "--device %s is a device of kind %s; this trace's %s ran on a %s "
+				      "(use --database-path to put the tables elsewhere)", given, g->kind,
+				      db->gpu ? "kernels" : "ops", db->gpu ? "GPU" : "CPU");
+	snprintf(dev, cap, "%s", given);
+	return 0;
+}
+
+int perfdb_parse_trace_note_device(const struct perfdb_parse_db *db,
+				   const struct perfdb_device_registry *reg, struct perfdb_err *err)
+{
+	/* <root>/<device>/torch/torch<T>: the device directory is two levels up */
+	char devdir[4096];
+	snprintf(devdir, sizeof(devdir), "%s", db->outdir);
+	for (int up = 0; up < 2; up++) {
+		char *slash = strrchr(devdir, '/');
+		if (!slash)
+			return 0;   /* not the layout: nothing to record */
+		*slash = '\0';
+	}
+	const char *name = strrchr(devdir, '/') ? strrchr(devdir, '/') + 1 : devdir;
+	if (!name[0] || (reg && perfdb_device_find(reg, name) &&
+			 strcmp(perfdb_device_find(reg, name)->source, "detected") != 0))
+		return 0;   /* defined by a registry file: nothing to add */
+	char desc[300];
+	if (db->gpu && db->device[0])
+		snprintf(desc, sizeof(desc), "met by perfdb parse: a PyTorch trace's GPU '%.200s'", db->device);
+	else if (db->gpu)
+		snprintf(desc, sizeof(desc), "met by perfdb parse: PyTorch traces whose GPU is not named "
+			 "(no deviceProperties)");
+	else
+		snprintf(desc, sizeof(desc), "met by perfdb parse: a PyTorch trace of CPU ops");
+	const struct perfdb_device *known = reg ? perfdb_device_find(reg, name) : NULL;
+	struct perfdb_device d = { .name = (char *)name, .kind = db->gpu ? "gpu" : "cpu",
+				   .vendor = known ? known->vendor : "", .description = desc,
+				   .memory_bytes = known ? known->memory_bytes : 0 };
+	return perfdb_device_met_note(devdir, &d, err);
 }
 
 bool perfdb_parse_trace_device_named(const char *name)

@@ -80,22 +80,6 @@ void perfdb_native_set_threads_env(const char *backend, long threads)
 		set_threads_env(threads);
 }
 
-/* The registry device that names a component of dir, or NULL. */
-static const struct perfdb_device *device_of_dir(const struct perfdb_device_registry *reg,
-						 const char *dir)
-{
-	const struct perfdb_device *found = NULL;
-	char *d = strdup(dir), *save = NULL;
-	if (!d)
-		return NULL;
-	for (char *c = strtok_r(d, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
-		const struct perfdb_device *x = perfdb_device_find(reg, c);
-		if (x)
-			found = x;   /* the deepest one wins */
-	}
-	free(d);
-	return found;
-}
 
 /* PERFDB_PROBE=0 turns the bandwidth probe off (docs/replay.md "Contention"; make valgrind does). */
 static int probe_off(void)
@@ -154,7 +138,7 @@ static int find_database(struct perfdb_native_run *run, struct perfdb_err *err)
 	const struct perfdb_db_opts *db = run->o->db;
 	if (db->database_path) {
 		PERFDB_TRY(perfdb_db_resolve(db, &run->dir, err));
-		run->dev = device_of_dir(run->o->reg, run->dir.buf);
+		run->dev = perfdb_device_of_dir(run->o->reg, run->dir.buf);
 		return 0;
 	}
 	/*

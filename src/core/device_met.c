@@ -1,0 +1,135 @@
+/*
+ * Devices perfdb met (docs/devices.md "Devices perfdb met"): a device that
+ * parse found in a trace, or that a native backend measured, leaves
+ * <root>/<device>/perfdb-device.json, a registry file of that one device.
+ * Every command that resolves a root reads them, so `--device` accepts
+ * every device the root holds a database of, not only the installed ones.
+ *
+ * One file per device, beside the device's own directories, rather than a
+ * root-wide registry: a file is written once, when its device is first met,
+ * and never rewritten, so two writers meeting different devices at once
+ * need no lock between them, and the root's lock scope (lock.h) is not
+ * widened to every parse.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <jansson.h>
+
+#include "perfdb/device.h"
+#include "perfdb/fsio.h"
+#include "perfdb/strbuf.h"
+
+#define MET_FILE "perfdb-device.json"
+
+/* The met device of <dir>/<name>/perfdb-device.json, if that file exists. */
+static int load_one(struct perfdb_device_registry *r, const char *dir, const char *name,
+		    struct perfdb_err *err)
+{
+	char path[4096];
+	struct stat st;
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s/" MET_FILE, dir, name) >= sizeof(path) ||
+	    lstat(path, &st) < 0)
+		return 0;
+	struct perfdb_device_registry one;
+	perfdb_device_registry_init(&one);
+	int rc = perfdb_device_registry_load_file(&one, path, err);
+	if (rc == 0 && (one.n != 1 || strcmp(one.v[0].name, name) != 0))
+		rc = perfdb_err_set(err, PERFDB_EPARSE,
+				    "%s: must define exactly one device, named '%s' as its directory", path, name);
+	/* installed and $PERFDB_DEVICES definitions win: a met device only fills a gap */
+	if (rc == 0 && !perfdb_device_find(r, one.v[0].name))
+		rc = perfdb_device_registry_add(r, &one.v[0], err);
+	perfdb_device_registry_release(&one);
+	return rc;
+}
+
+int perfdb_device_met_load_db(struct perfdb_device_registry *r, const char *dbdir,
+			      struct perfdb_err *err)
+{
+	/* <root>/<device>/<layout>/<version>: the device directory is two levels up */
+	char real[4096];
+	if (!realpath(dbdir, real))
+		return 0;
+	for (int up = 0; up < 2; up++) {
+		char *slash = strrchr(real, '/');
+		if (!slash || slash == real)
+			return 0;
+		*slash = '\0';
+	}
+	char *slash = strrchr(real, '/');
+	if (!slash || !slash[1])
+		return 0;
+	*slash = '\0';
+	return load_one(r, real[0] ? real : "/", slash + 1, err);
+}
+
+int perfdb_device_met_load(struct perfdb_device_registry *r, const char *root,
+			   struct perfdb_err *err)
+{
+	DIR *d = opendir(root);
+	if (!d)
+		return 0;   /* no root yet: nothing met */
+	int rc = 0;
+	struct dirent *e;
+	while (rc == 0 && (e = readdir(d)))
+		if (e->d_name[0] != '.')
+			rc = load_one(r, root, e->d_name, err);
+	closedir(d);
+	return rc;
+}
+
+int perfdb_device_met_note(const char *device_dir, const struct perfdb_device *dev,
+			   struct perfdb_err *err)
+{
+	char path[4096];
+	struct stat st;
+	if ((size_t)snprintf(path, sizeof(path), "%s/" MET_FILE, device_dir) >= sizeof(path))
+		return perfdb_err_set(err, PERFDB_EINVAL, "path too long: %s", device_dir);
+	if (lstat(path, &st) == 0)
+		return 0;   /* met before: its file stands as written */
+	json_t *o = json_pack("{s:s, s:s, s:s, s:s}", "name", dev->name, "kind", dev->kind,
+			      "vendor", dev->vendor ? dev->vendor : "",
+			      "description", dev->description ? dev->description : "");
+	if (o && dev->memory_bytes > 0)
+		json_object_set_new(o, "memory_gib", json_real(dev->memory_bytes / (1024.0 * 1024 * 1024)));
+	if (o && dev->memory_bandwidth > 0)
+		json_object_set_new(o, "memory_bandwidth_gbps", json_real(dev->memory_bandwidth / 1e9));
+	json_t *doc = o ? json_pack("{s:s, s:[o]}", "format", "perfdb-devices/1", "devices", o) : NULL;
+	char *text = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10)) : NULL;
+	json_decref(doc);
+	if (!text)
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	struct perfdb_strbuf b = PERFDB_STRBUF_INIT;
+	int rc = perfdb_strbuf_addf(&b, "%s\n", text) < 0 ? perfdb_err_set(err, PERFDB_ENOMEM, "out of memory")
+							    : perfdb_file_write_atomic(path, b.buf, b.len, err);
+	free(text);
+	perfdb_strbuf_release(&b);
+	return rc;
+}
+
+const struct perfdb_device *perfdb_device_of_dir(const struct perfdb_device_registry *r,
+						 const char *dir)
+{
+	const struct perfdb_device *found = NULL;
+	const char *p = dir;
+	while (*p) {
+		while (*p == '/')
+			p++;
+		size_t n = strcspn(p, "/");
+		char comp[256];
+		if (n && n < sizeof(comp)) {
+			memcpy(comp, p, n);
+			comp[n] = '\0';
+			const struct perfdb_device *x = perfdb_device_find(r, comp);
+			if (x)
+				found = x;   /* the deepest one wins */
+		}
+		p += n;
+	}
+	return found;
+}
