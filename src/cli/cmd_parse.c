@@ -201,6 +201,10 @@ int cmd_parse(int argc, char **argv, struct cmd_db *db)
 			"different databases: pass --database-path to put them in one", a->path);
 	else if (!trace_mode)
 		rc = perfdb_db_resolve(o, &outdir, &err);
+	/* an Ascend table does not name its device: say which one the rows are filed under */
+	if (rc == 0 && !trace_mode && !o->database_path && !o->device_given && !a->quiet && !a->json)
+		fprintf(stderr, "perfdb parse: note: the profile does not name its device; its tables go to "
+			"the default device %s (--device names another)\n", o->device);
 	if (rc == 0) {
 		struct ctx c = { .o = o, .reg = &db->reg, .outdir = &outdir };
 		c.quiet = a->quiet || a->json;
