@@ -17,6 +17,7 @@
 #include <strings.h>
 
 #include "parse/parse.h"
+#include "parse_internal.h"
 #include "perfdb/samples.h"
 #include "perfdb/stats.h"
 
@@ -197,12 +198,17 @@ static long find_group(struct perfdb_agg *a, const struct perfdb_span f[5],
 		a->scratch_cap = cap;
 	}
 	char *w = a->scratch;
+	size_t flen[5];
 	for (int i = 0; i < 5; i++) {
 		if (i)
 			*w++ = '\x1f';
-		memcpy(w, f[i].p, f[i].len);
-		w += f[i].len;
+		/* formats in their key form (FORMAT_ND = ND); the group keeps the first spelling */
+		flen[i] = i == 3 ? perfdb_format_key(f[i].p, f[i].len, w) : f[i].len;
+		if (i != 3)
+			memcpy(w, f[i].p, f[i].len);
+		w += flen[i];
 	}
+	len = (size_t)(w - a->scratch);
 	uint64_t h = hash_bytes(a->scratch, len);
 	size_t j = h & (a->tabcap - 1);
 	while (a->tab[j].group) {
@@ -242,11 +248,11 @@ static long find_group(struct perfdb_agg *a, const struct perfdb_span f[5],
 	const char **dst[5] = { &g->type, &g->in_shapes, &g->in_dtypes, &g->in_formats, &g->out_shapes };
 	char *p = key;
 	for (int i = 0; i < 5; i++) {
-		const char *s = arena_str(a, p, f[i].len);
+		const char *s = i == 3 ? arena_str(a, f[i].p, f[i].len) : arena_str(a, p, f[i].len);
 		if (!s)
 			return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 		*dst[i] = s;
-		p += f[i].len + 1;
+		p += flen[i] + 1;
 	}
 	g->op_state = g->accel_core = g->out_dtypes = g->out_formats = g->kernels = empty;
 	g->min = INFINITY;

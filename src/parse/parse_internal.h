@@ -16,4 +16,14 @@ int perfdb_parse_write_tables(const char *outdir, const struct perfdb_agg *agg,
 			      const struct perfdb_opmap_opts *opmap,
 			      struct perfdb_parse_result *res, struct perfdb_err *err);
 
+/*
+ * src/parse/format_key.c: the key form of an Input Formats cell: each
+ * ';'-separated token without a leading FORMAT_ (FORMAT_ND and ND are one
+ * key).  out holds at least n bytes; returns its length (not terminated).
+ */
+size_t perfdb_format_key(const char *in, size_t n, char *out);
+
+/* The same appended to out, terminated. */
+int perfdb_format_key_str(const char *in, struct perfdb_strbuf *out);
+
 #endif

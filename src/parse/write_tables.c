@@ -4,7 +4,8 @@
  *
  * Row identity inside a table is the aggregation key without the type:
  * (Input Shapes, Input Data Types, Input Formats, Output Shapes), cells
- * compared verbatim.  A matched row gets the new profiling statistics and
+ * compared verbatim but for equivalent format spellings (format_key.c),
+ * which a matched row keeps as it had them.  A matched row gets the new profiling statistics and
  * the profile's OP State / Accelerator Core / output dtypes and formats;
  * every other cell (Average Duration(us), MicroBench …, unknown columns) is
  * kept, and `Runtime …` cells are only filled where empty.  New keys are
@@ -189,6 +190,17 @@ static int wanted(const struct outfile *of, size_t i)
 	return 1;
 }
 
+/* Two Input/Output Formats cells that spell the same formats (ND, FORMAT_ND). */
+static int same_format(const char *a, const char *b)
+{
+	struct perfdb_strbuf x = PERFDB_STRBUF_INIT, y = PERFDB_STRBUF_INIT;
+	int same = perfdb_format_key_str(a, &x) == 0 && perfdb_format_key_str(b, &y) == 0 &&
+		   strcmp(x.buf ? x.buf : "", y.buf ? y.buf : "") == 0;
+	perfdb_strbuf_release(&x);
+	perfdb_strbuf_release(&y);
+	return same;
+}
+
 static int row_key(const struct perfdb_table *t, size_t r, const long *ci,
 		   struct perfdb_strbuf *sb)
 {
@@ -197,7 +209,9 @@ static int row_key(const struct perfdb_table *t, size_t r, const long *ci,
 	for (int i = 0; i < 4; i++) {
 		if (i)
 			PERFDB_TRY(perfdb_strbuf_addch(sb, '\x1f'));
-		PERFDB_TRY(perfdb_strbuf_addstr(sb, perfdb_table_get(t, r, ci[kc[i]])));
+		const char *cell = perfdb_table_get(t, r, ci[kc[i]]);
+		/* formats in their key form, as the aggregator keys them */
+		PERFDB_TRY(kc[i] == 4 ? perfdb_format_key_str(cell, sb) : perfdb_strbuf_addstr(sb, cell));
 	}
 	return 0;
 }
@@ -251,8 +265,9 @@ static int merge_file(struct outfile *of, const char *path, const struct perfdb_
 			meta = perfdb_fia_lookup(fia, g->in_shapes, g->out_shapes);
 		group_values(g, meta, &rv);
 		perfdb_strbuf_reset(&key);
-		perfdb_strbuf_addf(&key, "%s\x1f%s\x1f%s\x1f%s", g->in_shapes, g->in_dtypes,
-				   g->in_formats, g->out_shapes);
+		perfdb_strbuf_addf(&key, "%s\x1f%s\x1f", g->in_shapes, g->in_dtypes);
+		perfdb_format_key_str(g->in_formats, &key);
+		perfdb_strbuf_addf(&key, "\x1f%s", g->out_shapes);
 		const struct perfdb_sig_index_entry *e = perfdb_sig_index_find(&ix, key.buf);
 		size_t r;
 		int fresh = 0;
@@ -286,6 +301,9 @@ static int merge_file(struct outfile *of, const char *path, const struct perfdb_
 			if (!fresh && !g->n && (i == COL_COUNT || i == COL_KERNELS))
 				continue;
 			if (!fresh && is_fia_col(i) && cur[0])
+				continue;
+			/* the row keeps its own spelling of an equivalent format (ND = FORMAT_ND) */
+			if (!fresh && (i == 4 || i == 7) && same_format(cur, val))
 				continue;
 			if (strcmp(cur, val) != 0) {
 				rc = perfdb_table_set(&of->t, r, (size_t)ci[i], val, strlen(val), err);
