@@ -69,10 +69,53 @@ static int set_reason(struct perfdb_engine_row *row, enum perfdb_engine_status s
 
 /* ---- one row ------------------------------------------------------------ */
 
+/*
+ * --row-timeout holds before a row starts (docs/replay.md "Timeouts"): at
+ * the best rates this run measured, the row's warm-up and samples would
+ * take longer than the timeout.  The rates are the fastest seen, so the
+ * estimate is a lower bound on the row's time: a row is only refused when
+ * even that is too long.  No estimate before a row of the same kind ran.
+ */
+static int row_over_timeout(const struct perfdb_engine_opts *o, const struct perfdb_op_case *c,
+			    const double *rates, struct perfdb_err *err)
+{
+	struct perfdb_op_cost w;
+	struct perfdb_err ignored;
+	if (perfdb_op_cost(c, &w, &ignored) < 0)
+		return 0;
+	double fr = rates[w.unit == PERFDB_OP_UNIT_MATRIX], call = 0;
+	if (w.flops > 0 && fr > 0)
+		call = w.flops / fr;
+	if (w.bytes > 0 && rates[2] > 0 && w.bytes / rates[2] > call)
+		call = w.bytes / rates[2];
+	double calls = 2.0 + (double)o->repeat;   /* the warm-up's two calls and the samples */
+	if (!(call * calls > o->timeout_s))
+		return 0;
+	return perfdb_err_set(err, PERFDB_EINVAL,
+			      "not run: %zu samples and the warm-up would take at least %.0f s (%.3g s a call at "
+			      "the best rates this run measured: %.1f GFLOP/s, %.1f GB/s), over --row-timeout %g s",
+			      o->repeat, call * calls, call, fr / 1e9, rates[2] / 1e9, o->timeout_s);
+}
+
+/* What a measured row tells of this machine's rates (row_over_timeout). */
+static void note_rates(const struct perfdb_op_case *c, const struct perfdb_engine_row *row, double *rates)
+{
+	struct perfdb_op_cost w;
+	struct perfdb_err ignored;
+	double s = row->median * 1e-6;
+	if (row->status != PERFDB_ENGINE_OK || !(s > 0) || perfdb_op_cost(c, &w, &ignored) < 0)
+		return;
+	double *fr = &rates[w.unit == PERFDB_OP_UNIT_MATRIX];
+	if (w.flops / s > *fr)
+		*fr = w.flops / s;
+	if (w.bytes / s > rates[2])
+		rates[2] = w.bytes / s;
+}
+
 static int replay_row(const struct perfdb_engine_opts *o, const char *op, const struct perfdb_op_impl *impl,
 		      const struct perfdb_table *t, size_t r, struct perfdb_engine_pool *pool,
-		      uint64_t *flushbuf, size_t flushn, struct perfdb_probe *pr, struct perfdb_engine_row *row,
-		      struct perfdb_err *err)
+		      uint64_t *flushbuf, size_t flushn, struct perfdb_probe *pr, double *rates,
+		      struct perfdb_engine_row *row, struct perfdb_err *err)
 {
 	struct perfdb_op_case c;
 	struct case_cells cc;
@@ -80,6 +123,9 @@ static int replay_row(const struct perfdb_engine_opts *o, const char *op, const 
 	const struct perfdb_opdef *def = c.def;
 	/* the operator's own rules first, then the backend's limits */
 	int rc = perfdb_case_check(def, impl, &c, err);
+	/* collective rows: every rank must take the same path, and their rates differ */
+	if (rc == 0 && !(def->collective && o->comm))
+		rc = row_over_timeout(o, &c, rates, err);
 	if (def->collective && o->comm)
 		rc = scaleout_agree(o, rc, err);
 	if (rc < 0)
@@ -95,6 +141,8 @@ static int replay_row(const struct perfdb_engine_opts *o, const char *op, const 
 		rc = scaleout_agree(o, rc, err);
 	if (rc == 0)   /* collective rows: every rank must take the same path, so no per-rank retries */
 		rc = timing_measure(o, impl, &c, flushbuf, flushn, def->collective && o->comm ? NULL : pr, row, err);
+	if (rc == 0)
+		note_rates(&c, row, rates);
 	if (impl->release)
 		impl->release(&c);
 	return rc;
@@ -261,7 +309,7 @@ int engine_run_table(struct engine_run_ctx *x, const char *op, const struct perf
 			} else {
 				struct perfdb_err e;
 				perfdb_err_clear(&e);
-				if (replay_row(o, op, rimpl, t, r, x->pool, x->flushbuf, x->flushn, x->probe, row, &e) < 0) {
+				if (replay_row(o, op, rimpl, t, r, x->pool, x->flushbuf, x->flushn, x->probe, x->rates, row, &e) < 0) {
 					rc = set_reason(row, PERFDB_ENGINE_FAILED, e.msg);
 					res->nfailed++;
 					res->stopped = o->fail_fast;

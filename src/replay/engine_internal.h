@@ -62,6 +62,12 @@ struct engine_run_ctx {
 	size_t flushn, done, total, measured;
 	size_t ordinal;                    /* rows seen over every table: the shard of a row */
 	const char *jpath;                 /* this rank's journal */
+	/*
+	 * The best rates this run's measured rows reached: FLOP/s per unit
+	 * (vector, matrix) and bytes/s.  A row whose cost at those rates is
+	 * over --row-timeout is not started (engine.c row_over_timeout).
+	 */
+	double rates[3];
 };
 
 /* One table's rows; crash: why rows missing from the journal failed (ENGINE_PASS_COLLECT). */

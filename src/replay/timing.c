@@ -128,16 +128,23 @@ static int time_case(const struct perfdb_engine_opts *o, const struct perfdb_op_
 		int rc = impl->run(c, err);
 		double el = engine_now_s(CLOCK_MONOTONIC) - start;
 		int more = w < 1 || (el < 0.05 * o->budget_s && w < 20 && el <= o->timeout_s);
+		/* --row-timeout holds after one call: a row that cannot finish in time stops here */
+		int over = w == 0 && rc == 0 && el * (double)(1 + o->repeat) > o->timeout_s;
 		if (comm) {
 			/* a failure on any rank fails all; the first rank done warming up ends warm-up */
-			int v[2] = { rc < 0, !more }, g[2];
-			MPI_Allreduce(v, g, 2, MPI_INT, MPI_MAX, *comm);
+			int v[3] = { rc < 0, !more, over }, g[3];
+			MPI_Allreduce(v, g, 3, MPI_INT, MPI_MAX, *comm);
 			if (g[0])
 				return rc < 0 ? rc : perfdb_err_set(err, PERFDB_EINVAL, "failed on another rank");
 			more = !g[1];
+			over = g[2];
 		} else if (rc < 0) {
 			return rc;
 		}
+		if (over)
+			return perfdb_err_set(err, PERFDB_EINVAL, "timed out: one call took %.3g s, so a warm-up "
+					      "call and %zu samples would take %.0f s, over --row-timeout %g s",
+					      el, o->repeat, el * (double)(1 + o->repeat), o->timeout_s);
 		if (!more)
 			break;
 	}
