@@ -72,9 +72,10 @@ static int set_reason(struct perfdb_engine_row *row, enum perfdb_engine_status s
 /*
  * --row-timeout holds before a row starts (docs/replay.md "Timeouts"): at
  * the best rates this run measured, the row's warm-up and samples would
- * take longer than the timeout.  The rates are the fastest seen, so the
- * estimate is a lower bound on the row's time: a row is only refused when
- * even that is too long.  No estimate before a row of the same kind ran.
+ * take longer than the timeout.  The rates are the fastest seen, though a
+ * large GEMM may beat the small rows before it: the reason carries the
+ * estimate, so a user can raise the timeout.  No estimate before a row of
+ * the same unit ran.
  */
 static int row_over_timeout(const struct perfdb_engine_opts *o, const struct perfdb_op_case *c,
 			    const double *rates, struct perfdb_err *err)
