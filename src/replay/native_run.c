@@ -402,6 +402,11 @@ static int add_row(struct perfdb_status_failure **list, size_t *cnt, const struc
 int perfdb_native_status_build(const struct perfdb_engine_result *r, struct perfdb_status *st)
 {
 	memset(st, 0, sizeof(*st));
+	st->has_rows = 1;
+	st->rows_measured = r->nok;
+	st->rows_failed = r->nfailed;
+	st->rows_contended = r->ncontended;
+	st->rows_skipped = r->nskipped;
 	for (size_t i = 0; i < r->nrows; i++) {
 		const struct perfdb_engine_row *row = &r->rows[i];
 		if (row->status == PERFDB_ENGINE_FAILED)

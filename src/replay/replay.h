@@ -95,6 +95,13 @@ struct perfdb_status {
 	 * key): each table with its rows and why (unreplayed.c) */
 	struct perfdb_status_unreplayed *unreplayed;
 	size_t nunreplayed;
+	/*
+	 * A native run's rows (perfdb's own "rows" key): success and skipped
+	 * count tables and failed counts rows, so these say what happened to
+	 * every row.  has_rows: 0 for msprof runs, which have no rows.
+	 */
+	int has_rows;
+	size_t rows_measured, rows_failed, rows_contended, rows_skipped;
 };
 
 struct perfdb_status_unreplayed {

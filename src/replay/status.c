@@ -131,6 +131,10 @@ int perfdb_status_write(const char *path, const struct perfdb_status *s, struct 
 							      "reason", s->contended[i].reason));
 		json_object_set_new(root, "contended", cont);
 	}
+	if (s->has_rows)
+		json_object_set_new(root, "rows", json_pack("{s:I, s:I, s:I, s:I}",
+			"measured", (json_int_t)s->rows_measured, "failed", (json_int_t)s->rows_failed,
+			"contended", (json_int_t)s->rows_contended, "skipped", (json_int_t)s->rows_skipped));
 	if (s->nunreplayed) {
 		json_t *un = json_array();
 		for (size_t i = 0; i < s->nunreplayed; i++)

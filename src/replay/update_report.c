@@ -176,6 +176,11 @@ static int render(struct perfdb_strbuf *md, const struct perfdb_wb_result *r,
 		for (size_t i = 0; rc == 0 && i < st->nfailed; i++)
 			rc = perfdb_strbuf_addf(md, "\n  - FAILED: %s: %s", st->failed[i].op,
 						st->failed[i].reason);
+		/* perfdb's own line for native runs: Success and Skipped count tables, Failed rows */
+		if (rc == 0 && st->has_rows)
+			rc = perfdb_strbuf_addf(md, "\n- Rows: %zu measured, %zu failed, %zu contended (not written), "
+						"%zu skipped (Success and Skipped count tables, Failed counts rows)",
+						st->rows_measured, st->rows_failed, st->rows_contended, st->rows_skipped);
 		/* perfdb's own line, only when a row was left unwritten (docs/replay.md "Contention") */
 		if (rc == 0 && st->ncontended)
 			rc = perfdb_strbuf_addf(md, "\n- Contended (not written): %zu", st->ncontended);
