@@ -88,11 +88,13 @@ static void on_signal(int sig)
 	stop_flag = 1;
 }
 
-static void native_progress(void *ud, size_t done, size_t total, size_t failed)
+static void native_progress(void *ud, size_t done, size_t total, size_t failed, double eta_s)
 {
 	struct progress *p = ud;
 	p->total = total;
 	p->failed = failed;
+	p->eta_s = eta_s;
+	p->eta_given = eta_s >= 0;
 	progress_update(p, done);
 }
 

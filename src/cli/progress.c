@@ -24,6 +24,9 @@ void progress_init(struct progress *p, const char *label, unsigned long long tot
 	p->tty = isatty(2);
 	p->color = p->tty && !(nc && *nc) && !(term && !strcmp(term, "dumb"));
 	p->shown = 0;
+	p->failed = 0;
+	p->eta_s = 0;
+	p->eta_given = 0;
 	p->start = p->last = now();
 }
 
@@ -52,7 +55,9 @@ int progress_format(char *buf, size_t n, const struct progress *p, unsigned long
 	double v = (double)done / scale, tot = (double)p->total / scale;
 	double rate = elapsed > 0 ? v / elapsed : 0;
 	char eta[32] = "?";
-	if (rate > 0 && p->total >= done)
+	if (p->eta_given && p->eta_s >= 0 && p->total >= done)
+		fmt_eta(eta, sizeof(eta), p->eta_s);   /* the rows to come, by their cost */
+	else if (rate > 0 && p->total >= done)
 		fmt_eta(eta, sizeof(eta), (tot - v) / rate);
 	char fl[48] = "";
 	if (p->failed)

@@ -16,6 +16,8 @@ struct progress {
 	const char *unit;         /* NULL: bytes, shown in MB */
 	unsigned long long total; /* 0: unknown (no bar, no ETA) */
 	unsigned long long failed; /* failures so far (rows): shown when non-zero */
+	double eta_s;             /* with eta_given: the caller's estimate of the time left */
+	int eta_given;            /* 0: the ETA comes from the rate so far */
 	int tty, color, quiet, shown;
 	double start, last;
 };

@@ -310,7 +310,11 @@ int engine_run_table(struct engine_run_ctx *x, const char *op, const struct perf
 			} else {
 				struct perfdb_err e;
 				perfdb_err_clear(&e);
-				if (replay_row(o, op, rimpl, t, r, x->pool, x->flushbuf, x->flushn, x->probe, x->rates, row, &e) < 0) {
+				double w0 = engine_now_s(CLOCK_MONOTONIC);
+				int rrc = replay_row(o, op, rimpl, t, r, x->pool, x->flushbuf, x->flushn, x->probe, x->rates,
+						     row, &e);
+				eta_row_done(&x->eta, engine_now_s(CLOCK_MONOTONIC) - w0);
+				if (rrc < 0) {
 					rc = set_reason(row, PERFDB_ENGINE_FAILED, e.msg);
 					res->nfailed++;
 					res->stopped = o->fail_fast;
@@ -331,8 +335,17 @@ int engine_run_table(struct engine_run_ctx *x, const char *op, const struct perf
 		}
 		if (rc < 0)
 			break;
-		if (pass != ENGINE_PASS_CHILD && o->progress)
-			o->progress(o->ud, ++x->done, x->total, res->nfailed);
+		if (pass != ENGINE_PASS_CHILD && o->progress) {
+			/* the rows to come, at most once a second: the sum walks them all */
+			double now = engine_now_s(CLOCK_MONOTONIC), eta = x->eta.last_eta - (now - x->eta.last_at);
+			if (x->eta.n && now - x->eta.last_at >= 1.0) {
+				x->eta.last_eta = eta = eta_estimate(&x->eta, o, x->rates, x->ordinal,
+								     o->comm && o->nranks > 1 ? (size_t)o->nranks : 1);
+				x->eta.last_at = now;
+			}
+			o->progress(o->ud, ++x->done, x->total, res->nfailed, x->eta.n && x->eta.last_eta >= 0
+					    ? (eta > 0 ? eta : 0) : -1);
+		}
 	}
 	perfdb_strbuf_release(&sig);
 	perfdb_strbuf_release(&key);
@@ -404,6 +417,11 @@ int perfdb_engine_run(const struct perfdb_engine_opts *o, struct perfdb_engine_r
 	const struct perfdb_engine_hooks *hooks = o->hooks ? o->hooks : &no_hooks;
 	struct engine_run_ctx x = { .o = o, .hooks = hooks, .res = res, .jr = NULL, .jfd = -1, .pool = &pool,
 				    .flushbuf = flushbuf, .flushn = flushn, .total = total, .jpath = jpath };
+	x.eta.last_eta = -1;
+	if (o->progress && (rc = eta_init(&x.eta, o, tabs, names, ntab)) < 0) {
+		perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+		goto run_out;
+	}
 	/* device-timed backends measure the device, not this host's memory: no probe */
 	if (!o->no_probe && !be->time_run) {
 		if ((rc = perfdb_probe_init(&probe, hooks->probe_script_n ? 0 : PERFDB_PROBE_BYTES, err)) < 0)
@@ -469,6 +487,7 @@ int perfdb_engine_run(const struct perfdb_engine_opts *o, struct perfdb_engine_r
 		rc = scaleout_gather_rows(o, tabs, names, ntab, res, rc, err);
 	}
 run_out:
+	eta_release(&x.eta);
 	perfdb_probe_release(&probe);
 	if (x.jfd >= 0)
 		close(x.jfd);

@@ -112,7 +112,7 @@ struct perfdb_engine_opts {
 	void *comm;
 	int rank, nranks;
 	/* Optional: called after each row (counts of this rank's rows). */
-	void (*progress)(void *ud, size_t done, size_t total, size_t failed);
+	void (*progress)(void *ud, size_t done, size_t total, size_t failed, double eta_s);
 	void *ud;
 	const struct perfdb_engine_hooks *hooks;   /* NULL: no hooks */
 };

@@ -50,6 +50,27 @@ enum engine_pass {
 	ENGINE_PASS_COLLECT,               /* the parent after a child: rows from the journal */
 };
 
+/* ---- eta.c: the ETA from the rows to come ------------------------------ */
+
+struct eta_row;
+struct engine_eta {
+	struct eta_row *rows;              /* every loaded row, in the order the engine visits them */
+	size_t n;
+	double wall_sum;                   /* wall time of the rows replayed so far */
+	size_t wall_n;
+	double last_at, last_eta;          /* the last estimate and when it was made */
+};
+
+/* Each row's cost (0 or -PERFDB_ENOMEM). */
+int eta_init(struct engine_eta *e, const struct perfdb_engine_opts *o, const struct perfdb_table *tabs,
+	     const char *const *names, size_t ntab);
+void eta_release(struct engine_eta *e);
+/* A replayed row took wall_s. */
+void eta_row_done(struct engine_eta *e, double wall_s);
+/* Seconds for the rows from index next on (share: ranks splitting them); < 0: no estimate yet. */
+double eta_estimate(const struct engine_eta *e, const struct perfdb_engine_opts *o, const double *rates,
+		    size_t next, size_t share);
+
 struct engine_run_ctx {
 	const struct perfdb_engine_opts *o;
 	const struct perfdb_engine_hooks *hooks;   /* never NULL: o->hooks or none */
@@ -68,6 +89,7 @@ struct engine_run_ctx {
 	 * over --row-timeout is not started (engine.c row_over_timeout).
 	 */
 	double rates[3];
+	struct engine_eta eta;             /* rows.n == 0: no ETA (no progress callback) */
 };
 
 /* One table's rows; crash: why rows missing from the journal failed (ENGINE_PASS_COLLECT). */

@@ -32,7 +32,7 @@ struct perfdb_native_opts {
 	long repeat, threads, ep, retries;
 	double budget, timeout, op_timeout;    /* seconds */
 	const volatile int *stop;              /* set by a signal: the run ends after the current row */
-	void (*progress)(void *ud, size_t done, size_t total, size_t failed); /* NULL: none */
+	void (*progress)(void *ud, size_t done, size_t total, size_t failed, double eta_s); /* NULL: none */
 	void *ud;
 	void *comm;                            /* MPI_Comm * under mpirun with several ranks, else NULL */
 	int rank, nranks;

@@ -59,6 +59,11 @@ static void test_units_and_eta(void **state)
 	struct progress m = { .label = "microbench", .unit = "rows", .total = 120, .failed = 2 };
 	assert_string_equal(fmt(&m, 30, 3),
 			    "microbench: 25% (30 of 120 rows, 2 failed, 10.0 rows/s, ETA 9s)\n");
+	/* the engine's estimate of the rows to come wins over the rate: 215 s = 3m35s */
+	m.eta_s = 214.8;
+	m.eta_given = 1;
+	assert_string_equal(fmt(&m, 30, 3),
+			    "microbench: 25% (30 of 120 rows, 2 failed, 10.0 rows/s, ETA 3m35s)\n");
 }
 
 int main(void)
