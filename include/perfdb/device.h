@@ -131,6 +131,18 @@ int perfdb_device_met_load_db(struct perfdb_device_registry *r, const char *dbdi
 int perfdb_device_met_note(const char *device_dir, const struct perfdb_device *dev,
 			   struct perfdb_err *err);
 
+/* Whether <device_dir>/perfdb-device.json has a memory bandwidth and matrix peaks. */
+int perfdb_device_met_has_peaks(const char *device_dir);
+
+/*
+ * Add dev's measured figures (memory_bandwidth, mma_flops, vector_flops;
+ * 0 = unknown, left out) to <device_dir>/perfdb-device.json, creating it as
+ * perfdb_device_met_note does when absent.  A figure the file already has
+ * (measured before, or written by hand) is kept.  Atomic.
+ */
+int perfdb_device_met_add_peaks(const char *device_dir, const struct perfdb_device *dev,
+				struct perfdb_err *err);
+
 /*
  * The registry device named by a component of dir (the deepest wins), or
  * NULL: the device a database directory belongs to (<root>/<device>/...).

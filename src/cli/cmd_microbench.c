@@ -145,6 +145,13 @@ static void print_run_notes(const struct perfdb_native_run *run)
 			fprintf(stderr, "[NOTHING MEASURED] every row was skipped: %s\n", why.buf ? why.buf : "");
 		perfdb_strbuf_release(&why);
 	}
+	if (run->peaks_file[0]) {
+		const struct perfdb_device *d = &run->peaks;
+		fprintf(stderr, "[PEAKS] %s: memory %.1f GB/s; GEMM fp32 %.0f, bf16 %.0f, fp16 %.0f GFLOP/s "
+			"(0: not measured); recorded in %s for the report's roofline\n", d->name,
+			d->memory_bandwidth / 1e9, d->mma_flops[PERFDB_PEAK_FP32] / 1e9,
+			d->mma_flops[PERFDB_PEAK_BF16] / 1e9, d->mma_flops[PERFDB_PEAK_FP16] / 1e9, run->peaks_file);
+	}
 	if (res->nresumed)
 		fprintf(stderr, "[RESUME] %zu rows taken from %s\n", res->nresumed, run->journal);
 	if (res->interrupted)

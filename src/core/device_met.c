@@ -133,3 +133,59 @@ const struct perfdb_device *perfdb_device_of_dir(const struct perfdb_device_regi
 	}
 	return found;
 }
+
+int perfdb_device_met_has_peaks(const char *device_dir)
+{
+	char path[4096];
+	if ((size_t)snprintf(path, sizeof(path), "%s/" MET_FILE, device_dir) >= sizeof(path))
+		return 0;
+	json_error_t je;
+	json_t *doc = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+	json_t *d = doc ? json_array_get(json_object_get(doc, "devices"), 0) : NULL;
+	int has = d && json_object_get(d, "memory_bandwidth_gbps") && json_object_get(d, "mma_tflops");
+	json_decref(doc);
+	return has;
+}
+
+int perfdb_device_met_add_peaks(const char *device_dir, const struct perfdb_device *dev,
+				struct perfdb_err *err)
+{
+	char path[4096];
+	struct stat st;
+	if ((size_t)snprintf(path, sizeof(path), "%s/" MET_FILE, device_dir) >= sizeof(path))
+		return perfdb_err_set(err, PERFDB_EINVAL, "path too long: %s", device_dir);
+	if (lstat(path, &st) < 0)
+		PERFDB_TRY(perfdb_device_met_note(device_dir, dev, err));
+	json_error_t je;
+	json_t *doc = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+	json_t *d = doc ? json_array_get(json_object_get(doc, "devices"), 0) : NULL;
+	if (!json_is_object(d)) {
+		json_decref(doc);
+		return perfdb_err_set(err, PERFDB_EPARSE, "%s: not a registry file of one device", path);
+	}
+	/* a figure already there (measured before, or written by hand) stands */
+	static const char *const dtn[PERFDB_PEAK_COUNT_] = { "fp32", "fp16", "bf16", "int8", "fp8" };
+	if (!json_object_get(d, "memory_bandwidth_gbps") && dev->memory_bandwidth > 0)
+		json_object_set_new(d, "memory_bandwidth_gbps", json_real(dev->memory_bandwidth / 1e9));
+	const char *key[2] = { "mma_tflops", "vector_tflops" };
+	const double *v[2] = { dev->mma_flops, dev->vector_flops };
+	for (int k = 0; k < 2; k++) {
+		if (json_object_get(d, key[k]))
+			continue;
+		json_t *o = json_object();
+		for (int i = 0; i < PERFDB_PEAK_COUNT_; i++)
+			if (v[k][i] > 0)
+				json_object_set_new(o, dtn[i], json_real(v[k][i] / 1e12));
+		json_object_set_new(d, key[k], o);
+	}
+	char *text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
+	json_decref(doc);
+	if (!text)
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	struct perfdb_strbuf b = PERFDB_STRBUF_INIT;
+	int rc = perfdb_strbuf_addf(&b, "%s\n", text) < 0 ? perfdb_err_set(err, PERFDB_ENOMEM, "out of memory")
+							    : perfdb_file_write_atomic(path, b.buf, b.len, err);
+	free(text);
+	perfdb_strbuf_release(&b);
+	return rc;
+}

@@ -204,4 +204,16 @@ int perfdb_engine_alloc_case(struct perfdb_engine_pool *pool, struct perfdb_op_c
 			     struct perfdb_err *err);
 void perfdb_engine_pool_release(struct perfdb_engine_pool *pool);
 
+struct perfdb_device;
+/*
+ * This CPU's peaks as the backend's kernels reach them at o's threads
+ * (peaks.c): mma_flops fp32/bf16/fp16 from a 2048^3 MatMulV2 (0 where the
+ * backend refuses the dtype), vector_flops = the fp32 GEMM's, and
+ * memory_bandwidth from a 384 MiB Add, into dev.  o: the run's options
+ * (backend, its context, threads).  -PERFDB_EIO when fp32 GEMM or Add
+ * cannot be timed.
+ */
+int perfdb_engine_cpu_peaks(const struct perfdb_engine_opts *o, struct perfdb_device *dev,
+			    struct perfdb_err *err);
+
 #endif

@@ -311,6 +311,46 @@ int perfdb_native_skip_reasons(const struct perfdb_engine_result *r, struct perf
 	return 0;
 }
 
+/*
+ * A CPU database of this machine (<root>/<host CPU>/...): its peaks are
+ * measured once, after the first run, into the device's met file, so the
+ * report draws the CPU's roofline (docs/devices.md "Devices perfdb met").
+ * PERFDB_PEAKS=0 leaves them out (tests whose time must stay small).
+ */
+static int record_peaks(struct perfdb_native_run *run, struct perfdb_err *err)
+{
+	const struct perfdb_native_opts *no = run->o;
+	if (strcmp(run->be->device_kind, "cpu") != 0 || !run->dev || strcmp(run->dev->name, run->host) != 0 ||
+	    no->rank != 0 || no->nranks > 1 || run->res.interrupted || perfdb_env_off("PERFDB_PEAKS"))
+		return 0;
+	/* <root>/<device>/torch/torch<T>: the device directory two levels up, named as the host */
+	char devdir[4096];
+	if ((size_t)snprintf(devdir, sizeof(devdir), "%s", run->dir.buf) >= sizeof(devdir))
+		return 0;
+	for (int up = 0; up < 2; up++) {
+		char *slash = strrchr(devdir, '/');
+		if (!slash)
+			return 0;
+		*slash = '\0';
+	}
+	const char *base = strrchr(devdir, '/') ? strrchr(devdir, '/') + 1 : devdir;
+	if (strcmp(base, run->host) != 0 || perfdb_device_met_has_peaks(devdir))
+		return 0;
+	struct perfdb_engine_opts eo = { .backend = run->be, .backend_ctx = run->bctx, .threads = (int)no->threads,
+					 .no_probe = 1, .no_sched = sched_off(), .seed = 0x5eed };
+	struct perfdb_device *d = &run->peaks;
+	memset(d, 0, sizeof(*d));
+	d->name = (char *)run->host;
+	d->kind = "cpu";
+	d->vendor = run->dev->vendor;
+	d->description = "this machine's CPU; peaks measured by perfdb microbench --backend cpu";
+	d->memory_bytes = run->dev->memory_bytes;
+	PERFDB_TRY(perfdb_engine_cpu_peaks(&eo, d, err));
+	PERFDB_TRY(perfdb_device_met_add_peaks(devdir, d, err));
+	snprintf(run->peaks_file, sizeof(run->peaks_file), "%s/perfdb-device.json", devdir);
+	return 0;
+}
+
 int perfdb_native_record(struct perfdb_native_run *run, struct perfdb_err *err)
 {
 	const struct perfdb_native_opts *no = run->o;
@@ -348,6 +388,8 @@ int perfdb_native_record(struct perfdb_native_run *run, struct perfdb_err *err)
 						 env.buf, &run->res, probe_off(), err);
 	if (rc == 0 && be->write_reports)
 		rc = be->write_reports(run->bctx, run->rep, run->ts, &run->kpath, err);
+	if (rc == 0)
+		rc = record_peaks(run, err);
 	/* a quiet run without contended rows: its rows' median probe is a quiet row reading */
 	if (rc == 0 && run->preflight_ran && run->pf.quiet && !run->res.ncontended && !run->res.interrupted &&
 	    !probe_off() && no->nranks <= 1) {

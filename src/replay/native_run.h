@@ -58,6 +58,8 @@ struct perfdb_native_run {
 	void *bctx;                            /* the backend's context (open in measure), freed by release */
 	struct perfdb_preflight pf;            /* how busy the machine was before the run (one process only) */
 	int preflight_ran;
+	char peaks_file[4300];                 /* record: this CPU's peaks were measured into it ("" = not) */
+	struct perfdb_device peaks;            /* and what they are (mma_flops, memory_bandwidth) */
 };
 
 /*
