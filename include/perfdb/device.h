@@ -11,6 +11,7 @@
 #ifndef PERFDB_DEVICE_H
 #define PERFDB_DEVICE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "perfdb/err.h"
@@ -130,6 +131,12 @@ int perfdb_device_met_load_db(struct perfdb_device_registry *r, const char *dbdi
  */
 int perfdb_device_met_note(const char *device_dir, const struct perfdb_device *dev,
 			   struct perfdb_err *err);
+
+/*
+ * The device's peak FLOP/s for an operand dtype (enum perfdb_dtype) on its
+ * matrix unit or its vector unit; 0 when unknown or dev is NULL.
+ */
+double perfdb_device_peak_flops(const struct perfdb_device *dev, bool matrix, int dtype);
 
 /* Whether <device_dir>/perfdb-device.json has a memory bandwidth and matrix peaks. */
 int perfdb_device_met_has_peaks(const char *device_dir);

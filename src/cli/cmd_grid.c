@@ -25,13 +25,15 @@ const struct cmd_help cmd_grid_help = {
 	.name = "grid",
 	.reference = reference_flags,
 	.usage = "perfdb grid [--target-models IDS] [--model-config PATH ...] [--rows N] [--seed S]\n"
-		 "                  [--max-hbm-gb GB] [--dry-run] [--json] [database flags]",
+		 "                  [--max-hbm-gb GB] [--max-row-seconds S] [--dry-run] [--json]\n"
+		 "                  [database flags]",
 	.summary = "append theory shape rows (model-derived grids) to the database tables",
 	.description =
 		"For every <Kernel>.csv of the database (recursively) that the grid\n"
 		"configuration routes to a pattern, generates candidate shapes from axis\n"
 		"grids and model configs, copies the table's first row as the template\n"
-		"(durations 0), drops rows over the HBM budget and rows the table already\n"
+		"(durations 0), drops rows over the HBM budget, rows the table's device\n"
+		"could not replay within --max-row-seconds and rows the table already\n"
 		"has (same signature), and appends the rest sorted by input shapes. Every\n"
 		"input is checked first; each table is then replaced atomically under the\n"
 		"database lock. Without --database-path or --vllm-version the whole\n"
@@ -43,6 +45,7 @@ struct ctx {
 	int quiet;
 	bool json;
 	uint64_t budget;                       /* --max-hbm-gb in bytes, for [MEMORY] */
+	double max_row_s;                      /* --max-row-seconds, for [TIME] */
 	long rows;
 	double gb;
 	const struct perfdb_grid_session *s;   /* for the header */
@@ -84,6 +87,17 @@ static void on_memory(void *vctx, const char *file, size_t filtered, size_t tota
 	fmt_bytes(c->budget, b, sizeof(b));
 	fprintf(stderr, "[MEMORY] %s: filtered %zu/%zu rows exceeding %s HBM budget\n",
 		base_name(file), filtered, total, b);
+}
+
+static void on_slow(void *vctx, const char *file, const char *device, size_t filtered, size_t total)
+{
+	struct ctx *c = vctx;
+	if (c->quiet)
+		return;
+	progress_done(&c->prog);
+	fprintf(stderr, "[TIME] %s: filtered %zu/%zu rows whose replay on %s would exceed %g s "
+		"(a warm-up and 30 samples at its peaks)\n", base_name(file), filtered, total, device,
+		c->max_row_s);
 }
 
 static int parse_seed(const char *v, uint64_t *out)
@@ -212,14 +226,14 @@ struct cmd_grid_args {
 	const char *targets, *seed_s, *grid_cfg, *opmap_path;
 	struct opt_list model_cfgs;
 	long rows;
-	double gb;
+	double gb, max_row_s;
 	bool dry, json, quiet;
 };
 
 /* 0, -1 after --help, or the usage status. */
 static int parse_args(int argc, char **argv, struct perfdb_db_opts *o, struct cmd_grid_args *a)
 {
-	*a = (struct cmd_grid_args){ .rows = 1000, .gb = 32.0 };
+	*a = (struct cmd_grid_args){ .rows = 1000, .gb = 32.0, .max_row_s = 60.0 };
 	struct opt opts[] = {
 		{ .type = OPT_STRING, .name = "target-models", .dest = &a->targets, .metavar = "IDS",
 		  .help = "comma-separated model ids (e.g. deepseek-ai/DeepSeek-V3,Qwen/Qwen3-32B): "
@@ -236,6 +250,10 @@ static int parse_args(int argc, char **argv, struct perfdb_db_opts *o, struct cm
 			  "printed)" },
 		{ .type = OPT_DOUBLE, .name = "max-hbm-gb", .dest = &a->gb, .metavar = "GB",
 		  .help = "drop rows whose inputs and outputs exceed GB GiB (0 disables; default 32)" },
+		{ .type = OPT_DOUBLE, .name = "max-row-seconds", .dest = &a->max_row_s, .metavar = "S",
+		  .help = "drop rows whose replay on the table's device (a warm-up and 30 samples at its "
+			  "peaks, by the row's roofline) would exceed S seconds; a device without peaks "
+			  "keeps them (0 disables; default 60, microbench's --row-timeout)" },
 		{ .type = OPT_STRING, .name = "grid-config", .dest = &a->grid_cfg, .metavar = "PATH",
 		  .help = "grid configuration (default: the installed grid.yaml)" },
 		{ .type = OPT_STRING, .name = "op-mapping", .dest = &a->opmap_path, .metavar = "PATH",
@@ -246,7 +264,7 @@ static int parse_args(int argc, char **argv, struct perfdb_db_opts *o, struct cm
 		{ .type = OPT_FLAG, .name = "json", .dest = &a->json,
 		  .help = "print a JSON summary instead of the text lines (keys in docs/grid.md)" },
 		{ .type = OPT_FLAG, .name = "quiet", .short_name = 'q', .dest = &a->quiet,
-		  .help = "no progress and no [MEMORY] lines on stderr" },
+		  .help = "no progress and no [MEMORY] or [TIME] lines on stderr" },
 		DB_OPTIONS(o),
 		{ .type = OPT_END },
 	};
@@ -279,6 +297,12 @@ int cmd_grid(int argc, char **argv, struct cmd_db *cdb)
 				       "filter; at most 8e9)", a->gb);
 	}
 
+	if (!(a->max_row_s >= 0) || a->max_row_s > 1e12) {
+		free(a->model_cfgs.v);
+		return opt_usage_error(&cmd_grid_help,
+				       "argument --max-row-seconds: invalid value: '%g' (0 disables the "
+				       "filter; at most 1e12)", a->max_row_s);
+	}
 	if ((rc = db_opts_finish(cdb, &cmd_grid_help))) {
 		free(a->model_cfgs.v);
 		return rc;
@@ -298,15 +322,16 @@ int cmd_grid(int argc, char **argv, struct cmd_db *cdb)
 		rc = perfdb_db_resolve(o, &db, &err);
 	}
 	struct ctx c = { .quiet = a->quiet || a->json, .json = a->json, .rows = a->rows,
-			 .gb = a->gb, .s = &s,
+			 .gb = a->gb, .s = &s, .max_row_s = a->max_row_s,
 			 .budget = perfdb_grid_hbm_budget(a->gb) };
 	struct perfdb_grid_request rq = {
 		.db_dir = db.buf, .grid_config = a->grid_cfg, .op_mapping = a->opmap_path,
 		.model_configs = a->model_cfgs.v, .nmodel_configs = a->model_cfgs.n, .targets = a->targets,
 		.seed_given = a->seed_s != NULL,
 		.base = { .rows = (size_t)a->rows, .seed = seed, .max_hbm_bytes = c.budget,
+			  .reg = &cdb->reg, .max_row_s = a->max_row_s,
 			  .dry_run = a->dry, .lock_timeout = -1, .start = on_start,
-			  .progress = on_progress, .memory = on_memory, .ctx = &c },
+			  .progress = on_progress, .memory = on_memory, .slow = on_slow, .ctx = &c },
 	};
 	if (rc == 0) {
 		progress_init(&c.prog, "grid", 0, c.quiet);

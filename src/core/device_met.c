@@ -21,6 +21,7 @@
 #include <jansson.h>
 
 #include "perfdb/device.h"
+#include "perfdb/dtype.h"
 #include "perfdb/fsio.h"
 #include "perfdb/strbuf.h"
 
@@ -188,4 +189,21 @@ int perfdb_device_met_add_peaks(const char *device_dir, const struct perfdb_devi
 	free(text);
 	perfdb_strbuf_release(&b);
 	return rc;
+}
+
+double perfdb_device_peak_flops(const struct perfdb_device *dev, bool matrix, int dtype)
+{
+	if (!dev)
+		return 0;
+	const double *p = matrix ? dev->mma_flops : dev->vector_flops;
+	switch ((enum perfdb_dtype)dtype) {
+	case PERFDB_DTYPE_FLOAT: return p[PERFDB_PEAK_FP32];
+	case PERFDB_DTYPE_FLOAT16: return p[PERFDB_PEAK_FP16];
+	case PERFDB_DTYPE_BF16: return p[PERFDB_PEAK_BF16];
+	case PERFDB_DTYPE_INT8: return p[PERFDB_PEAK_INT8];
+	case PERFDB_DTYPE_FLOAT8_E4M3FN:
+	case PERFDB_DTYPE_FLOAT8_E5M2:
+	case PERFDB_DTYPE_HIFLOAT8: return p[PERFDB_PEAK_FP8];
+	default: return 0;
+	}
 }

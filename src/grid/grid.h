@@ -129,6 +129,7 @@ struct perfdb_grid_file {
 	size_t candidates;           /* rows the generator produced */
 	size_t sampled;              /* after the --rows cap */
 	size_t hbm_filtered;
+	size_t time_filtered;        /* over --max-row-seconds on the table's device */
 	size_t duplicates;
 	size_t appended;
 	char **cols_added;
@@ -155,12 +156,23 @@ struct perfdb_grid_opts {
 	bool use_rng;                /* sample with seed (else: the first rows) */
 	uint64_t seed;
 	uint64_t max_hbm_bytes;      /* 0 disables the filter */
+	/*
+	 * Rows whose replay (the warm-up and microbench's default 30 samples,
+	 * 32 calls of the row's roofline time) on the table's device would
+	 * exceed max_row_s are left out; the device is the deepest component
+	 * of the table's path that reg knows, and one without the peaks the
+	 * row needs limits nothing.  reg NULL or max_row_s <= 0: no limit.
+	 */
+	const struct perfdb_device_registry *reg;
+	double max_row_s;
 	bool dry_run;                /* nothing is written, no lock */
 	double lock_timeout;         /* < 0: default */
 	/* optional callbacks */
 	void (*start)(void *ctx);   /* the CSVs are listed: work begins */
 	void (*progress)(void *ctx, size_t done, size_t total);   /* bytes of tables */
 	void (*memory)(void *ctx, const char *file, size_t filtered, size_t total);
+	/* rows left out by max_row_s, with the device they were judged on */
+	void (*slow)(void *ctx, const char *file, const char *device, size_t filtered, size_t total);
 	void *ctx;
 };
 

@@ -233,6 +233,7 @@ struct grid_file;
 struct grid_file_stats {
 	size_t considered;              /* candidates offered */
 	size_t hbm_filtered;
+	size_t time_filtered;           /* over the replay budget on the table's device */
 	size_t duplicates;              /* of source rows or earlier new rows */
 	size_t kept;
 };
@@ -242,6 +243,15 @@ struct grid_file_stats {
  * Shapes` column) for op (the file stem): add the columns in add_cols the
  * header lacks (at the end, in order), precompute the template row.
  */
+struct perfdb_device;
+/*
+ * Leave out rows whose replay on dev (warm-up and samples: calls calls of
+ * the row's roofline time at dev's peaks) would take over max_s seconds;
+ * dev NULL or max_s <= 0: no limit.  Rows whose cost or device figure is
+ * unknown are kept.
+ */
+void grid_file_set_time_limit(struct grid_file *f, const struct perfdb_device *dev, double calls, double max_s);
+
 int grid_file_new(struct grid_file **out, struct perfdb_table *t, const char *op,
 		  const char *const *add_cols, uint64_t max_hbm_bytes,
 		  struct perfdb_err *err);

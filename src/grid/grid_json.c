@@ -33,10 +33,11 @@ int perfdb_grid_session_json(const struct perfdb_grid_session *s, const char *db
 		for (size_t k = 0; k < f->ncols_added; k++)
 			json_array_append_new(cols, json_string(f->cols_added[k]));
 		json_array_append_new(files, json_pack(
-			"{s:s, s:s, s:s?, s:s, s:I, s:I, s:I, s:I, s:I, s:o, s:b}",
+			"{s:s, s:s, s:s?, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:b}",
 			"file", f->path, "kernel", f->kernel, "pattern", f->pattern,
 			"status", status_name(f->status), "candidates", (json_int_t)f->candidates,
 			"sampled", (json_int_t)f->sampled, "hbm_filtered", (json_int_t)f->hbm_filtered,
+			"time_filtered", (json_int_t)f->time_filtered,
 			"duplicates", (json_int_t)f->duplicates, "appended", (json_int_t)f->appended,
 			"columns_added", cols, "written", f->written));
 	}
@@ -44,12 +45,13 @@ int perfdb_grid_session_json(const struct perfdb_grid_session *s, const char *db
 	for (size_t i = 0; i < s->models.n; i++)
 		json_array_append_new(ms, json_string(s->models.v[i].id));
 	json_t *j = json_pack(
-		"{s:s, s:b, s:o, s:b, s:s, s:s?, s:I, s:o, s:b, s:I, s:I, s:I, s:I, s:o}",
+		"{s:s, s:b, s:o, s:b, s:s, s:s?, s:I, s:o, s:b, s:I, s:f, s:I, s:I, s:I, s:o}",
 		"database", db, "dry_run", s->go.dry_run, "models", ms,
 		"models_given", s->go.models_given, "config", s->cfg_path, "op_mapping", s->opmap_file,
 		"rows", (json_int_t)s->go.rows,
 		"seed", s->go.use_rng ? json_integer((json_int_t)s->go.seed) : json_null(),
 		"seed_chosen", s->seed_chosen, "max_hbm_bytes", (json_int_t)s->go.max_hbm_bytes,
+		"max_row_seconds", s->go.max_row_s,
 		"csv_files", (json_int_t)s->res.nfiles, "appended", (json_int_t)s->res.appended,
 		"written", (json_int_t)s->res.written, "files", files);
 	return perfdb_json_dump(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER, out);

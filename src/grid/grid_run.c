@@ -14,6 +14,7 @@
  * then the HBM filter and the dedupe run, so at most N rows are appended.
  */
 #include "grid_internal.h"
+#include "perfdb/device.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -317,6 +318,8 @@ static int one_table(const struct perfdb_grid_opts *o, const struct grid_gen_ctx
 			   err);
 	if (rc < 0)
 		goto out;
+	const struct perfdb_device *dev = o->reg ? perfdb_device_of_dir(o->reg, rf->path) : NULL;
+	grid_file_set_time_limit(f, dev, 32, o->max_row_s);
 	struct build b = { .f = f };
 	int sampled = 0;
 	rc = sample_big(o, g, rng, rf, &b, &sampled, err);
@@ -352,11 +355,14 @@ built:;
 	const struct grid_file_stats *st = grid_file_stats(f);
 	rf->sampled = st->considered;
 	rf->hbm_filtered = st->hbm_filtered;
+	rf->time_filtered = st->time_filtered;
 	rf->duplicates = st->duplicates;
 	rf->appended = st->kept;
 	rf->status = st->kept ? PERFDB_GRID_FILE_APPENDED : PERFDB_GRID_FILE_NO_NEW_ROWS;
 	if (st->hbm_filtered && o->memory)
 		o->memory(o->ctx, rf->path, st->hbm_filtered, st->considered);
+	if (st->time_filtered && o->slow)
+		o->slow(o->ctx, rf->path, dev ? dev->name : "?", st->time_filtered, st->considered);
 	if (st->kept) {
 		const char *const *names;
 		size_t n = grid_file_added_cols(f, &names);

@@ -26,6 +26,7 @@
  * generation order.
  */
 #include "grid_internal.h"
+#include "ops/opdef.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -266,7 +267,32 @@ struct grid_file {
 	struct grid_file_stats st;
 	struct grid_shape in[GRID_MAX_SLOTS * 2], out[GRID_MAX_SLOTS * 2];
 	struct perfdb_strbuf in_cell, out_cell, sig;
+	const struct perfdb_device *dev;   /* grid_file_set_time_limit */
+	double calls, max_s;
 };
+
+void grid_file_set_time_limit(struct grid_file *f, const struct perfdb_device *dev, double calls, double max_s)
+{
+	f->dev = dev;
+	f->calls = calls;
+	f->max_s = max_s;
+}
+
+/* Whether the row in f's cells would take over f->max_s to replay on f->dev. */
+static int over_time(const struct grid_file *f, const char *const *md)
+{
+	if (!f->dev || !(f->max_s > 0))
+		return 0;
+	struct perfdb_op_case c;
+	struct perfdb_op_cost w;
+	struct perfdb_err ignored;
+	if (perfdb_case_build(f->op, f->in_cell.buf, md[MD_IN_DT], md[MD_IN_FMT], f->out_cell.buf ? f->out_cell.buf : "",
+			      md[MD_OUT_DT], "", &c, &ignored) < 0 ||
+	    perfdb_op_cost(&c, &w, &ignored) < 0)
+		return 0;   /* no cost: nothing to say it is too slow */
+	double t = perfdb_op_cost_seconds(&w, f->dev);
+	return t >= 0 && t * f->calls > f->max_s;
+}
 
 void grid_file_free(struct grid_file *f)
 {
@@ -569,6 +595,10 @@ int grid_file_add(struct grid_file *f, const struct grid_cand *c, struct perfdb_
 	}
 
 	PERFDB_TRY(shape_cells(f, nin, nout, err));
+	if (over_time(f, md)) {
+		f->st.time_filtered++;
+		return 0;
+	}
 	struct perfdb_strbuf *ic = &f->in_cell, *oc = &f->out_cell;
 	const char *ep = extra_of(c, PERFDB_COL_EP_SIZE);
 	struct perfdb_sig_row sr = {

@@ -124,6 +124,14 @@ int perfdb_case_build(const char *op, const char *in_shapes, const char *in_dtyp
  */
 int perfdb_op_cost(const struct perfdb_op_case *c, struct perfdb_op_cost *w, struct perfdb_err *err);
 
+struct perfdb_device;
+/*
+ * w's roofline time on dev (cost_time.c): max(flops / the unit's peak for
+ * its dtype, bytes / memory bandwidth), seconds; -1 when dev lacks a figure
+ * the cost needs (or is NULL).
+ */
+double perfdb_op_cost_seconds(const struct perfdb_op_cost *w, const struct perfdb_device *dev);
+
 /*
  * The MatMul family's plan (gemm_plan.c): one strided batched GEMM
  * C[b] = A[b]·B[b], logical (bt,m,k)·(bt,k,n)→(bt,m,n), over the stored

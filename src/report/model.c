@@ -22,19 +22,7 @@
 
 double perfdb_dbreport_peak_flops(const struct perfdb_device *dev, bool matrix, int dtype)
 {
-	if (!dev)
-		return 0;
-	const double *p = matrix ? dev->mma_flops : dev->vector_flops;
-	switch ((enum perfdb_dtype)dtype) {
-	case PERFDB_DTYPE_FLOAT: return p[PERFDB_PEAK_FP32];
-	case PERFDB_DTYPE_FLOAT16: return p[PERFDB_PEAK_FP16];
-	case PERFDB_DTYPE_BF16: return p[PERFDB_PEAK_BF16];
-	case PERFDB_DTYPE_INT8: return p[PERFDB_PEAK_INT8];
-	case PERFDB_DTYPE_FLOAT8_E4M3FN:
-	case PERFDB_DTYPE_FLOAT8_E5M2:
-	case PERFDB_DTYPE_HIFLOAT8: return p[PERFDB_PEAK_FP8];
-	default: return 0;
-	}
+	return perfdb_device_peak_flops(dev, matrix, dtype);
 }
 
 void perfdb_dbreport_init(struct perfdb_dbreport *r)

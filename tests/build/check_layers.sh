@@ -63,7 +63,7 @@ for st in parse grid comm report replay; do
 	done
 done
 try parse ops/opdef.h hidden
-try grid ops/opdef.h hidden
+try grid ops/opdef.h ok
 try comm ops/coll.h ok
 try comm backend/transport.h ok
 try report ops/opdef.h ok
@@ -84,7 +84,7 @@ done
 # every symbol a layer's archive leaves undefined is defined in a layer it
 # may use, or in no perfdb archive at all (libc, MPI, ...).
 declare -A below=([core]="" [ops]="core" [backend]="ops core"
-	[parse]="core" [grid]="core" [comm]="backend ops core"
+	[parse]="core" [grid]="ops core" [comm]="backend ops core"
 	[report]="ops core" [replay]="backend ops core" [predict]="parse core")
 defs() { nm -g --defined-only "$bld/libperfdb-$1.a" 2>/dev/null | awk 'NF == 3 && $2 ~ /[TDBRCV]/ {print $3}' | sort -u; }
 for l in $layers; do
