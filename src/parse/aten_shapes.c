@@ -9,6 +9,8 @@
  */
 #include "aten_shapes.h"
 
+#include <errno.h>
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,8 +106,10 @@ static int read_slots(const char *s, size_t slen, const char *dt, size_t dlen, s
 			if (x->rank == MAX_RANK)
 				return -1;
 			char *stop;
+			errno = 0;
 			long long v = strtoll(c, &stop, 10);
-			if (stop == c || v < 0 || stop > end)
+			/* a dim past int64 is refused whole: strtoll's clamp would write a shape nobody recorded */
+			if (stop == c || v < 0 || stop > end || errno == ERANGE)
 				return -1;
 			x->d[x->rank++] = v;
 			c = stop;
