@@ -68,4 +68,18 @@ int perfdb_dir_walk(const char *dir, unsigned flags,
 const char *perfdb_spill_dir(const char *given);
 int perfdb_spill_file(const char *dir, const char *tag, const char *what, struct perfdb_err *err);
 
+/*
+ * Temporary files and catchable signals (tmp_signal.c): perfdb_file_write_atomic
+ * names the temporary file it writes (perfdb_tmp_claim returns a slot, or -1
+ * when all are taken; perfdb_tmp_rename re-names it; perfdb_tmp_release
+ * frees it), and after perfdb_tmp_cleanup_on_signals() SIGINT, SIGTERM and
+ * SIGHUP unlink every named one before the process dies of the signal
+ * (exit status 128+n).  A command that handles those signals itself
+ * (microbench stops after its row) installs its handlers after this.
+ */
+int perfdb_tmp_claim(const char *name);
+void perfdb_tmp_rename(int slot, const char *name);
+void perfdb_tmp_release(int slot);
+void perfdb_tmp_cleanup_on_signals(void);
+
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "perfdb/fsio.h"
 #include "backend/backend.h"
 #include "backend/module.h"
 #include "builtin.h"
@@ -111,6 +112,8 @@ static int unknown_cmd(const char *name)
 
 int main(int argc, char **argv)
 {
+	/* SIGINT, SIGTERM, SIGHUP: the table being written leaves no temporary file */
+	perfdb_tmp_cleanup_on_signals();
 	if (argc < 2) {
 		print_main_help(stderr);
 		return 2;

@@ -48,6 +48,25 @@ static char *dir_of(const char *path)
 	return d;
 }
 
+/*
+ * Test hook (tests/reliability/signals.sh): PERFDB_TEST_FSYNC_DELAY=S sleeps
+ * S seconds before the process's first fsync of a temporary file, a window
+ * in which a test sends a signal to a writer that has it open.
+ */
+static void test_fsync_delay(void)
+{
+	static int done;   /* once per process: a test hook, not state a run depends on */
+	if (__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
+		return;
+	const char *d = getenv("PERFDB_TEST_FSYNC_DELAY");
+	double s = d && *d ? strtod(d, NULL) : 0;
+	if (s > 0 && s < 60) {
+		struct timespec t = { (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
+		while (nanosleep(&t, &t) < 0 && errno == EINTR)
+			;
+	}
+}
+
 static int fsync_dir(const char *dir)
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -88,9 +107,15 @@ int perfdb_file_write_atomic(const char *path, const void *data, size_t len,
 
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	int slot = -1;
 	for (unsigned n = 0; n < 100; n++) {
 		snprintf(tmpname, tlen, "%s/.%s.tmp.%ld.%lx", dir, base, (long)getpid(),
 			 (unsigned long)(ts.tv_nsec + n));
+		/* named before it exists: a signal between open and here must find it */
+		if (slot < 0)
+			slot = perfdb_tmp_claim(tmpname);
+		else
+			perfdb_tmp_rename(slot, tmpname);
 		fd = open(tmpname, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, exists ? 0600 : 0666);
 		if (fd >= 0 || errno != EEXIST)
 			break;
@@ -110,6 +135,7 @@ int perfdb_file_write_atomic(const char *path, const void *data, size_t len,
 		rc = perfdb_err_errno(err, saved, "cannot set mode of '%s' (written as '%s')", path, tmpname);
 		goto fail;
 	}
+	test_fsync_delay();
 	if (fsync(fd) < 0) {
 		saved = errno;
 		rc = perfdb_err_errno(err, saved, "cannot write '%s' (fsync)", path);
@@ -138,6 +164,7 @@ fail:
 		close(fd);
 	unlink(tmpname);
 out:
+	perfdb_tmp_release(slot);
 	free(tmpname);
 	free(dir);
 	return rc;
