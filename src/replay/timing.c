@@ -124,12 +124,25 @@ static int time_case(const struct perfdb_engine_opts *o, const struct perfdb_op_
 	double probe0 = pr ? perfdb_probe_gbs(pr) : 0;
 	double start = engine_now_s(CLOCK_MONOTONIC);
 	/* warm-up: at least 2 calls, up to 5 % of the budget */
+	double el0 = 0, call = 0, need = 0;
 	for (int w = 0;; w++) {
 		int rc = impl->run(c, err);
 		double el = engine_now_s(CLOCK_MONOTONIC) - start;
 		int more = w < 1 || (el < 0.05 * o->budget_s && w < 20 && el <= o->timeout_s);
-		/* --row-timeout holds after one call: a row that cannot finish in time stops here */
-		int over = w == 0 && rc == 0 && el * (double)(1 + o->repeat) > o->timeout_s;
+		/*
+		 * --row-timeout holds early: a first call over the whole timeout, or
+		 * the second call (past the first's one-time costs, and a stall of
+		 * one call) times the samples still to take, stops the row here.
+		 */
+		if (w == 0) {
+			el0 = el;
+			call = el;
+			need = el;
+		} else if (w == 1) {
+			call = el - el0;
+			need = el + call * (double)o->repeat;
+		}
+		int over = w <= 1 && rc == 0 && need > o->timeout_s;
 		if (comm) {
 			/* a failure on any rank fails all; the first rank done warming up ends warm-up */
 			int v[3] = { rc < 0, !more, over }, g[3];
@@ -142,9 +155,9 @@ static int time_case(const struct perfdb_engine_opts *o, const struct perfdb_op_
 			return rc;
 		}
 		if (over)
-			return perfdb_err_set(err, PERFDB_EINVAL, "timed out: one call took %.3g s, so a warm-up "
-					      "call and %zu samples would take %.0f s, over --row-timeout %g s",
-					      el, o->repeat, el * (double)(1 + o->repeat), o->timeout_s);
+			return perfdb_err_set(err, PERFDB_EINVAL, "timed out: a call took %.3g s, so the warm-up "
+					      "and %zu samples would take at least %.3g s, over --row-timeout %g s",
+					      call, o->repeat, need, o->timeout_s);
 		if (!more)
 			break;
 	}
