@@ -298,6 +298,8 @@ static int cpu_op(struct reader *r, const struct perfdb_tevent *ev, struct perfd
 			row.end_ns = end;
 			/* one table name rule for CPU and GPU traces: aten::mm -> aten.mm */
 			const struct perfdb_strbuf *nm = &ev->f[PERFDB_TF_NAME].text;
+			if (!nm->len)
+				r->info->unnamed++;   /* its row has no Type: never written, counted and said */
 			if (perfdb_parse_op_table_name(nm->buf, nm->len, &r->type) < 0)
 				return nomem(err);
 			row.type = row.name = sb_span(&r->type);

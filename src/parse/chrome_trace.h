@@ -73,6 +73,7 @@ struct perfdb_chrome_trace_info {
 	size_t gpu_rows;          /* rows offered to the GPU sink */
 	size_t legacy_events;     /* ph "X" without "cat": torch's legacy export */
 	size_t bad_events;        /* unusable ac2g flows (no integer id) */
+	size_t unnamed;           /* cpu_op and kernel events with an empty name: no table holds them */
 	int spilled;              /* the linker's sorts went to disk */
 	/* deviceProperties name of the first activity's device (else of the
 	 * first entry); "" when the trace has none */

@@ -463,6 +463,14 @@ int perfdb_parse_run(const struct perfdb_parse_opts *o, struct perfdb_parse_resu
 			if (o->warn)
 				o->warn(o->ctx, m);
 		}
+		if (rc == 0 && w->info.unnamed) {
+			char m[1200];
+			snprintf(m, sizeof(m), "%s: %zu op event(s) with an empty name dropped (no table can "
+				 "hold them)", in.v[i].path, w->info.unnamed);
+			res->warnings++;
+			if (o->warn)
+				o->warn(o->ctx, m);
+		}
 		if (rc == 0)
 			rc = perfdb_fia_add_file(fia, in.v[i].path, w->fia, err);
 		res->inputs++;
