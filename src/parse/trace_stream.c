@@ -487,6 +487,53 @@ static int yajl_failed(struct st *s, yajl_handle h, const unsigned char *chunk, 
 			      (unsigned long long)at, msg);
 }
 
+/*
+ * The cap on one JSON string (docs/chrome_trace.md "Reading"): yajl
+ * re-lexes a token that spans its input chunks from its start at every
+ * chunk, so a string of n bytes costs n^2 / CHUNK and is buffered whole;
+ * a 100 MB op name took 15-23 s and 1.1 GB (issue 49).  Real names are
+ * kilobytes (C++ kernel names, call stacks), so a string past the cap is
+ * an error naming where it starts, found by this linear scan before yajl
+ * sees the bytes.
+ */
+#define STRING_CAP ((uint64_t)1 << 20)
+
+struct strscan {
+	int in, esc;
+	uint64_t len, start;
+};
+
+/* 0, or the offset at which a string over STRING_CAP starts + 1. */
+static uint64_t scan_strings(struct strscan *z, const unsigned char *p, size_t n, uint64_t base)
+{
+	size_t i = 0;
+	while (i < n) {
+		if (!z->in) {
+			const unsigned char *q = memchr(p + i, '"', n - i);
+			if (!q)
+				return 0;
+			i = (size_t)(q - p) + 1;
+			z->in = 1;
+			z->esc = 0;
+			z->len = 0;
+			z->start = base + (uint64_t)(q - p);
+			continue;
+		}
+		unsigned char c = p[i++];
+		if (z->esc)
+			z->esc = 0;
+		else if (c == '\\')
+			z->esc = 1;
+		else if (c == '"') {
+			z->in = 0;
+			continue;
+		}
+		if (++z->len > STRING_CAP)
+			return z->start + 1;
+	}
+	return 0;
+}
+
 int perfdb_trace_stream(struct perfdb_tsrc *src,
 			int (*on_event)(void *ctx, const struct perfdb_tevent *ev,
 					struct perfdb_err *err),
@@ -513,6 +560,7 @@ int perfdb_trace_stream(struct perfdb_tsrc *src,
 	s->stack[0] = C_ROOT;
 	int rc = 0;
 	uint64_t base = 0;
+	struct strscan scan = { 0 };
 	yajl_handle h = yajl_alloc(&callbacks, NULL, s);
 	if (!h) {
 		rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
@@ -526,6 +574,15 @@ int perfdb_trace_stream(struct perfdb_tsrc *src,
 		}
 		if (!n && !base)
 			break;   /* empty: said below */
+		uint64_t over = n ? scan_strings(&scan, chunk, (size_t)n, base) : 0;
+		if (over) {
+			rc = perfdb_err_set(err, PERFDB_EPARSE, "%s: the JSON string starting at byte %llu%s is "
+					    "longer than %llu bytes, the cap on any name or value "
+					    "(docs/chrome_trace.md \"Reading\")", src->name,
+					    (unsigned long long)(over - 1), src->gz ? " (of the gunzipped JSON)" : "",
+					    (unsigned long long)STRING_CAP);
+			goto out;
+		}
 		yajl_status ys = n ? yajl_parse(h, chunk, (size_t)n) : yajl_complete_parse(h);
 		if (ys != yajl_status_ok) {
 			rc = yajl_failed(s, h, chunk, (size_t)n, base, src->name);
