@@ -15,6 +15,7 @@
  */
 #include "perfdb/fsio.h"
 #include "perfdb/csv.h"
+#include "perfdb/utf8.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -337,42 +338,6 @@ static inline int is_space(char c)
 
 /* ---- validation ----------------------------------------------------- */
 
-/* Returns the offset of the first invalid UTF-8 byte in [p, p+len), or len. */
-static size_t utf8_check(const unsigned char *p, size_t len)
-{
-	size_t i = 0;
-	while (i < len) {
-#ifdef __SSE2__
-		while (i + 16 <= len &&
-		       !_mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(const void *)(p + i))))
-			i += 16;
-		if (i >= len)
-			break;
-#endif
-		unsigned c = p[i];
-		if (c < 0x80) {
-			i++;
-			continue;
-		}
-		size_t need;
-		unsigned min;
-		if ((c & 0xE0) == 0xC0) { need = 1; min = 0x80; c &= 0x1F; }
-		else if ((c & 0xF0) == 0xE0) { need = 2; min = 0x800; c &= 0x0F; }
-		else if ((c & 0xF8) == 0xF0) { need = 3; min = 0x10000; c &= 0x07; }
-		else return i;
-		if (i + need >= len)
-			return i;
-		for (size_t k = 1; k <= need; k++) {
-			if ((p[i + k] & 0xC0) != 0x80)
-				return i;
-			c = (c << 6) | (p[i + k] & 0x3F);
-		}
-		if (c < min || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF))
-			return i;
-		i += need + 1;
-	}
-	return len;
-}
 
 /* Line and column of buf offset `at`, counting from the record start. */
 static void locate(const struct perfdb_csv_reader *r, size_t rec, size_t line,
@@ -579,7 +544,7 @@ int perfdb_csv_next(struct perfdb_csv_reader *r, struct perfdb_csv_row *row,
 
 	size_t rec = r->pos;
 	if (r->flags & PERFDB_CSV_UTF8) {
-		size_t bad = utf8_check((const unsigned char *)r->buf + rec, next - rec);
+		size_t bad = perfdb_utf8_check(r->buf + rec, next - rec);
 		if (bad < next - rec) {
 			size_t line, col;
 			locate(r, rec, r->line, rec + bad, &line, &col);

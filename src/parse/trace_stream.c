@@ -13,6 +13,8 @@
 #include <string.h>
 #include <yajl/yajl_parse.h>
 
+#include "perfdb/utf8.h"
+
 #define CHUNK ((size_t)1 << 18)
 #define MAXSTACK 8
 
@@ -268,6 +270,18 @@ static int cb_number(void *vs, const char *p, size_t n)
 
 static int cb_string(void *vs, const unsigned char *p, size_t n)
 {
+	/*
+	 * yajl lets overlong forms, surrogates and bytes past U+10FFFF through;
+	 * the CSV reader refuses them, so one written to a table would make the
+	 * database unreadable (issue 49): held to perfdb's own rule here.
+	 */
+	size_t bad = perfdb_utf8_check(p, n);
+	if (bad < n) {
+		struct st *s = vs;
+		s->rc = perfdb_err_set(s->err, PERFDB_EPARSE, "invalid UTF-8 byte 0x%02x at byte %zu of a "
+				       "string value (perfdb reads and writes UTF-8 only)", p[bad], bad);
+		return 0;
+	}
 	return scalar(vs, PERFDB_TV_STR, (const char *)p, n);
 }
 
