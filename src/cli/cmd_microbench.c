@@ -152,8 +152,13 @@ static void print_run_notes(const struct perfdb_native_run *run)
 			d->memory_bandwidth / 1e9, d->mma_flops[PERFDB_PEAK_FP32] / 1e9,
 			d->mma_flops[PERFDB_PEAK_BF16] / 1e9, d->mma_flops[PERFDB_PEAK_FP16] / 1e9, run->peaks_file);
 	}
-	if (res->nresumed)
-		fprintf(stderr, "[RESUME] %zu rows taken from %s\n", res->nresumed, run->journal);
+	if (res->nresumed) {
+		fprintf(stderr, "[RESUME] %zu rows taken from %s", res->nresumed,
+			run->nresumed_from ? run->resumed_from[0] : run->journal);
+		if (run->nresumed_from > 1)
+			fprintf(stderr, " and %zu other killed runs' journals", run->nresumed_from - 1);
+		fprintf(stderr, "\n");
+	}
 	if (res->interrupted)
 		fprintf(stderr, "[INTERRUPTED] writing back the rows measured so far\n");
 	else if (res->stopped)
@@ -226,7 +231,7 @@ static int run_native_ranked(struct perfdb_native_opts *no, const struct native_
 	if (rc == 0 && (run.res.interrupted || (no->fail_fast && run.res.nfailed)))
 		rc = 1;
 	if (rc == 0)
-		perfdb_engine_journal_remove(run.journal);   /* the run went through: nothing to resume */
+		perfdb_native_journals_done(&run);   /* the run went through: nothing to resume */
 out:
 	perfdb_native_run_release(&run);
 	return rc;
@@ -429,8 +434,9 @@ static int parse_args(int argc, char **argv, struct perfdb_db_opts *o, struct mb
 			  "processes using 0.25 CPUs or more, steal 2% or more, memory bandwidth below 80% of "
 			  "this machine's quiet figure)" },
 		{ .type = OPT_FLAG, .name = "resume", .dest = &a->resume,
-		  .help = "native backends: take the rows already in <db>/reports/microbench_journal.jsonl "
-			  "from there instead of measuring them again" },
+		  .help = "native backends: take the rows that killed runs journaled in "
+			  "<db>/reports/microbench_journal.<host>.<pid>.jsonl from there instead of "
+			  "measuring them again" },
 		{ .type = OPT_STRING, .name = "execution-mode", .dest = &a->exec_mode, .choices = exec_modes,
 		  .help = "native backends: inprocess, or subprocess: each operator in a child process "
 			  "under a watchdog; a crash or hang fails that operator only (default: inprocess)" },

@@ -435,10 +435,13 @@ int perfdb_engine_run(const struct perfdb_engine_opts *o, struct perfdb_engine_r
 			snprintf(jpath, sizeof(jpath), "%s.rank%d", o->journal, o->rank);
 		else
 			snprintf(jpath, sizeof(jpath), "%s", o->journal);
-		if (o->resume)
+		if (o->resume) {
 			rc = scaleout_journal_load_all(o->journal, &jr);
-		else   /* journals of earlier runs must not be found by a later --resume */
+			for (size_t k = 0; rc == 0 && k < o->nresume_from; k++)
+				rc = scaleout_journal_load_all(o->resume_from[k], &jr);
+		} else {   /* this run's own journal starts empty (other runs' are theirs) */
 			rc = scaleout_journal_reset(o);
+		}
 		if (rc < 0) {
 			perfdb_err_errno(err, errno, "cannot prepare the journal '%s'", o->journal);
 			goto run_out;

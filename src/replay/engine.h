@@ -63,6 +63,13 @@ struct perfdb_engine_opts {
 	const char *journal;
 	int resume;
 	/*
+	 * With resume: the journals of earlier, killed runs to take rows from
+	 * too (each with its rank files); native_run.c finds them, one journal
+	 * per run, so that concurrent runs never share one (issue 49).
+	 */
+	const char *const *resume_from;
+	size_t nresume_from;
+	/*
 	 * Subprocess mode (Decision 7): each table is replayed in a forked
 	 * child that journals its rows; the parent waits at most op_timeout_s
 	 * (0: timeout_s x rows + 30 s), kills a child that runs longer, and

@@ -17,6 +17,10 @@
 #include <fcntl.h>
 #include <mpi.h>
 #include <stdio.h>
+#include <errno.h>
+#include <signal.h>
+#include <glob.h>
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -220,11 +224,126 @@ int perfdb_native_open(const struct perfdb_native_opts *o, struct perfdb_native_
 	return perfdb_report_dir_prepare(run->dir.buf, err);
 }
 
+/*
+ * One journal per run (issue 49): `microbench_journal.<host>.<pid>.jsonl`,
+ * <pid> rank 0's under mpirun (each rank appends `.rank<R>`), so two runs
+ * on one database never truncate or remove each other's, and a killed run's
+ * journal waits for a --resume whatever ran in between.
+ */
+static int name_journal(struct perfdb_native_run *run, struct perfdb_err *err)
+{
+	const struct perfdb_native_opts *no = run->o;
+	long id = (long)getpid();
+	if (no->comm && no->nranks > 1 &&
+	    MPI_Bcast(&id, 1, MPI_LONG, 0, *(MPI_Comm *)no->comm) != MPI_SUCCESS)
+		return perfdb_err_set(err, PERFDB_EIO, "MPI_Bcast of the journal's name failed");
+	char host[64] = "host";
+	(void)gethostname(host, sizeof(host) - 1);
+	host[sizeof(host) - 1] = '\0';
+	for (char *c = host; *c; c++)
+		if (!isalnum((unsigned char)*c) && *c != '-')
+			*c = '_';   /* a file name component, and no '.' to split at */
+	snprintf(run->journal, sizeof(run->journal), "%s/microbench_journal.%s.%ld.jsonl", run->rep, host, id);
+	return 0;
+}
+
+/* Whether the run that wrote journal base (a per-run name) is still running on this host. */
+static int journal_owner_alive(const char *base, const char *myhost)
+{
+	const char *name = strrchr(base, '/') ? strrchr(base, '/') + 1 : base;
+	char host[64];
+	long pid;
+	/* microbench_journal.<host>.<pid>.jsonl; the pre-2026-12 name has neither: its run is over */
+	if (sscanf(name, "microbench_journal.%63[^.].%ld.jsonl", host, &pid) != 2)
+		return 0;
+	if (strcmp(host, myhost) != 0)
+		return 0;   /* another host's: it cannot be asked; a resume there is the user's call */
+	if (pid == (long)getpid())
+		return 0;
+	/*
+	 * Alive: a perfdb process of that pid that is not a zombie (mpirun's
+	 * daemon may not have reaped a killed rank yet when the next run
+	 * starts, and a pid may have been reused by another program).
+	 */
+	char path[64], stat[512];
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return kill((pid_t)pid, 0) == 0 && errno != ESRCH;
+	size_t n = fread(stat, 1, sizeof(stat) - 1, f);
+	fclose(f);
+	stat[n] = '\0';
+	/* "<pid> (<comm>) <state> ...": comm may hold ')' only at its end here */
+	char *lp = strchr(stat, '('), *rp = strrchr(stat, ')');
+	if (!lp || !rp || rp < lp || rp[1] != ' ')
+		return 0;
+	if (rp[2] == 'Z' || rp[2] == 'X')
+		return 0;   /* exited, not yet reaped */
+	/* a perfdb binary (comm is "exe" after the CPU backend's re-exec through /proc/self/exe) */
+	char exe[4096];
+	snprintf(path, sizeof(path), "/proc/%ld/exe", pid);
+	ssize_t k = readlink(path, exe, sizeof(exe) - 1);
+	if (k < 0)
+		return errno == EACCES || errno == EPERM;   /* another user's process: not ours to judge */
+	exe[k] = '\0';
+	const char *b = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+	return strncmp(b, "perfdb", 6) == 0;
+}
+
+/* --resume: the journals under reports/ of runs no longer running (this one's excluded). */
+static int find_killed_journals(struct perfdb_native_run *run, struct perfdb_err *err)
+{
+	char pat[4400], myhost[64];
+	const char *own = strrchr(run->journal, '/') + 1;
+	snprintf(myhost, sizeof(myhost), "%s", own + strlen("microbench_journal."));
+	*strchr(myhost, '.') = '\0';
+	snprintf(pat, sizeof(pat), "%s/microbench_journal*.jsonl*", run->rep);
+	glob_t g;
+	if (glob(pat, 0, NULL, &g) != 0)
+		return 0;
+	int rc = 0;
+	for (size_t i = 0; i < g.gl_pathc && rc == 0; i++) {
+		/* a base name once: the plain file or its rank files */
+		char base[4400];
+		snprintf(base, sizeof(base), "%s", g.gl_pathv[i]);
+		char *rk = strstr(base, ".jsonl.rank");
+		if (rk)
+			rk[strlen(".jsonl")] = '\0';
+		else if (strlen(base) < 6 || strcmp(base + strlen(base) - 6, ".jsonl") != 0)
+			continue;
+		size_t k = 0;
+		while (k < run->nresumed_from && strcmp(run->resumed_from[k], base) != 0)
+			k++;
+		if (k < run->nresumed_from || strcmp(base, run->journal) == 0 || journal_owner_alive(base, myhost))
+			continue;
+		char **nv = realloc(run->resumed_from, (run->nresumed_from + 1) * sizeof(*nv));
+		if (!nv || !(nv[run->nresumed_from] = strdup(base))) {
+			if (nv)
+				run->resumed_from = nv;
+			rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+			break;
+		}
+		run->resumed_from = nv;
+		run->nresumed_from++;
+	}
+	globfree(&g);
+	return rc;
+}
+
+void perfdb_native_journals_done(const struct perfdb_native_run *run)
+{
+	perfdb_engine_journal_remove(run->journal);
+	for (size_t i = 0; i < run->nresumed_from; i++)
+		perfdb_engine_journal_remove(run->resumed_from[i]);
+}
+
 int perfdb_native_measure(struct perfdb_native_run *run, struct perfdb_err *err)
 {
 	const struct perfdb_native_opts *no = run->o;
-	/* Decision 7: every finished row is journaled; --resume continues from it */
-	snprintf(run->journal, sizeof(run->journal), "%s/microbench_journal.jsonl", run->rep);
+	/* Decision 7: every finished row is journaled; --resume continues from killed runs' journals */
+	PERFDB_TRY(name_journal(run, err));
+	if (no->resume)
+		PERFDB_TRY(find_killed_journals(run, err));
 	const char *hook = getenv("PERFDB_TEST_EXIT_AFTER_ROWS"), *crash = getenv("PERFDB_TEST_CRASH_OP");
 	/* test hook: PERFDB_TEST_PROBE_GBS=a,b,... are the bandwidth probe's readings, in order */
 	double script[64];
@@ -248,6 +367,7 @@ int perfdb_native_measure(struct perfdb_native_run *run, struct perfdb_err *err)
 		.flush = 1, .stop = no->stop, .progress = no->progress, .ud = no->ud,
 		.ep_size = (int)no->ep, .comm = no->comm, .rank = no->rank, .nranks = no->nranks,
 		.journal = run->journal, .resume = no->resume, .subprocess = no->subprocess,
+		.resume_from = (const char *const *)run->resumed_from, .nresume_from = run->nresumed_from,
 		.op_timeout_s = no->op_timeout, .contention_retries = (int)no->retries,
 		.no_probe = probe_off(), .no_sched = sched_off(), .hooks = &hooks,
 		/* one host's quiet figure judges its own rows only: not the rows of a scale-out run */
@@ -402,6 +522,11 @@ int perfdb_native_record(struct perfdb_native_run *run, struct perfdb_err *err)
 
 void perfdb_native_run_release(struct perfdb_native_run *run)
 {
+	for (size_t i = 0; i < run->nresumed_from; i++)
+		free(run->resumed_from[i]);
+	free(run->resumed_from);
+	run->resumed_from = NULL;
+	run->nresumed_from = 0;
 	perfdb_status_release(&run->st);
 	perfdb_engine_result_release(&run->res);
 	perfdb_wb_seen_release(&run->seen);

@@ -45,7 +45,9 @@ struct perfdb_native_run {
 	const struct perfdb_device *dev;       /* the database's device, or NULL: unknown */
 	struct perfdb_strbuf dir;              /* the database directory */
 	char rep[4200];                        /* <dir>/reports */
-	char journal[4300];                    /* Decision 7: the journal of finished rows */
+	char journal[4300];                    /* Decision 7: this run's journal of finished rows */
+	char **resumed_from;                   /* --resume: the killed runs' journals taken (freed by release) */
+	size_t nresumed_from;
 	struct perfdb_wb_seen seen;            /* prune: the rows read before measuring */
 	int usage;                             /* open failed on a usage error (exit 2) */
 	int engine_ran;                        /* measure reached the engine */
@@ -99,6 +101,12 @@ int perfdb_native_measure(struct perfdb_native_run *run, struct perfdb_err *err)
  * while building the status).
  */
 int perfdb_native_record(struct perfdb_native_run *run, struct perfdb_err *err);
+
+/*
+ * The run went through: its journal and the killed runs' journals it
+ * resumed from are removed (nothing left to resume).
+ */
+void perfdb_native_journals_done(const struct perfdb_native_run *run);
 
 void perfdb_native_run_release(struct perfdb_native_run *run);
 

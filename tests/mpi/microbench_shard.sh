@@ -47,7 +47,7 @@ rm -rf db && cp -r "$DB" db
 PERFDB_TEST_EXIT_AFTER_ROWS=1 OMPI_MCA_odls_base_sigkill_timeout=1 \
   mpirun -np 2 "$PERFDB" "${args[@]}" --database-path db > out1.txt 2> err1.txt \
   && fail "the killed run exited 0"
-[ -s db/reports/microbench_journal.jsonl.rank0 ] && [ -s db/reports/microbench_journal.jsonl.rank1 ] \
+[ -s "$(ls db/reports/microbench_journal.*.jsonl.rank0 | head -1)" ] && [ -s "$(ls db/reports/microbench_journal.*.jsonl.rank1 | head -1)" ] \
   || fail "per-rank journals missing: $(ls db/reports)"
 cmp -s db/Add.csv "$DB/Add.csv" || fail "a killed run changed a table"
 mpirun -np 2 "$PERFDB" "${args[@]}" --database-path db --resume > out2.txt 2> err2.txt || fail "resume: $(cat err2.txt)"

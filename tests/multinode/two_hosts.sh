@@ -157,7 +157,8 @@ head -1 "$DB/Add.csv" > kdb/Add.csv
 for k in $(seq 1 40); do
   echo "dynamic,AI_VECTOR_CORE,\"\"\"$((k * 8)),4096;$((k * 8)),4096\"\"\",DT_FLOAT;DT_FLOAT,ND;ND,\"\"\"$((k * 8)),4096\"\"\",DT_FLOAT,ND,"
 done >> kdb/Add.csv
-j0=mdb/reports/microbench_journal.jsonl.rank0 j1=mdb/reports/microbench_journal.jsonl.rank1
+# one journal per run (issue 49): microbench_journal.<host>.<rank 0 pid>.jsonl.rank<R>
+jrank() { ls mdb/reports/microbench_journal.*.jsonl.rank"$1" 2>/dev/null | head -1; }
 # A watcher: once rank 0 has journaled a row (both ranks are past the
 # start-up collectives; rows are independent until the final gather) it is
 # stopped (SIGSTOP), so the run cannot end; once host B's rank has
@@ -173,19 +174,19 @@ for attempt in 1 2 3; do
   p0= p1=
   for _ in $(seq 2000); do
     [ -n "$p0" ] || p0=$(pid_of 0)
-    [ -n "$p0" ] && [ -s "$j0" ] && break
+    [ -n "$p0" ] && [ -s "$(jrank 0)" ] && break
     kill -0 $run 2>/dev/null || break
     sleep 0.002
   done
   stopped=no
-  [ -n "$p0" ] && [ -s "$j0" ] && kill -STOP "$p0" && stopped=yes
+  [ -n "$p0" ] && [ -s "$(jrank 0)" ] && kill -STOP "$p0" && stopped=yes
   for _ in $(seq 1000); do
-    [ -s "$j1" ] && break
+    [ -s "$(jrank 1)" ] && break
     kill -0 $run 2>/dev/null || break
     sleep 0.01
   done
   p1=$(pid_of 1)
-  if [ $stopped = yes ] && [ -s "$j1" ] && [ -n "$p1" ]; then
+  if [ $stopped = yes ] && [ -s "$(jrank 1)" ] && [ -n "$p1" ]; then
     kill -KILL "$p1" && killed=1
   fi
   [ $stopped = yes ] && kill -CONT "$p0" 2>/dev/null
@@ -197,9 +198,9 @@ done
 [ $killed = 1 ] || fail "could not catch the run to kill its rank in 3 attempts"
 [ $rc != 0 ] || fail "a run whose rank was killed exited 0"
 ranks_on_hosts
-[ -s "$j1" ] || fail "host B's journal is missing: $(ls mdb/reports)"
+[ -s "$(jrank 1)" ] || fail "host B's journal is missing: $(ls mdb/reports)"
 cmp -s mdb/Add.csv kdb/Add.csv || fail "the killed run changed Add.csv"
-taken=$(cat mdb/reports/microbench_journal.jsonl.rank* | wc -l)
+taken=$(cat mdb/reports/microbench_journal.*.jsonl.rank* | wc -l)
 two_hosts "$PERFDB" "${mb[@]}" --database-path mdb --resume > out2.txt 2> err2.txt ||
   fail "resume: $(cat err2.txt)"
 ranks_on_hosts

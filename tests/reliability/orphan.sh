@@ -26,9 +26,9 @@ for round in 1 2 3; do
     sleep 0.05
   done
   [ $gone -eq 1 ] || { fail "round $round: operator child $child outlived its parent"; kill -9 "$child"; }
-  lines=$(wc -l < "$WORK/db/reports/microbench_journal.jsonl" 2>/dev/null || echo 0)
+  lines=$(cat "$WORK"/db/reports/microbench_journal*.jsonl 2>/dev/null | wc -l)
   sleep 0.5
-  after=$(wc -l < "$WORK/db/reports/microbench_journal.jsonl" 2>/dev/null || echo 0)
+  after=$(cat "$WORK"/db/reports/microbench_journal*.jsonl 2>/dev/null | wc -l)
   [ "$lines" = "$after" ] || fail "round $round: the journal grew after the parent died"
 done
 echo "kill -9 of perfdb during a subprocess measurement: the child went with it (3 rounds)"
