@@ -175,8 +175,11 @@ static void test_timing_samples_and_timeout(void **state)
 	perfdb_err_clear(&err);
 	nrun = 0;
 	assert_int_equal(timing_measure(&o, &add_impl, &c, NULL, 0, NULL, &row, &err), 0);
-	assert_true(row.samples >= 5);
-	assert_true(nrun >= (int)row.samples + 2);
+	/* repeat clean samples were taken; the robust statistics may leave out outliers
+	 * (perfdb_stats_robust), which a loaded machine's scheduler makes of a no-op's timings */
+	assert_true(row.samples + row.outliers >= 5);
+	assert_true(row.samples >= 1);
+	assert_true(nrun >= (int)(row.samples + row.outliers) + 2);
 	assert_true(row.min <= row.median && row.min <= row.mean && row.mean > 0);
 	assert_int_equal(row.retries, 0);
 
