@@ -84,6 +84,21 @@ int perfdb_device_met_load(struct perfdb_device_registry *r, const char *root,
 	return rc;
 }
 
+/* doc (owned, may be NULL after a failed pack) written atomically to path, a newline after it. */
+static int write_doc(const char *path, json_t *doc, int digits, struct perfdb_err *err)
+{
+	char *text = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(digits)) : NULL;
+	json_decref(doc);
+	if (!text)
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	struct perfdb_strbuf b = PERFDB_STRBUF_INIT;
+	int rc = perfdb_strbuf_addf(&b, "%s\n", text) < 0 ? perfdb_err_set(err, PERFDB_ENOMEM, "out of memory")
+							    : perfdb_file_write_atomic(path, b.buf, b.len, err);
+	free(text);
+	perfdb_strbuf_release(&b);
+	return rc;
+}
+
 int perfdb_device_met_note(const char *device_dir, const struct perfdb_device *dev,
 			   struct perfdb_err *err)
 {
@@ -101,16 +116,7 @@ int perfdb_device_met_note(const char *device_dir, const struct perfdb_device *d
 	if (o && dev->memory_bandwidth > 0)
 		json_object_set_new(o, "memory_bandwidth_gbps", json_real(dev->memory_bandwidth / 1e9));
 	json_t *doc = o ? json_pack("{s:s, s:[o]}", "format", "perfdb-devices/1", "devices", o) : NULL;
-	char *text = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10)) : NULL;
-	json_decref(doc);
-	if (!text)
-		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
-	struct perfdb_strbuf b = PERFDB_STRBUF_INIT;
-	int rc = perfdb_strbuf_addf(&b, "%s\n", text) < 0 ? perfdb_err_set(err, PERFDB_ENOMEM, "out of memory")
-							    : perfdb_file_write_atomic(path, b.buf, b.len, err);
-	free(text);
-	perfdb_strbuf_release(&b);
-	return rc;
+	return write_doc(path, doc, 10, err);
 }
 
 const struct perfdb_device *perfdb_device_of_dir(const struct perfdb_device_registry *r,
@@ -179,16 +185,7 @@ int perfdb_device_met_add_peaks(const char *device_dir, const struct perfdb_devi
 				json_object_set_new(o, dtn[i], json_real(v[k][i] / 1e12));
 		json_object_set_new(d, key[k], o);
 	}
-	char *text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
-	json_decref(doc);
-	if (!text)
-		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
-	struct perfdb_strbuf b = PERFDB_STRBUF_INIT;
-	int rc = perfdb_strbuf_addf(&b, "%s\n", text) < 0 ? perfdb_err_set(err, PERFDB_ENOMEM, "out of memory")
-							    : perfdb_file_write_atomic(path, b.buf, b.len, err);
-	free(text);
-	perfdb_strbuf_release(&b);
-	return rc;
+	return write_doc(path, doc, 6, err);
 }
 
 double perfdb_device_peak_flops(const struct perfdb_device *dev, bool matrix, int dtype)
