@@ -77,18 +77,12 @@ static int set_reason(struct perfdb_engine_row *row, enum perfdb_engine_status s
  * estimate, so a user can raise the timeout.  No estimate before a row of
  * the same unit ran.
  */
-static int row_over_timeout(const struct perfdb_engine_opts *o, const struct perfdb_op_case *c,
+static int row_over_timeout(const struct perfdb_engine_opts *o, const struct perfdb_op_cost *w,
 			    const double *rates, struct perfdb_err *err)
 {
-	struct perfdb_op_cost w;
-	struct perfdb_err ignored;
-	if (perfdb_op_cost(c, &w, &ignored) < 0)
-		return 0;
-	double fr = rates[w.unit == PERFDB_OP_UNIT_MATRIX], call = 0;
-	if (w.flops > 0 && fr > 0)
-		call = w.flops / fr;
-	if (w.bytes > 0 && rates[2] > 0 && w.bytes / rates[2] > call)
-		call = w.bytes / rates[2];
+	int known;
+	double fr = rates[w->unit == PERFDB_OP_UNIT_MATRIX];
+	double call = eta_call_s(rates, w->unit == PERFDB_OP_UNIT_MATRIX, w->flops, w->bytes, &known);
 	double calls = 2.0 + (double)o->repeat;   /* the warm-up's two calls and the samples */
 	if (!(call * calls > o->timeout_s))
 		return 0;
@@ -99,18 +93,16 @@ static int row_over_timeout(const struct perfdb_engine_opts *o, const struct per
 }
 
 /* What a measured row tells of this machine's rates (row_over_timeout). */
-static void note_rates(const struct perfdb_op_case *c, const struct perfdb_engine_row *row, double *rates)
+static void note_rates(const struct perfdb_op_cost *w, const struct perfdb_engine_row *row, double *rates)
 {
-	struct perfdb_op_cost w;
-	struct perfdb_err ignored;
 	double s = row->median * 1e-6;
-	if (row->status != PERFDB_ENGINE_OK || !(s > 0) || perfdb_op_cost(c, &w, &ignored) < 0)
+	if (row->status != PERFDB_ENGINE_OK || !(s > 0))
 		return;
-	double *fr = &rates[w.unit == PERFDB_OP_UNIT_MATRIX];
-	if (w.flops / s > *fr)
-		*fr = w.flops / s;
-	if (w.bytes / s > rates[2])
-		rates[2] = w.bytes / s;
+	double *fr = &rates[w->unit == PERFDB_OP_UNIT_MATRIX];
+	if (w->flops / s > *fr)
+		*fr = w->flops / s;
+	if (w->bytes / s > rates[2])
+		rates[2] = w->bytes / s;
 }
 
 static int replay_row(const struct perfdb_engine_opts *o, const char *op, const struct perfdb_op_impl *impl,
@@ -124,9 +116,13 @@ static int replay_row(const struct perfdb_engine_opts *o, const char *op, const 
 	const struct perfdb_opdef *def = c.def;
 	/* the operator's own rules first, then the backend's limits */
 	int rc = perfdb_case_check(def, impl, &c, err);
+	/* the row's cost, once: what it would take at the run's rates, then what it took */
+	struct perfdb_op_cost w;
+	struct perfdb_err ignored;
+	int costed = rc == 0 && perfdb_op_cost(&c, &w, &ignored) == 0;
 	/* collective rows: every rank must take the same path, and their rates differ */
-	if (rc == 0 && !(def->collective && o->comm))
-		rc = row_over_timeout(o, &c, rates, err);
+	if (costed && !(def->collective && o->comm))
+		rc = row_over_timeout(o, &w, rates, err);
 	if (def->collective && o->comm)
 		rc = scaleout_agree(o, rc, err);
 	if (rc < 0)
@@ -142,8 +138,8 @@ static int replay_row(const struct perfdb_engine_opts *o, const char *op, const 
 		rc = scaleout_agree(o, rc, err);
 	if (rc == 0)   /* collective rows: every rank must take the same path, so no per-rank retries */
 		rc = timing_measure(o, impl, &c, flushbuf, flushn, def->collective && o->comm ? NULL : pr, row, err);
-	if (rc == 0)
-		note_rates(&c, row, rates);
+	if (rc == 0 && costed)
+		note_rates(&w, row, rates);
 	if (impl->release)
 		impl->release(&c);
 	return rc;

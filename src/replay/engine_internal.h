@@ -67,6 +67,12 @@ int eta_init(struct engine_eta *e, const struct perfdb_engine_opts *o, const str
 void eta_release(struct engine_eta *e);
 /* A replayed row took wall_s. */
 void eta_row_done(struct engine_eta *e, double wall_s);
+/*
+ * One call of a row's cost (flops on the matrix or vector unit, bytes) at
+ * rates (vector FLOP/s, matrix FLOP/s, bytes/s): the slower term of those
+ * whose rate is known; *known = every term the cost has has a rate.
+ */
+double eta_call_s(const double *rates, int matrix, double flops, double bytes, int *known);
 /* Seconds for the rows from index next on (share: ranks splitting them); < 0: no estimate yet. */
 double eta_estimate(const struct engine_eta *e, const struct perfdb_engine_opts *o, const double *rates,
 		    size_t next, size_t share);

@@ -69,6 +69,17 @@ void eta_row_done(struct engine_eta *e, double wall_s)
 	e->wall_n++;
 }
 
+double eta_call_s(const double *rates, int matrix, double flops, double bytes, int *known)
+{
+	double fr = rates[matrix ? 1 : 0], call = 0;
+	*known = (flops == 0 || fr > 0) && (bytes == 0 || rates[2] > 0);
+	if (flops > 0 && fr > 0)
+		call = flops / fr;
+	if (bytes > 0 && rates[2] > 0 && bytes / rates[2] > call)
+		call = bytes / rates[2];
+	return call;
+}
+
 double eta_estimate(const struct engine_eta *e, const struct perfdb_engine_opts *o, const double *rates,
 		    size_t next, size_t share)
 {
@@ -79,16 +90,12 @@ double eta_estimate(const struct engine_eta *e, const struct perfdb_engine_opts 
 		const struct eta_row *x = &e->rows[i];
 		if (x->skip)
 			continue;
-		double fr = rates[x->unit], call = 0;
-		int known = x->flops >= 0 && (x->flops == 0 || fr > 0) && (x->bytes == 0 || rates[2] > 0);
+		int known = 0;
+		double call = x->flops >= 0 ? eta_call_s(rates, x->unit, x->flops, x->bytes, &known) : 0;
 		if (!known) {
 			sum += avg;
 			continue;
 		}
-		if (x->flops > 0)
-			call = x->flops / fr;
-		if (x->bytes > 0 && x->bytes / rates[2] > call)
-			call = x->bytes / rates[2];
 		double t = call * calls;
 		if (t > o->timeout_s)
 			continue;   /* refused before it starts */
