@@ -173,12 +173,6 @@ int perfdb_dbreport_html(const struct perfdb_dbreport *r,
 			 const struct perfdb_dbreport_ctx *ctx,
 			 struct perfdb_strbuf *out);
 
-/*
- * The device's peak FLOP/s for the matrix (else vector) unit and an
- * operand dtype: fp32, fp16, bf16, int8, fp8 (0: unknown or no such peak).
- */
-double perfdb_dbreport_peak_flops(const struct perfdb_device *dev, bool matrix, int dtype);
-
 /* ---- the whole command (page.c) ---------------------------------------- */
 
 struct perfdb_dbreport_request {

@@ -20,11 +20,6 @@
 #include "perfdb/table.h"
 #include "ops/opdef.h"
 
-double perfdb_dbreport_peak_flops(const struct perfdb_device *dev, bool matrix, int dtype)
-{
-	return perfdb_device_peak_flops(dev, matrix, dtype);
-}
-
 void perfdb_dbreport_init(struct perfdb_dbreport *r)
 {
 	memset(r, 0, sizeof(*r));
@@ -95,7 +90,7 @@ static bool out_of_range(double *us)
 static void place(struct perfdb_dbreport_point *p, const struct perfdb_op_cost *w)
 {
 	double us = p->from_prof ? p->prof_us : p->mb_us;
-	double peak = perfdb_dbreport_peak_flops(p->dev, p->matrix, (int)w->dtype) / 1e9;
+	double peak = perfdb_device_peak_flops(p->dev, p->matrix, (int)w->dtype) / 1e9;
 	double bw = p->dev ? p->dev->memory_bandwidth / 1e9 : 0;
 	if (!(bw > 0) || (w->flops > 0 && !(peak > 0)))
 		return;

@@ -49,13 +49,13 @@ static void test_peak(void **state)
 	d.mma_flops[PERFDB_PEAK_FP32] = 100e12;
 	d.mma_flops[PERFDB_PEAK_INT8] = 600e12;
 	d.vector_flops[PERFDB_PEAK_BF16] = 10e12;
-	assert_close(perfdb_dbreport_peak_flops(&d, true, PERFDB_DTYPE_BF16), 300e12);
-	assert_close(perfdb_dbreport_peak_flops(&d, true, PERFDB_DTYPE_FLOAT), 100e12);
-	assert_close(perfdb_dbreport_peak_flops(&d, true, PERFDB_DTYPE_INT8), 600e12);
-	assert_close(perfdb_dbreport_peak_flops(&d, false, PERFDB_DTYPE_BF16), 10e12);
+	assert_close(perfdb_device_peak_flops(&d, true, PERFDB_DTYPE_BF16), 300e12);
+	assert_close(perfdb_device_peak_flops(&d, true, PERFDB_DTYPE_FLOAT), 100e12);
+	assert_close(perfdb_device_peak_flops(&d, true, PERFDB_DTYPE_INT8), 600e12);
+	assert_close(perfdb_device_peak_flops(&d, false, PERFDB_DTYPE_BF16), 10e12);
 	/* no int64 peak: a FLOP-counting int64 row has no roof */
-	assert_close(perfdb_dbreport_peak_flops(&d, false, PERFDB_DTYPE_INT64), 0);
-	assert_close(perfdb_dbreport_peak_flops(NULL, false, PERFDB_DTYPE_BF16), 0);
+	assert_close(perfdb_device_peak_flops(&d, false, PERFDB_DTYPE_INT64), 0);
+	assert_close(perfdb_device_peak_flops(NULL, false, PERFDB_DTYPE_BF16), 0);
 }
 
 static size_t count(const char *s, const char *what)
