@@ -68,6 +68,15 @@ int perfdb_db_root(const struct perfdb_db_opts *o, struct perfdb_strbuf *out,
 int perfdb_db_native_dir(const struct perfdb_db_opts *o, const char *device,
 			 struct perfdb_strbuf *out, struct perfdb_err *err);
 
+/*
+ * The device directory of a database in the layout,
+ * <root>/<device>/<torch|vllm_ascend|hccl>/<version>: dbdir with its last two
+ * components dropped, into out; *name points at its last component (the
+ * device's name) inside out.  -1 when dbdir has too few components or out
+ * is too small.
+ */
+int perfdb_db_device_dir(const char *dbdir, char *out, size_t cap, const char **name);
+
 /* The database directory for o (does not create it). */
 int perfdb_db_resolve(const struct perfdb_db_opts *o, struct perfdb_strbuf *out,
 		      struct perfdb_err *err);

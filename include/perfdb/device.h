@@ -124,6 +124,15 @@ int perfdb_device_met_load(struct perfdb_device_registry *r, const char *root,
 int perfdb_device_met_load_db(struct perfdb_device_registry *r, const char *dbdir,
 			      struct perfdb_err *err);
 
+struct perfdb_db_opts;
+/*
+ * The devices met where the database flags point: with --database-path the
+ * one device that database is in, else every one under the root (no root
+ * yet: none; the command says why when it needs one).
+ */
+int perfdb_device_met_load_flags(struct perfdb_device_registry *r, const struct perfdb_db_opts *o,
+				 struct perfdb_err *err);
+
 /*
  * Record dev as met: write <device_dir>/perfdb-device.json (its name, kind,
  * vendor, description and known figures) unless that file exists.  Atomic;

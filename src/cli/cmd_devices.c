@@ -51,16 +51,7 @@ int cmd_devices(int argc, char **argv, struct cmd_db *db)
 	perfdb_device_registry_init(&reg);
 	const char *host = NULL;
 	struct perfdb_db_opts dbo = { .database_root = root };
-	struct perfdb_strbuf rootdir = PERFDB_STRBUF_INIT;
-	const char *src;
-	struct perfdb_err ignored;
-	if (perfdb_db_root(&dbo, &rootdir, &src, &ignored) < 0)
-		perfdb_strbuf_reset(&rootdir);   /* no root: no met devices */
-	int met = perfdb_device_registry_load(&reg, &err);
-	if (met == 0 && rootdir.len)
-		met = perfdb_device_met_load(&reg, rootdir.buf, &err);
-	perfdb_strbuf_release(&rootdir);
-	if (met < 0 ||
+	if (perfdb_device_registry_load(&reg, &err) < 0 || perfdb_device_met_load_flags(&reg, &dbo, &err) < 0 ||
 	    (detect && perfdb_device_detect_host_cpu(&reg, &host, &err) < 0)) {
 		perfdb_device_registry_release(&reg);
 		return cli_error("devices", &err);

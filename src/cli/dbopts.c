@@ -20,34 +20,13 @@ void cmd_db_release(struct cmd_db *db)
 	perfdb_device_registry_release(&db->reg);
 }
 
-/*
- * The devices perfdb met (docs/devices.md "Devices perfdb met"): every one
- * under the root the flags name, or with --database-path the one device
- * that database is in.
- */
-static int met_devices(const struct perfdb_db_opts *o, struct perfdb_device_registry *reg,
-		       struct perfdb_err *err)
-{
-	if (o->database_path)
-		return perfdb_device_met_load_db(reg, o->database_path, err);
-	struct perfdb_strbuf root = PERFDB_STRBUF_INIT;
-	const char *src;
-	struct perfdb_err ignored;
-	int rc = 0;
-	/* no root: nothing met, and the command says why when it needs one */
-	if (perfdb_db_root(o, &root, &src, &ignored) == 0 && root.len)
-		rc = perfdb_device_met_load(reg, root.buf, err);
-	perfdb_strbuf_release(&root);
-	return rc;
-}
-
 int db_opts_finish(struct cmd_db *db, const struct cmd_help *h)
 {
 	struct perfdb_db_opts *o = &db->o;
 	struct perfdb_device_registry *reg = &db->reg;
 	struct perfdb_err err;
 	perfdb_err_clear(&err);
-	if (perfdb_device_registry_load(reg, &err) < 0 || met_devices(o, reg, &err) < 0)
+	if (perfdb_device_registry_load(reg, &err) < 0 || perfdb_device_met_load_flags(reg, o, &err) < 0)
 		return cli_error(h->name, &err);
 	o->device_given = o->device != NULL;
 	/* --database-path without --device: the device its path names (<root>/<device>/...) */

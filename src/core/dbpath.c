@@ -302,6 +302,21 @@ int perfdb_db_resolve(const struct perfdb_db_opts *o, struct perfdb_strbuf *out,
 }
 
 /* str(pathlib.Path(p)): no empty or "." components, no trailing slash. */
+int perfdb_db_device_dir(const char *dbdir, char *out, size_t cap, const char **name)
+{
+	if ((size_t)snprintf(out, cap, "%s", dbdir) >= cap)
+		return -1;
+	for (int up = 0; up < 2; up++) {
+		char *slash = strrchr(out, '/');
+		if (!slash || slash == out)
+			return -1;
+		*slash = '\0';
+	}
+	const char *last = strrchr(out, '/');
+	*name = last ? last + 1 : out;
+	return **name ? 0 : -1;
+}
+
 void perfdb_py_path(const char *p, char *out, size_t cap)
 {
 	size_t w = 0;

@@ -20,6 +20,7 @@
 
 #include <jansson.h>
 
+#include "perfdb/dbpath.h"
 #include "perfdb/device.h"
 #include "perfdb/dtype.h"
 #include "perfdb/fsio.h"
@@ -52,21 +53,14 @@ static int load_one(struct perfdb_device_registry *r, const char *dir, const cha
 int perfdb_device_met_load_db(struct perfdb_device_registry *r, const char *dbdir,
 			      struct perfdb_err *err)
 {
-	/* <root>/<device>/<layout>/<version>: the device directory is two levels up */
-	char real[4096];
-	if (!realpath(dbdir, real))
-		return 0;
-	for (int up = 0; up < 2; up++) {
-		char *slash = strrchr(real, '/');
-		if (!slash || slash == real)
-			return 0;
-		*slash = '\0';
-	}
-	char *slash = strrchr(real, '/');
-	if (!slash || !slash[1])
-		return 0;
-	*slash = '\0';
-	return load_one(r, real[0] ? real : "/", slash + 1, err);
+	/* resolved first: a relative path or one through links still names its device directory */
+	char real[4096], devdir[4096];
+	const char *name;
+	if (!realpath(dbdir, real) || perfdb_db_device_dir(real, devdir, sizeof(devdir), &name) < 0 ||
+	    name == devdir)
+		return 0;   /* no database yet, or not in the layout */
+	devdir[name - devdir - 1] = '\0';   /* the root, and the device's name after it */
+	return load_one(r, devdir[0] ? devdir : "/", name, err);
 }
 
 int perfdb_device_met_load(struct perfdb_device_registry *r, const char *root,
@@ -81,6 +75,21 @@ int perfdb_device_met_load(struct perfdb_device_registry *r, const char *root,
 		if (e->d_name[0] != '.')
 			rc = load_one(r, root, e->d_name, err);
 	closedir(d);
+	return rc;
+}
+
+int perfdb_device_met_load_flags(struct perfdb_device_registry *r, const struct perfdb_db_opts *o,
+				 struct perfdb_err *err)
+{
+	if (o->database_path)
+		return perfdb_device_met_load_db(r, o->database_path, err);
+	struct perfdb_strbuf root = PERFDB_STRBUF_INIT;
+	const char *src;
+	struct perfdb_err ignored;
+	int rc = 0;
+	if (perfdb_db_root(o, &root, &src, &ignored) == 0 && root.len)
+		rc = perfdb_device_met_load(r, root.buf, err);
+	perfdb_strbuf_release(&root);
 	return rc;
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "parse/parse.h"
+#include "perfdb/dbpath.h"
 #include "perfdb/device.h"
 
 int perfdb_parse_trace_device(const struct perfdb_parse_db *db,
@@ -73,18 +74,12 @@ int perfdb_parse_trace_device_given(const struct perfdb_parse_db *db, const char
 int perfdb_parse_trace_note_device(const struct perfdb_parse_db *db,
 				   const struct perfdb_device_registry *reg, struct perfdb_err *err)
 {
-	/* <root>/<device>/torch/torch<T>: the device directory is two levels up */
 	char devdir[4096];
-	snprintf(devdir, sizeof(devdir), "%s", db->outdir);
-	for (int up = 0; up < 2; up++) {
-		char *slash = strrchr(devdir, '/');
-		if (!slash)
-			return 0;   /* not the layout: nothing to record */
-		*slash = '\0';
-	}
-	const char *name = strrchr(devdir, '/') ? strrchr(devdir, '/') + 1 : devdir;
-	if (!name[0] || (reg && perfdb_device_find(reg, name) &&
-			 strcmp(perfdb_device_find(reg, name)->source, "detected") != 0))
+	const char *name;
+	if (perfdb_db_device_dir(db->outdir, devdir, sizeof(devdir), &name) < 0)
+		return 0;   /* not the layout: nothing to record */
+	const struct perfdb_device *known = reg ? perfdb_device_find(reg, name) : NULL;
+	if (known && strcmp(known->source, "detected") != 0)
 		return 0;   /* defined by a registry file: nothing to add */
 	char desc[300];
 	if (db->gpu && db->device[0])
@@ -94,7 +89,6 @@ int perfdb_parse_trace_note_device(const struct perfdb_parse_db *db,
 			 "(no deviceProperties)");
 	else
 		snprintf(desc, sizeof(desc), "met by perfdb parse: a PyTorch trace of CPU ops");
-	const struct perfdb_device *known = reg ? perfdb_device_find(reg, name) : NULL;
 	struct perfdb_device d = { .name = (char *)name, .kind = db->gpu ? "gpu" : "cpu",
 				   .vendor = known ? known->vendor : "", .description = desc,
 				   .memory_bytes = known ? known->memory_bytes : 0 };

@@ -230,6 +230,17 @@ int perfdb_native_open(const struct perfdb_native_opts *o, struct perfdb_native_
  * on one database never truncate or remove each other's, and a killed run's
  * journal waits for a --resume whatever ran in between.
  */
+/* This host's name as a journal name's component (no '.', which separates the parts). */
+static void journal_host(char *host, size_t cap)
+{
+	snprintf(host, cap, "host");
+	(void)gethostname(host, cap - 1);
+	host[cap - 1] = '\0';
+	for (char *c = host; *c; c++)
+		if (!isalnum((unsigned char)*c) && *c != '-')
+			*c = '_';
+}
+
 static int name_journal(struct perfdb_native_run *run, struct perfdb_err *err)
 {
 	const struct perfdb_native_opts *no = run->o;
@@ -237,12 +248,8 @@ static int name_journal(struct perfdb_native_run *run, struct perfdb_err *err)
 	if (no->comm && no->nranks > 1 &&
 	    MPI_Bcast(&id, 1, MPI_LONG, 0, *(MPI_Comm *)no->comm) != MPI_SUCCESS)
 		return perfdb_err_set(err, PERFDB_EIO, "MPI_Bcast of the journal's name failed");
-	char host[64] = "host";
-	(void)gethostname(host, sizeof(host) - 1);
-	host[sizeof(host) - 1] = '\0';
-	for (char *c = host; *c; c++)
-		if (!isalnum((unsigned char)*c) && *c != '-')
-			*c = '_';   /* a file name component, and no '.' to split at */
+	char host[64];
+	journal_host(host, sizeof(host));
 	snprintf(run->journal, sizeof(run->journal), "%s/microbench_journal.%s.%ld.jsonl", run->rep, host, id);
 	return 0;
 }
@@ -294,9 +301,7 @@ static int journal_owner_alive(const char *base, const char *myhost)
 static int find_killed_journals(struct perfdb_native_run *run, struct perfdb_err *err)
 {
 	char pat[4400], myhost[64];
-	const char *own = strrchr(run->journal, '/') + 1;
-	snprintf(myhost, sizeof(myhost), "%s", own + strlen("microbench_journal."));
-	*strchr(myhost, '.') = '\0';
+	journal_host(myhost, sizeof(myhost));
 	snprintf(pat, sizeof(pat), "%s/microbench_journal*.jsonl*", run->rep);
 	glob_t g;
 	if (glob(pat, 0, NULL, &g) != 0)
@@ -443,18 +448,11 @@ static int record_peaks(struct perfdb_native_run *run, struct perfdb_err *err)
 	if (strcmp(run->be->device_kind, "cpu") != 0 || !run->dev || strcmp(run->dev->name, run->host) != 0 ||
 	    no->rank != 0 || no->nranks > 1 || run->res.interrupted || perfdb_env_off("PERFDB_PEAKS"))
 		return 0;
-	/* <root>/<device>/torch/torch<T>: the device directory two levels up, named as the host */
+	/* <root>/<device>/torch/torch<T>: the device directory, named as the host */
 	char devdir[4096];
-	if ((size_t)snprintf(devdir, sizeof(devdir), "%s", run->dir.buf) >= sizeof(devdir))
-		return 0;
-	for (int up = 0; up < 2; up++) {
-		char *slash = strrchr(devdir, '/');
-		if (!slash)
-			return 0;
-		*slash = '\0';
-	}
-	const char *base = strrchr(devdir, '/') ? strrchr(devdir, '/') + 1 : devdir;
-	if (strcmp(base, run->host) != 0 || perfdb_device_met_has_peaks(devdir))
+	const char *base;
+	if (perfdb_db_device_dir(run->dir.buf, devdir, sizeof(devdir), &base) < 0 ||
+	    strcmp(base, run->host) != 0 || perfdb_device_met_has_peaks(devdir))
 		return 0;
 	struct perfdb_engine_opts eo = { .backend = run->be, .backend_ctx = run->bctx, .threads = (int)no->threads,
 					 .no_probe = 1, .no_sched = sched_off(), .seed = 0x5eed };
