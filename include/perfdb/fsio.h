@@ -8,6 +8,7 @@
 #define PERFDB_FSIO_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "perfdb/err.h"
 #include "perfdb/strbuf.h"
@@ -20,6 +21,14 @@
  */
 int perfdb_file_write_atomic(const char *path, const void *data, size_t len,
 			     struct perfdb_err *err);
+
+/*
+ * The same replacement with len bytes read from the descriptor src at
+ * offset off (a spill file: perfdb_spill_file), copied in chunks, so a
+ * table of any size is replaced in bounded memory.
+ */
+int perfdb_file_write_atomic_from(const char *path, int src, off_t off, size_t len,
+				  struct perfdb_err *err);
 
 /*
  * Open path for reading, only if it is a regular file: a FIFO, a device or

@@ -52,6 +52,29 @@ int perfdb_table_load(struct perfdb_table *t, const char *path,
 int perfdb_table_load_mem(struct perfdb_table *t, const char *name,
 			  const char *data, size_t len, struct perfdb_err *err);
 
+/*
+ * Streaming, for a table too large to hold (writeback): the header of an
+ * open reader into a fresh t, then its records one at a time as rows of t
+ * (1 per row, 0 at the end, <0 on error), with the messages of
+ * perfdb_table_load.  A mark taken after the header and a rewind before
+ * each row keep t at one row's memory.
+ */
+struct perfdb_csv_reader;
+int perfdb_table_read_header(struct perfdb_table *t, struct perfdb_csv_reader *r,
+			     struct perfdb_err *err);
+int perfdb_table_read_row(struct perfdb_table *t, struct perfdb_csv_reader *r,
+			  struct perfdb_err *err);
+
+/* A point in a table's rows and memory, and the way back to it: what was
+ * allocated since (rows, changed cells) is freed.  The mark's header and
+ * rows must not have been edited in between. */
+struct perfdb_table_mark {
+	struct perfdb_arena_block *block;
+	size_t used, nrows;
+};
+void perfdb_table_mark(const struct perfdb_table *t, struct perfdb_table_mark *m);
+void perfdb_table_rewind(struct perfdb_table *t, const struct perfdb_table_mark *m);
+
 /* Set the header of an empty table (no rows yet).  Names must be unique. */
 int perfdb_table_set_header(struct perfdb_table *t, const char *const *names,
 			    size_t n, struct perfdb_err *err);

@@ -81,8 +81,37 @@ static int fsync_dir(const char *dir)
 	return rc;
 }
 
-int perfdb_file_write_atomic(const char *path, const void *data, size_t len,
-			     struct perfdb_err *err)
+/* len bytes from src at off, in chunks: the file is never held in memory. */
+static int copy_range(int fd, int src, off_t off, size_t len)
+{
+	enum { CHUNK = 1 << 20 };
+	char *buf = malloc(len < CHUNK ? (len ? len : 1) : CHUNK);
+	if (!buf) {
+		errno = ENOMEM;
+		return -1;
+	}
+	int rc = 0;
+	while (len && rc == 0) {
+		ssize_t n = pread(src, buf, len < CHUNK ? len : CHUNK, off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n == 0)
+				errno = EIO;   /* the source is shorter than it was said to be */
+			rc = -1;
+			break;
+		}
+		rc = write_all(fd, buf, (size_t)n);
+		off += n;
+		len -= (size_t)n;
+	}
+	free(buf);
+	return rc;
+}
+
+/* The replace protocol; the bytes come from data, or from src at off when src >= 0. */
+static int replace_atomic(const char *path, const void *data, int src, off_t off, size_t len,
+			  struct perfdb_err *err)
 {
 	char *dir = dir_of(path);
 	char *tmpname = NULL;
@@ -125,7 +154,7 @@ int perfdb_file_write_atomic(const char *path, const void *data, size_t len,
 		rc = perfdb_err_errno(err, saved, "cannot write '%s': no temporary file in '%s'", path, dir);
 		goto out;
 	}
-	if (write_all(fd, data, len) < 0) {
+	if ((src >= 0 ? copy_range(fd, src, off, len) : write_all(fd, data, len)) < 0) {
 		saved = errno;
 		rc = perfdb_err_errno(err, saved, "cannot write '%s'", path);
 		goto fail;
@@ -168,6 +197,18 @@ out:
 	free(tmpname);
 	free(dir);
 	return rc;
+}
+
+int perfdb_file_write_atomic(const char *path, const void *data, size_t len,
+			     struct perfdb_err *err)
+{
+	return replace_atomic(path, data, -1, 0, len, err);
+}
+
+int perfdb_file_write_atomic_from(const char *path, int src, off_t off, size_t len,
+				  struct perfdb_err *err)
+{
+	return replace_atomic(path, NULL, src, off, len, err);
 }
 
 int perfdb_open_regular(const char *path, struct perfdb_err *err)
@@ -323,6 +364,12 @@ const char *perfdb_spill_dir(const char *given)
 
 int perfdb_spill_file(const char *dir, const char *tag, const char *what, struct perfdb_err *err)
 {
+#ifdef O_TMPFILE
+	/* never named, so no crash can leave it behind; mkstemp where unsupported */
+	int tfd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (tfd >= 0)
+		return tfd;
+#endif
 	size_t len = strlen(dir) + strlen(tag) + 16;
 	char *path = malloc(len);
 	if (!path)

@@ -125,8 +125,8 @@ int perfdb_table_set_header(struct perfdb_table *t, const char *const *names,
 	return 0;
 }
 
-static int load_reader(struct perfdb_table *t, struct perfdb_csv_reader *r,
-		       struct perfdb_err *err)
+int perfdb_table_read_header(struct perfdb_table *t, struct perfdb_csv_reader *r,
+			     struct perfdb_err *err)
 {
 	struct perfdb_csv_row row;
 	int rc = perfdb_csv_next(r, &row, err);
@@ -154,36 +154,72 @@ static int load_reader(struct perfdb_table *t, struct perfdb_csv_reader *r,
 	}
 	t->cols = cols;
 	t->ncols = row.n;
+	return 0;
+}
 
-	while ((rc = perfdb_csv_next(r, &row, err)) > 0) {
-		if (row.n > t->ncols)
-			return perfdb_err_at(err, PERFDB_EPARSE, t->name, row.line,
-				perfdb_csv_field_col(r, &row, t->ncols),
-				"record has %zu fields, header has %zu", row.n, t->ncols);
-		if (reserve_rows(t, t->nrows + 1) < 0)
-			return oom(t, err);
-		size_t total = 0;
-		for (size_t i = 0; i < row.n; i++)
-			total += row.f[i].len + 1;
-		char **cells = arena_alloc(t, t->ncols * sizeof(char *) + total);
-		if (!cells)
-			return oom(t, err);
-		char *s = (char *)(cells + t->ncols);
-		for (size_t i = 0; i < t->ncols; i++) {
-			if (i < row.n) {
-				memcpy(s, row.f[i].p, row.f[i].len);
-				s[row.f[i].len] = '\0';
-				cells[i] = s;
-				s += row.f[i].len + 1;
-			} else {
-				cells[i] = empty_cell;
-			}
+int perfdb_table_read_row(struct perfdb_table *t, struct perfdb_csv_reader *r,
+			  struct perfdb_err *err)
+{
+	struct perfdb_csv_row row;
+	int rc = perfdb_csv_next(r, &row, err);
+	if (rc <= 0)
+		return rc;
+	if (row.n > t->ncols)
+		return perfdb_err_at(err, PERFDB_EPARSE, t->name, row.line,
+			perfdb_csv_field_col(r, &row, t->ncols),
+			"record has %zu fields, header has %zu", row.n, t->ncols);
+	if (reserve_rows(t, t->nrows + 1) < 0)
+		return oom(t, err);
+	size_t total = 0;
+	for (size_t i = 0; i < row.n; i++)
+		total += row.f[i].len + 1;
+	/* the row's pointers and its strings in one piece of the arena */
+	char **cells = arena_alloc(t, t->ncols * sizeof(char *) + total);
+	if (!cells)
+		return oom(t, err);
+	char *s = (char *)(cells + t->ncols);
+	for (size_t i = 0; i < t->ncols; i++) {
+		if (i < row.n) {
+			memcpy(s, row.f[i].p, row.f[i].len);
+			s[row.f[i].len] = '\0';
+			cells[i] = s;
+			s += row.f[i].len + 1;
+		} else {
+			cells[i] = empty_cell;
 		}
-		t->rows[t->nrows].cells = cells;
-		t->rows[t->nrows].line = row.line;
-		t->nrows++;
 	}
+	t->rows[t->nrows].cells = cells;
+	t->rows[t->nrows].line = row.line;
+	t->nrows++;
+	return 1;
+}
+
+static int load_reader(struct perfdb_table *t, struct perfdb_csv_reader *r,
+		       struct perfdb_err *err)
+{
+	int rc = perfdb_table_read_header(t, r, err);
+	while (rc >= 0 && (rc = perfdb_table_read_row(t, r, err)) > 0)
+		;
 	return rc;
+}
+
+void perfdb_table_mark(const struct perfdb_table *t, struct perfdb_table_mark *m)
+{
+	m->block = t->arena;
+	m->used = t->arena ? t->arena->used : 0;
+	m->nrows = t->nrows;
+}
+
+void perfdb_table_rewind(struct perfdb_table *t, const struct perfdb_table_mark *m)
+{
+	while (t->arena && t->arena != m->block) {
+		struct perfdb_arena_block *n = t->arena->next;
+		free(t->arena);
+		t->arena = n;
+	}
+	if (t->arena)
+		t->arena->used = m->used;
+	t->nrows = m->nrows;
 }
 
 static int set_name(struct perfdb_table *t, const char *name, struct perfdb_err *err)

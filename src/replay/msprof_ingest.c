@@ -104,11 +104,17 @@ int perfdb_msprof_find(const char *root, char ***files, size_t *nfiles, size_t *
 
 /* ---- aggregation ------------------------------------------------------ */
 
+/* counter sums, for a group where some row had a counter */
+struct counters {
+	size_t n[PERFDB_NCOUNTERS];
+	double sum[PERFDB_NCOUNTERS];
+};
+
 struct group {
 	struct perfdb_measure m;
 	double *d;
 	size_t nd, capd;
-	double csum[PERFDB_NCOUNTERS];
+	struct counters *c;   /* NULL: no counter seen */
 };
 
 static const char *const base_cols[PERFDB_SCHEMA_NBASE] = { PERFDB_SCHEMA_BASE_COLS };
@@ -132,11 +138,26 @@ static char *strip_dup(const char *s)
 static int add_file(const char *path, long ep, struct group **g, size_t *ng, size_t *capg,
 		    struct perfdb_sig_index *ix, struct perfdb_err *err)
 {
+	/* one row at a time: an op_summary of any size is read in its groups' memory */
 	struct perfdb_table t;
 	perfdb_table_init(&t);
-	int rc = perfdb_table_load(&t, path, err);
+	struct perfdb_csv_reader *rd = NULL;
+	struct perfdb_table_mark mark;
+	t.name = strdup(path);
+	int rc = t.name ? perfdb_csv_open(&rd, path, PERFDB_CSV_UTF8, err) :
+			  perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	if (rc == 0)
+		rc = perfdb_table_read_header(&t, rd, err);
+	perfdb_table_mark(&t, &mark);
 	struct perfdb_strbuf sig = PERFDB_STRBUF_INIT, key = PERFDB_STRBUF_INIT;
-	for (size_t r = 0; rc == 0 && r < t.nrows; r++) {
+	while (rc == 0) {
+		perfdb_table_rewind(&t, &mark);
+		int got = perfdb_table_read_row(&t, rd, err);
+		if (got <= 0) {
+			rc = got;
+			break;
+		}
+		const size_t r = 0;   /* the row just read */
 		char *op = strip_dup(cell(&t, r, PERFDB_COL_OPS_TYPE));
 		if (!op) {
 			rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
@@ -206,13 +227,19 @@ static int add_file(const char *path, long ep, struct group **g, size_t *ng, siz
 			const char *v = cell(&t, r, perfdb_counter_names[c]);
 			double x;
 			if (perfdb_stats_parse_double(v, strlen(v), &x) == 0 && isfinite(x)) {
-				gr->m.cn[c]++;
-				gr->csum[c] += x;
+				if (!gr->c && !(gr->c = calloc(1, sizeof(*gr->c)))) {
+					rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+					break;
+				}
+				gr->c->n[c]++;
+				gr->c->sum[c] += x;
 			}
 		}
 	}
 	perfdb_strbuf_release(&sig);
 	perfdb_strbuf_release(&key);
+	if (rd)
+		perfdb_csv_close(rd);
 	perfdb_table_release(&t);
 	return rc;
 }
@@ -253,9 +280,10 @@ int perfdb_msprof_aggregate(char *const *files, size_t nfiles, long ep,
 				gr->m.median = st.median;
 				gr->m.std = st.std;
 			}
-			for (int c = 0; c < PERFDB_NCOUNTERS; c++)
-				if (gr->m.cn[c])
-					gr->m.cmean[c] = gr->csum[c] / (double)gr->m.cn[c];
+			if (gr->c && !(gr->m.cmean = malloc(PERFDB_NCOUNTERS * sizeof(double))))
+				rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+			for (int c = 0; gr->m.cmean && c < PERFDB_NCOUNTERS; c++)
+				gr->m.cmean[c] = gr->c->n[c] ? gr->c->sum[c] / (double)gr->c->n[c] : NAN;
 			out->v[out->n++] = gr->m;
 		} else {
 			free(gr->m.op);
@@ -264,6 +292,7 @@ int perfdb_msprof_aggregate(char *const *files, size_t nfiles, long ep,
 			free(gr->m.ep_size);
 		}
 		free(gr->d);
+		free(gr->c);
 	}
 	free(g);
 	return rc;

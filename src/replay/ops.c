@@ -44,6 +44,8 @@ void perfdb_measure_release(struct perfdb_measure *m)
 	for (int b = 0; b < 8; b++)
 		free(m->base[b]);
 	free(m->ep_size);
+	free(m->cmean);
+	m->cmean = NULL;
 	m->op = m->ep_size = NULL;
 	memset(m->base, 0, sizeof(m->base));
 }

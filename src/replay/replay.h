@@ -28,8 +28,10 @@ struct perfdb_measure {
 	char *ep_size;                   /* DispatchFFNCombine only, else NULL */
 	size_t samples;                  /* steady-state samples (0: no valid duration) */
 	double mean, min, median, std;
-	size_t cn[PERFDB_NCOUNTERS];     /* valid samples per counter */
-	double cmean[PERFDB_NCOUNTERS];
+	/* msprof counters: PERFDB_NCOUNTERS means, NaN where a counter had no
+	 * valid sample; NULL when none had (the replay backends, most rows),
+	 * so a measurement costs its strings, not 400 bytes of empty counters */
+	double *cmean;
 };
 
 struct perfdb_measures {

@@ -259,6 +259,38 @@ static void test_lock_leaves_nothing(void **state)
 	assert_int_equal(count_entries(p, ".perfdb.lock"), 1);
 }
 
+/* The replacement from a spill file: the range, not the whole file; no temporary left. */
+static void test_write_atomic_from(void **state)
+{
+	(void)state;
+	char path[128];
+	struct perfdb_err err;
+	snprintf(path, sizeof(path), "%s/T.csv", dir);
+	int fd = perfdb_spill_file(dir, "t", "test", &err);
+	assert_true(fd >= 0);
+	assert_int_equal(count_entries(dir, "perfdb-t-"), 0);   /* unnamed */
+	/* larger than one copy chunk (1 MiB), at an offset */
+	size_t len = (3u << 20) + 7;
+	char *buf = malloc(len + 100);
+	for (size_t i = 0; i < len + 100; i++)
+		buf[i] = (char)('a' + i % 26);
+	assert_int_equal(write(fd, buf, len + 100), (ssize_t)(len + 100));
+	assert_int_equal(perfdb_file_write_atomic_from(path, fd, 50, len, &err), 0);
+	struct perfdb_strbuf sb = PERFDB_STRBUF_INIT;
+	assert_int_equal(perfdb_file_read_all(path, &sb, &err), 0);
+	assert_int_equal(sb.len, len);
+	assert_memory_equal(sb.buf, buf + 50, len);
+	/* a range past the end of the source fails and leaves the old file */
+	assert_true(perfdb_file_write_atomic_from(path, fd, (off_t)len, 200, &err) < 0);
+	perfdb_strbuf_reset(&sb);
+	assert_int_equal(perfdb_file_read_all(path, &sb, &err), 0);
+	assert_int_equal(sb.len, len);
+	assert_int_equal(count_entries(dir, ".tmp."), 0);
+	perfdb_strbuf_release(&sb);
+	free(buf);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -269,6 +301,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_lock_timeout_env, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lock_scope, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lock_leaves_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_atomic_from, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
