@@ -251,6 +251,12 @@ int perfdb_lock_acquire(struct perfdb_lock *lk, const char *dir,
 	if (limit < 0)
 		PERFDB_TRY(perfdb_lock_timeout_env(&limit, err));
 	lk->path = realpath(dir, NULL);
+	int e = lk->path ? 0 : errno;
+	if (e && e != ENOENT && e != ENOTDIR) {
+		/* it may well exist: a relative path whose absolute form passes PATH_MAX */
+		drop(lk);
+		return perfdb_err_errno(err, e, "cannot resolve the database directory '%s'", dir);
+	}
 	if (!lk->path || !perfdb_is_dir(lk->path)) {
 		drop(lk);
 		return perfdb_err_set(err, PERFDB_ENOENT, "database directory not found: '%s'", dir);
