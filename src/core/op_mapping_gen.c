@@ -599,7 +599,15 @@ int perfdb_opmap_torch_stem(const char *stem, struct perfdb_strbuf *base,
 	if (dot && p == dot && p > stem) {
 		if (perfdb_strbuf_add(base, stem, (size_t)(dot - stem + 1)) < 0)
 			return -PERFDB_ENOMEM;
-		return stem_rest(dot + 1, "%2E", base, ovl);
+		size_t keep = base->len;
+		int rc = stem_rest(dot + 1, "%2E", base, ovl);
+		if (rc != 0)
+			return rc;
+		/* the readable rule (parse/trace_names.c) writes the overload's '.' as it is */
+		base->len = keep;
+		base->buf[keep] = '\0';
+		perfdb_strbuf_reset(ovl);
+		return stem_rest(dot + 1, ".", base, ovl);
 	}
 	/*
 	 * Earlier perfdb versions named CPU-only traces' tables by the kernel

@@ -254,7 +254,7 @@ static long find_group(struct perfdb_agg *a, const struct perfdb_span f[5],
 		*dst[i] = s;
 		p += flen[i] + 1;
 	}
-	g->op_state = g->accel_core = g->out_dtypes = g->out_formats = g->kernels = empty;
+	g->op_state = g->accel_core = g->out_dtypes = g->out_formats = g->kernels = g->trace_name = empty;
 	g->min = INFINITY;
 	g->max = -INFINITY;
 	a->keys[a->n] = key;
@@ -439,7 +439,8 @@ static int agg_row(void *ctx, const struct perfdb_kernel_row *row, struct perfdb
 	if (set_first(a, &g->op_state, row->op_state) < 0 ||
 	    set_first(a, &g->accel_core, row->accel_core) < 0 ||
 	    set_first(a, &g->out_dtypes, row->out_dtypes) < 0 ||
-	    set_first(a, &g->out_formats, row->out_formats) < 0)
+	    set_first(a, &g->out_formats, row->out_formats) < 0 ||
+	    set_first(a, &g->trace_name, row->trace_name) < 0)
 		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 
 	double d;
@@ -526,6 +527,7 @@ int perfdb_agg_merge(struct perfdb_agg *into, const struct perfdb_agg *from,
 		FIRST(accel_core)
 		FIRST(out_dtypes)
 		FIRST(out_formats)
+		FIRST(trace_name)
 #undef FIRST
 		/* Chan et al.: combine two Welford states */
 		if (s->n) {

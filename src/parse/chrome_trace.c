@@ -303,6 +303,7 @@ static int cpu_op(struct reader *r, const struct perfdb_tevent *ev, struct perfd
 			if (perfdb_parse_op_table_name(nm->buf, nm->len, &r->type) < 0)
 				return nomem(err);
 			row.type = row.name = sb_span(&r->type);
+			row.trace_name = sb_span(nm);
 			row.accel_core = (struct perfdb_span){ "CPU", 3 };
 			row.in_shapes = sb_span(&c->shapes);
 			row.in_dtypes = sb_span(&c->dtypes);
@@ -482,7 +483,7 @@ static int per_kernel_rows(struct reader *r, const struct perfdb_tlink_call *c,
 		row_init(&row);
 		size_t nl;
 		const char *nm = perfdb_strtab_get(&r->kernels, d->name, &nl);
-		row.type = row.name = (struct perfdb_span){ nm, nl };
+		row.type = row.name = row.trace_name = (struct perfdb_span){ nm, nl };
 		if (c->linked) {
 			row.in_shapes = f[1];
 			row.in_dtypes = f[2];
@@ -544,11 +545,12 @@ static int on_call(void *ctx, const struct perfdb_tlink_call *c, struct perfdb_e
 			if (perfdb_parse_op_table_name(f[0].p, f[0].len, &r->type) < 0)
 				return nomem(err);
 			row.type = row.name = sb_span(&r->type);
+			row.trace_name = f[0];
 			row.in_shapes = f[1];
 			row.in_dtypes = f[2];
 			row.in_formats = f[3];
 		} else {
-			row.type = row.name = r->shares[0].name;
+			row.type = row.name = row.trace_name = r->shares[0].name;
 		}
 		if (put_us(&r->dur, total) < 0)
 			return nomem(err);

@@ -56,6 +56,9 @@ struct perfdb_kernel_row {
 	uint32_t thread;
 	int64_t ts_ns, end_ns;
 	struct perfdb_span start, wait;
+	/* Chrome traces: the op or kernel name as the trace spelled it, which
+	 * names the table's file (trace_names.c); empty for profiler CSVs */
+	struct perfdb_span trace_name;
 };
 
 /* Receives rows; returns 0 or a negative code with err filled. */
@@ -148,6 +151,7 @@ struct perfdb_agg_group {
 	const char *type;          /* normalised Type */
 	const char *in_shapes, *in_dtypes, *in_formats, *out_shapes;
 	const char *op_state, *accel_core, *out_dtypes, *out_formats; /* first non-empty */
+	const char *trace_name;    /* first non-empty: a trace names the table (Trace Name) */
 	size_t n;                  /* valid duration samples */
 	size_t n_invalid;          /* rows whose duration was empty/junk/negative/non-finite */
 	double mean, median, std, min, max;
@@ -210,6 +214,47 @@ int perfdb_parse_sanitize_name(const char *type, struct perfdb_strbuf *out);
  * `aten::add.Tensor` -> `aten.add%2ETensor`.  out is reset first.
  */
 int perfdb_parse_op_table_name(const char *op, size_t len, struct perfdb_strbuf *out);
+
+/* ---- tables a trace names (trace_names.c; docs/chrome_trace.md "Table names") ---- */
+
+/* The column that keeps the op or kernel name as the trace spelled it. */
+#define PERFDB_PARSE_COL_TRACE_NAME "Trace Name"
+/* Longest readable part of such a file name, in bytes. */
+#define PERFDB_TRACE_NAME_MAX 120
+
+/*
+ * The readable, shell-safe form of a trace's op or kernel name: template
+ * arguments, parameter list and a `void ` return type dropped, `::` -> `.`,
+ * bytes outside [A-Za-z0-9._+-] -> `_` (a run as one), no leading `.` or
+ * `-` and no trailing `.`, "UNKNOWN_OP" when nothing is left; longer than
+ * PERFDB_TRACE_NAME_MAX: cut, with `~` and 8 hex digits of a hash of name.
+ */
+int perfdb_trace_readable_name(const char *name, size_t len, struct perfdb_strbuf *out);
+
+/* The file names a run has taken, with the trace name each holds. */
+struct perfdb_trace_claims {
+	struct { char *stem, *name; } *v;
+	size_t n;
+};
+void perfdb_trace_claims_release(struct perfdb_trace_claims *c);
+
+/*
+ * The file stem under dir that the trace name writes to: legacy (the name
+ * an older perfdb gave it) when that table exists, else the readable name
+ * when that file is free, claimed by this name, or holds it in its Trace
+ * Name column (or predates the column), else the readable name with the
+ * hash.  The choice is added to claims.
+ */
+int perfdb_trace_table_stem(const char *dir, const char *name, const char *legacy,
+			    struct perfdb_trace_claims *claims, struct perfdb_strbuf *out);
+
+/* The table under dir that holds the trace name (read-only): 1 with its
+ * stem in out, 0 when there is none, <0 on error. */
+int perfdb_trace_table_find(const char *dir, const char *name, struct perfdb_strbuf *out);
+
+/* The op name a one-to-one per-op stem encodes (`aten.add%2ETensor` ->
+ * `aten::add.Tensor`): 1, or 0 when the stem is not one (a cut name). */
+int perfdb_trace_op_from_stem(const char *stem, struct perfdb_strbuf *out);
 
 /* Name of the per-op tables' kernel column. */
 #define PERFDB_PARSE_COL_KERNELS "Kernels"

@@ -111,6 +111,7 @@ struct outfile {
 	size_t n, cap;
 	int fia;             /* holds FusedInferAttentionScore rows */
 	int kern;            /* holds per-op trace rows: a Kernels column */
+	int trace;           /* named from a trace: a Trace Name column */
 	struct perfdb_table t;
 	int exists;
 };
@@ -122,7 +123,7 @@ static int fmt6(double v, char *buf, size_t cap)
 
 /* Our value for each column of the output (NULL = not ours to set). */
 struct rowvals {
-	const char *v[PERFDB_PARSE_NBASE + PERFDB_FIA_NCOLS + 2];
+	const char *v[PERFDB_PARSE_NBASE + PERFDB_FIA_NCOLS + 3];
 	char num[3 + PERFDB_NCOUNTERS + 1][40];
 };
 
@@ -157,6 +158,7 @@ static void group_values(const struct perfdb_agg_group *g, const char *const *fi
 	snprintf(rv->num[3 + PERFDB_NCOUNTERS], sizeof(rv->num[0]), "%zu", g->n);
 	v[PERFDB_PARSE_NBASE + PERFDB_FIA_NCOLS] = rv->num[3 + PERFDB_NCOUNTERS];
 	v[PERFDB_PARSE_NBASE + PERFDB_FIA_NCOLS + 1] = g->kernels;
+	v[PERFDB_PARSE_NBASE + PERFDB_FIA_NCOLS + 2] = g->trace_name;
 }
 
 static const char *col_of(size_t i)
@@ -167,12 +169,15 @@ static const char *col_of(size_t i)
 		return perfdb_fia_columns[i - PERFDB_PARSE_NBASE];
 	if (i == PERFDB_PARSE_NBASE + PERFDB_FIA_NCOLS)
 		return PERFDB_COL_PROF_COUNT;
-	return PERFDB_PARSE_COL_KERNELS;
+	if (i == PERFDB_PARSE_NBASE + PERFDB_FIA_NCOLS + 1)
+		return PERFDB_PARSE_COL_KERNELS;
+	return PERFDB_PARSE_COL_TRACE_NAME;
 }
 
-#define NOUT (PERFDB_PARSE_NBASE + PERFDB_FIA_NCOLS + 2)
-#define COL_COUNT (NOUT - 2)
-#define COL_KERNELS (NOUT - 1)
+#define NOUT (PERFDB_PARSE_NBASE + PERFDB_FIA_NCOLS + 3)
+#define COL_COUNT (NOUT - 3)
+#define COL_KERNELS (NOUT - 2)
+#define COL_TRACE (NOUT - 1)
 
 static int is_fia_col(size_t i)
 {
@@ -187,6 +192,8 @@ static int wanted(const struct outfile *of, size_t i)
 		return of->fia;
 	if (i == COL_KERNELS)
 		return of->kern;
+	if (i == COL_TRACE)
+		return of->trace;
 	return 1;
 }
 
@@ -328,15 +335,29 @@ int perfdb_parse_write_tables(const char *outdir, const struct perfdb_agg *agg,
 {
 	struct outfile *files = NULL;
 	size_t nfiles = 0, cap = 0;
-	struct perfdb_strbuf name = PERFDB_STRBUF_INIT, path = PERFDB_STRBUF_INIT;
+	struct perfdb_strbuf name = PERFDB_STRBUF_INIT, path = PERFDB_STRBUF_INIT,
+			     tstem = PERFDB_STRBUF_INIT;
+	struct perfdb_trace_claims claims = { 0 };
 	struct perfdb_lock lock = PERFDB_LOCK_INIT;
 	int rc = 0;
 
+	/* under the lock from here: which file a trace's name takes depends on the tables there */
+	rc = perfdb_mkdir_p(outdir, err);
+	if (rc == 0)
+		rc = perfdb_lock_acquire(&lock, outdir, lock_timeout, err);
 	/* group keys by output file, in first-appearance order */
 	for (size_t i = 0; i < perfdb_agg_ngroups(agg) && rc == 0; i++) {
 		const struct perfdb_agg_group *g = perfdb_agg_group(agg, i);
 		if ((rc = perfdb_parse_sanitize_name(g->type, &name)) < 0)
 			break;
+		/* a table a trace names: readable; a name given before (name) is kept */
+		if (g->trace_name[0]) {
+			if ((rc = perfdb_trace_table_stem(outdir, g->trace_name, name.buf, &claims, &tstem)) < 0)
+				break;
+			perfdb_strbuf_reset(&name);
+			if ((rc = perfdb_strbuf_addstr(&name, tstem.buf)) < 0)
+				break;
+		}
 		size_t f = 0;
 		while (f < nfiles && strcmp(files[f].name, name.buf) != 0)
 			f++;
@@ -373,9 +394,13 @@ int perfdb_parse_write_tables(const char *outdir, const struct perfdb_agg *agg,
 			of->fia = 1;
 		if (g->kernels[0])
 			of->kern = 1;
+		if (g->trace_name[0])
+			of->trace = 1;
 	}
 	if (rc == -PERFDB_ENOMEM)
 		rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	perfdb_trace_claims_release(&claims);
+	perfdb_strbuf_release(&tstem);
 
 	/* appended: a run writes one database per device */
 	size_t base = res->ntables;
@@ -386,10 +411,6 @@ int perfdb_parse_write_tables(const char *outdir, const struct perfdb_agg *agg,
 		res->tables = nt;
 		memset(nt + base, 0, (nfiles + 1) * sizeof(*nt));
 	}
-	if (rc == 0)
-		rc = perfdb_mkdir_p(outdir, err);
-	if (rc == 0)
-		rc = perfdb_lock_acquire(&lock, outdir, lock_timeout, err);
 	/* phase 1: everything in memory; any error leaves the database untouched */
 	for (size_t f = 0; f < nfiles && rc == 0; f++) {
 		perfdb_strbuf_reset(&path);

@@ -30,6 +30,7 @@
 #include "perfdb/signature.h"
 #include "perfdb/stats.h"
 #include "perfdb/table.h"
+#include "parse/parse.h"
 #include "predict/predict_internal.h"
 
 const char *const perfdb_predict_columns[PERFDB_PREDICT_NCOLUMNS] = {
@@ -55,6 +56,7 @@ struct point {
 
 struct dbtable {
 	char *name;
+	char *file;          /* the file it was read from, for the answers' detail */
 	int present;
 	struct perfdb_table t;
 	struct perfdb_sig_index ix;
@@ -189,6 +191,7 @@ void pred_db_close(struct pred_db *db)
 	for (size_t i = 0; i < db->n; i++) {
 		struct dbtable *t = &db->v[i];
 		free(t->name);
+		free(t->file);
 		perfdb_table_release(&t->t);
 		perfdb_sig_index_release(&t->ix);
 		for (size_t k = 0; k < t->npts; k++) {
@@ -222,8 +225,8 @@ static struct dbtable *find_table(struct pred_db *db, const char *name, size_t l
 }
 
 /* The table named name, loaded on first use; present = 0 when the file is absent. */
-static int get_table(struct pred_db *db, const char *name, size_t len, struct dbtable **out,
-		     struct perfdb_err *err)
+static int get_table(struct pred_db *db, const char *name, size_t len, const char *trace_name,
+		     struct dbtable **out, struct perfdb_err *err)
 {
 	if ((*out = find_table(db, name, len)))
 		return 0;
@@ -247,11 +250,28 @@ static int get_table(struct pred_db *db, const char *name, size_t len, struct db
 	if (perfdb_strbuf_addf(&db->path, "%s/%s.csv", db->dir, t->name) < 0)
 		return nomem(err);
 	FILE *f = fopen(db->path.buf, "rb");
-	if (!f)
-		return 0;     /* absent: every call of it misses */
-	fclose(f);
+	if (!f) {
+		/* a trace's op: its table has a readable name (parse/trace_names.c) */
+		struct perfdb_strbuf stem = PERFDB_STRBUF_INIT;
+		int found = trace_name ? perfdb_trace_table_find(db->dir, trace_name, &stem) : 0;
+		if (found > 0) {
+			perfdb_strbuf_reset(&db->path);
+			found = perfdb_strbuf_addf(&db->path, "%s/%s.csv", db->dir, stem.buf) < 0 ?
+				-PERFDB_ENOMEM : found;
+		}
+		perfdb_strbuf_release(&stem);
+		if (found < 0)
+			return nomem(err);
+		if (found == 0)
+			return 0;     /* absent: every call of it misses */
+	} else {
+		fclose(f);
+	}
 	PERFDB_TRY(perfdb_table_load(&t->t, db->path.buf, err));
 	PERFDB_TRY(perfdb_table_index(&t->t, t->name, &t->ix, err));
+	const char *base = strrchr(db->path.buf, '/');
+	if (!(t->file = strdup(base ? base + 1 : db->path.buf)))
+		return nomem(err);
 	for (int c = 0; c < PERFDB_PREDICT_NCOLUMNS; c++)
 		t->col[c] = perfdb_table_col(&t->t, perfdb_predict_columns[c]);
 	t->present = 1;
@@ -402,14 +422,14 @@ out:
 }
 
 int pred_db_lookup(struct pred_db *db, const char *const f[PK_N], const size_t len[PK_N],
-		   struct pred_answer *a, struct perfdb_err *err)
+		   const char *trace_name, struct pred_answer *a, struct perfdb_err *err)
 {
 	a->how = PERFDB_PREDICT_MISSING;
 	a->us = 0;
 	a->column = -1;
 	a->detail[0] = '\0';
 	struct dbtable *t;
-	PERFDB_TRY(get_table(db, f[PK_TABLE], len[PK_TABLE], &t, err));
+	PERFDB_TRY(get_table(db, f[PK_TABLE], len[PK_TABLE], trace_name, &t, err));
 	if (!t->present) {
 		snprintf(a->detail, sizeof(a->detail), "no table %s.csv", t->name);
 		return 0;
@@ -433,7 +453,7 @@ int pred_db_lookup(struct pred_db *db, const char *const f[PK_N], const size_t l
 		a->column = row_latency(db, t, e->row, &a->us);
 		if (a->column >= 0) {
 			a->how = PERFDB_PREDICT_HIT;
-			snprintf(a->detail, sizeof(a->detail), "%s.csv line %zu", t->name,
+			snprintf(a->detail, sizeof(a->detail), "%s line %zu", t->file,
 				 t->t.rows[e->row].line);
 			return 0;
 		}
@@ -441,7 +461,7 @@ int pred_db_lookup(struct pred_db *db, const char *const f[PK_N], const size_t l
 	PERFDB_TRY(interpolate(db, t, f, len, a, err));
 	if (a->how == PERFDB_PREDICT_MISSING && e) {
 		/* the row exists: say why it did not answer, not that it is absent */
-		snprintf(a->detail, sizeof(a->detail), "%s.csv line %zu has no %s", t->name,
+		snprintf(a->detail, sizeof(a->detail), "%s line %zu has no %s", t->file,
 			 t->t.rows[e->row].line,
 			 db->measured_only ? "Average Duration(us) (not replayed)" :
 			 "finite positive duration");

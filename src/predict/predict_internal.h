@@ -37,6 +37,8 @@ struct pred_trace {
 	struct pred_call *v;
 	size_t n, cap;
 	struct perfdb_strtab keys;   /* "table\x1fins\x1find\x1finf\x1fouts\x1foutd" */
+	char **trace_names;          /* per key: the op as a Chrome trace spelled it, or NULL */
+	size_t ntrace_names;
 	uint32_t step_thread;        /* the thread with the most top-level time */
 	size_t no_shape_ops;         /* Chrome trace ops recorded without shapes */
 };
@@ -75,7 +77,7 @@ struct pred_answer {
 
 /* Look the call key up (exact signature, then the token axis). */
 int pred_db_lookup(struct pred_db *db, const char *const f[PK_N], const size_t len[PK_N],
-		   struct pred_answer *a, struct perfdb_err *err);
+		   const char *trace_name, struct pred_answer *a, struct perfdb_err *err);
 
 /*
  * True for ops that compute nothing (views, shape queries, aliases): they

@@ -98,7 +98,8 @@ static int key_answer(struct run *r, uint32_t key, const struct pred_answer **ou
 			k->a.column = -1;
 			snprintf(k->a.detail, sizeof(k->a.detail), "computes nothing");
 		} else {
-			PERFDB_TRY(pred_db_lookup(r->db, f, len, &k->a, err));
+			const char *tn = key < r->t->ntrace_names ? r->t->trace_names[key] : NULL;
+			PERFDB_TRY(pred_db_lookup(r->db, f, len, tn, &k->a, err));
 		}
 		k->done = 1;
 	}

@@ -28,6 +28,9 @@ void pred_trace_release(struct pred_trace *t)
 	free(t->file);
 	free(t->v);
 	perfdb_strtab_release(&t->keys);
+	for (size_t i = 0; i < t->ntrace_names; i++)
+		free(t->trace_names[i]);
+	free(t->trace_names);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -92,6 +95,19 @@ static int on_row(void *ctx, const struct perfdb_kernel_row *row, struct perfdb_
 			return nomem(err);
 	int64_t id = perfdb_strtab_intern(&t->keys, k->buf, k->len);
 	if (id < 0)
+		return nomem(err);
+	/* the op's name as the trace spelled it finds its table's readable file */
+	if (row->trace_name.len && (size_t)id >= t->ntrace_names) {
+		char **v = realloc(t->trace_names, ((size_t)id + 1) * sizeof(*v));
+		if (!v)
+			return nomem(err);
+		for (size_t i = t->ntrace_names; i <= (size_t)id; i++)
+			v[i] = NULL;
+		t->trace_names = v;
+		t->ntrace_names = (size_t)id + 1;
+	}
+	if (row->trace_name.len && !t->trace_names[id] &&
+	    !(t->trace_names[id] = strndup(row->trace_name.p, row->trace_name.len)))
 		return nomem(err);
 	struct pred_call *c = &t->v[t->n];
 	memset(c, 0, sizeof(*c));

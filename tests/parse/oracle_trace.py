@@ -12,6 +12,7 @@ the kernel time whose op recorded shapes, the share that lands in rows
 carrying those shapes (prints it; exits 1 below 95 %).
 """
 import csv
+import re
 import gzip
 import json
 import math
@@ -191,11 +192,11 @@ def tables(events, per_kernel):
             unlinked.append(d)
         else:
             calls.setdefault(op["seq"], (op, []))[1].append(d)
-    rows = []   # (type, cells, duration, {kernel: us})
+    rows = []   # (type, cells, duration, {kernel: us}, the name as the trace spells it)
     for seq in sorted(calls):
         op, ds = calls[seq]
         if per_kernel:
-            rows += [(d["name"], op["cells"], d["dur"], None) for d in ds if d["kernel"]]
+            rows += [(d["name"], op["cells"], d["dur"], None, d["name"]) for d in ds if d["kernel"]]
             continue
         for dev in dict.fromkeys(d["device"] for d in ds):
             mine = [d for d in ds if d["device"] == dev]
@@ -203,13 +204,13 @@ def tables(events, per_kernel):
             for d in mine:
                 total += d["dur"]
                 share[d["name"]] = share.get(d["name"], 0.0) + d["dur"]
-            rows.append((op_table(op["name"]), op["cells"], total, share))
+            rows.append((op_table(op["name"]), op["cells"], total, share, op["name"]))
     for d in unlinked:
         if per_kernel:
             if d["kernel"]:
-                rows.append((d["name"], ("", "", ""), d["dur"], None))
+                rows.append((d["name"], ("", "", ""), d["dur"], None, d["name"]))
         else:
-            rows.append((d["name"], ("", "", ""), d["dur"], {d["name"]: d["dur"]}))
+            rows.append((d["name"], ("", "", ""), d["dur"], {d["name"]: d["dur"]}, d["name"]))
     return rows
 
 
@@ -302,33 +303,82 @@ def outputs(table, ins, idt):
     return '"' + ",".join(str(x) for x in r[0]) + '"', r[1], "ND"
 
 
+def readable(name):
+    """docs/chrome_trace.md "Table names", restated: trimmed; a leading
+    `void ` dropped; `(anonymous namespace)` (and the `::` after it) dropped;
+    cut before the first `<` or `(` past the first character; `::` -> `.`;
+    characters outside [A-Za-z0-9._+-] -> `_`, a run of them one `_`, none at
+    either end or beside another `_`; no leading `.` or `-`, no trailing `.`;
+    empty: UNKNOWN_OP; past 120 bytes: cut, `~` and 8 hex digits of FNV-1a."""
+    s = name.strip(" \t\r\n")
+    if len(s) > 5 and s.startswith("void "):
+        s = s[5:]
+    s = s.replace("(anonymous namespace)::", "").replace("(anonymous namespace)", "")
+    cut = next((i for i, ch in enumerate(s) if i > 0 and ch in "<("), len(s))
+    s = s[:cut].replace("::", ".")
+    out, run = [], False
+    for ch in s:
+        if re.fullmatch(r"[A-Za-z0-9._+-]", ch):
+            if run and out and out[-1] != "_":
+                out.append("_")
+            out.append(ch)
+            run = False
+        else:
+            run = True
+    r = "".join(out).lstrip(".-").rstrip(".")
+    if not r:
+        return "UNKNOWN_OP"
+    if len(r) > 120:
+        return r[:120].rstrip(".") + "~" + fnv8(name)
+    return r
+
+
+def fnv8(name):
+    h = 1469598103934665603
+    for c in name.encode("utf-8"):
+        h = ((h ^ c) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
+    return "%08x" % (h & 0xFFFFFFFF)
+
+
 def write(rows, outdir):
     groups = {}
-    for t, c, dur, share in rows:
-        g = groups.setdefault((file_name(t), c), {"d": [], "s": {}})
+    for t, c, dur, share, tname in rows:
+        g = groups.setdefault((file_name(t), c), {"d": [], "s": {}, "n": tname})
         g["d"].append(dur)
         for k, v in (share or {}).items():
             g["s"][k] = g["s"].get(k, 0.0) + v
+    # the file each trace name takes, in first-appearance order: the readable
+    # name, or with the hash when another name took it first
+    taken, where = {}, {}
+    for (old, c), g in groups.items():
+        n = g["n"]
+        if n not in where:
+            r = readable(n)
+            if r in taken and taken[r] != n and "~" not in r:
+                r = r[:111] + "~" + fnv8(n)
+            taken.setdefault(r, n)
+            where[n] = r
     files = {}
-    for (name, c), g in groups.items():
-        files.setdefault(name, []).append((c, g))
+    for (old, c), g in groups.items():
+        files.setdefault(where[g["n"]], []).append((old, c, g))
     outdir.mkdir(parents=True, exist_ok=True)
     for name, items in files.items():
-        kern = any(g["s"] for _, g in items)
+        kern = any(g["s"] for _, _, g in items)
         with open(outdir / f"{name}.csv", "w", encoding="utf-8", newline="") as f:
             w = csv.writer(f, lineterminator="\r\n")
-            w.writerow(BASE + ["Profiling Count"] + (["Kernels"] if kern else []))
-            for (ins, idt, ifm), g in items:
+            w.writerow(BASE + ["Profiling Count"] + (["Kernels"] if kern else []) + ["Trace Name"])
+            for old, (ins, idt, ifm), g in items:
                 xs = g["d"]
                 stats = [f"{math.fsum(xs) / len(xs):.6f}", f"{statistics.median(xs):.6f}",
                          f"{statistics.pstdev(xs):.6f}"]
                 # a shape cell nothing fills is the quoted empty list (pandas reads "" as NaN)
-                row = ["", "GPU", ins or '""', idt, ifm, *outputs(name, ins, idt)] + stats + [""] * len(CNT) + [str(len(xs))]
+                row = ["", "GPU", ins or '""', idt, ifm, *outputs(old, ins, idt)] + stats + [""] * len(CNT) + [str(len(xs))]
                 if kern:
                     tot = sum(g["s"].values())
                     ks = sorted(g["s"].items(), key=lambda kv: (-kv[1], kv[0].encode()))
                     row.append(";".join(f"{(v / tot if tot > 0 else 1 / len(ks)):.4f}:"
                                         + k.replace(";", "_") for k, v in ks))
+                row.append(g["n"])
                 w.writerow(row)
 
 
@@ -338,18 +388,21 @@ def acceptance(events, dbdir):
     want = {}
     for d, op in linked:
         if op is not None and op["cells"][0]:
-            k = (file_name(op_table(op["name"])), op["cells"])
+            k = (op["name"], op["cells"])
             want[k] = want.get(k, 0.0) + d["dur"]
     total = sum(want.values())
-    got = 0.0
-    for (name, c), t in want.items():
-        p = Path(dbdir) / f"{name}.csv"
-        if not p.exists():
-            continue
+    # the rows of each op, found by the name the trace spelled (Trace Name), not by file name
+    rows = {}
+    for p in Path(dbdir).glob("*.csv"):
         with open(p, encoding="utf-8", newline="") as f:
             for r in csv.DictReader(f):
-                if (r["Input Shapes"], r["Input Data Types"], r["Input Formats"]) == c:
-                    got += min(t, float(r["Profiling Average Duration(us)"]) * int(r["Profiling Count"]))
+                if r.get("Trace Name"):
+                    rows.setdefault(r["Trace Name"], []).append(r)
+    got = 0.0
+    for (name, c), t in want.items():
+        for r in rows.get(name, []):
+            if (r["Input Shapes"], r["Input Data Types"], r["Input Formats"]) == c:
+                got += min(t, float(r["Profiling Average Duration(us)"]) * int(r["Profiling Count"]))
     return total, got
 
 

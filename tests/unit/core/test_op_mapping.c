@@ -264,7 +264,8 @@ static void test_stem_decoding(void **state)
 	check_stem("c10d__allreduce_", 1, "c10d.allreduce_", "");
 	check_stem("MatMulV2", 0, NULL, NULL);
 	check_stem("hcom_allReduce_", 0, NULL, NULL);
-	check_stem("aten.a.b", 0, NULL, NULL);                 /* three components */
+	check_stem("aten.add.Tensor", 1, "aten.add", "Tensor"); /* the readable rule's overload */
+	check_stem("aten.a.b.c", 0, NULL, NULL);               /* four components */
 	check_stem("aten.add%2E", 0, NULL, NULL);              /* empty overload */
 	check_stem("aten.x%2Fy", 0, NULL, NULL);               /* not an identifier */
 	check_stem("torch.autograd.CppNode%3CX%3E", 0, NULL, NULL);

@@ -65,7 +65,7 @@ static void ask(int measured_only, const char *ins, const char *ind, const char 
 	size_t len[PK_N];
 	for (int i = 0; i < PK_N; i++)
 		len[i] = strlen(f[i]);
-	assert_int_equal(pred_db_lookup(db, f, len, a, &err), 0);
+	assert_int_equal(pred_db_lookup(db, f, len, NULL, a, &err), 0);
 	pred_db_close(db);
 }
 
@@ -146,7 +146,7 @@ static void test_misses(void **state)
 	size_t len[PK_N];
 	for (int i = 0; i < PK_N; i++)
 		len[i] = strlen(f[i]);
-	assert_int_equal(pred_db_lookup(db, f, len, &a, &err), 0);
+	assert_int_equal(pred_db_lookup(db, f, len, NULL, &a, &err), 0);
 	assert_int_equal(a.how, PERFDB_PREDICT_MISSING);
 	assert_string_equal(a.detail, "no table aten.pow.csv");
 	size_t found, absent;
