@@ -9,6 +9,7 @@ PKGS=(
   libdnnl-dev libopenblas-dev libopenmpi-dev openmpi-bin
   libyaml-dev libjansson-dev libcmocka-dev
   libyajl-dev zlib1g-dev  # Chrome traces: streaming JSON, gzip
+  libsqlite3-dev  # Ascend's SQLite profiles (msprof --type=db)
   python3   # tests: the independent parse oracle
   python3-yaml  # tests: op_mapping.yaml read with PyYAML, the simulator's loader
   chromium  # tests: the report page in a headless browser (skipped when absent)

@@ -41,6 +41,12 @@ static int header_has(const struct perfdb_csv_row *h, const char *name)
 	return 0;
 }
 
+static int ends_with(const char *s, const char *suf)
+{
+	size_t a = strlen(s), b = strlen(suf);
+	return a >= b && strcmp(s + a - b, suf) == 0;
+}
+
 int perfdb_parse_classify(const char *path, enum perfdb_input_kind *kind,
 			  struct perfdb_err *err)
 {
@@ -53,6 +59,14 @@ int perfdb_parse_classify(const char *path, enum perfdb_input_kind *kind,
 	if (n < 0)
 		return perfdb_err_errno(err, errno, "cannot read '%s'", path);
 	size_t i = 0;
+	/* SQLite (msprof --type=db, torch_npu export_type db): its schema is checked when read */
+	if (n >= 16 && memcmp(head, "SQLite format 3", 16) == 0) {
+		*kind = PERFDB_INPUT_ASCEND_DB;
+		return 0;
+	}
+	if (ends_with(path, ".db"))
+		return perfdb_err_set(err, PERFDB_EPARSE, "%s: not an SQLite database (no 'SQLite "
+				      "format 3' header at byte 0)", path);
 	/* gzip (tensorboard_trace_handler(use_gzip=True)): only traces are */
 	if (n >= 2 && (unsigned char)head[0] == 0x1f && (unsigned char)head[1] == 0x8b) {
 		*kind = PERFDB_INPUT_CHROME_TRACE;
@@ -121,12 +135,6 @@ static int add_opdetails(struct perfdb_inputs *in, const char *path)
 	return in->operator_details[in->nops++] ? 0 : -PERFDB_ENOMEM;
 }
 
-static int ends_with(const char *s, const char *suf)
-{
-	size_t a = strlen(s), b = strlen(suf);
-	return a >= b && strcmp(s + a - b, suf) == 0;
-}
-
 /* A JSON file whose first 64 KiB (after gunzip) name "traceEvents" or
  * Kineto's "schemaVersion": other JSON (configs, reports) is not input. */
 static int looks_like_trace(const char *path)
@@ -156,7 +164,7 @@ static int looks_like_trace(const char *path)
 }
 
 struct walk_ctx {
-	struct perfdb_inputs *in, *summaries;
+	struct perfdb_inputs *in, *summaries, *dbs;
 	struct perfdb_err *err;
 };
 
@@ -174,6 +182,13 @@ static int visit(void *vctx, const char *p, const char *nm, int is_dir)
 		/* unrecognised CSVs (reports, our own tables) are not inputs */
 		if (perfdb_parse_classify(p, &k, &ignore) == 0 && k != PERFDB_INPUT_CHROME_TRACE)
 			rc = add_input(k == PERFDB_INPUT_OP_SUMMARY ? w->summaries : w->in, p, k);
+	} else if (ends_with(nm, ".db") && (strncmp(nm, "msprof_", 7) == 0 ||
+					     strncmp(nm, "ascend_pytorch_profiler", 23) == 0)) {
+		/* the profile's own exports; analysis.db and others hold no kernels */
+		enum perfdb_input_kind k;
+		struct perfdb_err ignore;
+		if (perfdb_parse_classify(p, &k, &ignore) == 0 && k == PERFDB_INPUT_ASCEND_DB)
+			rc = add_input(w->dbs, p, k);
 	} else if (ends_with(nm, ".pt.trace.json") || ends_with(nm, ".pt.trace.json.gz")) {
 		rc = add_input(w->in, p, PERFDB_INPUT_CHROME_TRACE);
 	} else if ((ends_with(nm, ".json") || ends_with(nm, ".json.gz")) && looks_like_trace(p)) {
@@ -196,9 +211,10 @@ int perfdb_parse_find_inputs(const char *path, struct perfdb_inputs *out,
 			return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 		return 0;
 	}
-	struct perfdb_inputs summaries;
+	struct perfdb_inputs summaries, dbs;
 	perfdb_inputs_init(&summaries);
-	struct walk_ctx w = { out, &summaries, err };
+	perfdb_inputs_init(&dbs);
+	struct walk_ctx w = { out, &summaries, &dbs, err };
 	int rc = perfdb_dir_walk(path, 0, visit, &w, err);
 	if (rc == 0) {
 		size_t kd = 0;
@@ -212,11 +228,21 @@ int perfdb_parse_find_inputs(const char *path, struct perfdb_inputs *out,
 				if (add_input(out, summaries.v[i].path, summaries.v[i].kind) < 0)
 					rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 		}
+		/* a profile exported both ways is read once, from its CSVs (what the reference reads) */
+		if (kd || summaries.n) {
+			out->ignored_db = dbs.n;
+		} else {
+			for (size_t i = 0; i < dbs.n && rc == 0; i++)
+				if (add_input(out, dbs.v[i].path, dbs.v[i].kind) < 0)
+					rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+		}
 		if (rc == 0 && out->n == 0)
 			rc = perfdb_err_set(err, PERFDB_ENOENT,
 				"No CSV files with 'kernel_details' in the filename found under: %s "
-				"(nor op_summary tables or *.pt.trace.json traces)", path);
+				"(nor op_summary tables, msprof_*.db / ascend_pytorch_profiler*.db "
+				"profiles or *.pt.trace.json traces)", path);
 	}
 	perfdb_inputs_release(&summaries);
+	perfdb_inputs_release(&dbs);
 	return rc;
 }

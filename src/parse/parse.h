@@ -74,6 +74,7 @@ enum perfdb_input_kind {
 	PERFDB_INPUT_KERNEL_DETAILS,  /* torch_npu / MindSpore kernel_details*.csv */
 	PERFDB_INPUT_OP_SUMMARY,      /* msprof op_summary_*.csv */
 	PERFDB_INPUT_CHROME_TRACE,    /* PyTorch profiler Chrome trace (JSON) */
+	PERFDB_INPUT_ASCEND_DB,       /* msprof / torch_npu SQLite export (*.db) */
 };
 
 struct perfdb_input {
@@ -87,6 +88,7 @@ struct perfdb_inputs {
 	char **operator_details;      /* operator_details.csv files, sorted */
 	size_t nops, capops;
 	size_t ignored_op_summary;    /* op_summary files skipped because kernel_details exist */
+	size_t ignored_db;            /* SQLite profiles skipped because CSV exports exist */
 };
 
 void perfdb_inputs_init(struct perfdb_inputs *in);
@@ -131,6 +133,17 @@ int perfdb_parse_read_csv(const char *path, enum perfdb_input_kind kind,
 			  struct perfdb_csv_input_stats *st,
 			  void (*progress)(void *ctx, unsigned long long bytes), void *pctx,
 			  struct perfdb_err *err);
+
+/*
+ * Stream an Ascend SQLite profile (msprof --type=db, torch_npu export_type
+ * db) into sink as kernel_details rows, in device time order
+ * (ascend_db.c; docs/parse.md "Ascend SQLite profiles").  Opened read-only
+ * and immutable; a file that is not SQLite, truncated, beside a -wal or
+ * -journal file, without the tables and columns, with a text column that is
+ * no STRING_IDS id or one that names none, is a one-line error naming it.
+ */
+int perfdb_parse_read_db(const char *path, const struct perfdb_row_sink *sink,
+			 struct perfdb_csv_input_stats *st, struct perfdb_err *err);
 
 /* The same from memory (tests, fuzzing); name is used in messages. */
 int perfdb_parse_read_csv_mem(const char *name, const void *data, size_t len,

@@ -192,6 +192,10 @@ static void process(struct run *r, size_t i)
 		struct stat st;
 		if (stat(inp->path, &st) == 0)
 			on_progress(&p, (unsigned long long)st.st_size);
+	} else if (inp->kind == PERFDB_INPUT_ASCEND_DB) {
+		w->rc = perfdb_parse_read_db(inp->path, &sink, &w->st, &w->err);
+		if (w->rc == 0)
+			on_progress(&p, w->st.bytes);
 	} else {
 		w->rc = perfdb_parse_read_csv(inp->path, inp->kind, &sink, &w->st, on_progress,
 					      &p, &w->err);
@@ -392,6 +396,12 @@ int perfdb_parse_run(const struct perfdb_parse_opts *o, struct perfdb_parse_resu
 		rc = perfdb_fia_new(&fia, err);
 	if (rc < 0)
 		goto out;
+	if (in.ignored_db && o->warn) {
+		char m[256];
+		snprintf(m, sizeof(m), "%zu Ascend SQLite profile(s) (*.db) ignored: the directory's CSV "
+			 "exports describe the same profile", in.ignored_db);
+		o->warn(o->ctx, m);
+	}
 	if (in.ignored_op_summary && o->warn) {
 		char msg[300];
 		snprintf(msg, sizeof(msg),
