@@ -98,6 +98,24 @@ static int is_launch_cat(const struct perfdb_tfield *cat)
 	       str_is(cat, "privateuse1_runtime") || str_is(cat, "privateuse1_driver");
 }
 
+/*
+ * A collective's own annotation (`nccl:all_reduce`, recorded by the process
+ * group around the NCCL call, with the tensor it moves in Input Dims): an
+ * op, so that the collective's kernels link to it and land in a row with
+ * what they moved, not in record_param_comms' rows without shapes.
+ */
+static int is_collective_annotation(const struct perfdb_tevent *ev)
+{
+	static const char *const pre[] = { "nccl:", "rccl:", "gloo:", "hccl:" };
+	const struct perfdb_tfield *cat = &ev->f[PERFDB_TF_CAT], *nm = &ev->f[PERFDB_TF_NAME];
+	if (!str_is(cat, "user_annotation") || nm->kind != PERFDB_TV_STR || ev->dims_kind != PERFDB_TV_NUM)
+		return 0;
+	for (size_t i = 0; i < sizeof(pre) / sizeof(pre[0]); i++)
+		if (nm->text.len > strlen(pre[i]) && memcmp(nm->text.buf, pre[i], strlen(pre[i])) == 0)
+			return 1;
+	return 0;
+}
+
 static int is_device_cat(const struct perfdb_tfield *cat)
 {
 	return str_is(cat, "kernel") || str_is(cat, "gpu_memcpy") || str_is(cat, "gpu_memset");
@@ -408,7 +426,7 @@ static int on_event(void *ctx, const struct perfdb_tevent *ev, struct perfdb_err
 			r->info->legacy_events++;
 			return 0;
 		}
-		if (str_is(cat, "cpu_op"))
+		if (str_is(cat, "cpu_op") || is_collective_annotation(ev))
 			return cpu_op(r, ev, err);
 		if (is_launch_cat(cat))
 			return launch(r, ev, err);

@@ -130,7 +130,11 @@ def link(events):
     ops, launches, sflows, fflows, devs = [], [], [], [], []
     for e in events:
         ph, cat, a = e.get("ph"), e.get("cat"), e.get("args") or {}
-        if ph == "X" and cat == "cpu_op":
+        # a collective's annotation with the tensor it moves is an op too (docs/chrome_trace.md "Collectives")
+        coll = (cat == "user_annotation" and isinstance(a.get("Input Dims"), list)
+                and e.get("name", "").startswith(("nccl:", "rccl:", "gloo:", "hccl:"))
+                and len(e.get("name", "")) > 5)
+        if ph == "X" and (cat == "cpu_op" or coll):
             ts = ns(e["ts"])
             ops.append({"thr": (e.get("pid"), e.get("tid")), "ts": ts, "end": ts + ns(e["dur"]),
                         "ext": a.get("External id"), "name": e["name"], "cells": cells(a),
