@@ -23,6 +23,7 @@
  * stream through SQLite's own sorter, whose memory is capped.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <sqlite3.h>
 #include <stdint.h>
@@ -589,56 +590,107 @@ static long find_info(const struct tasks *x, int64_t gtid, size_t *cursor)
 	return -1;
 }
 
-static int scan_tasks(struct reader *r, struct tasks *x)
+/*
+ * TASK's rows as they are (startNs, endNs, globalTaskId; INT64_MIN for
+ * NULL), read on a second connection while the first reads
+ * COMPUTE_TASK_INFO: the two scans are independent, and take the two cores.
+ */
+struct raw_scan {
+	const char *path, *uri;
+	struct task *t;      /* holds the raw triple until resolve() rewrites it in place */
+	size_t n, cap;
+	int rc;
+	struct perfdb_err err;
+};
+
+struct raw { int64_t start, end, gtid; };   /* the same 24 bytes as struct task */
+
+static void *scan_raw(void *arg)
 {
-	sqlite3_stmt *st;
-	index_dense(x);
-	if (sqlite3_prepare_v2(r->db, "SELECT startNs, endNs, globalTaskId FROM TASK", -1, &st, NULL) != SQLITE_OK)
-		return db_error(r, "reading TASK");
-	int rc, out = 0, sorted = 1;
-	size_t cursor = 0;
+	struct raw_scan *x = arg;
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	struct reader r = { .path = x->path, .err = &x->err };
+	int rc = sqlite3_open_v2(x->uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL);
+	r.db = db;
+	if (rc != SQLITE_OK) {
+		x->rc = db ? db_error(&r, "cannot open") : perfdb_err_set(&x->err, PERFDB_ENOMEM, "out of memory");
+		sqlite3_close(db);
+		return NULL;
+	}
+	sqlite3_exec(db, "PRAGMA cache_size=-2048", NULL, NULL, NULL);
+	if (sqlite3_prepare_v2(db, "SELECT startNs, endNs, globalTaskId FROM TASK", -1, &st, NULL) != SQLITE_OK) {
+		x->rc = db_error(&r, "reading TASK");
+		sqlite3_close(db);
+		return NULL;
+	}
+	int out = 0;
 	while (out == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t t0, t1, gtid;
-		int p0, p1, pg;
-		if ((out = int_of(r, st, 2, "TASK.globalTaskId", &gtid, &pg)) < 0)
+		int64_t v[3];
+		int pr[3];
+		static const char *const what[3] = { "TASK.startNs", "TASK.endNs", "TASK.globalTaskId" };
+		for (int q = 0; q < 3 && out == 0; q++)
+			out = int_of(&r, st, q, what[q], &v[q], &pr[q]);
+		if (out < 0)
 			break;
-		long i = pg ? find_info(x, gtid, &cursor) : -1;
-		if (i < 0)
-			continue;   /* not a compute task (communication, memcpy, …) */
-		if ((out = int_of(r, st, 0, "TASK.startNs", &t0, &p0)) < 0 ||
-		    (out = int_of(r, st, 1, "TASK.endNs", &t1, &p1)) < 0)
-			break;
+		if (!pr[2])
+			continue;   /* joins nothing */
 		if (x->n == x->cap) {
 			size_t cap = x->cap ? 2 * x->cap : 4096;
-			struct task *v = realloc(x->t, cap * sizeof(*v));
-			if (!v) {
-				out = perfdb_err_set(r->err, PERFDB_ENOMEM, "out of memory reading %s", r->path);
+			struct task *nv = realloc(x->t, cap * sizeof(*nv));
+			if (!nv) {
+				out = perfdb_err_set(&x->err, PERFDB_ENOMEM, "out of memory reading %s", x->path);
 				break;
 			}
-			x->t = v;
+			x->t = nv;
 			x->cap = cap;
 		}
+		struct raw *w = (struct raw *)&x->t[x->n++];
 		/* a task without both times has no duration: kept as an invalid sample */
-		struct task *k = &x->t[x->n];
-		k->start = p0 ? t0 : INT64_MIN;
-		k->end = p0 && p1 ? t1 : INT64_MIN;
-		k->combo = x->info[i].combo;
-		k->rank = (uint32_t)i;
-		if (x->n && cmp_task(&x->t[x->n - 1], k) > 0)
-			sorted = 0;
-		x->n++;
+		w->start = pr[0] ? v[0] : INT64_MIN;
+		w->end = pr[0] && pr[1] ? v[1] : INT64_MIN;
+		w->gtid = v[2];
 	}
 	if (out == 0 && rc != SQLITE_DONE)
-		out = db_error(r, "reading TASK");
+		out = db_error(&r, "reading TASK");
 	sqlite3_finalize(st);
+	sqlite3_close(db);
+	x->rc = out;
+	return NULL;
+}
+
+/* The raw tasks joined to their compute rows in place (others dropped), in time order. */
+static void resolve(struct tasks *x, struct raw_scan *raw)
+{
+	_Static_assert(sizeof(struct raw) == sizeof(struct task), "rewritten in place");
+	index_dense(x);
+	size_t cursor = 0, n = 0;
+	int sorted = 1;
+	for (size_t i = 0; i < raw->n; i++) {
+		struct raw w = *(struct raw *)&raw->t[i];
+		long k = find_info(x, w.gtid, &cursor);
+		if (k < 0)
+			continue;   /* not a compute task (communication, memcpy, …) */
+		struct task *t = &raw->t[n];
+		t->start = w.start;
+		t->end = w.end;
+		t->combo = x->info[k].combo;
+		t->rank = (uint32_t)k;
+		if (n && cmp_task(&raw->t[n - 1], t) > 0)
+			sorted = 0;
+		n++;
+	}
+	x->t = raw->t;
+	x->n = n;
+	x->cap = raw->cap;
+	raw->t = NULL;
 	/* the rows are done with; freed before the sort, whose copy then takes their place */
 	free(x->info);
 	x->info = NULL;
 	free(x->dense);
 	x->dense = NULL;
-	if (out == 0 && !sorted)
+	if (!sorted)
 		qsort(x->t, x->n, sizeof(*x->t), cmp_task);
-	return out;
 }
 
 /* ns as µs with three decimals, exactly: "12.345" */
@@ -721,16 +773,29 @@ static int emit(struct reader *r, const struct tasks *x, const struct perfdb_row
 	return out;
 }
 
-static int read_tasks(struct reader *r, int has_state, int has_wait, const struct perfdb_row_sink *sink,
-		      struct perfdb_csv_input_stats *stats)
+static int read_tasks(struct reader *r, const char *uri, int has_state, int has_wait,
+		      const struct perfdb_row_sink *sink, struct perfdb_csv_input_stats *stats)
 {
 	struct tasks x;
 	memset(&x, 0, sizeof(x));
+	struct raw_scan raw = { .path = r->path, .uri = uri };
+	pthread_t th;
+	int threaded = pthread_create(&th, NULL, scan_raw, &raw) == 0;
+	if (!threaded)
+		scan_raw(&raw);
 	int rc = scan_info(r, has_state, has_wait, &x);
-	if (rc == 0)
-		rc = scan_tasks(r, &x);
-	if (rc == 0)
+	if (threaded)
+		pthread_join(th, NULL);
+	/* one error, the same whatever finished first: COMPUTE_TASK_INFO's, then TASK's */
+	if (rc == 0 && raw.rc < 0) {
+		*r->err = raw.err;
+		rc = raw.rc;
+	}
+	if (rc == 0) {
+		resolve(&x, &raw);
 		rc = emit(r, &x, sink, stats);
+	}
+	free(raw.t);
 	tasks_release(&x);
 	return rc;
 }
@@ -748,9 +813,11 @@ int perfdb_parse_read_db(const char *path, const struct perfdb_row_sink *sink,
 	char *uri = uri_of(path);
 	if (!uri)
 		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
-	int rc = sqlite3_open_v2(uri, &r.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
-	free(uri);
+	/* the TASK scan opens the file again, on its own connection */
+	/* NOMUTEX: one thread uses the connection, so no lock per sqlite3_column_* call */
+	int rc = sqlite3_open_v2(uri, &r.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL);
 	if (rc != SQLITE_OK) {
+		free(uri);
 		rc = r.db ? db_error(&r, "cannot open") :
 			    perfdb_err_set(err, PERFDB_ENOMEM, "out of memory opening %s", path);
 		sqlite3_close(r.db);
@@ -779,7 +846,8 @@ int perfdb_parse_read_db(const char *path, const struct perfdb_row_sink *sink,
 	if (rc == 0)
 		rc = load_strings(&r);
 	if (rc == 0)
-		rc = read_tasks(&r, (hc >> 10) & 1, (hc >> 11) & 1, sink, stats);
+		rc = read_tasks(&r, uri, (hc >> 10) & 1, (hc >> 11) & 1, sink, stats);
+	free(uri);
 	strings_release(&r.str);
 	sqlite3_close(r.db);
 	return rc < 0 ? rc : 0;
