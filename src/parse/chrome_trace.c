@@ -38,7 +38,31 @@ struct reader {
 	int have_first_device;
 	struct perfdb_kernel_share *shares;
 	size_t capshares;
+	unsigned char *list_flag;   /* per op key: a TensorList input recorded as [] */
+	size_t nlist_flag;
+	/* the same for CPU rows, which count only in a trace without device activity */
+	struct perfdb_chrome_trace_info cpu_lists;
 };
+
+/* An op type whose rows lack a TensorList's shapes: said once per type (issue 48). */
+static void note_unshaped_list(struct perfdb_chrome_trace_info *in, const char *name, size_t len)
+{
+	size_t shown = in->unshaped_list_ops < PERFDB_CHROME_TRACE_LIST_OPS ?
+		       in->unshaped_list_ops : PERFDB_CHROME_TRACE_LIST_OPS;
+	for (size_t i = 0; i < shown; i++)
+		if (strlen(in->unshaped_list_op[i]) == (len < 127 ? len : 127) &&
+		    memcmp(in->unshaped_list_op[i], name, strlen(in->unshaped_list_op[i])) == 0)
+			return;
+	if (shown < PERFDB_CHROME_TRACE_LIST_OPS)
+		snprintf(in->unshaped_list_op[shown], sizeof(in->unshaped_list_op[0]), "%.*s",
+			 (int)(len < 127 ? len : 127), name);
+	in->unshaped_list_ops++;
+}
+
+static int flagged(const struct reader *r, uint32_t key)
+{
+	return key < r->nlist_flag && r->list_flag[key];
+}
 
 static struct perfdb_span sb_span(const struct perfdb_strbuf *sb)
 {
@@ -334,6 +358,8 @@ static int cpu_op(struct reader *r, const struct perfdb_tevent *ev, struct perfd
 				return nomem(err);
 			row.duration = sb_span(&r->dur);
 			row.file = r->name;
+			if (c->unshaped_list)
+				note_unshaped_list(&r->cpu_lists, nm->buf, nm->len);
 			PERFDB_TRY(r->cpu->row(r->cpu->ctx, &row, err));
 		}
 	}
@@ -351,6 +377,18 @@ static int cpu_op(struct reader *r, const struct perfdb_tevent *ev, struct perfd
 	int64_t key = perfdb_strtab_intern(&r->keys, k->buf, k->len);
 	if (key < 0)
 		return nomem(err);
+	if (c->unshaped_list) {
+		if ((size_t)key >= r->nlist_flag) {
+			size_t n = (size_t)key + 1 > 2 * r->nlist_flag ? (size_t)key + 1 : 2 * r->nlist_flag;
+			unsigned char *v = realloc(r->list_flag, n);
+			if (!v)
+				return nomem(err);
+			memset(v + r->nlist_flag, 0, n - r->nlist_flag);
+			r->list_flag = v;
+			r->nlist_flag = n;
+		}
+		r->list_flag[key] = 1;
+	}
 	uint32_t th;
 	PERFDB_TRY(thread_of(r, ev, &th, err));
 	return perfdb_tlink_op(r->link, th, ts, end, ext, (uint32_t)key, err);
@@ -524,6 +562,8 @@ static int on_call(void *ctx, const struct perfdb_tlink_call *c, struct perfdb_e
 	if (c->linked)
 		key_fields(r, c->key, f);
 	r->info->activities_linked += c->linked ? c->ndev : 0;
+	if (c->linked && c->ndev && flagged(r, c->key))
+		note_unshaped_list(r->info, f[0].p, f[0].len);
 	if (r->o && r->o->per_kernel)
 		return per_kernel_rows(r, c, f, err);
 	if (c->ndev > r->capshares) {
@@ -631,6 +671,11 @@ static int read_src(struct perfdb_tsrc *src, const char *name,
 		info->spilled = st.spilled;
 	}
 	info->kernels_unmatched = info->activities - info->activities_linked;
+	if (rc == 0 && info->activities == 0) {
+		/* a CPU-only trace: its cpu_op rows are the tables */
+		info->unshaped_list_ops = r.cpu_lists.unshaped_list_ops;
+		memcpy(info->unshaped_list_op, r.cpu_lists.unshaped_list_op, sizeof(info->unshaped_list_op));
+	}
 	copy_meta(&r);
 	perfdb_tlink_free(r.link);
 	perfdb_strtab_release(&r.threads);
@@ -640,6 +685,7 @@ static int read_src(struct perfdb_tsrc *src, const char *name,
 	perfdb_strbuf_release(&r.scratch);
 	perfdb_strbuf_release(&r.dur);
 	perfdb_strbuf_release(&r.type);
+	free(r.list_flag);
 	perfdb_strbuf_release(&r.outs);
 	perfdb_strbuf_release(&r.outt);
 	perfdb_strbuf_release(&r.outf);

@@ -57,6 +57,8 @@ struct perfdb_chrome_trace_opts {
 	const char *spill_dir;   /* NULL = $TMPDIR or /tmp */
 };
 
+#define PERFDB_CHROME_TRACE_LIST_OPS 8
+
 /* What a read found (filled up to the failure on an error). */
 struct perfdb_chrome_trace_info {
 	uint64_t bytes;           /* JSON bytes (after gunzip) */
@@ -74,6 +76,10 @@ struct perfdb_chrome_trace_info {
 	size_t legacy_events;     /* ph "X" without "cat": torch's legacy export */
 	size_t bad_events;        /* unusable ac2g flows (no integer id) */
 	size_t unnamed;           /* cpu_op and kernel events with an empty name: no table holds them */
+	/* op types whose rows lack a TensorList input's shapes (recorded as []):
+	 * how many, and the first PERFDB_CHROME_TRACE_LIST_OPS of them by name */
+	size_t unshaped_list_ops;
+	char unshaped_list_op[PERFDB_CHROME_TRACE_LIST_OPS][128];
 	int spilled;              /* the linker's sorts went to disk */
 	/* deviceProperties name of the first activity's device (else of the
 	 * first entry); "" when the trace has none */

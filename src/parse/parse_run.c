@@ -473,6 +473,18 @@ int perfdb_parse_run(const struct perfdb_parse_opts *o, struct perfdb_parse_resu
 			if (o->warn)
 				o->warn(o->ctx, m);
 		}
+		/* an op whose TensorList was recorded as []: said once per op type (issue 48) */
+		for (size_t k = 0; rc == 0 && k < w->info.unshaped_list_ops && k < PERFDB_CHROME_TRACE_LIST_OPS; k++) {
+			char m[1200];
+			snprintf(m, sizeof(m), "%s: %s: a TensorList input was recorded without shapes "
+				 "(as []): its rows lack that input's shapes%s", in.v[i].path,
+				 w->info.unshaped_list_op[k],
+				 k + 1 == PERFDB_CHROME_TRACE_LIST_OPS && w->info.unshaped_list_ops > k + 1 ?
+				 " (and more op types alike)" : "");
+			res->warnings++;
+			if (o->warn)
+				o->warn(o->ctx, m);
+		}
 		if (rc == 0 && w->info.unnamed) {
 			char m[1200];
 			snprintf(m, sizeof(m), "%s: %zu op event(s) with an empty name dropped (no table can "

@@ -124,6 +124,7 @@ int perfdb_tcells_build(struct perfdb_tcells *c, const char *dims, size_t dlen,
 	perfdb_strbuf_reset(&c->dtypes);
 	perfdb_strbuf_reset(&c->formats);
 	c->nslots = 0;
+	c->unshaped_list = 0;
 	const char *p = dims, *e = dims + dlen, *tp = types, *te = types + tlen;
 	if (p >= e || *p != '[')
 		return 1;
@@ -161,6 +162,8 @@ int perfdb_tcells_build(struct perfdb_tcells *c, const char *dims, size_t dlen,
 		} else {
 			if (!int_list(&p, e, &d))
 				return 1;
+			if (d.len == 0 && type.len == 10 && memcmp(type.p, "TensorList", 10) == 0)
+				c->unshaped_list = 1;
 			PERFDB_TRY(put_slot(c, d, type, 0));
 		}
 		if (p < e && *p == ',') {

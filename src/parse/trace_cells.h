@@ -12,6 +12,7 @@
 struct perfdb_tcells {
 	struct perfdb_strbuf shapes, dtypes, formats;
 	size_t nslots;
+	int unshaped_list;   /* a TensorList slot recorded as [] (older Kineto): its shapes are not here */
 };
 
 void perfdb_tcells_init(struct perfdb_tcells *c);
