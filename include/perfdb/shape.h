@@ -57,6 +57,18 @@ int perfdb_shape_split_slots(struct perfdb_span cell, struct perfdb_slots *out);
 bool perfdb_shape_slot_is_null(struct perfdb_span slot);
 
 /*
+ * The dims text of a slot, cut as the reference's _normalize_shape_slot
+ * cuts it (the one tokenizer for shapes and signatures): whitespace and
+ * every surrounding quote trimmed, a null spelling (`()`, `N/A` in any case
+ * when na_any_case, else only `N/A`, `NA`, `NULL`, `None`, `none`, empty)
+ * giving 0, one pair of parens dropped; 1 with body set.  Then
+ * perfdb_shape_next_dim hands out its dims one by one: runs of bytes other
+ * than ',' and whitespace (1 with tok, 0 at the end; rest advances).
+ */
+int perfdb_shape_slot_body(struct perfdb_span slot, int na_any_case, struct perfdb_span *body);
+int perfdb_shape_next_dim(struct perfdb_span *rest, struct perfdb_span *tok);
+
+/*
  * Parse one slot into dims.  Accepts optional surrounding parentheses and
  * dims separated by ',' and/or whitespace: `1, 2,3` and `(1 2 3)` give
  * (1,2,3).  A null slot (see above) gives *ndims = 0 and returns 0.

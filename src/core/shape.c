@@ -162,18 +162,52 @@ static struct perfdb_span clean_slot(struct perfdb_span slot)
 
 /* Null test on an already cleaned slot (cleaning twice is not idempotent
  * for oddities like `" "x`, so it is done exactly once). */
-static bool cleaned_is_null(struct perfdb_span s)
+static bool cleaned_is_null(struct perfdb_span s, int na_any_case)
 {
-	/* `N/A` in any case because the parser's N/A filter is case-blind
-	 * (docs/spec/parse.md §2); the other spellings are exact, as in get_sig. */
-	return s.len == 0 || span_eq(s, "()") || span_eq_nocase(s, "N/A") ||
+	/* `N/A` in any case for shapes because the parser's N/A filter is
+	 * case-blind (docs/spec/parse.md §2); the signature takes it as get_sig
+	 * does, and the other spellings are exact in both. */
+	return s.len == 0 || span_eq(s, "()") ||
+	       (na_any_case ? span_eq_nocase(s, "N/A") : span_eq(s, "N/A")) ||
 	       span_eq(s, "NA") || span_eq(s, "NULL") || span_eq(s, "None") ||
 	       span_eq(s, "none");
 }
 
 bool perfdb_shape_slot_is_null(struct perfdb_span slot)
 {
-	return cleaned_is_null(clean_slot(slot));
+	return cleaned_is_null(clean_slot(slot), 1);
+}
+
+int perfdb_shape_slot_body(struct perfdb_span slot, int na_any_case, struct perfdb_span *body)
+{
+	struct perfdb_span s = clean_slot(slot);
+	if (cleaned_is_null(s, na_any_case))
+		return 0;
+	if (s.len >= 2 && s.p[0] == '(' && s.p[s.len - 1] == ')') {
+		s.p++;
+		s.len -= 2;
+	}
+	*body = s;
+	return 1;
+}
+
+int perfdb_shape_next_dim(struct perfdb_span *rest, struct perfdb_span *tok)
+{
+	size_t i = 0;
+	while (i < rest->len && (rest->p[i] == ',' || is_space(rest->p[i])))
+		i++;
+	if (i == rest->len) {
+		rest->p += i;
+		rest->len = 0;
+		return 0;
+	}
+	size_t start = i;
+	while (i < rest->len && rest->p[i] != ',' && !is_space(rest->p[i]))
+		i++;
+	*tok = (struct perfdb_span){ rest->p + start, i - start };
+	rest->p += i;
+	rest->len -= i;
+	return 1;
 }
 
 static int is_digit(char c)
@@ -232,26 +266,12 @@ int perfdb_shape_parse_dims(struct perfdb_span slot, int64_t *dims, size_t max,
 			    size_t *ndims, struct perfdb_err *err)
 {
 	struct perfdb_span orig = perfdb_span_trim(slot);
-	struct perfdb_span s = clean_slot(slot);
+	struct perfdb_span s, tok;
 	*ndims = 0;
-	if (cleaned_is_null(s))
+	if (!perfdb_shape_slot_body(slot, 1, &s))
 		return 0;
-	if (s.len >= 2 && s.p[0] == '(' && s.p[s.len - 1] == ')') {
-		s.p++;
-		s.len -= 2;
-	}
-
 	size_t n = 0;
-	size_t i = 0;
-	while (i < s.len) {
-		if (s.p[i] == ',' || is_space(s.p[i])) {
-			i++;
-			continue;
-		}
-		size_t start = i;
-		while (i < s.len && s.p[i] != ',' && !is_space(s.p[i]))
-			i++;
-		struct perfdb_span tok = { s.p + start, i - start };
+	while (perfdb_shape_next_dim(&s, &tok)) {
 		int64_t v;
 		switch (parse_dim(tok, &v)) {
 		case 0:

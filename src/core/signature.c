@@ -41,12 +41,6 @@
 /* Field separator of the printable signature. */
 #define SEP '|'
 
-static int is_space(char c)
-{
-	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' ||
-	       c == '\r';
-}
-
 static struct perfdb_span span_of(const char *s)
 {
 	return (struct perfdb_span){ s ? s : "", s ? strlen(s) : 0 };
@@ -146,35 +140,13 @@ static int join_canonical(const struct perfdb_span *v, size_t n,
  */
 static int normalize_slot(struct perfdb_span slot, struct perfdb_strbuf *out)
 {
-	struct perfdb_span s = perfdb_span_trim(slot);
-	while (s.len && s.p[0] == '"') {
-		s.p++;
-		s.len--;
-	}
-	while (s.len && s.p[s.len - 1] == '"')
-		s.len--;
-	s = perfdb_span_trim(s);
-	if (span_eq(s, "()") || span_eq(s, "N/A") || span_eq(s, "NA") ||
-	    span_eq(s, "NULL") || span_eq(s, "None") || span_eq(s, "none"))
+	struct perfdb_span body, tok;
+	if (!perfdb_shape_slot_body(slot, 0, &body))
 		return 0;
-	if (s.len >= 2 && s.p[0] == '(' && s.p[s.len - 1] == ')') {
-		s.p++;
-		s.len -= 2;
-	}
-	int first = 1;
-	size_t i = 0;
-	while (i < s.len) {
-		if (s.p[i] == ',' || is_space(s.p[i])) {
-			i++;
-			continue;
-		}
-		size_t start = i;
-		while (i < s.len && s.p[i] != ',' && !is_space(s.p[i]))
-			i++;
+	for (int first = 1; perfdb_shape_next_dim(&body, &tok); first = 0) {
 		if (!first)
 			PERFDB_TRY(perfdb_strbuf_addch(out, ','));
-		PERFDB_TRY(perfdb_strbuf_add(out, s.p + start, i - start));
-		first = 0;
+		PERFDB_TRY(perfdb_strbuf_add(out, tok.p, tok.len));
 	}
 	return 0;
 }
