@@ -48,6 +48,15 @@ void perfdb_table_release(struct perfdb_table *t);
 int perfdb_table_load(struct perfdb_table *t, const char *path,
 		      struct perfdb_err *err);
 
+/*
+ * Load a CSV file whose columns need[0..n) must all be there (col[i]: their
+ * indexes; col may be NULL).  A missing one is "<path>: not <what>: no
+ * column '<name>'", with " (<hint>)" when hint is given.
+ */
+int perfdb_table_load_cols(struct perfdb_table *t, const char *path, const char *what,
+			   const char *const *need, size_t n, long *col, const char *hint,
+			   struct perfdb_err *err);
+
 /* Load from memory (tests, fuzzing); name is used in messages. */
 int perfdb_table_load_mem(struct perfdb_table *t, const char *name,
 			  const char *data, size_t len, struct perfdb_err *err);

@@ -37,20 +37,12 @@ int perfdb_comm_overhead_load(struct perfdb_comm_overhead *o, const char *path,
 {
 	struct perfdb_table t;
 	perfdb_table_init(&t);
-	int rc = perfdb_table_load(&t, path, err);
-	if (rc < 0)
-		goto out;
 	static const char *const need[] = { "op", "num_devices", "overhead_us" };
 	long col[3];
-	for (size_t i = 0; i < 3; i++) {
-		col[i] = perfdb_table_col(&t, need[i]);
-		if (col[i] < 0) {
-			rc = perfdb_err_set(err, PERFDB_ESCHEMA,
-					    "%s: not an overhead table: no column '%s' "
-					    "(expected op,num_devices,overhead_us)", path, need[i]);
-			goto out;
-		}
-	}
+	int rc = perfdb_table_load_cols(&t, path, "an overhead table", need, 3, col,
+					"expected op,num_devices,overhead_us", err);
+	if (rc < 0)
+		goto out;
 	o->v = calloc(t.nrows ? t.nrows : 1, sizeof(*o->v));
 	o->path = strdup(path);
 	if (!o->v || !o->path) {

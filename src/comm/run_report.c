@@ -108,13 +108,8 @@ static int table_exists(const char *path, struct perfdb_err *err)
 
 static int load_checked(struct perfdb_table *t, const char *path, struct perfdb_err *err)
 {
-	PERFDB_TRY(perfdb_table_load(t, path, err));
-	for (size_t i = 0; i < PERFDB_COMM_NREF_COLS; i++)
-		if (perfdb_table_col(t, perfdb_comm_columns[i]) < 0)
-			return perfdb_err_set(err, PERFDB_ESCHEMA,
-					      "%s: not a collective table: no column '%s'", path,
-					      perfdb_comm_columns[i]);
-	return 0;
+	return perfdb_table_load_cols(t, path, "a collective table", perfdb_comm_columns,
+				      PERFDB_COMM_NREF_COLS, NULL, NULL, err);
 }
 
 int perfdb_comm_table_check(const char *path, struct perfdb_err *err)

@@ -241,6 +241,23 @@ int perfdb_table_load(struct perfdb_table *t, const char *path,
 	return rc < 0 ? rc : 0;
 }
 
+int perfdb_table_load_cols(struct perfdb_table *t, const char *path, const char *what,
+			   const char *const *need, size_t n, long *col, const char *hint,
+			   struct perfdb_err *err)
+{
+	PERFDB_TRY(perfdb_table_load(t, path, err));
+	for (size_t i = 0; i < n; i++) {
+		long c = perfdb_table_col(t, need[i]);
+		if (c < 0)
+			return perfdb_err_set(err, PERFDB_ESCHEMA, "%s: not %s: no column '%s'%s%s%s",
+					      path, what, need[i], hint ? " (" : "", hint ? hint : "",
+					      hint ? ")" : "");
+		if (col)
+			col[i] = c;
+	}
+	return 0;
+}
+
 int perfdb_table_load_mem(struct perfdb_table *t, const char *name,
 			  const char *data, size_t len, struct perfdb_err *err)
 {

@@ -111,7 +111,12 @@ static int load_comm(struct perfdb_dbreport_comm *c, const char *file, const cha
 {
 	struct perfdb_table t;
 	perfdb_table_init(&t);
-	int rc = perfdb_table_load(&t, path, err);
+	/* the columns the roofline needs; bandwidths and the tier are optional */
+	static const char *const need[] = {
+		PERFDB_COL_MESSAGE_BYTES, PERFDB_COL_NUM_DEVICES, PERFDB_COL_DURATION,
+	};
+	long col[3];
+	int rc = perfdb_table_load_cols(&t, path, "a collective table", need, 3, col, NULL, err);
 	if (rc < 0)
 		goto out;
 	int op = -1;
@@ -126,18 +131,10 @@ static int load_comm(struct perfdb_dbreport_comm *c, const char *file, const cha
 		rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 		goto out;
 	}
-	long cb = perfdb_table_col(&t, PERFDB_COL_MESSAGE_BYTES);
-	long cn = perfdb_table_col(&t, PERFDB_COL_NUM_DEVICES);
+	long cb = col[0], cn = col[1], cd = col[2];
 	long ct = perfdb_table_col(&t, PERFDB_COL_TOPOLOGY_TIER);
-	long cd = perfdb_table_col(&t, PERFDB_COL_DURATION);
 	long cbus = perfdb_table_col(&t, PERFDB_COL_BUSBW);
 	long cbw = perfdb_table_col(&t, PERFDB_COL_BANDWIDTH);
-	if (cb < 0 || cn < 0 || cd < 0) {
-		rc = perfdb_err_set(err, PERFDB_ESCHEMA,
-				    "%s: not a collective table (needs message_bytes, num_devices, "
-				    "Duration(us)): '%s'", path, file);
-		goto out;
-	}
 	c->busbw_derived = cbus < 0;
 	for (size_t i = 0; i < t.nrows; i++) {
 		struct perfdb_dbreport_comm_point p = { 0 };

@@ -45,12 +45,12 @@ static int add_rows(struct report_runs *rr, const char *path, const char *host, 
 {
 	struct perfdb_table t;
 	perfdb_table_init(&t);
-	int rc = perfdb_table_load(&t, path, err);
-	long co = perfdb_table_col(&t, "Operator"), cl = perfdb_table_col(&t, "Line");
-	long cs = perfdb_table_col(&t, "Status"), cp = perfdb_table_col(&t, "Probe(GB/s)");
+	static const char *const need[] = { "Operator", "Line", "Status" };
+	long col[3] = { -1, -1, -1 };
+	int rc = perfdb_table_load_cols(&t, path, "a run record", need, 3, col,
+					"needs Operator, Line, Status", err);
+	long co = col[0], cl = col[1], cs = col[2], cp = perfdb_table_col(&t, "Probe(GB/s)");
 	long cn = perfdb_table_col(&t, "Noise");   /* absent before 2026-12-06 */
-	if (rc == 0 && (co < 0 || cl < 0 || cs < 0))
-		rc = perfdb_err_set(err, PERFDB_ESCHEMA, "%s: not a run record (needs Operator, Line, Status)", path);
 	for (size_t i = 0; rc == 0 && i < t.nrows; i++) {
 		const char *st = perfdb_table_get(&t, i, cs);
 		bool ok = strcmp(st, "ok") == 0, failed = strcmp(st, "failed") == 0;

@@ -248,6 +248,36 @@ static void test_stream_rows(void **state)
 	perfdb_table_release(&whole);
 }
 
+/* Load and require columns: their indexes, or one message naming the file, the kind and the column. */
+static void test_load_cols(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/perfdb-test-loadcols-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	static const char text[] = "b,a,c\r\n1,2,3\r\n";
+	assert_int_equal(write(fd, text, sizeof(text) - 1), (ssize_t)(sizeof(text) - 1));
+	close(fd);
+	struct perfdb_table t;
+	struct perfdb_err err;
+	static const char *const ok[] = { "a", "c" };
+	long col[2];
+	perfdb_table_init(&t);
+	assert_int_equal(perfdb_table_load_cols(&t, path, "a test table", ok, 2, col, NULL, &err), 0);
+	assert_int_equal(col[0], 1);
+	assert_int_equal(col[1], 2);
+	perfdb_table_release(&t);
+	static const char *const bad[] = { "a", "zz" };
+	perfdb_table_init(&t);
+	assert_int_equal(perfdb_table_load_cols(&t, path, "a test table", bad, 2, col, "expected a,zz", &err),
+			 -PERFDB_ESCHEMA);
+	char want[256];
+	snprintf(want, sizeof(want), "%s: not a test table: no column 'zz' (expected a,zz)", path);
+	assert_string_equal(err.msg, want);
+	perfdb_table_release(&t);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -259,6 +289,7 @@ int main(void)
 		cmocka_unit_test(test_signature_index),
 		cmocka_unit_test(test_save_roundtrip),
 		cmocka_unit_test(test_stream_rows),
+		cmocka_unit_test(test_load_cols),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
