@@ -25,8 +25,10 @@ const struct cmd_help cmd_parse_help = {
 	.summary = "turn profiler output into per-kernel database tables",
 	.description =
 		"Reads kernel_details*.csv (torch_npu / MindSpore profiler), msprof\n"
-		"op_summary_*.csv or PyTorch profiler Chrome traces (*.pt.trace.json, gzip or\n"
-		"not), a file or a directory searched recursively, aggregates every launch by\n"
+		"op_summary_*.csv, Ascend SQLite profiles (msprof --type=db, torch_npu\n"
+		"export_type db: *.db, read-only) or PyTorch profiler Chrome traces\n"
+		"(*.pt.trace.json, gzip or not), a file or a directory searched recursively,\n"
+		"aggregates every launch by\n"
 		"(Type, input shapes, dtypes, formats, output shapes) and merges one <Type>.csv\n"
 		"per kernel type into the database (for GPU traces one table per PyTorch op,\n"
 		"each call's device time summed: docs/chrome_trace.md): existing rows keep\n"
@@ -135,7 +137,7 @@ static int parse_args(int argc, char **argv, struct perfdb_db_opts *o, struct cm
 	struct opt opts[] = {
 		{ .type = OPT_STRING, .name = "profiling-path", .dest = &a->path, .metavar = "PATH",
 		  .required = true,
-		  .help = "a kernel_details / op_summary CSV, a *.pt.trace.json[.gz], or a "
+		  .help = "a kernel_details / op_summary CSV, an Ascend *.db, a *.pt.trace.json[.gz], or a "
 			  "directory searched recursively (several ranks are pooled)" },
 		{ .type = OPT_INT, .name = "jobs", .short_name = 'j', .dest = &a->jobs, .metavar = "N",
 		  .has_min = true, .min = 0,
