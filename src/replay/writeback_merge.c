@@ -163,6 +163,7 @@ struct merge {
 	struct perfdb_wb_file *fr;
 	struct perfdb_wb_result *res;
 	struct perfdb_wb_spill *sp;
+	const struct perfdb_sig_index *six;   /* with o->seen: the rows the run saw here, or NULL */
 	int changed;
 };
 
@@ -298,8 +299,7 @@ static int pruned(struct merge *g, const struct perfdb_table *t, size_t r, const
 	if (!g->o->prune || row_valid(t, r))
 		return 0;
 	if (oldsig && g->o->seen) {
-		const struct perfdb_sig_index *six = perfdb_wb_seen_find(g->o->seen, g->path);
-		*drop = six && perfdb_sig_index_find(six, oldsig);
+		*drop = g->six && perfdb_sig_index_find(g->six, oldsig);
 	} else {
 		*drop = 1;
 	}
@@ -415,6 +415,13 @@ static int source_next(struct source *s, struct perfdb_err *err)
 }
 
 /* Duplicated signatures (count >= 2), as the report forms of their first rows: a second read. */
+static int cmp_row(const void *a, const void *b)
+{
+	const struct perfdb_sig_index_entry *x = *(const struct perfdb_sig_index_entry *const *)a;
+	const struct perfdb_sig_index_entry *y = *(const struct perfdb_sig_index_entry *const *)b;
+	return x->row < y->row ? -1 : x->row > y->row;
+}
+
 static int list_dups(struct merge *g, const struct perfdb_sig_index *rix, struct perfdb_err *err)
 {
 	size_t ndup = 0;
@@ -422,39 +429,38 @@ static int list_dups(struct merge *g, const struct perfdb_sig_index *rix, struct
 		ndup += rix->slots[i].sig && rix->slots[i].count >= 2;
 	if (!ndup)
 		return 0;
-	/* the first rows of duplicated signatures, in row order */
-	size_t *first = malloc(ndup * sizeof(*first)), k = 0;
+	/* the first rows of duplicated signatures, in row order: one pass, stopped after the last */
+	const struct perfdb_sig_index_entry **first = malloc(ndup * sizeof(*first));
 	if (!first)
 		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	size_t k = 0;
 	for (size_t i = 0; i < rix->cap; i++)
 		if (rix->slots[i].sig && rix->slots[i].count >= 2)
-			first[k++] = i;
+			first[k++] = &rix->slots[i];
+	qsort(first, ndup, sizeof(*first), cmp_row);
 	struct source s;
 	int rc = source_open(g, &s, 1, err);
-	for (size_t r = 0; rc == 0; r++) {
+	for (size_t r = 0, d = 0; rc == 0 && d < ndup; r++) {
 		int got = source_next(&s, err);
 		if (got <= 0) {
 			rc = got;
 			break;
 		}
-		for (size_t d = 0; d < ndup && rc == 0; d++) {
-			const struct perfdb_sig_index_entry *e = &rix->slots[first[d]];
-			if (e->row != r)
-				continue;
-			struct perfdb_wb_dup *nd = realloc(g->fr->dups, (g->fr->ndups + 1) * sizeof(*nd));
-			if (!nd) {
-				rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
-				break;
-			}
-			g->fr->dups = nd;
-			report_form_row(&s.row, 0, &g->form);
-			nd[g->fr->ndups].sig = strdup(g->form.buf);
-			nd[g->fr->ndups].count = e->count;
-			if (!nd[g->fr->ndups].sig)
-				rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
-			else
-				g->fr->ndups++;
+		if (first[d]->row != r)
+			continue;
+		struct perfdb_wb_dup *nd = realloc(g->fr->dups, (g->fr->ndups + 1) * sizeof(*nd));
+		if (!nd) {
+			rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+			break;
 		}
+		g->fr->dups = nd;
+		report_form_row(&s.row, 0, &g->form);
+		nd[g->fr->ndups].sig = strdup(g->form.buf);
+		nd[g->fr->ndups].count = first[d++]->count;
+		if (!nd[g->fr->ndups].sig)
+			rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+		else
+			g->fr->ndups++;
 	}
 	source_close(&s);
 	free(first);
@@ -612,6 +618,7 @@ int perfdb_wb_merge(const struct perfdb_wb_opts *o, const char *stem, const char
 	g.csv_name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 	g.family = perfdb_sig_is_matmul_family(stem);
 	g.firstgap = res->ngaps;
+	g.six = o->seen ? perfdb_wb_seen_find(o->seen, path) : NULL;   /* once: it resolves the path */
 	g.sig = g.form = g.out = (struct perfdb_strbuf)PERFDB_STRBUF_INIT;
 	perfdb_sig_index_init(&g.mix);
 	perfdb_table_init(&g.app);
