@@ -164,7 +164,7 @@ static int check_sidecars(const char *path, struct perfdb_err *err)
 }
 
 /* The 16-byte SQLite header, and a file long enough to hold its first page header. */
-static int check_header(const char *path, struct perfdb_err *err)
+static int check_header(const char *path, unsigned long long *size, struct perfdb_err *err)
 {
 	int fd = perfdb_open_regular(path, err);
 	if (fd < 0)
@@ -190,6 +190,25 @@ static int check_header(const char *path, struct perfdb_err *err)
 	if (stok && pages && (unsigned long long)st.st_size < (unsigned long long)pages * page)
 		return perfdb_err_set(err, PERFDB_EPARSE, "%s: truncated: %lld bytes, its header "
 				      "says %u pages of %u bytes", path, (long long)st.st_size, pages, page);
+	*size = stok ? (unsigned long long)st.st_size : 0;
+	return 0;
+}
+
+int adb_open(struct adb_reader *r, const char *uri, int cache_kib)
+{
+	/* NOMUTEX: one thread uses each connection, so no lock per sqlite3_column_* call */
+	int rc = sqlite3_open_v2(uri, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc != SQLITE_OK) {
+		rc = r->db ? adb_db_error(r, "cannot open") :
+			     perfdb_err_set(r->err, PERFDB_ENOMEM, "out of memory opening %s", r->path);
+		sqlite3_close(r->db);
+		r->db = NULL;
+		return rc;
+	}
+	/* bounded memory: the page cache is capped */
+	char pragma[64];
+	snprintf(pragma, sizeof(pragma), "PRAGMA cache_size=-%d", cache_kib);
+	sqlite3_exec(r->db, pragma, NULL, NULL, NULL);
 	return 0;
 }
 
@@ -298,27 +317,18 @@ int perfdb_parse_read_db(const char *path, const struct perfdb_row_sink *sink,
 			 struct perfdb_csv_input_stats *stats, struct perfdb_err *err)
 {
 	memset(stats, 0, sizeof(*stats));
-	PERFDB_TRY(check_header(path, err));
+	PERFDB_TRY(check_header(path, &stats->bytes, err));
 	PERFDB_TRY(check_sidecars(path, err));
-	struct stat fst;
-	if (stat(path, &fst) == 0)
-		stats->bytes = (unsigned long long)fst.st_size;
 	struct adb_reader r = { .path = path, .err = err };
+	/* the TASK scan opens the file again, on its own connection */
 	char *uri = uri_of(path);
 	if (!uri)
 		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
-	/* the TASK scan opens the file again, on its own connection */
-	/* NOMUTEX: one thread uses the connection, so no lock per sqlite3_column_* call */
-	int rc = sqlite3_open_v2(uri, &r.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL);
-	if (rc != SQLITE_OK) {
+	int rc = adb_open(&r, uri, 4096);
+	if (rc < 0) {
 		free(uri);
-		rc = r.db ? adb_db_error(&r, "cannot open") :
-			    perfdb_err_set(err, PERFDB_ENOMEM, "out of memory opening %s", path);
-		sqlite3_close(r.db);
 		return rc;
 	}
-	/* bounded memory: a 4 MiB page cache, the sorter spilling past it */
-	sqlite3_exec(r.db, "PRAGMA cache_size=-4096", NULL, NULL, NULL);
 	static const char *const str_cols[] = { "id", "value" };
 	static const char *const task_cols[] = { "startNs", "endNs", "globalTaskId" };
 	static const char *const cti_cols[] = {

@@ -30,6 +30,10 @@ struct adb_reader {
 /* The text of a STRING_IDS id: 1, or 0 when there is none. */
 int adb_strings_get(const struct adb_strings *s, int64_t id, struct perfdb_span *out);
 
+/* r->db opened read-only and immutable on uri (file:…?immutable=1), its page
+ * cache capped at cache_kib KiB; on failure the error is in r->err. */
+int adb_open(struct adb_reader *r, const char *uri, int cache_kib);
+
 /* SQLite's failure as a one-line error naming the file and what was read. */
 int adb_db_error(struct adb_reader *r, const char *what);
 

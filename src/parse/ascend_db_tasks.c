@@ -312,17 +312,12 @@ struct raw { int64_t start, end, gtid; };   /* the same 24 bytes as struct task 
 static void *scan_raw(void *arg)
 {
 	struct raw_scan *x = arg;
-	sqlite3 *db = NULL;
 	sqlite3_stmt *st = NULL;
 	struct adb_reader r = { .path = x->path, .err = &x->err };
-	int rc = sqlite3_open_v2(x->uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL);
-	r.db = db;
-	if (rc != SQLITE_OK) {
-		x->rc = db ? adb_db_error(&r, "cannot open") : perfdb_err_set(&x->err, PERFDB_ENOMEM, "out of memory");
-		sqlite3_close(db);
+	if ((x->rc = adb_open(&r, x->uri, 2048)) < 0)
 		return NULL;
-	}
-	sqlite3_exec(db, "PRAGMA cache_size=-2048", NULL, NULL, NULL);
+	sqlite3 *db = r.db;
+	int rc;
 	if (sqlite3_prepare_v2(db, "SELECT startNs, endNs, globalTaskId FROM TASK", -1, &st, NULL) != SQLITE_OK) {
 		x->rc = adb_db_error(&r, "reading TASK");
 		sqlite3_close(db);
