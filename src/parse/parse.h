@@ -265,10 +265,6 @@ int perfdb_trace_table_stem(const char *dir, const char *name, const char *legac
  * stem in out, 0 when there is none, <0 on error. */
 int perfdb_trace_table_find(const char *dir, const char *name, struct perfdb_strbuf *out);
 
-/* The op name a one-to-one per-op stem encodes (`aten.add%2ETensor` ->
- * `aten::add.Tensor`): 1, or 0 when the stem is not one (a cut name). */
-int perfdb_trace_op_from_stem(const char *stem, struct perfdb_strbuf *out);
-
 /* Name of the per-op tables' kernel column. */
 #define PERFDB_PARSE_COL_KERNELS "Kernels"
 

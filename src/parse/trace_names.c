@@ -112,28 +112,6 @@ int perfdb_trace_readable_name(const char *orig, size_t len, struct perfdb_strbu
 	return 0;
 }
 
-int perfdb_trace_op_from_stem(const char *stem, struct perfdb_strbuf *out)
-{
-	perfdb_strbuf_reset(out);
-	for (const char *p = stem; *p; p++) {
-		if (*p == '.') {
-			PERFDB_TRY(perfdb_strbuf_addstr(out, "::"));
-		} else if (*p == '%' && p[1] && p[2]) {
-			char hex[3] = { p[1], p[2], 0 }, *end;
-			long v = strtol(hex, &end, 16);
-			if (*end || v <= 0)
-				return 0;
-			PERFDB_TRY(perfdb_strbuf_addch(out, (char)v));
-			p += 2;
-		} else if (*p == '~') {
-			return 0;   /* cut to fit and hashed: the name is not in the stem */
-		} else {
-			PERFDB_TRY(perfdb_strbuf_addch(out, *p));
-		}
-	}
-	return out->len > 0;
-}
-
 static int file_exists(const char *dir, const char *stem, struct perfdb_strbuf *path)
 {
 	perfdb_strbuf_reset(path);

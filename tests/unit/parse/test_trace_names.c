@@ -162,25 +162,12 @@ static void test_collisions(void **state)
 	perfdb_strbuf_release(&sb);
 }
 
-static void test_op_from_stem(void **state)
-{
-	(void)state;
-	struct perfdb_strbuf sb = PERFDB_STRBUF_INIT;
-	assert_int_equal(perfdb_trace_op_from_stem("aten.add%2ETensor", &sb), 1);
-	assert_string_equal(sb.buf, "aten::add.Tensor");
-	assert_int_equal(perfdb_trace_op_from_stem("autograd.engine.evaluate_function%3A MmBackward0", &sb), 1);
-	assert_string_equal(sb.buf, "autograd::engine::evaluate_function: MmBackward0");
-	assert_int_equal(perfdb_trace_op_from_stem("abc~0123456789abcdef", &sb), 0);   /* cut: not decodable */
-	perfdb_strbuf_release(&sb);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_readable),
 		cmocka_unit_test(test_shell_safe),
 		cmocka_unit_test_setup_teardown(test_collisions, setup, teardown),
-		cmocka_unit_test(test_op_from_stem),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
