@@ -93,6 +93,20 @@ int perfdb_device_met_load_flags(struct perfdb_device_registry *r, const struct 
 	return rc;
 }
 
+/* <device_dir>/perfdb-device.json into path[4096]; -1 when it does not fit. */
+static int met_path(const char *device_dir, char *path, size_t cap)
+{
+	return (size_t)snprintf(path, cap, "%s/" MET_FILE, device_dir) >= cap ? -1 : 0;
+}
+
+/* The file's one device object (borrowed from *doc, which the caller frees), or NULL. */
+static json_t *met_device(const char *path, json_t **doc)
+{
+	json_error_t je;
+	*doc = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+	return *doc ? json_array_get(json_object_get(*doc, "devices"), 0) : NULL;
+}
+
 /* doc (owned, may be NULL after a failed pack) written atomically to path, a newline after it. */
 static int write_doc(const char *path, json_t *doc, int digits, struct perfdb_err *err)
 {
@@ -113,7 +127,7 @@ int perfdb_device_met_note(const char *device_dir, const struct perfdb_device *d
 {
 	char path[4096];
 	struct stat st;
-	if ((size_t)snprintf(path, sizeof(path), "%s/" MET_FILE, device_dir) >= sizeof(path))
+	if (met_path(device_dir, path, sizeof(path)) < 0)
 		return perfdb_err_set(err, PERFDB_EINVAL, "path too long: %s", device_dir);
 	if (lstat(path, &st) == 0)
 		return 0;   /* met before: its file stands as written */
@@ -153,11 +167,10 @@ const struct perfdb_device *perfdb_device_of_dir(const struct perfdb_device_regi
 int perfdb_device_met_has_peaks(const char *device_dir)
 {
 	char path[4096];
-	if ((size_t)snprintf(path, sizeof(path), "%s/" MET_FILE, device_dir) >= sizeof(path))
+	if (met_path(device_dir, path, sizeof(path)) < 0)
 		return 0;
-	json_error_t je;
-	json_t *doc = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
-	json_t *d = doc ? json_array_get(json_object_get(doc, "devices"), 0) : NULL;
+	json_t *doc;
+	json_t *d = met_device(path, &doc);
 	int has = d && json_object_get(d, "memory_bandwidth_gbps") && json_object_get(d, "mma_tflops");
 	json_decref(doc);
 	return has;
@@ -168,13 +181,12 @@ int perfdb_device_met_add_peaks(const char *device_dir, const struct perfdb_devi
 {
 	char path[4096];
 	struct stat st;
-	if ((size_t)snprintf(path, sizeof(path), "%s/" MET_FILE, device_dir) >= sizeof(path))
+	if (met_path(device_dir, path, sizeof(path)) < 0)
 		return perfdb_err_set(err, PERFDB_EINVAL, "path too long: %s", device_dir);
 	if (lstat(path, &st) < 0)
 		PERFDB_TRY(perfdb_device_met_note(device_dir, dev, err));
-	json_error_t je;
-	json_t *doc = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
-	json_t *d = doc ? json_array_get(json_object_get(doc, "devices"), 0) : NULL;
+	json_t *doc;
+	json_t *d = met_device(path, &doc);
 	if (!json_is_object(d)) {
 		json_decref(doc);
 		return perfdb_err_set(err, PERFDB_EPARSE, "%s: not a registry file of one device", path);

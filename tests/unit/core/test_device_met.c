@@ -45,6 +45,16 @@ static void mkdir_in(const char *rel)
 	assert_int_equal(perfdb_mkdir_p(p, &err), 0);
 }
 
+/* A hand-written perfdb-device.json in <root>/<dev>/. */
+static void put_met(const char *dev, const char *doc)
+{
+	mkdir_in(dev);
+	char p[256];
+	snprintf(p, sizeof(p), "%s/%s/perfdb-device.json", root, dev);
+	struct perfdb_err err;
+	assert_int_equal(perfdb_file_write_atomic(p, doc, strlen(doc), &err), 0);
+}
+
 static void test_note_then_load(void **state)
 {
 	(void)state;
@@ -85,13 +95,9 @@ static void test_note_then_load(void **state)
 static void test_registry_definition_wins(void **state)
 {
 	(void)state;
-	mkdir_in("TEST_DEVICE");
-	char p[256];
-	snprintf(p, sizeof(p), "%s/TEST_DEVICE/perfdb-device.json", root);
-	const char *doc = "{\"format\": \"perfdb-devices/1\", \"devices\": [{\"name\": \"TEST_DEVICE\", "
-			  "\"kind\": \"gpu\", \"description\": \"met\"}]}\n";
+	put_met("TEST_DEVICE", "{\"format\": \"perfdb-devices/1\", \"devices\": [{\"name\": \"TEST_DEVICE\", "
+			       "\"kind\": \"gpu\", \"description\": \"met\"}]}\n");
 	struct perfdb_err err;
-	assert_int_equal(perfdb_file_write_atomic(p, doc, strlen(doc), &err), 0);
 	struct perfdb_device_registry r;
 	perfdb_device_registry_init(&r);
 	unsetenv("PERFDB_DEVICES");
@@ -106,13 +112,9 @@ static void test_registry_definition_wins(void **state)
 static void test_name_must_match_directory(void **state)
 {
 	(void)state;
-	mkdir_in("SOME_GPU");
-	char p[256];
-	snprintf(p, sizeof(p), "%s/SOME_GPU/perfdb-device.json", root);
-	const char *doc = "{\"format\": \"perfdb-devices/1\", \"devices\": [{\"name\": \"OTHER_GPU\", "
-			  "\"kind\": \"gpu\"}]}\n";
+	put_met("SOME_GPU", "{\"format\": \"perfdb-devices/1\", \"devices\": [{\"name\": \"OTHER_GPU\", "
+			    "\"kind\": \"gpu\"}]}\n");
 	struct perfdb_err err;
-	assert_int_equal(perfdb_file_write_atomic(p, doc, strlen(doc), &err), 0);
 	struct perfdb_device_registry r;
 	perfdb_device_registry_init(&r);
 	assert_true(perfdb_device_met_load(&r, root, &err) < 0);
