@@ -17,6 +17,19 @@ finish() {
   echo "ok"; exit 0
 }
 now() { date +%s.%N; }
+
+# measured OUT CMD...: run CMD (stdout discarded, stderr the caller's) and
+# write "<exit status> <wall seconds> <peak RSS KiB>" to OUT, from Python's
+# wait4 accounts (no /usr/bin/time needed).
+measured() {
+  python3 - "$@" <<'PY'
+import os, subprocess, sys, time
+t0 = time.monotonic()
+p = subprocess.Popen(sys.argv[2:], stdout=subprocess.DEVNULL)
+_, status, ru = os.wait4(p.pid, 0)
+open(sys.argv[1], "w").write("%d %.3f %d\n" % (os.waitstatus_to_exitcode(status), time.monotonic() - t0, ru.ru_maxrss))
+PY
+}
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
 
 # table_hashes DIR [MAP]: sets TH to "name sha256" lines, one per table

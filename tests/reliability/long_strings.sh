@@ -32,14 +32,7 @@ PY
 for mb in 25 100; do
   for where in op skip; do
     f="$WORK/${mb}_$where.pt.trace.json.gz"
-    # the run's wall time and peak RSS, from Python's wait4 accounts (no /usr/bin/time needed)
-    python3 - "$WORK/t" "$P" parse -q --profiling-path "$f" --database-path "$WORK/db" 2>"$WORK/e" <<'PY'
-import os, resource, subprocess, sys, time
-t0 = time.monotonic()
-p = subprocess.Popen(sys.argv[2:], stdout=subprocess.DEVNULL)
-_, status, ru = os.wait4(p.pid, 0)
-open(sys.argv[1], "w").write("%d %.3f %d\n" % (os.waitstatus_to_exitcode(status), time.monotonic() - t0, ru.ru_maxrss))
-PY
+    measured "$WORK/t" "$P" parse -q --profiling-path "$f" --database-path "$WORK/db" 2>"$WORK/e"
     read -r rc secs kb <"$WORK/t"
     at=$(cat "$WORK/${mb}_$where.at")
     [ $rc -eq 1 ] || fail "$mb MB name ($where): exit $rc"

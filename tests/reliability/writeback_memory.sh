@@ -42,14 +42,9 @@ with open(d + "/op_summary_20260101000000.csv", "w") as f:
                 % (k, k, i, i, i))
 PY
 for name in small big; do
-  python3 - "$WORK/t_$name" "$P" writeback --profiling-path "$WORK/prof" --database-path "$WORK/$name" \
-    --update-mode all 2>"$WORK/e_$name" <<'PY'
-import os, subprocess, sys
-p = subprocess.Popen(sys.argv[2:], stdout=subprocess.DEVNULL)
-_, status, ru = os.wait4(p.pid, 0)
-open(sys.argv[1], "w").write("%d %d\n" % (os.waitstatus_to_exitcode(status), ru.ru_maxrss))
-PY
-  read -r rc kb <"$WORK/t_$name"
+  measured "$WORK/t_$name" "$P" writeback --profiling-path "$WORK/prof" --database-path "$WORK/$name" \
+    --update-mode all 2>"$WORK/e_$name"
+  read -r rc secs kb <"$WORK/t_$name"
   [ $rc -eq 0 ] || fail "writeback into the $name table: exit $rc $(head -c 300 "$WORK/e_$name")"
   eval "kb_$name=$kb"
 done
