@@ -249,6 +249,15 @@ static int claim(struct gen *g)
 }
 
 /* Whether the Ascend rule keeps upstream entry e (docs/database.md). */
+/* An entry of the simulator's collectives: its kernel is a comm table (hcom_*). */
+static int comm_entry(const struct perfdb_ynode_s *info)
+{
+	if (!info || info->type != PERFDB_Y_MAP)
+		return 0;
+	const char *kt = scalar_str(perfdb_ymap_get(info, "kernel_type"));
+	return kt && strncmp(kt, "hcom_", 5) == 0;
+}
+
 static int ascend_keeps(struct gen *g, const struct entry *e)
 {
 	const struct perfdb_ynode_s *info = e->info;
@@ -472,10 +481,12 @@ static int body(struct gen *g, const struct perfdb_ynode_s *root, struct perfdb_
 				e->dup = 1;
 		g->ne++;
 	}
-	/* an Ascend database: upstream's zero-cost ops apply to it */
+	/* an Ascend database: upstream's zero-cost ops apply to it.  Comm tables
+	 * do not tell: a PyTorch trace's collectives make them too. */
 	for (size_t i = 0; i < g->ne && !g->ascend_db; i++) {
 		const struct perfdb_ynode_s *info = g->e[i].info;
-		if (g->e[i].dup || !info || info->type != PERFDB_Y_MAP || truthy(info, "composite"))
+		if (g->e[i].dup || !info || info->type != PERFDB_Y_MAP || truthy(info, "composite") ||
+		    comm_entry(info))
 			continue;
 		const struct perfdb_ynode_s *alts = perfdb_ymap_get(info, "alternate_kernel_types");
 		g->ascend_db = present(&g->t, perfdb_ymap_get(info, "kernel_type"));
@@ -493,6 +504,17 @@ static int body(struct gen *g, const struct perfdb_ynode_s *root, struct perfdb_
 			continue;
 		if (e->torch >= 0) {
 			PERFDB_TRY(put_torch_entry(g, out, e->key->text, &g->ts[e->torch], e));
+		} else if (!g->ascend_db && comm_entry(e->info)) {
+			/* a trace's comm table: the simulator's collective routed to it, and
+			 * nothing that names the Ascend kernels this database lacks */
+			const struct perfdb_ynode_s *kt = perfdb_ymap_get(e->info, "kernel_type");
+			if (!present(&g->t, kt))
+				continue;
+			size_t nn = 0, hv = 0;
+			kernel_names(&g->t, "kernel_type", kt, &nn, &hv, 1);   /* no placeholder for it */
+			PERFDB_TRY(perfdb_strbuf_addf(out, "  \"%s\":\n    kernel_type: %s\n"
+							   "    category: communication\n\n",
+							   e->key->text, scalar_str(kt)));
 		} else if (ascend_keeps(g, e)) {
 			size_t names = 0, have = 0;
 			kernel_names(&g->t, "", e->info, &names, &have, 1);

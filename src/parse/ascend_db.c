@@ -230,8 +230,7 @@ static char *uri_of(const char *path)
 	return u;
 }
 
-/* The columns of table present among want, as a bit set (1 << i: want[i]); *have = -1: no such table. */
-static int columns_of(struct adb_reader *r, const char *table, const char *const *want, size_t nwant,
+int adb_columns(struct adb_reader *r, const char *table, const char *const *want, size_t nwant,
 		      long *have)
 {
 	char sql[128];
@@ -314,7 +313,8 @@ static int load_strings(struct adb_reader *r)
 }
 
 int perfdb_parse_read_db(const char *path, const struct perfdb_row_sink *sink,
-			 struct perfdb_csv_input_stats *stats, struct perfdb_err *err)
+			 struct perfdb_comm_agg *comm, struct perfdb_csv_input_stats *stats,
+			 struct perfdb_err *err)
 {
 	memset(stats, 0, sizeof(*stats));
 	PERFDB_TRY(check_header(path, &stats->bytes, err));
@@ -336,11 +336,11 @@ int perfdb_parse_read_db(const char *path, const struct perfdb_row_sink *sink,
 		"inputFormats", "outputShapes", "outputDataTypes", "outputFormats", "opState", "waitNs",
 	};
 	long hs = 0, ht = 0, hc = 0;
-	rc = columns_of(&r, "STRING_IDS", str_cols, 2, &hs);
+	rc = adb_columns(&r, "STRING_IDS", str_cols, 2, &hs);
 	if (rc == 0)
-		rc = columns_of(&r, "TASK", task_cols, 3, &ht);
+		rc = adb_columns(&r, "TASK", task_cols, 3, &ht);
 	if (rc == 0)
-		rc = columns_of(&r, "COMPUTE_TASK_INFO", cti_cols, 12, &hc);
+		rc = adb_columns(&r, "COMPUTE_TASK_INFO", cti_cols, 12, &hc);
 	if (rc == 0)
 		rc = missing(&r, "COMPUTE_TASK_INFO", hc, cti_cols, 10);
 	if (rc == 0)
@@ -351,6 +351,8 @@ int perfdb_parse_read_db(const char *path, const struct perfdb_row_sink *sink,
 		rc = load_strings(&r);
 	if (rc == 0)
 		rc = adb_read_tasks(&r, uri, (hc >> 10) & 1, (hc >> 11) & 1, sink, stats);
+	if (rc == 0 && comm)
+		rc = adb_read_comm(&r, comm, stats);
 	free(uri);
 	strings_release(&r.str);
 	sqlite3_close(r.db);

@@ -34,11 +34,23 @@ int adb_strings_get(const struct adb_strings *s, int64_t id, struct perfdb_span 
  * cache capped at cache_kib KiB; on failure the error is in r->err. */
 int adb_open(struct adb_reader *r, const char *uri, int cache_kib);
 
+/* The columns of table present among want, as a bit set (1 << i: want[i]);
+ * *have = -1: no such table. */
+int adb_columns(struct adb_reader *r, const char *table, const char *const *want, size_t nwant,
+		long *have);
+
 /* SQLite's failure as a one-line error naming the file and what was read. */
 int adb_db_error(struct adb_reader *r, const char *what);
 
 /* The compute tasks in time order into sink (uri: the file, for the second connection). */
 int adb_read_tasks(struct adb_reader *r, const char *uri, int has_state, int has_wait,
 		   const struct perfdb_row_sink *sink, struct perfdb_csv_input_stats *stats);
+
+/* COMMUNICATION_OP's all_reduce, all_gather, reduce_scatter and all_to_all
+ * calls into agg (ascend_db_comm.c); calls that cannot be sized are counted
+ * in stats. */
+struct perfdb_comm_agg;
+int adb_read_comm(struct adb_reader *r, struct perfdb_comm_agg *agg,
+		  struct perfdb_csv_input_stats *stats);
 
 #endif

@@ -19,6 +19,7 @@
 #include "aten_shapes.h"
 #include "strtab.h"
 #include "trace_cells.h"
+#include "trace_comm.h"
 #include "parse/trace_link.h"
 #include "trace_source.h"
 #include "trace_stream.h"
@@ -33,6 +34,7 @@ struct reader {
 	struct perfdb_tcells cells;
 	struct perfdb_strbuf scratch, dur, type;
 	struct perfdb_strbuf outs, outt, outf;   /* a row's output cells (aten_shapes.h) */
+	struct perfdb_strbuf comm_key;           /* an op's collective key field (trace_comm.h) */
 	struct perfdb_tmeta meta;
 	long long first_device;
 	int have_first_device;
@@ -148,6 +150,7 @@ static int is_device_cat(const struct perfdb_tfield *cat)
 static const char *const field_names[PERFDB_TF_N] = {
 	"ph", "cat", "name", "pid", "tid", "ts", "dur", "id",
 	"External id", "correlation", "device", "stream",
+	"Collective name", "dtype", "In msg nelems", "Out msg nelems", "Group size",
 };
 
 /* A decimal in microseconds, as a number or a string, to nanoseconds. */
@@ -363,7 +366,7 @@ static int cpu_op(struct reader *r, const struct perfdb_tevent *ev, struct perfd
 			PERFDB_TRY(r->cpu->row(r->cpu->ctx, &row, err));
 		}
 	}
-	/* the op's key: name and cells, 0x1f-separated */
+	/* the op's key: name, cells and what a collective's args say, 0x1f-separated */
 	struct perfdb_strbuf *k = &r->scratch;
 	perfdb_strbuf_reset(k);
 	const struct perfdb_strbuf *nm = &ev->f[PERFDB_TF_NAME].text;
@@ -372,7 +375,10 @@ static int cpu_op(struct reader *r, const struct perfdb_tevent *ev, struct perfd
 	    perfdb_strbuf_addch(k, '\x1f') < 0 ||
 	    perfdb_strbuf_add(k, c->dtypes.buf, c->dtypes.len) < 0 ||
 	    perfdb_strbuf_addch(k, '\x1f') < 0 ||
-	    perfdb_strbuf_add(k, c->formats.buf, c->formats.len) < 0)
+	    perfdb_strbuf_add(k, c->formats.buf, c->formats.len) < 0 ||
+	    perfdb_tcomm_key(ev, is_collective_annotation(ev), &r->comm_key) < 0 ||
+	    perfdb_strbuf_addch(k, '\x1f') < 0 ||
+	    perfdb_strbuf_add(k, r->comm_key.buf, r->comm_key.len) < 0)
 		return nomem(err);
 	int64_t key = perfdb_strtab_intern(&r->keys, k->buf, k->len);
 	if (key < 0)
@@ -502,13 +508,13 @@ static int put_us(struct perfdb_strbuf *out, double x)
 	return perfdb_strbuf_addstr(out, buf);
 }
 
-/* Split a key back into its 4 fields. */
-static void key_fields(const struct reader *r, uint32_t key, struct perfdb_span f[4])
+/* Split a key back into its 5 fields. */
+static void key_fields(const struct reader *r, uint32_t key, struct perfdb_span f[5])
 {
 	size_t len;
 	const char *p = perfdb_strtab_get(&r->keys, key, &len), *e = p + len;
-	for (int i = 0; i < 4; i++) {
-		const char *q = i < 3 ? memchr(p, '\x1f', (size_t)(e - p)) : e;
+	for (int i = 0; i < 5; i++) {
+		const char *q = i < 4 ? memchr(p, '\x1f', (size_t)(e - p)) : e;
 		if (!q)
 			q = e;
 		f[i] = (struct perfdb_span){ p, (size_t)(q - p) };
@@ -528,8 +534,40 @@ static int offer(struct reader *r, struct perfdb_kernel_row *row, struct perfdb_
 	return r->gpu->row(r->gpu->ctx, row, err);
 }
 
+/* A collective's row: its name and cells from the args (record_param_comms). */
+static void comm_cells(const struct perfdb_tcomm *tc, struct perfdb_span f[5])
+{
+	if (!tc->name[0])
+		return;
+	f[0] = (struct perfdb_span){ tc->name, strlen(tc->name) };
+	f[1] = (struct perfdb_span){ tc->shapes, strlen(tc->shapes) };
+	f[2] = (struct perfdb_span){ tc->dtypes, strlen(tc->dtypes) };
+	f[3] = tc->dtypes[0] ? (struct perfdb_span){ "ND", 2 } : (struct perfdb_span){ "", 0 };
+}
+
+/* One call of a collective on one device, for the comm tables. */
+static int comm_call(struct reader *r, const struct perfdb_tcomm *tc, double us,
+		     const char *device, struct perfdb_err *err)
+{
+	if (!tc->coll)
+		return 0;
+	if (!tc->has_obs) {
+		if (tc->skip) {
+			if (!r->info->comm_skipped++)
+				snprintf(r->info->comm_skip, sizeof(r->info->comm_skip), "%s", tc->skip);
+		}
+		return 0;
+	}
+	r->info->comm_calls++;
+	if (!r->o || !r->o->comm)
+		return 0;
+	struct perfdb_comm_obs o = tc->obs;
+	o.dur_us = us;
+	return r->o->comm(r->o->comm_ctx, &o, device, err);
+}
+
 static int per_kernel_rows(struct reader *r, const struct perfdb_tlink_call *c,
-			   const struct perfdb_span f[4], struct perfdb_err *err)
+			   const struct perfdb_span f[5], struct perfdb_err *err)
 {
 	for (size_t i = 0; i < c->ndev; i++) {
 		const struct perfdb_tlink_dev *d = &c->dev[i];
@@ -558,14 +596,17 @@ static int per_kernel_rows(struct reader *r, const struct perfdb_tlink_call *c,
 static int on_call(void *ctx, const struct perfdb_tlink_call *c, struct perfdb_err *err)
 {
 	struct reader *r = ctx;
-	struct perfdb_span f[4] = { { "", 0 }, { "", 0 }, { "", 0 }, { "", 0 } };
-	if (c->linked)
+	struct perfdb_span f[5] = { { "", 0 }, { "", 0 }, { "", 0 }, { "", 0 }, { "", 0 } };
+	struct perfdb_tcomm tc;
+	memset(&tc, 0, sizeof(tc));
+	if (c->linked) {
 		key_fields(r, c->key, f);
+		perfdb_tcomm_resolve(f[0], f[1], f[2], f[4], &r->meta, &tc);
+		comm_cells(&tc, f);
+	}
 	r->info->activities_linked += c->linked ? c->ndev : 0;
 	if (c->linked && c->ndev && flagged(r, c->key))
 		note_unshaped_list(r->info, f[0].p, f[0].len);
-	if (r->o && r->o->per_kernel)
-		return per_kernel_rows(r, c, f, err);
 	if (c->ndev > r->capshares) {
 		struct perfdb_kernel_share *ns = realloc(r->shares, c->ndev * sizeof(*ns));
 		if (!ns)
@@ -597,6 +638,10 @@ static int on_call(void *ctx, const struct perfdb_tlink_call *c, struct perfdb_e
 				r->shares[ns++] = (struct perfdb_kernel_share){ { nm, nl }, 0 };
 			r->shares[s].us += d->dur_us;
 		}
+		const char *dn = device_name(r, dev);
+		PERFDB_TRY(comm_call(r, &tc, total, dn, err));
+		if (r->o && r->o->per_kernel)
+			continue;
 		struct perfdb_kernel_row row;
 		row_init(&row);
 		if (c->linked) {
@@ -613,12 +658,13 @@ static int on_call(void *ctx, const struct perfdb_tlink_call *c, struct perfdb_e
 		if (put_us(&r->dur, total) < 0)
 			return nomem(err);
 		row.duration = sb_span(&r->dur);
-		const char *dn = device_name(r, dev);
 		row.device = (struct perfdb_span){ dn, strlen(dn) };
 		row.shares = r->shares;
 		row.nshares = ns;
 		PERFDB_TRY(offer(r, &row, err));
 	}
+	if (r->o && r->o->per_kernel)
+		return per_kernel_rows(r, c, f, err);
 	return 0;
 }
 
@@ -660,6 +706,7 @@ static int read_src(struct perfdb_tsrc *src, const char *name,
 	perfdb_strbuf_init(&r.outs);
 	perfdb_strbuf_init(&r.outt);
 	perfdb_strbuf_init(&r.outf);
+	perfdb_strbuf_init(&r.comm_key);
 	info->gzip = src->gz;
 	int rc = perfdb_tlink_new(&r.link, opts ? opts->mem_limit : 0, opts ? opts->spill_dir : NULL,
 				  err);
@@ -689,6 +736,7 @@ static int read_src(struct perfdb_tsrc *src, const char *name,
 	perfdb_strbuf_release(&r.outs);
 	perfdb_strbuf_release(&r.outt);
 	perfdb_strbuf_release(&r.outf);
+	perfdb_strbuf_release(&r.comm_key);
 	free(r.shares);
 	return rc;
 }

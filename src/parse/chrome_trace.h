@@ -49,12 +49,19 @@
 #include "perfdb/err.h"
 #include "parse/parse.h"
 
+struct perfdb_comm_obs;   /* parse/comm_agg.h */
+
 #define PERFDB_CHROME_TRACE_GPU_NAME_MAX 128
 
 struct perfdb_chrome_trace_opts {
 	int per_kernel;          /* rows per kernel, not per op call */
 	size_t mem_limit;        /* bytes for the linker's sorts (0 = 16 MiB) */
 	const char *spill_dir;   /* NULL = $TMPDIR or /tmp */
+	/* each call of a collective that has a comm table, per device it ran
+	 * on (docs/chrome_trace.md "Collectives"); NULL: only counted */
+	int (*comm)(void *ctx, const struct perfdb_comm_obs *o, const char *device,
+		    struct perfdb_err *err);
+	void *comm_ctx;
 };
 
 #define PERFDB_CHROME_TRACE_LIST_OPS 8
@@ -80,6 +87,9 @@ struct perfdb_chrome_trace_info {
 	 * how many, and the first PERFDB_CHROME_TRACE_LIST_OPS of them by name */
 	size_t unshaped_list_ops;
 	char unshaped_list_op[PERFDB_CHROME_TRACE_LIST_OPS][128];
+	size_t comm_calls;        /* collective calls (per device) that make comm-table rows */
+	size_t comm_skipped;      /* calls of a comm-table collective that could not be sized */
+	char comm_skip[96];       /* why, for the first of them */
 	int spilled;              /* the linker's sorts went to disk */
 	/* deviceProperties name of the first activity's device (else of the
 	 * first entry); "" when the trace has none */

@@ -119,6 +119,10 @@ struct perfdb_csv_input_stats {
 	size_t missing_optional;  /* optional columns absent from the header */
 	size_t missing_counters;  /* of which profiler counters */
 	char missing_names[512];  /* the others' names, ", "-joined */
+	/* Ascend SQLite profiles: collective calls into the comm tables, and
+	 * those that could not be sized (the first one's reason) */
+	size_t comm_calls, comm_skipped;
+	char comm_skip[160];
 };
 
 /*
@@ -141,9 +145,13 @@ int perfdb_parse_read_csv(const char *path, enum perfdb_input_kind kind,
  * and immutable; a file that is not SQLite, truncated, beside a -wal or
  * -journal file, without the tables and columns, with a text column that is
  * no STRING_IDS id or one that names none, is a one-line error naming it.
+ * comm (NULL: not read) gets COMMUNICATION_OP's collectives (docs/parse.md
+ * "Comm tables from profiles").
  */
+struct perfdb_comm_agg;
 int perfdb_parse_read_db(const char *path, const struct perfdb_row_sink *sink,
-			 struct perfdb_csv_input_stats *st, struct perfdb_err *err);
+			 struct perfdb_comm_agg *comm, struct perfdb_csv_input_stats *st,
+			 struct perfdb_err *err);
 
 /* The same from memory (tests, fuzzing); name is used in messages. */
 int perfdb_parse_read_csv_mem(const char *name, const void *data, size_t len,
@@ -296,6 +304,8 @@ struct perfdb_parse_trace {
 	int gzip;
 	size_t activities, linked;    /* device activities; of those, linked to an op */
 	size_t gpu_rows, cpu_rows;
+	size_t comm_calls;            /* collective calls sized for the comm tables */
+	size_t comm_skipped;          /* collective calls of a comm table that could not be */
 };
 
 /* One database the run wrote to: a device of the traces (or the default). */
@@ -321,6 +331,7 @@ struct perfdb_parse_result {
 	struct perfdb_parse_db *dbs;     /* in first-appearance order */
 	size_t ndbs;
 	enum perfdb_opmap_outcome op_mapping;  /* of the last database written */
+	size_t comm_raw;         /* hcom_* tables left alone: they hold kernel rows */
 };
 
 void perfdb_parse_result_release(struct perfdb_parse_result *r);

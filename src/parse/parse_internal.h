@@ -5,13 +5,17 @@
 #include "parse/fia.h"
 #include "perfdb/op_mapping.h"
 #include "parse/parse.h"
+#include "parse/comm_agg.h"
 
 /*
- * src/parse/write_tables.c: merge agg into <outdir>/<Type>.csv under the
- * lock, then, still under it, apply opmap (NULL: the database's
- * op_mapping.yaml is not touched).
+ * src/parse/write_tables.c: merge agg into <outdir>/<Type>.csv and comm
+ * (NULL: none) into <outdir>/hcom_<op>_.csv under the lock, then, still
+ * under it, apply opmap (NULL: the database's op_mapping.yaml is not
+ * touched).  An hcom_* table that holds kernel rows is left as it is and
+ * counted in res->comm_raw.
  */
 int perfdb_parse_write_tables(const char *outdir, const struct perfdb_agg *agg,
+			      const struct perfdb_comm_agg *comm,
 			      const struct perfdb_fia *fia, double lock_timeout,
 			      const struct perfdb_opmap_opts *opmap,
 			      struct perfdb_parse_result *res, struct perfdb_err *err);

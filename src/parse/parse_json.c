@@ -22,10 +22,11 @@ int perfdb_parse_result_json(const struct perfdb_parse_result *res, const char *
 	json_t *traces = json_array();
 	for (size_t i = 0; i < res->ntr; i++) {
 		const struct perfdb_parse_trace *t = &res->tr[i];
-		json_t *o = json_pack("{s:s, s:s, s:b, s:I, s:I, s:I, s:I}", "file", t->path,
+		json_t *o = json_pack("{s:s, s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I}", "file", t->path,
 			"device", t->device, "gzip", t->gzip, "activities", (json_int_t)t->activities,
 			"linked", (json_int_t)t->linked, "gpu_rows", (json_int_t)t->gpu_rows,
-			"cpu_rows", (json_int_t)t->cpu_rows);
+			"cpu_rows", (json_int_t)t->cpu_rows, "comm_calls", (json_int_t)t->comm_calls,
+			"comm_skipped", (json_int_t)t->comm_skipped);
 		if (o && t->has_dist)
 			json_object_set_new(o, "distributed", json_pack("{s:I, s:I, s:s}",
 				"rank", (json_int_t)t->rank, "world_size", (json_int_t)t->world_size,

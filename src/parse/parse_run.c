@@ -18,6 +18,7 @@
 #include "parse_internal.h"
 #include "parse/chrome_trace.h"
 #include "parse/fia.h"
+#include "parse/comm_agg.h"
 
 /* The aggregator of one database: a trace GPU's, or the default one (CSV
  * inputs, CPU-only traces). */
@@ -25,6 +26,7 @@ struct dbagg {
 	char *device;
 	int gpu;
 	struct perfdb_agg *agg;
+	struct perfdb_comm_agg *comm;   /* its collectives (comm tables) */
 };
 
 struct dblist {
@@ -62,6 +64,7 @@ static void dblist_release(struct dblist *l)
 	for (size_t i = 0; i < l->n; i++) {
 		free(l->v[i].device);
 		perfdb_agg_free(l->v[i].agg);
+		perfdb_comm_agg_free(l->v[i].comm);
 	}
 	free(l->v);
 	l->v = NULL;
@@ -69,13 +72,13 @@ static void dblist_release(struct dblist *l)
 }
 
 /* The database of (device, gpu), created if new. */
-static int dblist_get(struct dblist *l, const char *dev, size_t len, int gpu,
-		      struct perfdb_agg **out, struct perfdb_err *err)
+static int dblist_db(struct dblist *l, const char *dev, size_t len, int gpu,
+		     struct dbagg **out, struct perfdb_err *err)
 {
 	for (size_t i = 0; i < l->n; i++)
 		if (l->v[i].gpu == gpu && strlen(l->v[i].device) == len &&
 		    memcmp(l->v[i].device, dev, len) == 0) {
-			*out = l->v[i].agg;
+			*out = &l->v[i];
 			return 0;
 		}
 	if (l->n == l->cap) {
@@ -93,12 +96,24 @@ static int dblist_get(struct dblist *l, const char *dev, size_t len, int gpu,
 		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 	memcpy(d->device, dev, len);
 	d->device[len] = '\0';
+	d->comm = NULL;
 	int rc = perfdb_agg_new(&d->agg, l->sample_limit, err);
+	if (rc == 0 && (rc = perfdb_comm_agg_new(&d->comm, err)) < 0)
+		perfdb_agg_free(d->agg);
 	if (rc < 0) {
 		free(d->device);
 		return rc;
 	}
 	l->n++;
+	*out = d;
+	return 0;
+}
+
+static int dblist_get(struct dblist *l, const char *dev, size_t len, int gpu,
+		      struct perfdb_agg **out, struct perfdb_err *err)
+{
+	struct dbagg *d;
+	PERFDB_TRY(dblist_db(l, dev, len, gpu, &d, err));
 	*out = d->agg;
 	return 0;
 }
@@ -145,6 +160,15 @@ static int route_row(void *ctx, const struct perfdb_kernel_row *row, struct perf
 	return s.row(s.ctx, row, err);
 }
 
+/* A trace's collective calls, each to the database of its device. */
+static int route_comm(void *ctx, const struct perfdb_comm_obs *o, const char *device,
+		      struct perfdb_err *err)
+{
+	struct dbagg *d;
+	PERFDB_TRY(dblist_db(ctx, device, strlen(device), 1, &d, err));
+	return perfdb_comm_agg_add(d->comm, o, err);
+}
+
 /* Chrome traces: the GPU rows when the trace has device activity, else
  * its CPU op rows (a CPU-only trace, docs/chrome_trace.md). */
 static int read_trace(const struct run *r, const char *path, struct work *w,
@@ -155,7 +179,8 @@ static int read_trace(const struct run *r, const char *path, struct work *w,
 	if (rc == 0) {
 		struct perfdb_row_sink cpu_sink = perfdb_agg_sink(cpu);
 		struct perfdb_row_sink gpu_sink = { route_row, &w->dbs };
-		struct perfdb_chrome_trace_opts to = { r->o->per_kernel, 0, NULL };
+		struct perfdb_chrome_trace_opts to = { .per_kernel = r->o->per_kernel, .comm = route_comm,
+							.comm_ctx = &w->dbs };
 		struct perfdb_chrome_trace_info *info = &w->info;
 		rc = perfdb_chrome_trace_read(path, &to, &cpu_sink, &gpu_sink, info, err);
 		if (rc == 0 && info->activities == 0 && info->cpu_rows == 0)
@@ -193,7 +218,7 @@ static void process(struct run *r, size_t i)
 		if (stat(inp->path, &st) == 0)
 			on_progress(&p, (unsigned long long)st.st_size);
 	} else if (inp->kind == PERFDB_INPUT_ASCEND_DB) {
-		w->rc = perfdb_parse_read_db(inp->path, &sink, &w->st, &w->err);
+		w->rc = perfdb_parse_read_db(inp->path, &sink, w->dbs.v[0].comm, &w->st, &w->err);
 		if (w->rc == 0)
 			on_progress(&p, w->st.bytes);
 	} else {
@@ -262,6 +287,12 @@ static void warn_input(const struct perfdb_parse_opts *o, struct perfdb_parse_re
 		o->warn(o->ctx, msg);
 		res->warnings++;
 	}
+	if (st->comm_skipped) {
+		snprintf(msg, sizeof(msg), "%s: %zu collective call(s) left out of the comm tables: %s",
+			 path, st->comm_skipped, st->comm_skip);
+		o->warn(o->ctx, msg);
+		res->warnings++;
+	}
 }
 
 struct warn_count {
@@ -301,6 +332,8 @@ static int note_trace(struct perfdb_parse_result *res, const char *path,
 	t->linked = info->activities_linked;
 	t->gpu_rows = info->gpu_rows;
 	t->cpu_rows = info->cpu_rows;
+	t->comm_calls = info->comm_calls;
+	t->comm_skipped = info->comm_skipped;
 	return 0;
 }
 
@@ -316,7 +349,7 @@ static int write_dbs(const struct perfdb_parse_opts *o, const struct dblist *all
 {
 	size_t used = 0, first = 0;
 	for (size_t d = all->n; d-- > 0;)
-		if (perfdb_agg_ngroups(all->v[d].agg)) {
+		if (perfdb_agg_ngroups(all->v[d].agg) || perfdb_comm_agg_ngroups(all->v[d].comm)) {
 			used++;
 			first = d;
 		}
@@ -331,7 +364,7 @@ static int write_dbs(const struct perfdb_parse_opts *o, const struct dblist *all
 	}
 	for (size_t d = 0; d < all->n && rc == 0; d++) {
 		const struct dbagg *a = &all->v[d];
-		if (used ? !perfdb_agg_ngroups(a->agg) : d != first)
+		if (used ? !perfdb_agg_ngroups(a->agg) && !perfdb_comm_agg_ngroups(a->comm) : d != first)
 			continue;
 		struct perfdb_parse_db *nd = realloc(res->dbs, (res->ndbs + 1) * sizeof(*nd));
 		if (!nd)
@@ -366,11 +399,21 @@ static int write_dbs(const struct perfdb_parse_opts *o, const struct dblist *all
 				rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 		}
 		if (rc == 0)
-			rc = perfdb_parse_write_tables(db->outdir, a->agg, fia, o->lock_timeout,
+			rc = perfdb_parse_write_tables(db->outdir, a->agg, a->comm, fia, o->lock_timeout,
 						       res->traces && o->op_mapping ? &om : NULL, res, err);
 		/* a trace's database in the layout: its device is one perfdb met */
 		if (rc == 0 && !o->outdir && res->traces)
 			rc = perfdb_parse_trace_note_device(db, o->reg, err);
+		if (rc == 0 && res->comm_raw) {
+			char m[1200];
+			snprintf(m, sizeof(m), "%s: %zu hcom_*.csv table(s) hold kernel rows (no message_bytes "
+				 "column): the profile's collectives were not merged into them", db->outdir,
+				 res->comm_raw);
+			res->comm_raw = 0;
+			res->warnings++;
+			if (o->warn)
+				o->warn(o->ctx, m);
+		}
 		perfdb_strbuf_release(&dir);
 	}
 	return rc;
@@ -452,11 +495,13 @@ int perfdb_parse_run(const struct perfdb_parse_opts *o, struct perfdb_parse_resu
 		}
 		struct perfdb_agg_totals before = *perfdb_agg_totals(def);
 		for (size_t d = 0; d < w->dbs.n && rc == 0; d++) {
-			struct perfdb_agg *into;
+			struct dbagg *into;
 			const struct dbagg *from = &w->dbs.v[d];
-			rc = dblist_get(&all, from->device, strlen(from->device), from->gpu, &into, err);
+			rc = dblist_db(&all, from->device, strlen(from->device), from->gpu, &into, err);
 			if (rc == 0)
-				rc = perfdb_agg_merge(into, from->agg, err);
+				rc = perfdb_agg_merge(into->agg, from->agg, err);
+			if (rc == 0)
+				rc = perfdb_comm_agg_merge(into->comm, from->comm, err);
 		}
 		if (rc == 0 && in.v[i].kind == PERFDB_INPUT_CHROME_TRACE)
 			rc = note_trace(res, in.v[i].path, &w->info, err);
@@ -481,6 +526,14 @@ int perfdb_parse_run(const struct perfdb_parse_opts *o, struct perfdb_parse_resu
 				 w->info.unshaped_list_op[k],
 				 k + 1 == PERFDB_CHROME_TRACE_LIST_OPS && w->info.unshaped_list_ops > k + 1 ?
 				 " (and more op types alike)" : "");
+			res->warnings++;
+			if (o->warn)
+				o->warn(o->ctx, m);
+		}
+		if (rc == 0 && w->info.comm_skipped) {
+			char m[1200];
+			snprintf(m, sizeof(m), "%s: %zu collective call(s) left out of the comm tables: %s",
+				 in.v[i].path, w->info.comm_skipped, w->info.comm_skip);
 			res->warnings++;
 			if (o->warn)
 				o->warn(o->ctx, m);
@@ -527,8 +580,11 @@ int perfdb_parse_run(const struct perfdb_parse_opts *o, struct perfdb_parse_resu
 	/* one directory asked for: every device's rows pooled there, so that a
 	 * key of two devices is one row, as a key of two ranks is */
 	if (o->outdir && all.n > 1) {
-		for (size_t d = 1; d < all.n && rc == 0; d++)
+		for (size_t d = 1; d < all.n && rc == 0; d++) {
 			rc = perfdb_agg_merge(all.v[0].agg, all.v[d].agg, err);
+			if (rc == 0)
+				rc = perfdb_comm_agg_merge(all.v[0].comm, all.v[d].comm, err);
+		}
 		for (size_t d = 1; d < all.n; d++) {
 			if (all.v[d].gpu && !all.v[0].gpu) {
 				/* the summary still tells a GPU trace's database */
@@ -539,6 +595,7 @@ int perfdb_parse_run(const struct perfdb_parse_opts *o, struct perfdb_parse_resu
 			}
 			free(all.v[d].device);
 			perfdb_agg_free(all.v[d].agg);
+			perfdb_comm_agg_free(all.v[d].comm);
 		}
 		all.n = 1;
 	}

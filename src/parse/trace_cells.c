@@ -39,9 +39,22 @@ static const struct {
 	{ "c10::Float8_e4m3fn", PERFDB_DTYPE_FLOAT8_E4M3FN },
 	{ "c10::Float8_e5m2", PERFDB_DTYPE_FLOAT8_E5M2 },
 	{ "c10::complex<float>", PERFDB_DTYPE_COMPLEX64 },
+	/* c10::ScalarType names: record_param_comms' "dtype" (newer Kineto) */
+	{ "Float", PERFDB_DTYPE_FLOAT },
+	{ "Double", PERFDB_DTYPE_FLOAT64 },
+	{ "Half", PERFDB_DTYPE_FLOAT16 },
+	{ "BFloat16", PERFDB_DTYPE_BF16 },
+	{ "Char", PERFDB_DTYPE_INT8 },
+	{ "Byte", PERFDB_DTYPE_UINT8 },
+	{ "Short", PERFDB_DTYPE_INT16 },
+	{ "Int", PERFDB_DTYPE_INT32 },
+	{ "Long", PERFDB_DTYPE_INT64 },
+	{ "Bool", PERFDB_DTYPE_BOOL },
+	{ "Float8_e4m3fn", PERFDB_DTYPE_FLOAT8_E4M3FN },
+	{ "Float8_e5m2", PERFDB_DTYPE_FLOAT8_E5M2 },
 };
 
-static enum perfdb_dtype torch_dtype(struct perfdb_span s)
+enum perfdb_dtype perfdb_tcells_dtype(struct perfdb_span s)
 {
 	for (size_t i = 0; i < sizeof(torch_types) / sizeof(torch_types[0]); i++)
 		if (strlen(torch_types[i].spelling) == s.len &&
@@ -77,7 +90,7 @@ static int put_slot(struct perfdb_tcells *c, struct perfdb_span dims, struct per
 		rc |= perfdb_strbuf_addch(&c->formats, ';');
 	}
 	rc |= perfdb_strbuf_add(&c->shapes, dims.p, dims.len);
-	enum perfdb_dtype t = torch_dtype(type);
+	enum perfdb_dtype t = perfdb_tcells_dtype(type);
 	if (t != PERFDB_DTYPE_UNKNOWN) {
 		rc |= perfdb_strbuf_addstr(&c->dtypes, perfdb_dtype_profiler_name(t));
 		rc |= perfdb_strbuf_addstr(&c->formats, "ND");

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 
+#include "perfdb/dtype.h"
 #include "perfdb/strbuf.h"
 
 struct perfdb_tcells {
@@ -26,5 +27,10 @@ void perfdb_tcells_release(struct perfdb_tcells *c);
  */
 int perfdb_tcells_build(struct perfdb_tcells *c, const char *dims, size_t dlen,
 			const char *types, size_t tlen);
+
+/* A dtype as torch records it: "Input type" spellings ("float",
+ * "c10::BFloat16", "long int") and c10::ScalarType names ("Float",
+ * "BFloat16", "Long"); PERFDB_DTYPE_UNKNOWN for anything else. */
+enum perfdb_dtype perfdb_tcells_dtype(struct perfdb_span s);
 
 #endif

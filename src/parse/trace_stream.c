@@ -94,6 +94,9 @@ static const char *const event_keys[] = {
 static const char *const arg_keys[] = {
 	[PERFDB_TF_EXT] = "External id", [PERFDB_TF_CORR] = "correlation",
 	[PERFDB_TF_DEVICE] = "device", [PERFDB_TF_STREAM] = "stream",
+	[PERFDB_TF_COLL] = "Collective name", [PERFDB_TF_CDTYPE] = "dtype",
+	[PERFDB_TF_IN_NELEMS] = "In msg nelems", [PERFDB_TF_OUT_NELEMS] = "Out msg nelems",
+	[PERFDB_TF_GROUP] = "Group size",
 };
 
 static int cb_key(void *vs, const unsigned char *k, size_t n)
@@ -123,7 +126,7 @@ static int cb_key(void *vs, const unsigned char *k, size_t n)
 			s->key = K_ARGS;
 		break;
 	case C_ARGS:
-		for (int i = PERFDB_TF_EXT; i <= PERFDB_TF_STREAM; i++)
+		for (int i = PERFDB_TF_EXT; i < PERFDB_TF_N; i++)
 			if (key_is(k, n, arg_keys[i])) {
 				s->key = K_FIELD;
 				s->field = i;

@@ -31,6 +31,9 @@ enum perfdb_tfield_id {
 	PERFDB_TF_TS, PERFDB_TF_DUR, PERFDB_TF_ID,
 	/* inside "args" */
 	PERFDB_TF_EXT, PERFDB_TF_CORR, PERFDB_TF_DEVICE, PERFDB_TF_STREAM,
+	/* a collective's metadata (record_param_comms, newer Kineto) */
+	PERFDB_TF_COLL, PERFDB_TF_CDTYPE, PERFDB_TF_IN_NELEMS, PERFDB_TF_OUT_NELEMS,
+	PERFDB_TF_GROUP,
 	PERFDB_TF_N
 };
 

@@ -329,6 +329,7 @@ static int merge_file(struct outfile *of, const char *path, const struct perfdb_
 }
 
 int perfdb_parse_write_tables(const char *outdir, const struct perfdb_agg *agg,
+			      const struct perfdb_comm_agg *comm,
 			      const struct perfdb_fia *fia, double lock_timeout,
 			      const struct perfdb_opmap_opts *opmap,
 			      struct perfdb_parse_result *res, struct perfdb_err *err)
@@ -404,13 +405,20 @@ int perfdb_parse_write_tables(const char *outdir, const struct perfdb_agg *agg,
 
 	/* appended: a run writes one database per device */
 	size_t base = res->ntables;
-	struct perfdb_parse_table *nt = realloc(res->tables, (base + nfiles + 1) * sizeof(*nt));
+	struct perfdb_parse_table *nt = realloc(res->tables,
+						(base + nfiles + PERFDB_COMM_NOPS + 1) * sizeof(*nt));
 	if (rc == 0 && !nt)
 		rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 	if (nt) {
 		res->tables = nt;
-		memset(nt + base, 0, (nfiles + 1) * sizeof(*nt));
+		memset(nt + base, 0, (nfiles + PERFDB_COMM_NOPS + 1) * sizeof(*nt));
 	}
+	struct perfdb_comm_out cout[PERFDB_COMM_NOPS];
+	size_t cbase = base + nfiles;
+	if (rc == 0)
+		rc = perfdb_comm_tables_merge(comm, outdir, cout, err);
+	else
+		perfdb_comm_tables_merge(NULL, outdir, cout, err);
 	/* phase 1: everything in memory; any error leaves the database untouched */
 	for (size_t f = 0; f < nfiles && rc == 0; f++) {
 		perfdb_strbuf_reset(&path);
@@ -424,6 +432,29 @@ int perfdb_parse_write_tables(const char *outdir, const struct perfdb_agg *agg,
 		else
 			rc = merge_file(&files[f], path.buf, agg, fia, t, err);
 	}
+	/* the collectives' tables, after the kernel tables in the summary */
+	size_t ncomm = 0;
+	for (int op = 0; op < PERFDB_COMM_NOPS && rc == 0; op++) {
+		const struct perfdb_comm_out *co = &cout[op];
+		if (!co->used)
+			continue;
+		if (co->raw) {
+			res->comm_raw++;
+			continue;
+		}
+		struct perfdb_parse_table *t = &res->tables[cbase + ncomm++];
+		perfdb_strbuf_reset(&path);
+		perfdb_strbuf_addf(&path, "%s/%s", outdir, perfdb_comm_op_file((enum perfdb_comm_op)op));
+		t->path = strdup(path.buf);
+		t->type = strdup(perfdb_comm_op_prefix((enum perfdb_comm_op)op));
+		t->groups = co->groups;
+		t->added = co->added;
+		t->updated = co->updated;
+		t->created = !co->exists;
+		res->ntables++;
+		if (!t->path || !t->type)
+			rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	}
 	/* phase 2: replace the changed tables, each atomically */
 	for (size_t f = 0; f < nfiles && rc == 0; f++) {
 		if (!files[f].t.dirty && files[f].exists)
@@ -432,6 +463,18 @@ int perfdb_parse_write_tables(const char *outdir, const struct perfdb_agg *agg,
 		if (rc == 0)
 			res->tables[base + f].written = 1;
 	}
+	for (int op = 0, k = 0; op < PERFDB_COMM_NOPS && rc == 0; op++) {
+		struct perfdb_comm_out *co = &cout[op];
+		if (!co->used || co->raw)
+			continue;
+		struct perfdb_parse_table *t = &res->tables[cbase + (size_t)k++];
+		if (!co->t.dirty && co->exists)
+			continue;
+		rc = perfdb_table_save(&co->t, t->path, &lock, err);
+		if (rc == 0)
+			t->written = 1;
+	}
+	perfdb_comm_tables_release(cout);
 	/* the simulator's routing for the tables now there (docs/database.md "op_mapping.yaml") */
 	if (rc == 0 && opmap)
 		rc = perfdb_opmap_update(outdir, opmap, &res->op_mapping, err);

@@ -288,7 +288,7 @@ int pred_trace_read(const char *path, struct pred_trace *t, struct perfdb_err *e
 		r.csv = 1;
 		t->kind = in.v[0].kind == PERFDB_INPUT_OP_SUMMARY ? PERFDB_PREDICT_OP_SUMMARY :
 			  PERFDB_PREDICT_KERNEL_DETAILS;
-		rc = in.v[0].kind == PERFDB_INPUT_ASCEND_DB ? perfdb_parse_read_db(t->file, &sink, &st, err) :
+		rc = in.v[0].kind == PERFDB_INPUT_ASCEND_DB ? perfdb_parse_read_db(t->file, &sink, NULL, &st, err) :
 		     perfdb_parse_read_csv(t->file, in.v[0].kind, &sink, &st, NULL, NULL, err);
 		if (rc == 0 && t->n == 0)
 			rc = perfdb_err_set(err, PERFDB_EPARSE, "%s: no kernel rows", t->file);

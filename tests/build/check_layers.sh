@@ -62,7 +62,8 @@ for st in parse grid comm report replay; do
 		case $h in "$st"/*) try "$st" "$h" ok ;; *) try "$st" "$h" hidden ;; esac
 	done
 done
-try parse ops/opdef.h hidden
+# parse sizes the collectives of a profile by the operator layer's comm definitions
+try parse ops/coll.h ok
 try grid ops/opdef.h ok
 try comm ops/coll.h ok
 try comm backend/transport.h ok
@@ -84,8 +85,8 @@ done
 # every symbol a layer's archive leaves undefined is defined in a layer it
 # may use, or in no perfdb archive at all (libc, MPI, ...).
 declare -A below=([core]="" [ops]="core" [backend]="ops core"
-	[parse]="core" [grid]="ops core" [comm]="backend ops core"
-	[report]="ops core" [replay]="backend ops core" [predict]="parse core")
+	[parse]="ops core" [grid]="ops core" [comm]="backend ops core"
+	[report]="ops core" [replay]="backend ops core" [predict]="parse ops core")
 defs() { nm -g --defined-only "$bld/libperfdb-$1.a" 2>/dev/null | awk 'NF == 3 && $2 ~ /[TDBRCV]/ {print $3}' | sort -u; }
 for l in $layers; do
 	[ -f "$bld/libperfdb-$l.a" ] || { echo "FAIL: no library for layer $l"; fail=1; }

@@ -13,6 +13,7 @@
 #include <dirent.h>
 
 #include "parse/parse.h"
+#include "parse/comm_agg.h"
 #include "perfdb/stats.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -47,9 +48,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct perfdb_row_sink sink = { on_row, &c };
 	struct perfdb_csv_input_stats st;
 	struct perfdb_err err;
-	int rc = perfdb_parse_read_db(path, &sink, &st, &err);
+	struct perfdb_comm_agg *comm = NULL;
+	if (perfdb_comm_agg_new(&comm, &err) < 0)
+		abort();
+	int rc = perfdb_parse_read_db(path, &sink, comm, &st, &err);
 	if (rc == 0 && st.rows != c.rows)
 		abort();
+	/* every sized collective call is in one group or another */
+	size_t calls = 0;
+	for (size_t g = 0; g < perfdb_comm_agg_ngroups(comm); g++) {
+		struct perfdb_comm_obs o;
+		double *s;
+		calls += perfdb_comm_agg_group(comm, g, &o, &s);
+	}
+	if (rc == 0 && calls != st.comm_calls)
+		abort();
+	perfdb_comm_agg_free(comm);
 	if (rc < 0 && strncmp(err.msg, path, strlen(path)) != 0 && strncmp(err.msg, "out of memory", 13) != 0)
 		abort();   /* every error names the input */
 	/* nothing beside it: no -journal, -wal or -shm made by the reader */

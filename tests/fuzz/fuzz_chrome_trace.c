@@ -97,7 +97,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (memchr(a.gpu_name, '\0', sizeof(a.gpu_name)) == NULL)
 			abort();
 	}
-	struct perfdb_chrome_trace_opts pk = { 1, 0, NULL };
+	struct perfdb_chrome_trace_opts pk = { .per_kernel = 1 };
 	int rck = perfdb_chrome_trace_read_mem("fuzz.json", data, size, &pk, &kcpu, &kgpu, &k, &err);
 	if (rck != rc)
 		abort();

@@ -5,7 +5,7 @@ msprof's analysis DB (msprof --type=db, torch_npu export_type db; docs/parse.md
 profile.
 
   gen_ascend_db.py OUT.db [--csv OUT.csv] [--tasks N] [--seed S]
-                   [--broken KIND] [--old-schema] [--page-size B] [--shuffle]
+                   [--broken KIND] [--old-schema] [--page-size B] [--shuffle] [--comm]
 
 Text columns hold ids into STRING_IDS(id, value); times are integer ns.  TASK
 rows are written in time order, as msprof writes them, or with --shuffle in
@@ -23,8 +23,13 @@ quotes, as Ascend writes them.
   truncated      the file cut to half its pages
   wal            a -wal file left beside it
   not_sqlite     a text file named .db
+  comm_dangling  (with the collectives) an opType id that STRING_IDS lacks
+
+--comm adds collectives: COMMUNICATION_OP, ENUM_HCCL_DATA_TYPE and META_DATA's
+parallel_group_info (the COMM list below).
 """
 import argparse
+import json
 import os
 import random
 import sqlite3
@@ -40,7 +45,47 @@ OPS = [  # (opType, task type, input shapes, input dtypes, input formats, output
 ]
 
 
-def build(path, n, seed, old_schema, broken, page_size=4096, shuffle=False):
+# --comm: collectives on two communicators (sizes in META_DATA's
+# parallel_group_info) and one it lacks; (opType, ENUM_HCCL_DATA_TYPE id,
+# count, group, durations in ns), one COMMUNICATION_OP row per duration.
+COMM = [
+    ("hcom_allReduce_", 11, 1048576, "10.0.0.1%eth0_60000_0_1", [100_000, 120_000, 110_000]),
+    ("hcom_allReduce_", 4, 1024, "tp_group_hash_7", [20_000]),
+    ("hcom_allGather_", 11, 65536, "tp_group_hash_7", [30_000, 50_000]),
+    ("hcom_reduceScatter_", 3, 4096, "10.0.0.1%eth0_60000_0_1", [15_000]),
+    ("hcom_alltoallv_", 0, 1000000, "10.0.0.1%eth0_60000_0_1", [25_000]),
+    ("hcom_broadcast_", 4, 64, "10.0.0.1%eth0_60000_0_1", [5_000]),
+    ("hcom_allReduce_", 4, 256, "group_nobody_listed", [9_000, 9_000]),
+]
+GROUPS = {"10.0.0.1%eth0_60000_0_1": {"group_name": "hccl_world_group", "group_rank": 0,
+                                      "global_ranks": list(range(8))},
+          "tp_group_hash_7": {"group_name": "tp", "group_rank": 1, "global_ranks": [0, 1, 2, 3]}}
+HCCL_TYPES = ["INT8", "INT16", "INT32", "FP16", "FP32", "INT64", "UINT64", "UINT8", "UINT16", "UINT32",
+              "FP64", "BFP16", "INT128"]
+
+
+def write_comm(con, sid, t, broken):
+    """COMMUNICATION_OP as msprof's analysis DB defines it, after the compute tasks in time."""
+    con.execute("CREATE TABLE COMMUNICATION_OP (opName INTEGER, startNs INTEGER, endNs INTEGER, "
+                "connectionId INTEGER, groupName INTEGER, opId INTEGER PRIMARY KEY, relay INTEGER, "
+                "retry INTEGER, dataType INTEGER, algType INTEGER, count NUMERIC, opType INTEGER)")
+    con.execute("CREATE TABLE ENUM_HCCL_DATA_TYPE (id INTEGER PRIMARY KEY, name TEXT)")
+    con.executemany("INSERT INTO ENUM_HCCL_DATA_TYPE VALUES (?, ?)",
+                    list(enumerate(HCCL_TYPES)) + [(65534, "N/A"), (65535, "INVALID_TYPE")])
+    con.execute("CREATE TABLE META_DATA (name TEXT, value TEXT)")
+    con.execute("INSERT INTO META_DATA VALUES ('SCHEMA_VERSION', '1.0.2')")
+    con.execute("INSERT INTO META_DATA VALUES ('parallel_group_info', ?)", (json.dumps(GROUPS),))
+    op_id = 0
+    for op_type, dt, count, group, durs in COMM:
+        for d in durs:
+            op_id += 1
+            t += 50_000
+            con.execute("INSERT INTO COMMUNICATION_OP VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                        (sid("%s_%d_%d_1" % (op_type, op_id, op_id)), t, t + d, op_id, sid(group), op_id, 0, 0,
+                         dt, sid("RING"), count, 999_999 if broken == "comm_dangling" else sid(op_type)))
+
+
+def build(path, n, seed, old_schema, broken, page_size=4096, shuffle=False, comm=False):
     rng = random.Random(seed)
     if os.path.exists(path):
         os.remove(path)
@@ -89,6 +134,8 @@ def build(path, n, seed, old_schema, broken, page_size=4096, shuffle=False):
         rows[len(rows) // 2][5] = "MatMulV2"
     if broken == "dangling_id":
         rows[len(rows) // 2][8] = 999_999
+    if comm:
+        write_comm(con, sid, t, broken)
     for v, i in ids.items():
         con.execute("INSERT INTO STRING_IDS VALUES (?, ?)", (i, v))
     if shuffle:
@@ -97,7 +144,8 @@ def build(path, n, seed, old_schema, broken, page_size=4096, shuffle=False):
     if broken != "missing_table":
         con.executemany("INSERT INTO COMPUTE_TASK_INFO VALUES (%s)" % ",".join("?" * len(rows[0])), rows)
     for tbl in ("COMMUNICATION_OP", "PYTORCH_API", "NPU_INFO", "RANK_DEVICE_MAP", "SESSION_TIME_INFO"):
-        con.execute("CREATE TABLE %s (id INTEGER)" % tbl)
+        if not (comm and tbl == "COMMUNICATION_OP"):
+            con.execute("CREATE TABLE %s (id INTEGER)" % tbl)
     con.commit()
     con.close()
     if broken == "truncated":
@@ -136,10 +184,12 @@ def main():
     ap.add_argument("--old-schema", action="store_true")
     ap.add_argument("--page-size", type=int, default=4096, help="small pages make small fuzz seeds")
     ap.add_argument("--shuffle", action="store_true", help="TASK rows in random order")
+    ap.add_argument("--comm", action="store_true", help="collectives in COMMUNICATION_OP (COMM above)")
     ap.add_argument("--broken", choices=["missing_table", "missing_column", "wrong_type", "dangling_id",
-                                         "truncated", "wal", "not_sqlite"])
+                                         "truncated", "wal", "not_sqlite", "comm_dangling"])
     a = ap.parse_args()
-    launches = build(a.db, a.tasks, a.seed, a.old_schema, a.broken, a.page_size, a.shuffle)
+    launches = build(a.db, a.tasks, a.seed, a.old_schema, a.broken, a.page_size, a.shuffle,
+                     a.comm or a.broken == "comm_dangling")
     if a.csv and not a.broken:
         write_csv(a.csv, launches)
 

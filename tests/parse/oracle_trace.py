@@ -11,6 +11,7 @@ The second form checks the issue's acceptance figure on perfdb's tables: of
 the kernel time whose op recorded shapes, the share that lands in rows
 carrying those shapes (prints it; exits 1 below 95 %).
 """
+import bisect
 import csv
 import re
 import gzip
@@ -138,7 +139,7 @@ def link(events):
             ts = ns(e["ts"])
             ops.append({"thr": (e.get("pid"), e.get("tid")), "ts": ts, "end": ts + ns(e["dur"]),
                         "ext": a.get("External id"), "name": e["name"], "cells": cells(a),
-                        "seq": len(ops)})
+                        "seq": len(ops), "args": a, "annotation": coll})
         elif ph == "X" and cat in LAUNCH:
             ts = ns(e["ts"])
             launches.append({"thr": (e.get("pid"), e.get("tid")), "ts": ts,
@@ -157,11 +158,18 @@ def link(events):
     def bind(flows, slices):
         # a flow endpoint gives its id to the latest slice (without an id of
         # its own) on its thread started at or before it, if still running
+        by = {}
+        for s in slices:
+            if s.get("own") is None:
+                by.setdefault(s["thr"], []).append(s)
+        for v in by.values():
+            v.sort(key=lambda s: (s["ts"], s["seq2"]))
+        starts = {t: [s["ts"] for s in v] for t, v in by.items()}
         for thr, ts, fid in flows:
-            cand = [s for s in slices if s["thr"] == thr and s["ts"] <= ts and s.get("own") is None]
-            if not cand:
+            k = bisect.bisect_right(starts.get(thr, []), ts)
+            if not k:
                 continue
-            s = max(cand, key=lambda s: (s["ts"], s["seq2"]))
+            s = by[thr][k - 1]
             if ts <= s["end"] and s["corr"] is None:
                 s["corr"] = fid
     for i, l in enumerate(launches):
@@ -175,19 +183,89 @@ def link(events):
     by_thr = {}
     for o in ops:
         by_thr.setdefault(o["thr"], []).append(o)
+    # the ops containing each launch: a sweep over each thread's ops by start
+    # time, keeping those that have started and not yet ended
+    pick_of = {}
+    for thr, tl in ((t, [l for l in launches if l["thr"] == t]) for t in {l["thr"] for l in launches}):
+        tops = sorted(by_thr.get(thr, []), key=lambda o: o["ts"])
+        active, at = [], 0
+        for l in sorted(tl, key=lambda l: l["ts"]):
+            while at < len(tops) and tops[at]["ts"] <= l["ts"]:
+                active.append(tops[at])
+                at += 1
+            active = [o for o in active if o["end"] >= l["ts"]]
+            order = lambda o: (o["ts"], -o["end"], o["seq"])
+            named = [o for o in active if l["ext"] is not None and o["ext"] == l["ext"]]
+            pick_of[l["seq"]] = max(named, key=order) if named else (max(active, key=order) if active else None)
     launch_op = {}
     for l in launches:
         if l["corr"] is None:
             continue
-        inside = [o for o in by_thr.get(l["thr"], []) if o["ts"] <= l["ts"] <= o["end"]]
-        order = lambda o: (o["ts"], -o["end"], o["seq"])
-        named = [o for o in inside if l["ext"] is not None and o["ext"] == l["ext"]]
-        pick = max(named, key=order) if named else (max(inside, key=order) if inside else None)
-        launch_op.setdefault(l["corr"], pick)
+        launch_op.setdefault(l["corr"], pick_of[l["seq"]])
     return ops, [(d, launch_op.get(d["corr"]) if d["corr"] is not None else None) for d in devs]
 
 
-def tables(events, per_kernel):
+# docs/chrome_trace.md "Collectives" and docs/comm.md "What a size means"
+COMM_FILE = {"allreduce": "hcom_allReduce_", "allgather": "hcom_allGather_",
+             "reducescatter": "hcom_reduceScatter_", "alltoall": "hcom_alltoallv_"}
+ELEM = {"FLOAT": 4, "FLOAT16": 2, "DT_BF16": 2, "DOUBLE": 8, "INT8": 1, "UINT8": 1, "INT16": 2,
+        "UINT16": 2, "INT32": 4, "UINT32": 4, "INT64": 8, "UINT64": 8, "BOOL": 1}
+SCALAR = {"Float": "FLOAT", "Double": "DOUBLE", "Half": "FLOAT16", "BFloat16": "DT_BF16",
+          "Char": "INT8", "Byte": "UINT8", "Short": "INT16", "Int": "INT32", "Long": "INT64",
+          "Bool": "BOOL"}
+
+
+def comm_kind(name):
+    flat = name.replace("_", "").lower()
+    for stem in COMM_FILE:
+        if flat.startswith(stem):
+            return stem
+    return None
+
+
+def comm_dtype(spelling):
+    """The comm table's dtype column for a cell's dtype spelling."""
+    return {"FLOAT": "DT_FLOAT", "FLOAT16": "DT_FP16", "DT_BF16": "DT_BF16", "INT8": "DT_INT8",
+            "DOUBLE": "DT_FLOAT64"}.get(spelling, "DT_" + spelling)
+
+
+def collective(op, dist):
+    """(row name, cells) and (kind, bytes, group, dtype, backend) or None, for a collective op."""
+    a = op["args"]
+    backend = dist.get("backend") if isinstance(dist.get("backend"), str) and dist.get("backend") else "c10d"
+    if op["annotation"]:
+        be, coll = op["name"].split(":", 1)
+        kind = comm_kind(coll)
+        sh = op["cells"][0].strip('"').split(";")
+        dt = op["cells"][1].split(";")
+        total = 0
+        for i, slot in enumerate(sh):
+            t = dt[i] if i < len(dt) else ""
+            n = math.prod(int(x) for x in slot.split(",")) if slot else 0
+            if not n or t not in ELEM:
+                total = -1
+                break
+            total += n * ELEM[t]
+        group = dist.get("world_size") if isinstance(dist.get("world_size"), int) else 0
+        if kind is None or group <= 0 or total <= 0:
+            return (op["name"], op["cells"]), None
+        if kind == "reducescatter":
+            total //= group
+        return (op["name"], op["cells"]), (kind, total, group, comm_dtype(dt[0]), "profiled:" + be)
+    coll = a["Collective name"]
+    title = re.sub(r"^(_?)all(reduce|gather)", r"\1all_\2", coll)
+    t = SCALAR.get(a.get("dtype"), "")
+    inn, out, group = a.get("In msg nelems"), a.get("Out msg nelems"), a.get("Group size")
+    named = (backend + ":" + title, ('"%s"' % inn, t, "ND" if t else ""))
+    kind = comm_kind(coll)
+    elems = out if kind == "reducescatter" else inn
+    if kind is None or not isinstance(group, int) or group <= 0 or t not in ELEM or not isinstance(elems, int) or elems <= 0:
+        return named, None
+    return named, (kind, elems * ELEM[t], group, comm_dtype(t), "profiled:" + backend)
+
+
+def tables(events, per_kernel, dist=None, comm=None):
+    dist = dist or {}
     ops, linked = link(events)
     calls = {}
     unlinked = []
@@ -199,16 +277,21 @@ def tables(events, per_kernel):
     rows = []   # (type, cells, duration, {kernel: us}, the name as the trace spells it)
     for seq in sorted(calls):
         op, ds = calls[seq]
-        if per_kernel:
-            rows += [(d["name"], op["cells"], d["dur"], None, d["name"]) for d in ds if d["kernel"]]
-            continue
+        name, c, obs = op["name"], op["cells"], None
+        if op["annotation"] or isinstance(op["args"].get("Collective name"), str):
+            (name, c), obs = collective(op, dist)
         for dev in dict.fromkeys(d["device"] for d in ds):
             mine = [d for d in ds if d["device"] == dev]
             total, share = 0.0, {}
             for d in mine:
                 total += d["dur"]
                 share[d["name"]] = share.get(d["name"], 0.0) + d["dur"]
-            rows.append((op_table(op["name"]), op["cells"], total, share, op["name"]))
+            if obs is not None and comm is not None:
+                comm.setdefault(obs, []).append(total)
+            if not per_kernel:
+                rows.append((op_table(name), c, total, share, name))
+        if per_kernel:
+            rows += [(d["name"], c, d["dur"], None, d["name"]) for d in ds if d["kernel"]]
     for d in unlinked:
         if per_kernel:
             if d["kernel"]:
@@ -386,6 +469,37 @@ def write(rows, outdir):
                 w.writerow(row)
 
 
+def round2(x):
+    """Python's repr(round(x, 2)), as the comm tables write floats."""
+    return repr(round(x, 2))
+
+
+def write_comm(comm, outdir):
+    """hcom_<op>_.csv from the collectives (docs/chrome_trace.md "Collectives")."""
+    by_file = {}
+    for key, xs in comm.items():
+        by_file.setdefault(COMM_FILE[key[0]], []).append((key, xs))
+    for fname, items in by_file.items():
+        items.sort(key=lambda kv: (kv[0][2], kv[0][3], kv[0][4], kv[0][1]))
+        with open(outdir / f"{fname}.csv", "w", encoding="utf-8", newline="") as f:
+            w = csv.writer(f, lineterminator="\r\n")
+            w.writerow(["message_bytes", "num_devices", "dtype", "Duration(us)", "bandwidth_gbps",
+                        "busbw_gbps", "Min Duration(us)", "Max Duration(us)", "Std Duration(us)",
+                        "Samples", "Backend"])
+            for (kind, nbytes, n, dt, be), xs in items:
+                med = statistics.median(xs)
+                size = {"DT_FLOAT": 4, "DT_FP16": 2, "DT_BF16": 2, "DT_INT8": 1,
+                        "DT_FLOAT64": 8}.get(dt) or ELEM[dt[3:]]
+                e = nbytes // size
+                # nccl-tests' bus bandwidth: the larger buffer of a rank times the op's factor
+                bus, factor = {"allreduce": (e, 2 * (n - 1) / n), "allgather": (n * e, (n - 1) / n),
+                               "reducescatter": (n * e, (n - 1) / n),
+                               "alltoall": (n * max(1, e // n), (n - 1) / n)}[kind]
+                w.writerow([nbytes, n, dt, round2(med), round2(nbytes / med / 1e3),
+                            round2(bus * size / med / 1e3 * factor), round2(min(xs)),
+                            round2(max(xs)), round2(statistics.pstdev(xs)), len(xs), be])
+
+
 def acceptance(events, dbdir):
     """Kernel time whose op has shapes, and how much of it perfdb's rows carry."""
     ops, linked = link(events)
@@ -432,10 +546,12 @@ def main():
                   f"shapes lands in rows with those shapes")
             bad += share < 95.0
         return 1 if bad else 0
-    rows = []
+    rows, comm = [], {}
     for f in files:
-        rows += tables(load(f)[0], "--per-kernel" in sys.argv[3:])
+        events, doc = load(f)
+        rows += tables(events, "--per-kernel" in sys.argv[3:], doc.get("distributedInfo") or {}, comm)
     write(rows, Path(sys.argv[2]))
+    write_comm(comm, Path(sys.argv[2]))
     return 0
 
 

@@ -242,7 +242,7 @@ static void test_gpu_trace(void **state)
 	struct perfdb_row_sink cs = sink_of(&cpu), gs = sink_of(&gpu);
 	struct perfdb_chrome_trace_info info;
 	struct perfdb_err err;
-	struct perfdb_chrome_trace_opts per_kernel = { 1, 0, NULL };
+	struct perfdb_chrome_trace_opts per_kernel = { .per_kernel = 1 };
 	assert_int_equal(perfdb_chrome_trace_read(fixture("gpu_minimal.json"), &per_kernel, &cs, &gs,
 						  &info, &err), 0);
 	assert_int_equal(info.events, 37);
@@ -509,7 +509,7 @@ static void test_link_rules(void **state)
 	struct perfdb_row_sink gs = sink_of(&gpu);
 	struct perfdb_chrome_trace_info info;
 	struct perfdb_err err;
-	struct perfdb_chrome_trace_opts small = { 0, 5 * 16 * 48, NULL };
+	struct perfdb_chrome_trace_opts small = { .mem_limit = 5 * 16 * 48 };
 	assert_int_equal(perfdb_chrome_trace_read_mem("t.json", t.buf, t.len, &small, NULL, &gs,
 						      &info, &err), 0);
 	assert_true(info.spilled);
