@@ -9,6 +9,7 @@
  * bounds memory.
  */
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -295,6 +296,46 @@ static void warn_input(const struct perfdb_parse_opts *o, struct perfdb_parse_re
 	}
 }
 
+/* One warning of the run: counted, and said through o->warn. */
+static void warnf(const struct perfdb_parse_opts *o, struct perfdb_parse_result *res,
+		  const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void warnf(const struct perfdb_parse_opts *o, struct perfdb_parse_result *res,
+		  const char *fmt, ...)
+{
+	char m[1200];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(m, sizeof(m), fmt, ap);
+	va_end(ap);
+	res->warnings++;
+	if (o->warn)
+		o->warn(o->ctx, m);
+}
+
+/* What a trace's tables will lack, said once each (issues 47, 48, 49). */
+static void warn_trace(const struct perfdb_parse_opts *o, struct perfdb_parse_result *res,
+		       const char *path, const struct perfdb_chrome_trace_info *info)
+{
+	/* a device trace recorded without shapes still makes tables, one row
+	 * per op: say once what the database lacks (issue 47) */
+	if (info->activities && info->cpu_ops && !info->cpu_rows)
+		warnf(o, res, "%s: none of its %zu ops has input shapes (recorded without "
+		      "torch.profiler's record_shapes=True): each op's device time goes to one "
+		      "row with empty shape cells, which no shape lookup will find", path, info->cpu_ops);
+	/* an op whose TensorList was recorded as []: said once per op type (issue 48) */
+	for (size_t k = 0; k < info->unshaped_list_ops && k < PERFDB_CHROME_TRACE_LIST_OPS; k++)
+		warnf(o, res, "%s: %s: a TensorList input was recorded without shapes "
+		      "(as []): its rows lack that input's shapes%s", path, info->unshaped_list_op[k],
+		      k + 1 == PERFDB_CHROME_TRACE_LIST_OPS && info->unshaped_list_ops > k + 1 ?
+		      " (and more op types alike)" : "");
+	if (info->comm_skipped)
+		warnf(o, res, "%s: %zu collective call(s) left out of the comm tables: %s", path,
+		      info->comm_skipped, info->comm_skip);
+	if (info->unnamed)
+		warnf(o, res, "%s: %zu op event(s) with an empty name dropped (no table can hold them)",
+		      path, info->unnamed);
+}
+
 struct warn_count {
 	const struct perfdb_parse_opts *o;
 	struct perfdb_parse_result *res;
@@ -419,6 +460,43 @@ static int write_dbs(const struct perfdb_parse_opts *o, const struct dblist *all
 	return rc;
 }
 
+/* Input i, read: merged into the run's databases in input order, its trace
+ * noted and its warnings said. */
+static int merge_input(struct run *r, size_t i, struct dblist *all, struct perfdb_fia *fia,
+		       struct perfdb_parse_result *res, struct perfdb_err *err)
+{
+	const struct perfdb_parse_opts *o = r->o;
+	struct work *w = &r->w[i];
+	const struct perfdb_input *inp = &r->in->v[i];
+	struct perfdb_agg *def = all->v[0].agg;
+	int rc = 0;
+	struct perfdb_agg_totals before = *perfdb_agg_totals(def);
+	for (size_t d = 0; d < w->dbs.n && rc == 0; d++) {
+		struct dbagg *into;
+		const struct dbagg *from = &w->dbs.v[d];
+		rc = dblist_db(all, from->device, strlen(from->device), from->gpu, &into, err);
+		if (rc == 0)
+			rc = perfdb_agg_merge(into->agg, from->agg, err);
+		if (rc == 0)
+			rc = perfdb_comm_agg_merge(into->comm, from->comm, err);
+	}
+	if (rc == 0 && inp->kind == PERFDB_INPUT_CHROME_TRACE)
+		rc = note_trace(res, inp->path, &w->info, err);
+	if (rc == 0 && inp->kind == PERFDB_INPUT_CHROME_TRACE)
+		warn_trace(o, res, inp->path, &w->info);
+	if (rc == 0)
+		rc = perfdb_fia_add_file(fia, inp->path, w->fia, err);
+	res->inputs++;
+	res->bytes += w->st.bytes;
+	if (inp->kind == PERFDB_INPUT_CHROME_TRACE)
+		res->traces++;
+	warn_input(o, res, inp->path, &w->st, &before, perfdb_agg_totals(def));
+	dblist_release(&w->dbs);
+	perfdb_fia_file_free(w->fia);
+	w->fia = NULL;
+	return rc;
+}
+
 int perfdb_parse_run(const struct perfdb_parse_opts *o, struct perfdb_parse_result *res,
 		     struct perfdb_err *err)
 {
@@ -493,69 +571,7 @@ int perfdb_parse_run(const struct perfdb_parse_opts *o, struct perfdb_parse_resu
 			rc = w->rc;
 			break;
 		}
-		struct perfdb_agg_totals before = *perfdb_agg_totals(def);
-		for (size_t d = 0; d < w->dbs.n && rc == 0; d++) {
-			struct dbagg *into;
-			const struct dbagg *from = &w->dbs.v[d];
-			rc = dblist_db(&all, from->device, strlen(from->device), from->gpu, &into, err);
-			if (rc == 0)
-				rc = perfdb_agg_merge(into->agg, from->agg, err);
-			if (rc == 0)
-				rc = perfdb_comm_agg_merge(into->comm, from->comm, err);
-		}
-		if (rc == 0 && in.v[i].kind == PERFDB_INPUT_CHROME_TRACE)
-			rc = note_trace(res, in.v[i].path, &w->info, err);
-		/* a device trace recorded without shapes still makes tables, one row
-		 * per op: say once what the database lacks (issue 47) */
-		if (rc == 0 && in.v[i].kind == PERFDB_INPUT_CHROME_TRACE && w->info.activities &&
-		    w->info.cpu_ops && !w->info.cpu_rows) {
-			char m[1200];
-			snprintf(m, sizeof(m), "%s: none of its %zu ops has input shapes (recorded without "
-				 "torch.profiler's record_shapes=True): each op's device time goes to one "
-				 "row with empty shape cells, which no shape lookup will find",
-				 in.v[i].path, w->info.cpu_ops);
-			res->warnings++;
-			if (o->warn)
-				o->warn(o->ctx, m);
-		}
-		/* an op whose TensorList was recorded as []: said once per op type (issue 48) */
-		for (size_t k = 0; rc == 0 && k < w->info.unshaped_list_ops && k < PERFDB_CHROME_TRACE_LIST_OPS; k++) {
-			char m[1200];
-			snprintf(m, sizeof(m), "%s: %s: a TensorList input was recorded without shapes "
-				 "(as []): its rows lack that input's shapes%s", in.v[i].path,
-				 w->info.unshaped_list_op[k],
-				 k + 1 == PERFDB_CHROME_TRACE_LIST_OPS && w->info.unshaped_list_ops > k + 1 ?
-				 " (and more op types alike)" : "");
-			res->warnings++;
-			if (o->warn)
-				o->warn(o->ctx, m);
-		}
-		if (rc == 0 && w->info.comm_skipped) {
-			char m[1200];
-			snprintf(m, sizeof(m), "%s: %zu collective call(s) left out of the comm tables: %s",
-				 in.v[i].path, w->info.comm_skipped, w->info.comm_skip);
-			res->warnings++;
-			if (o->warn)
-				o->warn(o->ctx, m);
-		}
-		if (rc == 0 && w->info.unnamed) {
-			char m[1200];
-			snprintf(m, sizeof(m), "%s: %zu op event(s) with an empty name dropped (no table can "
-				 "hold them)", in.v[i].path, w->info.unnamed);
-			res->warnings++;
-			if (o->warn)
-				o->warn(o->ctx, m);
-		}
-		if (rc == 0)
-			rc = perfdb_fia_add_file(fia, in.v[i].path, w->fia, err);
-		res->inputs++;
-		res->bytes += w->st.bytes;
-		if (in.v[i].kind == PERFDB_INPUT_CHROME_TRACE)
-			res->traces++;
-		warn_input(o, res, in.v[i].path, &w->st, &before, perfdb_agg_totals(def));
-		dblist_release(&w->dbs);
-		perfdb_fia_file_free(w->fia);
-		w->fia = NULL;
+		rc = merge_input(&r, i, &all, fia, res, err);
 		pthread_mutex_lock(&r.mu);
 		r.merged = i + 1;
 		pthread_cond_broadcast(&r.cv);

@@ -328,6 +328,37 @@ static int merge_file(struct outfile *of, const char *path, const struct perfdb_
 	return rc;
 }
 
+/* The comm tables in the run's summary, after the kernel tables (from slot
+ * base of res->tables, which has room for them). */
+static int comm_entries(const struct perfdb_comm_out cout[PERFDB_COMM_NOPS], const char *outdir,
+			struct perfdb_parse_result *res, size_t base, struct perfdb_err *err)
+{
+	size_t n = 0;
+	for (int op = 0; op < PERFDB_COMM_NOPS; op++) {
+		const struct perfdb_comm_out *co = &cout[op];
+		if (!co->used)
+			continue;
+		if (co->raw) {
+			res->comm_raw++;
+			continue;
+		}
+		struct perfdb_parse_table *t = &res->tables[base + n++];
+		res->ntables++;
+		if (asprintf(&t->path, "%s/%s", outdir, perfdb_comm_op_file((enum perfdb_comm_op)op)) < 0) {
+			t->path = NULL;
+			return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+		}
+		t->type = strdup(perfdb_comm_op_prefix((enum perfdb_comm_op)op));
+		if (!t->type)
+			return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+		t->groups = co->groups;
+		t->added = co->added;
+		t->updated = co->updated;
+		t->created = !co->exists;
+	}
+	return 0;
+}
+
 int perfdb_parse_write_tables(const char *outdir, const struct perfdb_agg *agg,
 			      const struct perfdb_comm_agg *comm,
 			      const struct perfdb_fia *fia, double lock_timeout,
@@ -432,29 +463,8 @@ int perfdb_parse_write_tables(const char *outdir, const struct perfdb_agg *agg,
 		else
 			rc = merge_file(&files[f], path.buf, agg, fia, t, err);
 	}
-	/* the collectives' tables, after the kernel tables in the summary */
-	size_t ncomm = 0;
-	for (int op = 0; op < PERFDB_COMM_NOPS && rc == 0; op++) {
-		const struct perfdb_comm_out *co = &cout[op];
-		if (!co->used)
-			continue;
-		if (co->raw) {
-			res->comm_raw++;
-			continue;
-		}
-		struct perfdb_parse_table *t = &res->tables[cbase + ncomm++];
-		perfdb_strbuf_reset(&path);
-		perfdb_strbuf_addf(&path, "%s/%s", outdir, perfdb_comm_op_file((enum perfdb_comm_op)op));
-		t->path = strdup(path.buf);
-		t->type = strdup(perfdb_comm_op_prefix((enum perfdb_comm_op)op));
-		t->groups = co->groups;
-		t->added = co->added;
-		t->updated = co->updated;
-		t->created = !co->exists;
-		res->ntables++;
-		if (!t->path || !t->type)
-			rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
-	}
+	if (rc == 0)
+		rc = comm_entries(cout, outdir, res, cbase, err);
 	/* phase 2: replace the changed tables, each atomically */
 	for (size_t f = 0; f < nfiles && rc == 0; f++) {
 		if (!files[f].t.dirty && files[f].exists)
@@ -468,11 +478,9 @@ int perfdb_parse_write_tables(const char *outdir, const struct perfdb_agg *agg,
 		if (!co->used || co->raw)
 			continue;
 		struct perfdb_parse_table *t = &res->tables[cbase + (size_t)k++];
-		if (!co->t.dirty && co->exists)
-			continue;
-		rc = perfdb_table_save(&co->t, t->path, &lock, err);
-		if (rc == 0)
-			t->written = 1;
+		if (co->t.dirty || !co->exists)
+			rc = perfdb_table_save(&co->t, t->path, &lock, err);
+		t->written = rc == 0 && (co->t.dirty || !co->exists);
 	}
 	perfdb_comm_tables_release(cout);
 	/* the simulator's routing for the tables now there (docs/database.md "op_mapping.yaml") */
