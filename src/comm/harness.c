@@ -216,6 +216,52 @@ static int timed_pass(const struct perfdb_comm_transport_i *tr, void *ctx, const
 	return judged;
 }
 
+/* The timed iterations the budget leaves after nw warm-up calls of times t
+ * (sorted here), spent seconds in, within [min_iters, iters]. */
+static long iters_for(const struct perfdb_harness_cfg *cfg, double *t, size_t nw, double spent)
+{
+	long iters = cfg->iters;
+	if (nw == 0)
+		return iters;
+	size_t from = nw > 1 ? 1 : 0;   /* the first iteration is the slowest */
+	qsort(t + from, nw - from, sizeof(double), cmp_double);
+	double est = t[from + (nw - from) / 2];
+	if (est > 0) {
+		double left = cfg->budget - spent;
+		double fit = left > 0 ? left / est : 0;
+		if (fit < (double)iters)
+			iters = (long)fit;
+	}
+	if (iters < cfg->min_iters)
+		iters = cfg->min_iters;
+	if (iters > cfg->iters)
+		iters = cfg->iters;
+	return iters;
+}
+
+/* The check's outcome over the group: wrong elements summed, the first rank
+ * that saw one. */
+static int check_result(const struct perfdb_harness_case *hc, const struct perfdb_comm_layout *l,
+			void *recv, int rank, int n, MPI_Comm comm, struct perfdb_harness_result *res,
+			struct perfdb_err *err)
+{
+	const struct perfdb_coll *coll = hc->coll;
+	/* fault injection for the test suite (docs/testing.md): the last rank
+	 * spoils one received element, so the check must catch it */
+	const char *fault = getenv("PERFDB_COMM_FAULT");
+	if (fault && *fault && rank == n - 1 && l->recv_elems)
+		fill(hc->dtype, recv, 1, sentinel, rank, n, l->count);
+	unsigned long long bad = verify(hc->dtype, recv, l->recv_elems, coll->expected, rank, n,
+					l->count);
+	int bad_rank = bad ? rank : n;
+	MPI_TRY(err, MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm));
+	MPI_TRY(err, MPI_Allreduce(MPI_IN_PLACE, &bad_rank, 1, MPI_INT, MPI_MIN, comm));
+	res->check = bad ? -1 : 1;
+	res->bad = bad;
+	res->bad_rank = bad ? bad_rank : -1;
+	return 0;
+}
+
 int perfdb_harness_measure(const struct perfdb_harness_cfg *cfg,
 			   const struct perfdb_harness_case *hc,
 			   struct perfdb_harness_result *res, struct perfdb_err *err)
@@ -269,19 +315,7 @@ int perfdb_harness_measure(const struct perfdb_harness_cfg *cfg,
 	double slowest = MPI_Wtime() - t0;   /* wall time of the calls, for grace_of */
 	if ((rc = agree_call(rc, comm, grace_of(slowest), res, err)) < 0 || res->transport_failed)
 		goto out;
-	/* fault injection for the test suite (docs/testing.md): the last rank
-	 * spoils one received element, so the check must catch it */
-	const char *fault = getenv("PERFDB_COMM_FAULT");
-	if (fault && *fault && rank == n - 1 && l.recv_elems)
-		fill(hc->dtype, recv, 1, sentinel, rank, n, l.count);
-	unsigned long long bad = verify(hc->dtype, recv, l.recv_elems, coll->expected, rank, n,
-					l.count);
-	int bad_rank = bad ? rank : n;
-	MPI_TRY(err, MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm));
-	MPI_TRY(err, MPI_Allreduce(MPI_IN_PLACE, &bad_rank, 1, MPI_INT, MPI_MIN, comm));
-	res->check = bad ? -1 : 1;
-	res->bad = bad;
-	res->bad_rank = bad ? bad_rank : -1;
+	PERFDB_TRY(check_result(hc, &l, recv, rank, n, comm, res, err));
 
 	/* 3. warm-up, stopped early once a quarter of the budget is spent */
 	memset(recv, 0, recv_bytes ? recv_bytes : 1);
@@ -321,22 +355,7 @@ int perfdb_harness_measure(const struct perfdb_harness_cfg *cfg,
 	}
 
 	/* 4. how many timed iterations the budget allows */
-	long iters = cfg->iters;
-	if (nw > 0) {
-		size_t from = nw > 1 ? 1 : 0;   /* the first iteration is the slowest */
-		qsort(t + from, nw - from, sizeof(double), cmp_double);
-		double est = t[from + (nw - from) / 2];
-		if (est > 0) {
-			double left = cfg->budget - spent;
-			double fit = left > 0 ? left / est : 0;
-			if (fit < (double)iters)
-				iters = (long)fit;
-		}
-		if (iters < cfg->min_iters)
-			iters = cfg->min_iters;
-		if (iters > cfg->iters)
-			iters = cfg->iters;
-	}
+	long iters = iters_for(cfg, t, nw, spent);
 
 	/*
 	 * The timed passes (harness.h step 4): a pass is `iters` rounds; a

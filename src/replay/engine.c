@@ -186,6 +186,48 @@ static int row_key(const char *op, const char *table, const struct perfdb_table 
 	return key->buf ? 0 : -PERFDB_ENOMEM;
 }
 
+/* A row the journal holds (a resumed run, or the operator process's
+ * result): its figures and outcome as that run measured them. */
+static int resume_row(struct engine_run_ctx *x, const char *op, const struct perfdb_table *t, size_t r,
+		      const struct jentry *je, enum engine_pass pass, struct perfdb_engine_row *row)
+{
+	const struct perfdb_engine_opts *o = x->o;
+	struct perfdb_engine_result *res = x->res;
+	int rc = 0;
+	row->samples = je->samples;
+	row->mean = je->mean;
+	row->median = je->median;
+	row->min = je->min;
+	row->std = je->std;
+	row->cpu_ratio = je->cpu;
+	row->probe_gbs = je->probe;
+	row->retries = je->retries;
+	snprintf(row->kernel, sizeof(row->kernel), "%s", je->kernel);
+	/* resumed rows count in the reference like measured ones */
+	if (x->probe && perfdb_probe_note(x->probe, je->probe) < 0)
+		return -PERFDB_ENOMEM;
+	row->discarded = je->discarded;
+	row->outliers = je->outliers;
+	row->blocks = je->blocks;
+	row->blocks_bad = je->blocks_bad;
+	row->worst_wait = je->worst_wait;
+	if (je->ok) {
+		res->nok++;
+		res->nresumed += pass != ENGINE_PASS_COLLECT;
+		row->resumed = pass != ENGINE_PASS_COLLECT;
+		rc = result_add_measure(&res->measures, op, t, r, row);
+	} else if (je->contended) {
+		/* only the operator process's own row comes back so (resume finds ok lines only) */
+		rc = set_reason(row, PERFDB_ENGINE_CONTENDED, je->reason ? je->reason : "contended");
+		res->ncontended++;
+	} else {
+		rc = set_reason(row, PERFDB_ENGINE_FAILED, je->reason ? je->reason : "failed");
+		res->nfailed++;
+		res->stopped = o->fail_fast;
+	}
+	return rc;
+}
+
 int engine_run_table(struct engine_run_ctx *x, const char *op, const struct perfdb_table *t,
 		     enum engine_pass pass, const char *crash, struct perfdb_err *err)
 {
@@ -259,39 +301,7 @@ int engine_run_table(struct engine_run_ctx *x, const char *op, const struct perf
 					je = NULL;
 			}
 			if (je) {
-				row->samples = je->samples;
-				row->mean = je->mean;
-				row->median = je->median;
-				row->min = je->min;
-				row->std = je->std;
-				row->cpu_ratio = je->cpu;
-				row->probe_gbs = je->probe;
-				row->retries = je->retries;
-				snprintf(row->kernel, sizeof(row->kernel), "%s", je->kernel);
-				/* resumed rows count in the reference like measured ones */
-				if (x->probe && perfdb_probe_note(x->probe, je->probe) < 0) {
-					rc = -PERFDB_ENOMEM;
-					break;
-				}
-				row->discarded = je->discarded;
-				row->outliers = je->outliers;
-				row->blocks = je->blocks;
-				row->blocks_bad = je->blocks_bad;
-				row->worst_wait = je->worst_wait;
-				if (je->ok) {
-					res->nok++;
-					res->nresumed += pass != ENGINE_PASS_COLLECT;
-					row->resumed = pass != ENGINE_PASS_COLLECT;
-					rc = result_add_measure(&res->measures, op, t, r, row);
-				} else if (je->contended) {
-					/* only the operator process's own row comes back so (resume finds ok lines only) */
-					rc = set_reason(row, PERFDB_ENGINE_CONTENDED, je->reason ? je->reason : "contended");
-					res->ncontended++;
-				} else {
-					rc = set_reason(row, PERFDB_ENGINE_FAILED, je->reason ? je->reason : "failed");
-					res->nfailed++;
-					res->stopped = o->fail_fast;
-				}
+				rc = resume_row(x, op, t, r, je, pass, row);
 			} else if (pass == ENGINE_PASS_COLLECT && o->stop && *o->stop) {
 				/* interrupted: the child stopped before this row, as the in-process run would */
 				free(row->op);

@@ -105,25 +105,11 @@ static int judge_block(struct judge *j, MPI_Comm *comm, struct perfdb_engine_row
  * bandwidth probe read before the warm-up (which re-warms what the probe
  * evicted) and after the timed loop; the row keeps the lower of the two.
  */
-static int time_case(const struct perfdb_engine_opts *o, const struct perfdb_op_impl *impl,
-		     struct perfdb_op_case *c, uint64_t *flushbuf, size_t flushn, struct perfdb_probe *pr,
-		     struct perfdb_engine_row *row, struct perfdb_err *err)
+/* The warm-up: at least 2 calls, up to 5 % of the budget; start: the row's
+ * start on CLOCK_MONOTONIC.  --row-timeout holds here already. */
+static int warm_up(const struct perfdb_engine_opts *o, const struct perfdb_op_impl *impl,
+		   struct perfdb_op_case *c, MPI_Comm *comm, double start, struct perfdb_err *err)
 {
-	size_t ws = 0;
-	for (size_t i = 0; i < c->nin; i++)
-		ws += c->in[i].bytes;
-	for (size_t i = 0; i < c->nout; i++)
-		ws += c->out[i].bytes;
-	int flush = o->flush && c->def->memory_bound && flushbuf && ws < ENGINE_LLC_BYTES && !o->backend->time_run;
-	/*
-	 * Collective: every rank runs each call together.  Ranks enter each
-	 * sample after a barrier and the sample is the slowest rank's time
-	 * (nccl-tests); every stop decision is taken on values all ranks share.
-	 */
-	MPI_Comm *comm = c->def->collective ? o->comm : NULL;
-	double probe0 = pr ? perfdb_probe_gbs(pr) : 0;
-	double start = engine_now_s(CLOCK_MONOTONIC);
-	/* warm-up: at least 2 calls, up to 5 % of the budget */
 	double el0 = 0, call = 0, need = 0;
 	for (int w = 0;; w++) {
 		int rc = impl->run(c, err);
@@ -161,6 +147,28 @@ static int time_case(const struct perfdb_engine_opts *o, const struct perfdb_op_
 		if (!more)
 			break;
 	}
+	return 0;
+}
+
+static int time_case(const struct perfdb_engine_opts *o, const struct perfdb_op_impl *impl,
+		     struct perfdb_op_case *c, uint64_t *flushbuf, size_t flushn, struct perfdb_probe *pr,
+		     struct perfdb_engine_row *row, struct perfdb_err *err)
+{
+	size_t ws = 0;
+	for (size_t i = 0; i < c->nin; i++)
+		ws += c->in[i].bytes;
+	for (size_t i = 0; i < c->nout; i++)
+		ws += c->out[i].bytes;
+	int flush = o->flush && c->def->memory_bound && flushbuf && ws < ENGINE_LLC_BYTES && !o->backend->time_run;
+	/*
+	 * Collective: every rank runs each call together.  Ranks enter each
+	 * sample after a barrier and the sample is the slowest rank's time
+	 * (nccl-tests); every stop decision is taken on values all ranks share.
+	 */
+	MPI_Comm *comm = c->def->collective ? o->comm : NULL;
+	double probe0 = pr ? perfdb_probe_gbs(pr) : 0;
+	double start = engine_now_s(CLOCK_MONOTONIC);
+	PERFDB_TRY(warm_up(o, impl, c, comm, start, err));
 	size_t cap = o->repeat > 64 ? o->repeat : 64, n = 0;
 	double *x = malloc(cap * sizeof(double));
 	if (!x)
