@@ -274,6 +274,24 @@ static int parse_args(int argc, char **argv, struct perfdb_db_opts *o, struct cm
 	return rc == 1 ? -1 : rc;
 }
 
+/* The values a flag's type does not check; 0 or the usage error's status. */
+static int check_values(const struct cmd_grid_args *a, uint64_t *seed)
+{
+	if (a->seed_s && parse_seed(a->seed_s, seed) < 0)
+		return opt_usage_error(&cmd_grid_help,
+				       "argument --seed: invalid value: '%s' (an integer from 0 to "
+				       "18446744073709551615)", a->seed_s);
+	if (!(a->gb >= 0) || a->gb > 8e9)
+		return opt_usage_error(&cmd_grid_help,
+				       "argument --max-hbm-gb: invalid value: '%g' (0 disables the "
+				       "filter; at most 8e9)", a->gb);
+	if (!(a->max_row_s >= 0) || a->max_row_s > 1e12)
+		return opt_usage_error(&cmd_grid_help,
+				       "argument --max-row-seconds: invalid value: '%g' (0 disables the "
+				       "filter; at most 1e12)", a->max_row_s);
+	return 0;
+}
+
 int cmd_grid(int argc, char **argv, struct cmd_db *cdb)
 {
 	struct perfdb_db_opts *o = &cdb->o;   /* filled by DB_OPTIONS, finished below */
@@ -284,26 +302,7 @@ int cmd_grid(int argc, char **argv, struct cmd_db *cdb)
 		return rc < 0 ? 0 : rc;
 	}
 	uint64_t seed = 0;
-	if (a->seed_s && parse_seed(a->seed_s, &seed) < 0) {
-		free(a->model_cfgs.v);
-		return opt_usage_error(&cmd_grid_help,
-				       "argument --seed: invalid value: '%s' (an integer from 0 to "
-				       "18446744073709551615)", a->seed_s);
-	}
-	if (!(a->gb >= 0) || a->gb > 8e9) {
-		free(a->model_cfgs.v);
-		return opt_usage_error(&cmd_grid_help,
-				       "argument --max-hbm-gb: invalid value: '%g' (0 disables the "
-				       "filter; at most 8e9)", a->gb);
-	}
-
-	if (!(a->max_row_s >= 0) || a->max_row_s > 1e12) {
-		free(a->model_cfgs.v);
-		return opt_usage_error(&cmd_grid_help,
-				       "argument --max-row-seconds: invalid value: '%g' (0 disables the "
-				       "filter; at most 1e12)", a->max_row_s);
-	}
-	if ((rc = db_opts_finish(cdb, &cmd_grid_help))) {
+	if ((rc = check_values(a, &seed)) || (rc = db_opts_finish(cdb, &cmd_grid_help))) {
 		free(a->model_cfgs.v);
 		return rc;
 	}

@@ -397,6 +397,28 @@ struct mb_args {
 };
 
 /* 0, -1 after --help, or the usage status. */
+/* DispatchFFNCombine's launch options (the reference's flags); returns how many. */
+#define DFC_NOPTS 6
+static size_t options_dfc(struct mb_args *a, struct opt *out)
+{
+	const struct opt t[DFC_NOPTS] = {
+		{ .type = OPT_INT, .name = "dispatch-ffn-combine-ep-size", .dest = &a->ep, .metavar = "N",
+		  .help = "expert-parallel size of DispatchFFNCombine, written as EP Size (default: 16)" },
+		{ .type = OPT_INT, .name = "dispatch-ffn-combine-nproc-per-node", .dest = &a->nproc,
+		  .metavar = "N", .help = "DispatchFFNCombine processes per node (default: the EP size)" },
+		{ .type = OPT_INT, .name = "dispatch-ffn-combine-nnodes", .dest = &a->nnodes, .metavar = "N",
+		  .help = "DispatchFFNCombine nodes (default: 1)" },
+		{ .type = OPT_INT, .name = "dispatch-ffn-combine-node-rank", .dest = &a->node_rank,
+		  .metavar = "N", .help = "this node's rank (default: 0)" },
+		{ .type = OPT_STRING, .name = "dispatch-ffn-combine-master-addr", .dest = &a->master_addr,
+		  .metavar = "ADDR", .help = "rendezvous address (default: 127.0.0.1)" },
+		{ .type = OPT_INT, .name = "dispatch-ffn-combine-master-port", .dest = &a->master_port,
+		  .metavar = "PORT", .help = "rendezvous port (required for several nodes)" },
+	};
+	memcpy(out, t, sizeof(t));
+	return DFC_NOPTS;
+}
+
 static int parse_args(int argc, char **argv, struct perfdb_db_opts *o, struct mb_args *a)
 {
 	*a = (struct mb_args){ .backend = "msprof", .mode = "all", .exec_mode = "inprocess",
@@ -459,26 +481,21 @@ static int parse_args(int argc, char **argv, struct perfdb_db_opts *o, struct mb
 		  .help = "stop at the first failure: no per-operator fallback runs" },
 		{ .type = OPT_FLAG, .name = "prune-empty-duration-rows", .dest = &a->prune,
 		  .help = "delete rows left without any valid duration" },
-		{ .type = OPT_INT, .name = "dispatch-ffn-combine-ep-size", .dest = &a->ep, .metavar = "N",
-		  .help = "expert-parallel size of DispatchFFNCombine, written as EP Size (default: 16)" },
-		{ .type = OPT_INT, .name = "dispatch-ffn-combine-nproc-per-node", .dest = &a->nproc,
-		  .metavar = "N", .help = "DispatchFFNCombine processes per node (default: the EP size)" },
-		{ .type = OPT_INT, .name = "dispatch-ffn-combine-nnodes", .dest = &a->nnodes, .metavar = "N",
-		  .help = "DispatchFFNCombine nodes (default: 1)" },
-		{ .type = OPT_INT, .name = "dispatch-ffn-combine-node-rank", .dest = &a->node_rank,
-		  .metavar = "N", .help = "this node's rank (default: 0)" },
-		{ .type = OPT_STRING, .name = "dispatch-ffn-combine-master-addr", .dest = &a->master_addr,
-		  .metavar = "ADDR", .help = "rendezvous address (default: 127.0.0.1)" },
-		{ .type = OPT_INT, .name = "dispatch-ffn-combine-master-port", .dest = &a->master_port,
-		  .metavar = "PORT", .help = "rendezvous port (required for several nodes)" },
+	};
+	const struct opt tail[] = {
 		{ .type = OPT_FLAG, .name = "json", .dest = &a->json,
 		  .help = "print a JSON summary instead of the report" },
 		DB_OPTIONS(o),
 		{ .type = OPT_END },
 	};
+	struct opt all[sizeof(opts) / sizeof(opts[0]) + DFC_NOPTS + sizeof(tail) / sizeof(tail[0])];
+	size_t n = sizeof(opts) / sizeof(opts[0]);
+	memcpy(all, opts, sizeof(opts));
+	n += options_dfc(a, all + n);
+	memcpy(all + n, tail, sizeof(tail));
 	const char *pos[1];
 	size_t npos;
-	int rc = opt_parse(argc, argv, opts, &cmd_microbench_help, pos, &npos);
+	int rc = opt_parse(argc, argv, all, &cmd_microbench_help, pos, &npos);
 	return rc == 1 ? -1 : rc;
 }
 

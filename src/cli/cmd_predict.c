@@ -49,55 +49,9 @@ static void shorten(const char *s, char *out, size_t cap)
 		snprintf(out, cap, "%.*s...", CELL_MAX - 3, s);
 }
 
-static void print_text(const struct perfdb_predict_result *r, const char *db, long top)
+/* The per-op table, the first top rows (all when top < 0). */
+static void print_rows(const struct perfdb_predict_result *r, long top)
 {
-	const double ms = 1e-3;
-	printf("perfdb predict: %zu op call%s of the %s %s, answered from %s\n", r->calls,
-	       r->calls == 1 ? "" : "s", perfdb_predict_kind_text(r->kind), r->trace_file, db);
-	if (r->kind == PERFDB_PREDICT_TORCH_CPU)
-		printf("predicted  %.3f ms  (ops %.3f ms + host overhead %.3f ms, the trace's gaps "
-		       "between top-level calls)\n", r->predicted_us * ms, r->predicted_ops_us * ms,
-		       r->overhead_us * ms);
-	else if (r->overhead_us > 0)
-		printf("predicted  %.3f ms  (ops %.3f ms + the trace's wait time %.3f ms)\n",
-		       r->predicted_us * ms, r->predicted_ops_us * ms, r->overhead_us * ms);
-	else
-		printf("predicted  %.3f ms\n", r->predicted_us * ms);
-	printf("measured   %.3f ms  (%s)\n", r->measured_us * ms,
-	       r->kind == PERFDB_PREDICT_TORCH_CPU ? "the step: first top-level call's start to "
-	       "the last one's end" : r->kind == PERFDB_PREDICT_TORCH_GPU ?
-	       "the device time the ops launched" : "the kernels' durations and wait times");
-	if (r->measured_us > 0) {
-		double e = (r->predicted_us / r->measured_us - 1) * 100;
-		printf("error      %+.1f %%\n", fabs(e) < 0.05 ? 0.0 : e);
-	}
-	double tot = r->trace_ops_us > 0 ? r->trace_ops_us : 1;
-	printf("coverage   %.1f %% of the trace's op time answered: hit %.1f %%, interpolated "
-	       "%.1f %%, children %.1f %%, zero-cost %.1f %%; missing %.1f %% (%zu call%s, "
-	       "counted as 0)\n",
-	       100 * (1 - r->how_trace_us[PERFDB_PREDICT_MISSING] / tot),
-	       100 * r->how_trace_us[PERFDB_PREDICT_HIT] / tot,
-	       100 * r->how_trace_us[PERFDB_PREDICT_INTERPOLATED] / tot,
-	       100 * r->how_trace_us[PERFDB_PREDICT_CHILDREN] / tot,
-	       100 * r->how_trace_us[PERFDB_PREDICT_ZERO_COST] / tot,
-	       100 * r->how_trace_us[PERFDB_PREDICT_MISSING] / tot,
-	       r->how_calls[PERFDB_PREDICT_MISSING],
-	       r->how_calls[PERFDB_PREDICT_MISSING] == 1 ? "" : "s");
-	if (r->predicted_ops_us > 0) {
-		printf("answered by");
-		const char *sep = " ";
-		for (int c = 0; c < PERFDB_PREDICT_NCOLUMNS; c++)
-			if (r->column_db_us[c] > 0) {
-				printf("%s%s %.1f %%", sep, perfdb_predict_columns[c],
-				       100 * r->column_db_us[c] / r->predicted_ops_us);
-				sep = ", ";
-			}
-		printf(" of the predicted op time\n");
-	}
-	if (r->other_thread_calls)
-		printf("not in the step: %zu top-level call%s (%.3f ms) on other threads\n",
-		       r->other_thread_calls, r->other_thread_calls == 1 ? "" : "s",
-		       r->other_thread_us * ms);
 	size_t n = r->nrows;
 	if (top >= 0 && (size_t)top < n)
 		n = (size_t)top;
@@ -147,6 +101,58 @@ static void print_text(const struct perfdb_predict_result *r, const char *db, lo
 	free(rows);
 	free(num);
 	free(cut);
+}
+
+static void print_text(const struct perfdb_predict_result *r, const char *db, long top)
+{
+	const double ms = 1e-3;
+	printf("perfdb predict: %zu op call%s of the %s %s, answered from %s\n", r->calls,
+	       r->calls == 1 ? "" : "s", perfdb_predict_kind_text(r->kind), r->trace_file, db);
+	if (r->kind == PERFDB_PREDICT_TORCH_CPU)
+		printf("predicted  %.3f ms  (ops %.3f ms + host overhead %.3f ms, the trace's gaps "
+		       "between top-level calls)\n", r->predicted_us * ms, r->predicted_ops_us * ms,
+		       r->overhead_us * ms);
+	else if (r->overhead_us > 0)
+		printf("predicted  %.3f ms  (ops %.3f ms + the trace's wait time %.3f ms)\n",
+		       r->predicted_us * ms, r->predicted_ops_us * ms, r->overhead_us * ms);
+	else
+		printf("predicted  %.3f ms\n", r->predicted_us * ms);
+	printf("measured   %.3f ms  (%s)\n", r->measured_us * ms,
+	       r->kind == PERFDB_PREDICT_TORCH_CPU ? "the step: first top-level call's start to "
+	       "the last one's end" : r->kind == PERFDB_PREDICT_TORCH_GPU ?
+	       "the device time the ops launched" : "the kernels' durations and wait times");
+	if (r->measured_us > 0) {
+		double e = (r->predicted_us / r->measured_us - 1) * 100;
+		printf("error      %+.1f %%\n", fabs(e) < 0.05 ? 0.0 : e);
+	}
+	double tot = r->trace_ops_us > 0 ? r->trace_ops_us : 1;
+	printf("coverage   %.1f %% of the trace's op time answered: hit %.1f %%, interpolated "
+	       "%.1f %%, children %.1f %%, zero-cost %.1f %%; missing %.1f %% (%zu call%s, "
+	       "counted as 0)\n",
+	       100 * (1 - r->how_trace_us[PERFDB_PREDICT_MISSING] / tot),
+	       100 * r->how_trace_us[PERFDB_PREDICT_HIT] / tot,
+	       100 * r->how_trace_us[PERFDB_PREDICT_INTERPOLATED] / tot,
+	       100 * r->how_trace_us[PERFDB_PREDICT_CHILDREN] / tot,
+	       100 * r->how_trace_us[PERFDB_PREDICT_ZERO_COST] / tot,
+	       100 * r->how_trace_us[PERFDB_PREDICT_MISSING] / tot,
+	       r->how_calls[PERFDB_PREDICT_MISSING],
+	       r->how_calls[PERFDB_PREDICT_MISSING] == 1 ? "" : "s");
+	if (r->predicted_ops_us > 0) {
+		printf("answered by");
+		const char *sep = " ";
+		for (int c = 0; c < PERFDB_PREDICT_NCOLUMNS; c++)
+			if (r->column_db_us[c] > 0) {
+				printf("%s%s %.1f %%", sep, perfdb_predict_columns[c],
+				       100 * r->column_db_us[c] / r->predicted_ops_us);
+				sep = ", ";
+			}
+		printf(" of the predicted op time\n");
+	}
+	if (r->other_thread_calls)
+		printf("not in the step: %zu top-level call%s (%.3f ms) on other threads\n",
+		       r->other_thread_calls, r->other_thread_calls == 1 ? "" : "s",
+		       r->other_thread_us * ms);
+	print_rows(r, top);
 }
 
 int cmd_predict(int argc, char **argv, struct cmd_db *db)
