@@ -20,6 +20,7 @@
 #include "strtab.h"
 #include "trace_cells.h"
 #include "trace_comm.h"
+#include "trace_defer.h"
 #include "parse/trace_link.h"
 #include "trace_source.h"
 #include "trace_stream.h"
@@ -35,6 +36,7 @@ struct reader {
 	struct perfdb_strbuf scratch, dur, type;
 	struct perfdb_strbuf outs, outt, outf;   /* a row's output cells (aten_shapes.h) */
 	struct perfdb_strbuf comm_key;           /* an op's collective key field (trace_comm.h) */
+	struct perfdb_tdefer held;               /* conversions waiting for their dtype (trace_defer.h) */
 	struct perfdb_tmeta meta;
 	long long first_device;
 	int have_first_device;
@@ -307,6 +309,21 @@ static int thread_of(struct reader *r, const struct perfdb_tevent *ev, uint32_t 
 	return 0;
 }
 
+static int cpu_key(struct reader *r, const struct perfdb_tevent *ev, struct perfdb_err *err);
+
+/* A held conversion's row (trace_defer.h). */
+static int emit_held(void *ctx, const struct perfdb_held *h, struct perfdb_err *err)
+{
+	struct reader *r = ctx;
+	struct perfdb_kernel_row row;
+	row_init(&row);
+	row.file = r->name;
+	if (perfdb_held_row(h, &row, &r->outs, &r->outt, &r->outf) < 0 ||
+	    (!h->out_dtype[0] && shape_cells(r, &row) < 0))
+		return nomem(err);
+	return r->cpu->row(r->cpu->ctx, &row, err);
+}
+
 static int cpu_op(struct reader *r, const struct perfdb_tevent *ev, struct perfdb_err *err)
 {
 	int64_t ts, end, ext;
@@ -314,7 +331,7 @@ static int cpu_op(struct reader *r, const struct perfdb_tevent *ev, struct perfd
 	PERFDB_TRY(need_name(ev, err));
 	PERFDB_TRY(need_ns(ev, PERFDB_TF_TS, &ts, err));
 	PERFDB_TRY(need_us(ev, PERFDB_TF_DUR, &dur, err));
-	PERFDB_TRY(opt_id(ev, PERFDB_TF_EXT, &ext, err));
+	PERFDB_TRY(opt_id(ev, PERFDB_TF_EXT, &ext, err));   /* checked before the cells, as always */
 	end = ts + (int64_t)llround(dur * 1000.0);
 	r->info->cpu_ops++;
 	struct perfdb_tcells *c = &r->cells;
@@ -353,8 +370,6 @@ static int cpu_op(struct reader *r, const struct perfdb_tevent *ev, struct perfd
 			row.in_shapes = sb_span(&c->shapes);
 			row.in_dtypes = sb_span(&c->dtypes);
 			row.in_formats = sb_span(&c->formats);
-			if (shape_cells(r, &row) < 0)
-				return nomem(err);
 			perfdb_strbuf_reset(&r->dur);
 			if (perfdb_strbuf_add(&r->dur, ev->f[PERFDB_TF_DUR].text.buf,
 					      ev->f[PERFDB_TF_DUR].text.len) < 0)
@@ -363,10 +378,32 @@ static int cpu_op(struct reader *r, const struct perfdb_tevent *ev, struct perfd
 			row.file = r->name;
 			if (c->unshaped_list)
 				note_unshaped_list(&r->cpu_lists, nm->buf, nm->len);
+			/* conversions wait for their copy_ child's dtype (trace_defer.h) */
+			PERFDB_TRY(perfdb_tdefer_flush(&r->held, row.thread, ts, 0, emit_held, r, err));
+			if (nm->len == 11 && memcmp(nm->buf, "aten::copy_", 11) == 0)
+				perfdb_tdefer_copy(&r->held, &row);
+			if (perfdb_tdefer_wants(nm->buf, nm->len))
+				return perfdb_tdefer_hold(&r->held, &row) < 0 ? nomem(err) : cpu_key(r, ev, err);
+			if (shape_cells(r, &row) < 0)
+				return nomem(err);
 			PERFDB_TRY(r->cpu->row(r->cpu->ctx, &row, err));
 		}
 	}
-	/* the op's key: name, cells and what a collective's args say, 0x1f-separated */
+	return cpu_key(r, ev, err);
+}
+
+/* The op's key (name, cells and what a collective's args say, 0x1f-separated)
+ * and its call, for linking its device activities. */
+static int cpu_key(struct reader *r, const struct perfdb_tevent *ev, struct perfdb_err *err)
+{
+	int64_t ts, end;
+	double dur;
+	int64_t ext;
+	PERFDB_TRY(need_ns(ev, PERFDB_TF_TS, &ts, err));
+	PERFDB_TRY(need_us(ev, PERFDB_TF_DUR, &dur, err));
+	PERFDB_TRY(opt_id(ev, PERFDB_TF_EXT, &ext, err));
+	end = ts + (int64_t)llround(dur * 1000.0);
+	struct perfdb_tcells *c = &r->cells;
 	struct perfdb_strbuf *k = &r->scratch;
 	perfdb_strbuf_reset(k);
 	const struct perfdb_strbuf *nm = &ev->f[PERFDB_TF_NAME].text;
@@ -534,38 +571,6 @@ static int offer(struct reader *r, struct perfdb_kernel_row *row, struct perfdb_
 	return r->gpu->row(r->gpu->ctx, row, err);
 }
 
-/* A collective's row: its name and cells from the args (record_param_comms). */
-static void comm_cells(const struct perfdb_tcomm *tc, struct perfdb_span f[5])
-{
-	if (!tc->name[0])
-		return;
-	f[0] = (struct perfdb_span){ tc->name, strlen(tc->name) };
-	f[1] = (struct perfdb_span){ tc->shapes, strlen(tc->shapes) };
-	f[2] = (struct perfdb_span){ tc->dtypes, strlen(tc->dtypes) };
-	f[3] = tc->dtypes[0] ? (struct perfdb_span){ "ND", 2 } : (struct perfdb_span){ "", 0 };
-}
-
-/* One call of a collective on one device, for the comm tables. */
-static int comm_call(struct reader *r, const struct perfdb_tcomm *tc, double us,
-		     const char *device, struct perfdb_err *err)
-{
-	if (!tc->coll)
-		return 0;
-	if (!tc->has_obs) {
-		if (tc->skip) {
-			if (!r->info->comm_skipped++)
-				snprintf(r->info->comm_skip, sizeof(r->info->comm_skip), "%s", tc->skip);
-		}
-		return 0;
-	}
-	r->info->comm_calls++;
-	if (!r->o || !r->o->comm)
-		return 0;
-	struct perfdb_comm_obs o = tc->obs;
-	o.dur_us = us;
-	return r->o->comm(r->o->comm_ctx, &o, device, err);
-}
-
 static int per_kernel_rows(struct reader *r, const struct perfdb_tlink_call *c,
 			   const struct perfdb_span f[5], struct perfdb_err *err)
 {
@@ -602,7 +607,7 @@ static int on_call(void *ctx, const struct perfdb_tlink_call *c, struct perfdb_e
 	if (c->linked) {
 		key_fields(r, c->key, f);
 		perfdb_tcomm_resolve(f[0], f[1], f[2], f[4], &r->meta, &tc);
-		comm_cells(&tc, f);
+		perfdb_tcomm_cells(&tc, f);
 	}
 	r->info->activities_linked += c->linked ? c->ndev : 0;
 	if (c->linked && c->ndev && flagged(r, c->key))
@@ -639,7 +644,7 @@ static int on_call(void *ctx, const struct perfdb_tlink_call *c, struct perfdb_e
 			r->shares[s].us += d->dur_us;
 		}
 		const char *dn = device_name(r, dev);
-		PERFDB_TRY(comm_call(r, &tc, total, dn, err));
+		PERFDB_TRY(perfdb_tcomm_call(&tc, total, dn, r->o, r->info, err));
 		if (r->o && r->o->per_kernel)
 			continue;
 		struct perfdb_kernel_row row;
@@ -707,11 +712,14 @@ static int read_src(struct perfdb_tsrc *src, const char *name,
 	perfdb_strbuf_init(&r.outt);
 	perfdb_strbuf_init(&r.outf);
 	perfdb_strbuf_init(&r.comm_key);
+	perfdb_tdefer_init(&r.held);
 	info->gzip = src->gz;
 	int rc = perfdb_tlink_new(&r.link, opts ? opts->mem_limit : 0, opts ? opts->spill_dir : NULL,
 				  err);
 	if (rc == 0)
 		rc = perfdb_trace_stream(src, on_event, &r, &r.meta, &info->bytes, err);
+	if (rc == 0)
+		rc = perfdb_tdefer_flush(&r.held, 0, 0, 1, emit_held, &r, err);
 	if (rc == 0) {
 		struct perfdb_tlink_stats st;
 		rc = perfdb_tlink_finish(r.link, on_call, &r, &st, err);
@@ -737,6 +745,7 @@ static int read_src(struct perfdb_tsrc *src, const char *name,
 	perfdb_strbuf_release(&r.outt);
 	perfdb_strbuf_release(&r.outf);
 	perfdb_strbuf_release(&r.comm_key);
+	perfdb_tdefer_release(&r.held);
 	free(r.shares);
 	return rc;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "trace_cells.h"
+#include "parse/chrome_trace.h"
 
 static int put_field(struct perfdb_strbuf *out, const struct perfdb_tfield *f)
 {
@@ -175,4 +176,33 @@ void perfdb_tcomm_resolve(struct perfdb_span name, struct perfdb_span shapes,
 		from_args(meta, tm, out);
 	else
 		from_annotation(name, shapes, dtypes, tm, out);
+}
+
+void perfdb_tcomm_cells(const struct perfdb_tcomm *tc, struct perfdb_span f[5])
+{
+	if (!tc->name[0])
+		return;
+	f[0] = (struct perfdb_span){ tc->name, strlen(tc->name) };
+	f[1] = (struct perfdb_span){ tc->shapes, strlen(tc->shapes) };
+	f[2] = (struct perfdb_span){ tc->dtypes, strlen(tc->dtypes) };
+	f[3] = tc->dtypes[0] ? (struct perfdb_span){ "ND", 2 } : (struct perfdb_span){ "", 0 };
+}
+
+int perfdb_tcomm_call(const struct perfdb_tcomm *tc, double us, const char *device,
+		      const struct perfdb_chrome_trace_opts *o, struct perfdb_chrome_trace_info *info,
+		      struct perfdb_err *err)
+{
+	if (!tc->coll)
+		return 0;
+	if (!tc->has_obs) {
+		if (tc->skip && !info->comm_skipped++)
+			snprintf(info->comm_skip, sizeof(info->comm_skip), "%s", tc->skip);
+		return 0;
+	}
+	info->comm_calls++;
+	if (!o || !o->comm)
+		return 0;
+	struct perfdb_comm_obs ob = tc->obs;
+	ob.dur_us = us;
+	return o->comm(o->comm_ctx, &ob, device, err);
 }

@@ -41,4 +41,16 @@ void perfdb_tcomm_resolve(struct perfdb_span name, struct perfdb_span shapes,
 			  struct perfdb_span dtypes, struct perfdb_span meta,
 			  const struct perfdb_tmeta *tm, struct perfdb_tcomm *out);
 
+/* A collective's row name and cells (key fields f[0..3]) from its args, when
+ * it has them (record_param_comms). */
+void perfdb_tcomm_cells(const struct perfdb_tcomm *tc, struct perfdb_span f[5]);
+
+/* One call of the collective on one device, us of device time: counted in
+ * info, and handed to o->comm when it makes a comm-table row. */
+struct perfdb_chrome_trace_opts;
+struct perfdb_chrome_trace_info;
+int perfdb_tcomm_call(const struct perfdb_tcomm *tc, double us, const char *device,
+		      const struct perfdb_chrome_trace_opts *o, struct perfdb_chrome_trace_info *info,
+		      struct perfdb_err *err);
+
 #endif

@@ -175,7 +175,10 @@ static void test_cpu_trace_counts(void **state)
 
 /* chrome_trace.h "Input cells": slot per input, empty slots kept, literal
  * quotes on the shape cell, torch dtype spellings, ND per tensor slot.
- * Row numbers are the ordinals of the cpu_op events in the file. */
+ * Row numbers are the ordinals of the cpu_op events in the file, but for a
+ * conversion (to, _to_copy), whose row comes once its thread moved past it
+ * (docs/chrome_trace.md "Conversions"): the trace opens with to and
+ * _to_copy around empty_strided, so that is row 0, not 2. */
 static void test_cpu_trace_rows(void **state)
 {
 	(void)state;
@@ -186,7 +189,12 @@ static void test_cpu_trace_rows(void **state)
 						  NULL, NULL, &err), 0);
 	assert_int_equal(cpu.n, 470);
 	/* [[], [], [], [], [], []] / ["", "", "Scalar", "Scalar", "", "Scalar"] */
-	check_row(&cpu.v[2], "aten.empty_strided", "CPU", "\";;;;;\"", ";;;;;", ";;;;;", "2");
+	check_row(&cpu.v[0], "aten.empty_strided", "CPU", "\";;;;;\"", ";;;;;", ";;;;;", "2");
+	/* the first to (bf16 (8,64)) after its copy_, whose dst is float: its output */
+	check_row_out(&cpu.v[2], "aten.to", "CPU", "\"8,64;;;;\"", "DT_BF16;;;;", "ND;;;;", "35",
+		      "\"8,64\"", "FLOAT");
+	check_row_out(&cpu.v[3], "aten._to_copy", "CPU", "\"8,64;;;;;;\"", "DT_BF16;;;;;;", "ND;;;;;;",
+		      "28", "\"8,64\"", "FLOAT");
 	/* [[8, 64], [], [], [], [8, 1]] / ["float", "", "Scalar", "Scalar", "float"] */
 	check_row(&cpu.v[8], "aten.sum", "CPU", "\"8,64;;;;8,1\"", "FLOAT;;;;FLOAT",
 		  "ND;;;;ND", "10");
