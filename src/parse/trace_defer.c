@@ -57,6 +57,11 @@ int perfdb_tdefer_hold(struct perfdb_tdefer *d, const struct perfdb_kernel_row *
 		}
 	}
 	d->n++;
+	for (size_t i = 0; i < d->nseen && i < PERFDB_TDEFER_SEEN; i++) {
+		const struct perfdb_seen_copy *c = &d->seen[i];
+		if (c->thread == h->thread && h->ts <= c->ts && c->end <= h->end && !h->out_dtype[0])
+			snprintf(h->out_dtype, sizeof(h->out_dtype), "%s", c->dtype);
+	}
 	return 0;
 }
 
@@ -64,12 +69,15 @@ void perfdb_tdefer_copy(struct perfdb_tdefer *d, const struct perfdb_kernel_row 
 {
 	const char *p = copy->in_dtypes.p, *semi = memchr(p, ';', copy->in_dtypes.len);
 	size_t n = semi ? (size_t)(semi - p) : copy->in_dtypes.len;
-	if (!n)
+	if (!n || n >= sizeof(d->seen[0].dtype))
 		return;   /* dst recorded without a dtype: nothing to learn */
+	struct perfdb_seen_copy *sc = &d->seen[d->nseen++ % PERFDB_TDEFER_SEEN];
+	*sc = (struct perfdb_seen_copy){ copy->thread, copy->ts_ns, copy->end_ns, "" };
+	memcpy(sc->dtype, p, n);
 	for (size_t i = 0; i < d->n; i++) {
 		struct perfdb_held *h = &d->v[i];
 		if (h->thread == copy->thread && h->ts <= copy->ts_ns && copy->end_ns <= h->end &&
-		    !h->out_dtype[0] && n < sizeof(h->out_dtype))
+		    !h->out_dtype[0])
 			snprintf(h->out_dtype, sizeof(h->out_dtype), "%.*s", (int)n, p);
 	}
 }

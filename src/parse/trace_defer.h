@@ -7,7 +7,8 @@
  * a scalar, which the profiler does not record; the `aten::copy_(dst, src)`
  * they run inside records dst as a tensor, with that dtype.  Their rows
  * wait here, in arrival order, until an event of their thread starts after
- * they ended (or the trace ends); a copy_ inside gives each the dtype.
+ * they ended (or the trace ends); a copy_ inside gives each the dtype, also
+ * one of the last PERFDB_TDEFER_SEEN copy_ rows seen before the conversion.
  */
 #ifndef PERFDB_PARSE_TRACE_DEFER_H
 #define PERFDB_PARSE_TRACE_DEFER_H
@@ -24,9 +25,21 @@ struct perfdb_held {
 	char out_dtype[32];       /* from the copy_ inside; "" while unknown */
 };
 
+/* A copy_ seen lately, for a conversion the file lists after its children
+ * (events need not come in time order). */
+struct perfdb_seen_copy {
+	uint32_t thread;
+	int64_t ts, end;
+	char dtype[32];
+};
+
+#define PERFDB_TDEFER_SEEN 32
+
 struct perfdb_tdefer {
 	struct perfdb_held *v;
 	size_t n, cap;
+	struct perfdb_seen_copy seen[PERFDB_TDEFER_SEEN];   /* a ring of the last copy_ rows */
+	size_t nseen;
 };
 
 void perfdb_tdefer_init(struct perfdb_tdefer *d);
@@ -35,7 +48,7 @@ void perfdb_tdefer_release(struct perfdb_tdefer *d);
 /* The ops whose rows are held: aten::to, aten::_to_copy. */
 int perfdb_tdefer_wants(const char *name, size_t len);
 
-/* Hold row (its strings copied). */
+/* Hold row (its strings copied); a copy_ seen lately inside it gives it its dtype. */
 int perfdb_tdefer_hold(struct perfdb_tdefer *d, const struct perfdb_kernel_row *row);
 
 /* A copy_ row: every held row of its thread that contains it and has no

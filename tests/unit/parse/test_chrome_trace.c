@@ -323,6 +323,62 @@ static void test_array_of_events(void **state)
 	rows_free(&cpu);
 }
 
+/*
+ * Conversions (docs/chrome_trace.md "Conversions"): to and _to_copy take the
+ * dtype of the copy_ inside them, whether the file lists it after them or,
+ * out of time order, before; a to without a copy_ (already the dtype) and a
+ * copy_ on another thread give nothing.  Held rows come once their thread
+ * moves past them, in arrival order.
+ */
+#define CONV(name, tid, ts, dur, dims, types) \
+	"{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"" name "\",\"pid\":1,\"tid\":" #tid \
+	",\"ts\":" #ts ",\"dur\":" #dur ",\"args\":{\"Input Dims\":" dims ",\"Input type\":" types "}}"
+static void test_conversions(void **state)
+{
+	(void)state;
+	struct rows cpu = { 0 };
+	struct perfdb_chrome_trace_info info;
+	struct perfdb_err err;
+	assert_int_equal(read_str("[" CONV("aten::to", 1, 10, 30, "[[2,3],[],[],[],[]]",
+					      "[\"c10::BFloat16\",\"Scalar\",\"Scalar\",\"Scalar\",\"\"]") ","
+				  CONV("aten::copy_", 1, 15, 5, "[[2,3],[2,3],[]]",
+				       "[\"float\",\"c10::BFloat16\",\"Scalar\"]") ","
+				  CONV("aten::copy_", 2, 50, 5, "[[2,3],[2,3],[]]",
+				       "[\"c10::Half\",\"float\",\"Scalar\"]") ","
+				  CONV("aten::copy_", 1, 61, 2, "[[4],[4],[]]",
+				       "[\"long int\",\"float\",\"Scalar\"]") ","
+				  CONV("aten::_to_copy", 1, 60, 5, "[[4],[],[],[],[],[],[]]",
+				       "[\"float\",\"Scalar\",\"\",\"\",\"\",\"Scalar\",\"\"]") ","
+				  CONV("aten::to", 2, 49, 10, "[[2,3],[],[],[],[]]",
+				       "[\"float\",\"Scalar\",\"Scalar\",\"Scalar\",\"\"]") ","
+				  CONV("aten::to", 1, 70, 1, "[[4],[],[],[],[]]",
+				       "[\"float\",\"Scalar\",\"Scalar\",\"Scalar\",\"\"]") ","
+				  CONV("aten::relu", 1, 80, 1, "[[4]]", "[\"float\"]") "]", &cpu, &info, &err), 0);
+	assert_int_equal(cpu.n, 8);
+	/* file order: copy_ (t1), copy_ (t2), copy_ (t1); the first to waits for t1's copy_ at
+	 * 61; _to_copy (60..65), listed after its copy_, takes it from the copies seen */
+	/* copy_'s output is its self (aten's rule) */
+	check_row_out(&cpu.v[0], "aten.copy_", "CPU", "\"2,3;2,3;\"", "FLOAT;DT_BF16;", "ND;ND;", "5",
+		      "\"2,3\"", "FLOAT");
+	check_row_out(&cpu.v[1], "aten.copy_", "CPU", "\"2,3;2,3;\"", "FLOAT16;FLOAT;", "ND;ND;", "5",
+		      "\"2,3\"", "FLOAT16");
+	check_row_out(&cpu.v[2], "aten.to", "CPU", "\"2,3;;;;\"", "DT_BF16;;;;", "ND;;;;", "30",
+		      "\"2,3\"", "FLOAT");
+	check_row_out(&cpu.v[3], "aten.copy_", "CPU", "\"4;4;\"", "INT64;FLOAT;", "ND;ND;", "2",
+		      "\"4\"", "INT64");
+	/* _to_copy (60..65), listed after its copy_ (61..63), leaves when t1's to at 70 comes */
+	check_row_out(&cpu.v[4], "aten._to_copy", "CPU", "\"4;;;;;;\"", "FLOAT;;;;;;", "ND;;;;;;", "5",
+		      "\"4\"", "INT64");
+	/* to without a copy_ (70..71): no output; it leaves when relu at 80 comes */
+	check_row(&cpu.v[5], "aten.to", "CPU", "\"4;;;;\"", "FLOAT;;;;", "ND;;;;", "1");
+	check_row_out(&cpu.v[6], "aten.relu", "CPU", "\"4\"", "FLOAT", "ND", "1", "\"4\"", "FLOAT");
+	/* t2's to (49..59) contains t2's copy_ (50..55) listed before it; nothing of t2
+	 * comes after it, so it leaves at the trace's end */
+	check_row_out(&cpu.v[7], "aten.to", "CPU", "\"2,3;;;;\"", "FLOAT;;;;", "ND;;;;", "10",
+		      "\"2,3\"", "FLOAT16");
+	rows_free(&cpu);
+}
+
 /* Events we do not use may lack anything; cpu_ops without shapes count. */
 static void test_odd_events(void **state)
 {
@@ -625,6 +681,7 @@ int main(void)
 		cmocka_unit_test(test_legacy_export),
 		cmocka_unit_test(test_gpu_trace),
 		cmocka_unit_test(test_array_of_events),
+		cmocka_unit_test(test_conversions),
 		cmocka_unit_test(test_odd_events),
 		cmocka_unit_test(test_bad_events),
 		cmocka_unit_test(test_gzip),
