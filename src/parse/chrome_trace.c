@@ -309,7 +309,8 @@ static int thread_of(struct reader *r, const struct perfdb_tevent *ev, uint32_t 
 	return 0;
 }
 
-static int cpu_key(struct reader *r, const struct perfdb_tevent *ev, struct perfdb_err *err);
+static int cpu_key(struct reader *r, const struct perfdb_tevent *ev, int64_t ts, int64_t end,
+		   int64_t ext, struct perfdb_err *err);
 
 /* A held conversion's row (trace_defer.h). */
 static int emit_held(void *ctx, const struct perfdb_held *h, struct perfdb_err *err)
@@ -331,7 +332,7 @@ static int cpu_op(struct reader *r, const struct perfdb_tevent *ev, struct perfd
 	PERFDB_TRY(need_name(ev, err));
 	PERFDB_TRY(need_ns(ev, PERFDB_TF_TS, &ts, err));
 	PERFDB_TRY(need_us(ev, PERFDB_TF_DUR, &dur, err));
-	PERFDB_TRY(opt_id(ev, PERFDB_TF_EXT, &ext, err));   /* checked before the cells, as always */
+	PERFDB_TRY(opt_id(ev, PERFDB_TF_EXT, &ext, err));
 	end = ts + (int64_t)llround(dur * 1000.0);
 	r->info->cpu_ops++;
 	struct perfdb_tcells *c = &r->cells;
@@ -382,27 +383,24 @@ static int cpu_op(struct reader *r, const struct perfdb_tevent *ev, struct perfd
 			PERFDB_TRY(perfdb_tdefer_flush(&r->held, row.thread, ts, 0, emit_held, r, err));
 			if (nm->len == 11 && memcmp(nm->buf, "aten::copy_", 11) == 0)
 				perfdb_tdefer_copy(&r->held, &row);
-			if (perfdb_tdefer_wants(nm->buf, nm->len))
-				return perfdb_tdefer_hold(&r->held, &row) < 0 ? nomem(err) : cpu_key(r, ev, err);
+			if (perfdb_tdefer_wants(nm->buf, nm->len)) {
+				if (perfdb_tdefer_hold(&r->held, &row) < 0)
+					return nomem(err);
+				return cpu_key(r, ev, ts, end, ext, err);
+			}
 			if (shape_cells(r, &row) < 0)
 				return nomem(err);
 			PERFDB_TRY(r->cpu->row(r->cpu->ctx, &row, err));
 		}
 	}
-	return cpu_key(r, ev, err);
+	return cpu_key(r, ev, ts, end, ext, err);
 }
 
 /* The op's key (name, cells and what a collective's args say, 0x1f-separated)
  * and its call, for linking its device activities. */
-static int cpu_key(struct reader *r, const struct perfdb_tevent *ev, struct perfdb_err *err)
+static int cpu_key(struct reader *r, const struct perfdb_tevent *ev, int64_t ts, int64_t end,
+		   int64_t ext, struct perfdb_err *err)
 {
-	int64_t ts, end;
-	double dur;
-	int64_t ext;
-	PERFDB_TRY(need_ns(ev, PERFDB_TF_TS, &ts, err));
-	PERFDB_TRY(need_us(ev, PERFDB_TF_DUR, &dur, err));
-	PERFDB_TRY(opt_id(ev, PERFDB_TF_EXT, &ext, err));
-	end = ts + (int64_t)llround(dur * 1000.0);
 	struct perfdb_tcells *c = &r->cells;
 	struct perfdb_strbuf *k = &r->scratch;
 	perfdb_strbuf_reset(k);
@@ -606,7 +604,8 @@ static int on_call(void *ctx, const struct perfdb_tlink_call *c, struct perfdb_e
 	memset(&tc, 0, sizeof(tc));
 	if (c->linked) {
 		key_fields(r, c->key, f);
-		perfdb_tcomm_resolve(f[0], f[1], f[2], f[4], &r->meta, &tc);
+		if (perfdb_tcomm_resolve(f[0], f[1], f[2], f[4], &r->meta, &tc) < 0)
+			return nomem(err);
 		perfdb_tcomm_cells(&tc, f);
 	}
 	r->info->activities_linked += c->linked ? c->ndev : 0;

@@ -34,15 +34,8 @@ static int row_cells(const struct perfdb_comm_obs *o, double *s, size_t ns, char
 {
 	struct perfdb_stats st;
 	perfdb_stats_compute(s, ns, &st);
-	const struct perfdb_comm_dtype_info *di = NULL;
-	for (int d = 0; d < PERFDB_COMM_NDTYPES; d++)
-		if (strcmp(perfdb_comm_dtype(d)->label, o->dtype) == 0)
-			di = perfdb_comm_dtype(d);
-	size_t esz = di ? di->size : 0;
-	if (!esz) {
-		struct perfdb_span sp = { o->dtype, strlen(o->dtype) };
-		esz = perfdb_dtype_bytes(perfdb_dtype_parse(sp), 1);
-	}
+	/* the dtype column reads back (DT_FP16, DT_BF16, DT_INT64, ...) */
+	size_t esz = perfdb_dtype_bytes(perfdb_dtype_parse((struct perfdb_span){ o->dtype, strlen(o->dtype) }), 1);
 	double med = st.median;
 	double bw = med > 0 ? (double)o->message_bytes / med / 1e3 : 0;
 	double bus = esz && med > 0 ?

@@ -250,52 +250,6 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-static void warn_input(const struct perfdb_parse_opts *o, struct perfdb_parse_result *res,
-		       const char *path, const struct perfdb_csv_input_stats *st,
-		       const struct perfdb_agg_totals *before, const struct perfdb_agg_totals *after)
-{
-	char msg[1200];
-	if (!o->warn)
-		return;
-	if (st->missing_optional) {
-		char counters[64] = "";
-		if (st->missing_counters)
-			snprintf(counters, sizeof(counters), "%s%zu of the %d counter columns",
-				 st->missing_names[0] ? ", " : "", st->missing_counters, PERFDB_NCOUNTERS);
-		snprintf(msg, sizeof(msg), "%s: optional columns missing, left empty: %s%s", path,
-			 st->missing_names, counters);
-		o->warn(o->ctx, msg);
-		res->warnings++;
-	}
-	size_t inv = after->invalid_durations - before->invalid_durations;
-	if (inv) {
-		snprintf(msg, sizeof(msg),
-			 "%s: %zu row(s) with an empty or invalid Duration(us) not counted as samples",
-			 path, inv);
-		o->warn(o->ctx, msg);
-		res->warnings++;
-	}
-	size_t na = after->dropped_na - before->dropped_na;
-	if (na) {
-		snprintf(msg, sizeof(msg), "%s: %zu row(s) with N/A shapes dropped", path, na);
-		o->warn(o->ctx, msg);
-		res->warnings++;
-	}
-	size_t ic = after->invalid_counters - before->invalid_counters;
-	if (ic) {
-		snprintf(msg, sizeof(msg), "%s: %zu counter cell(s) that are not numbers ignored",
-			 path, ic);
-		o->warn(o->ctx, msg);
-		res->warnings++;
-	}
-	if (st->comm_skipped) {
-		snprintf(msg, sizeof(msg), "%s: %zu collective call(s) left out of the comm tables: %s",
-			 path, st->comm_skipped, st->comm_skip);
-		o->warn(o->ctx, msg);
-		res->warnings++;
-	}
-}
-
 /* One warning of the run: counted, and said through o->warn. */
 static void warnf(const struct perfdb_parse_opts *o, struct perfdb_parse_result *res,
 		  const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -310,6 +264,35 @@ static void warnf(const struct perfdb_parse_opts *o, struct perfdb_parse_result 
 	res->warnings++;
 	if (o->warn)
 		o->warn(o->ctx, m);
+}
+
+static void warn_input(const struct perfdb_parse_opts *o, struct perfdb_parse_result *res,
+		       const char *path, const struct perfdb_csv_input_stats *st,
+		       const struct perfdb_agg_totals *before, const struct perfdb_agg_totals *after)
+{
+	if (!o->warn)
+		return;
+	if (st->missing_optional) {
+		char counters[64] = "";
+		if (st->missing_counters)
+			snprintf(counters, sizeof(counters), "%s%zu of the %d counter columns",
+				 st->missing_names[0] ? ", " : "", st->missing_counters, PERFDB_NCOUNTERS);
+		warnf(o, res, "%s: optional columns missing, left empty: %s%s", path,
+		      st->missing_names, counters);
+	}
+	size_t inv = after->invalid_durations - before->invalid_durations;
+	if (inv)
+		warnf(o, res, "%s: %zu row(s) with an empty or invalid Duration(us) not counted as samples",
+		      path, inv);
+	size_t na = after->dropped_na - before->dropped_na;
+	if (na)
+		warnf(o, res, "%s: %zu row(s) with N/A shapes dropped", path, na);
+	size_t ic = after->invalid_counters - before->invalid_counters;
+	if (ic)
+		warnf(o, res, "%s: %zu counter cell(s) that are not numbers ignored", path, ic);
+	if (st->comm_skipped)
+		warnf(o, res, "%s: %zu collective call(s) left out of the comm tables: %s", path,
+		      st->comm_skipped, st->comm_skip);
 }
 
 /* What a trace's tables will lack, said once each (issues 47, 48, 49). */
@@ -422,14 +405,9 @@ static int write_dbs(const struct perfdb_parse_opts *o, const struct dblist *all
 			res->trace_gpu = 1;
 			snprintf(res->gpu_name, sizeof(res->gpu_name), "%s", a->device);
 		}
-		if (!o->outdir && a->gpu && a->device[0] && !perfdb_parse_trace_device_named(a->device)) {
-			char m[256];
-			snprintf(m, sizeof(m), "the trace's device name '%.64s' has no letter or digit to "
-				 "name a directory with: its tables go under UNKNOWN_GPU", a->device);
-			res->warnings++;
-			if (o->warn)
-				o->warn(o->ctx, m);
-		}
+		if (!o->outdir && a->gpu && a->device[0] && !perfdb_parse_trace_device_named(a->device))
+			warnf(o, res, "the trace's device name '%.64s' has no letter or digit to "
+			      "name a directory with: its tables go under UNKNOWN_GPU", a->device);
 		struct perfdb_strbuf dir = PERFDB_STRBUF_INIT;
 		if (!o->outdir)
 			rc = o->resolve_outdir ? o->resolve_outdir(o->ctx, res, db, &dir, err)
@@ -446,14 +424,10 @@ static int write_dbs(const struct perfdb_parse_opts *o, const struct dblist *all
 		if (rc == 0 && !o->outdir && res->traces)
 			rc = perfdb_parse_trace_note_device(db, o->reg, err);
 		if (rc == 0 && res->comm_raw) {
-			char m[1200];
-			snprintf(m, sizeof(m), "%s: %zu hcom_*.csv table(s) hold kernel rows (no message_bytes "
-				 "column): the profile's collectives were not merged into them", db->outdir,
-				 res->comm_raw);
+			warnf(o, res, "%s: %zu hcom_*.csv table(s) hold kernel rows (no message_bytes "
+			      "column): the profile's collectives were not merged into them", db->outdir,
+			      res->comm_raw);
 			res->comm_raw = 0;
-			res->warnings++;
-			if (o->warn)
-				o->warn(o->ctx, m);
 		}
 		perfdb_strbuf_release(&dir);
 	}

@@ -6,8 +6,10 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
+#include "perfdb/shape.h"
 #include "trace_cells.h"
 #include "parse/chrome_trace.h"
 
@@ -60,21 +62,6 @@ static struct perfdb_span next(struct perfdb_span *s, char sep)
 	return r;
 }
 
-/* Elements of one shape slot "8,1024" (0 for an empty or odd slot). */
-static long long slot_elems(struct perfdb_span d)
-{
-	if (!d.len)
-		return 0;
-	long long n = 1;
-	while (d.len) {
-		long long v = count_of(next(&d, ','));
-		if (v <= 0 || n > (1LL << 50) / v)
-			return 0;
-		n *= v;
-	}
-	return n;
-}
-
 /* record_param_comms' "allreduce" / "_allgather_base" as the process group's
  * annotation spells the op (`all_reduce`, `_all_gather_base`), so that a
  * collective lands in one table whichever Kineto recorded it. */
@@ -122,60 +109,83 @@ static void from_args(struct perfdb_span meta, const struct perfdb_tmeta *tm, st
 					   perfdb_comm_obs_dtype(t), c->backend, 0 };
 }
 
-static void from_annotation(struct perfdb_span name, struct perfdb_span shapes,
-			    struct perfdb_span dtypes, const struct perfdb_tmeta *tm,
-			    struct perfdb_tcomm *c)
+/* The bytes of every tensor slot of the cells (a coalesced call lists
+ * several), each by its own dtype; -1 when a slot has no tensor shape, no
+ * elements or no dtype size.  *first: slot 0's dtype. */
+static int slot_bytes(struct perfdb_span shapes, struct perfdb_span dtypes, long long *bytes,
+		      enum perfdb_dtype *first)
+{
+	struct perfdb_slots ss, ds;
+	perfdb_slots_init(&ss);
+	perfdb_slots_init(&ds);
+	int rc = perfdb_shape_split_slots(shapes, &ss) < 0 || perfdb_shape_split_slots(dtypes, &ds) < 0 ?
+		-PERFDB_ENOMEM : 0;
+	*bytes = 0;
+	*first = PERFDB_DTYPE_UNKNOWN;
+	size_t n = ss.n > ds.n ? ss.n : ds.n;
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		struct perfdb_span sh = i < ss.n ? ss.v[i] : (struct perfdb_span){ "", 0 };
+		enum perfdb_dtype t = perfdb_dtype_parse(i < ds.n ? ds.v[i] : (struct perfdb_span){ "", 0 });
+		if (i == 0)
+			*first = t;
+		int64_t d[PERFDB_SHAPE_MAX_DIMS], numel = 0;
+		size_t nd, esz = perfdb_dtype_bytes(t, 1);
+		struct perfdb_err e;
+		if (!perfdb_shape_slot_is_null(sh) &&
+		    perfdb_shape_parse_dims(sh, d, PERFDB_SHAPE_MAX_DIMS, &nd, &e) == 0)
+			numel = perfdb_shape_numel(d, nd);
+		if (!esz || numel <= 0 || numel > (INT64_MAX - *bytes) / (int64_t)esz) {
+			*bytes = -1;
+			break;
+		}
+		*bytes += numel * (long long)esz;
+	}
+	perfdb_slots_release(&ss);
+	perfdb_slots_release(&ds);
+	return rc;
+}
+
+static int from_annotation(struct perfdb_span name, struct perfdb_span shapes,
+			   struct perfdb_span dtypes, const struct perfdb_tmeta *tm,
+			   struct perfdb_tcomm *c)
 {
 	struct perfdb_span be = next(&name, ':');   /* name is now the collective */
 	snprintf(c->backend, sizeof(c->backend), "profiled:%.*s", (int)be.len, be.p);
 	int op = perfdb_comm_obs_op(name.p, name.len);
 	if (op < 0)
-		return;
-	/* every tensor the annotation lists (a coalesced call lists several) */
-	if (shapes.len >= 2 && shapes.p[0] == '"') {
-		shapes.p++;
-		shapes.len -= 2;
-	}
-	long long bytes = 0;
-	enum perfdb_dtype first = PERFDB_DTYPE_UNKNOWN;
-	for (int i = 0; shapes.len || dtypes.len; i++) {
-		long long n = slot_elems(next(&shapes, ';'));
-		enum perfdb_dtype t = perfdb_dtype_parse(next(&dtypes, ';'));
-		if (i == 0)
-			first = t;
-		if (!perfdb_dtype_bytes(t, 1) || !n) {
-			bytes = -1;
-			break;
-		}
-		bytes += n * (long long)perfdb_dtype_bytes(t, 1);
-	}
+		return 0;
+	long long bytes;
+	enum perfdb_dtype first;
+	PERFDB_TRY(slot_bytes(shapes, dtypes, &bytes, &first));
 	long group = tm->has_dist && tm->world_size > 0 ? (long)tm->world_size : 0;
 	if (!group)
 		c->skip = "no group size (the trace has no distributedInfo world_size)";
 	else if (bytes <= 0)
 		c->skip = "no message size";
 	if (c->skip)
-		return;
+		return 0;
 	/* the annotation lists the op's input: reduce_scatter's is the n ranks' whole */
 	if (op == PERFDB_COMM_REDUCE_SCATTER)
 		bytes /= group;
 	c->has_obs = 1;
 	c->obs = (struct perfdb_comm_obs){ (enum perfdb_comm_op)op, bytes, group,
 					   perfdb_comm_obs_dtype(first), c->backend, 0 };
+	return 0;
 }
 
-void perfdb_tcomm_resolve(struct perfdb_span name, struct perfdb_span shapes,
-			  struct perfdb_span dtypes, struct perfdb_span meta,
-			  const struct perfdb_tmeta *tm, struct perfdb_tcomm *out)
+int perfdb_tcomm_resolve(struct perfdb_span name, struct perfdb_span shapes,
+			 struct perfdb_span dtypes, struct perfdb_span meta,
+			 const struct perfdb_tmeta *tm, struct perfdb_tcomm *out)
 {
 	memset(out, 0, sizeof(*out));
 	if (!meta.len)
-		return;
+		return 0;
 	out->coll = 1;
-	if (meta.p[0] == 'R')
+	if (meta.p[0] == 'R') {
 		from_args(meta, tm, out);
-	else
-		from_annotation(name, shapes, dtypes, tm, out);
+		return 0;
+	}
+	return from_annotation(name, shapes, dtypes, tm, out);
 }
 
 void perfdb_tcomm_cells(const struct perfdb_tcomm *tc, struct perfdb_span f[5])

@@ -36,10 +36,10 @@ struct perfdb_tcomm {
 };
 
 /* name/shapes/dtypes: the op's key fields; meta: its perfdb_tcomm_key field;
- * tm: the trace's distributedInfo. */
-void perfdb_tcomm_resolve(struct perfdb_span name, struct perfdb_span shapes,
-			  struct perfdb_span dtypes, struct perfdb_span meta,
-			  const struct perfdb_tmeta *tm, struct perfdb_tcomm *out);
+ * tm: the trace's distributedInfo.  0 or -PERFDB_ENOMEM. */
+int perfdb_tcomm_resolve(struct perfdb_span name, struct perfdb_span shapes,
+			 struct perfdb_span dtypes, struct perfdb_span meta,
+			 const struct perfdb_tmeta *tm, struct perfdb_tcomm *out);
 
 /* A collective's row name and cells (key fields f[0..3]) from its args, when
  * it has them (record_param_comms). */

@@ -20,7 +20,7 @@ static struct perfdb_span sp(const char *s)
 static void resolve(const char *name, const char *shapes, const char *dtypes, const char *meta,
 		    const struct perfdb_tmeta *tm, struct perfdb_tcomm *c)
 {
-	perfdb_tcomm_resolve(sp(name), sp(shapes), sp(dtypes), sp(meta), tm, c);
+	assert_int_equal(perfdb_tcomm_resolve(sp(name), sp(shapes), sp(dtypes), sp(meta), tm, c), 0);
 }
 
 static void test_not_a_collective(void **state)
