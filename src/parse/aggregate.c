@@ -396,21 +396,19 @@ static int format_kernels(struct perfdb_agg *a, struct perfdb_agg_group *g)
 	return rc;
 }
 
-static int agg_row(void *ctx, const struct perfdb_kernel_row *row, struct perfdb_err *err)
+/* What a row's cells other than its numbers decide: dropped, or its group
+ * (the two drops lie below every -PERFDB_E* code). */
+enum { KEY_NA = -1000, KEY_NO_TYPE = -1001 };
+
+static long row_key(struct perfdb_agg *a, const struct perfdb_kernel_row *row, struct perfdb_err *err)
 {
-	struct perfdb_agg *a = ctx;
-	a->tot.rows++;
-	if (perfdb_parse_is_na(row->in_shapes) || perfdb_parse_is_na(row->out_shapes)) {
-		a->tot.dropped_na++;
-		return 0;
-	}
+	if (perfdb_parse_is_na(row->in_shapes) || perfdb_parse_is_na(row->out_shapes))
+		return KEY_NA;
 	struct perfdb_span f[5];
 	size_t tl;
 	const char *t = perfdb_parse_normalize_type(row->type.p, row->type.len, &tl);
-	if (!tl) {
-		a->tot.empty_type++;
-		return 0;
-	}
+	if (!tl)
+		return KEY_NO_TYPE;
 	/*
 	 * Types are keyed by their table's file name: `A/B` and `A_B` both go to
 	 * A_B.csv, which has no Type column, so their launches are one kernel
@@ -434,7 +432,7 @@ static int agg_row(void *ctx, const struct perfdb_kernel_row *row, struct perfdb
 	f[4] = row->out_shapes;
 	long gi = find_group(a, f, err);
 	if (gi < 0)
-		return (int)gi;
+		return gi;
 	struct perfdb_agg_group *g = &a->g[gi];
 	if (set_first(a, &g->op_state, row->op_state) < 0 ||
 	    set_first(a, &g->accel_core, row->accel_core) < 0 ||
@@ -442,7 +440,14 @@ static int agg_row(void *ctx, const struct perfdb_kernel_row *row, struct perfdb
 	    set_first(a, &g->out_formats, row->out_formats) < 0 ||
 	    set_first(a, &g->trace_name, row->trace_name) < 0)
 		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
+	return gi;
+}
 
+/* A row's duration and counters, into group gi. */
+static int row_numbers(struct perfdb_agg *a, long gi, const struct perfdb_kernel_row *row,
+		       struct perfdb_err *err)
+{
+	struct perfdb_agg_group *g = &a->g[gi];
 	double d;
 	if (perfdb_stats_parse_double(row->duration.p, row->duration.len, &d) == 0 &&
 	    isfinite(d) && d >= 0) {
@@ -479,9 +484,55 @@ static int agg_row(void *ctx, const struct perfdb_kernel_row *row, struct perfdb
 	return 0;
 }
 
+/* One group's count of the rows the key dropped. */
+static int dropped(struct perfdb_agg *a, long why)
+{
+	if (why == KEY_NA)
+		a->tot.dropped_na++;
+	else
+		a->tot.empty_type++;
+	return 0;
+}
+
+static int agg_row(void *ctx, const struct perfdb_kernel_row *row, struct perfdb_err *err)
+{
+	struct perfdb_agg *a = ctx;
+	a->tot.rows++;
+	long gi = row_key(a, row, err);
+	if (gi == KEY_NA || gi == KEY_NO_TYPE)
+		return dropped(a, gi);
+	return gi < 0 ? (int)gi : row_numbers(a, gi, row, err);
+}
+
+/*
+ * memo: 0 before the combination's first row, then its group + 3, or
+ * 1 / 2 when its cells drop it.  set_first() has nothing more to do for
+ * the same cells, so a known group goes straight to the numbers.
+ */
+static int agg_row_memo(void *ctx, const struct perfdb_kernel_row *row, uint32_t *memo,
+			struct perfdb_err *err)
+{
+	struct perfdb_agg *a = ctx;
+	a->tot.rows++;
+	if (*memo == 1 || *memo == 2)
+		return dropped(a, *memo == 1 ? KEY_NA : KEY_NO_TYPE);
+	if (*memo)
+		return row_numbers(a, (long)*memo - 3, row, err);
+	long gi = row_key(a, row, err);
+	if (gi == KEY_NA || gi == KEY_NO_TYPE) {
+		*memo = gi == KEY_NA ? 1 : 2;
+		return dropped(a, gi);
+	}
+	if (gi < 0)
+		return (int)gi;
+	if ((uint64_t)gi + 3 <= UINT32_MAX)
+		*memo = (uint32_t)gi + 3;
+	return row_numbers(a, gi, row, err);
+}
+
 struct perfdb_row_sink perfdb_agg_sink(struct perfdb_agg *a)
 {
-	struct perfdb_row_sink s = { agg_row, a };
+	struct perfdb_row_sink s = { .row = agg_row, .ctx = a, .row_memo = agg_row_memo };
 	return s;
 }
 

@@ -140,7 +140,10 @@ static int cmp_task(const void *a, const void *b)
 /* An id column: its value (-1 for NULL), or an error naming the task and the column. */
 static int id_of(struct adb_reader *r, sqlite3_stmt *st, int q, int64_t gtid, int64_t *out)
 {
-	int t = sqlite3_column_type(st, q);
+	/* one column call, then the value's own accessors: a third of a
+	 * million-task parse went to the column calls' per-call checks */
+	sqlite3_value *v = sqlite3_column_value(st, q);
+	int t = sqlite3_value_type(v);
 	*out = -1;
 	if (t == SQLITE_NULL)
 		return 0;
@@ -148,7 +151,7 @@ static int id_of(struct adb_reader *r, sqlite3_stmt *st, int q, int64_t gtid, in
 		return perfdb_err_set(r->err, PERFDB_EPARSE, "%s: COMPUTE_TASK_INFO.%s of task %lld "
 				      "holds %s, not a STRING_IDS id", r->path, c_col[q - 1], (long long)gtid,
 				      t == SQLITE_TEXT ? "text" : t == SQLITE_FLOAT ? "a real" : "a blob");
-	*out = sqlite3_column_int64(st, q);
+	*out = sqlite3_value_int64(v);
 	return 0;
 }
 
@@ -166,7 +169,8 @@ static int check_ids(struct adb_reader *r, const int64_t *k, int64_t gtid)
 
 static int int_of(struct adb_reader *r, sqlite3_stmt *st, int q, const char *what, int64_t *v, int *present)
 {
-	int t = sqlite3_column_type(st, q);
+	sqlite3_value *sv = sqlite3_column_value(st, q);
+	int t = sqlite3_value_type(sv);
 	*present = t != SQLITE_NULL;
 	*v = 0;
 	if (t == SQLITE_NULL)
@@ -174,7 +178,7 @@ static int int_of(struct adb_reader *r, sqlite3_stmt *st, int q, const char *wha
 	if (t != SQLITE_INTEGER)
 		return perfdb_err_set(r->err, PERFDB_EPARSE, "%s: %s holds %s, not an integer", r->path, what,
 				      t == SQLITE_TEXT ? "text" : t == SQLITE_FLOAT ? "a real" : "a blob");
-	*v = sqlite3_column_int64(st, q);
+	*v = sqlite3_value_int64(sv);
 	return 0;
 }
 
@@ -411,32 +415,61 @@ static int put_us(struct perfdb_strbuf *b, int64_t ns)
 }
 
 /* kernel_details writes a shape cell in literal quotes ("4,8;4,8"); so does this reader. */
-static int quoted(struct perfdb_strbuf *b, struct perfdb_span s, struct perfdb_span *out)
+static int needs_quotes(struct perfdb_span s)
 {
-	if (s.len >= 2 && s.p[0] == '"' && s.p[s.len - 1] == '"') {
-		*out = s;
-		return 0;
+	return s.len && !(s.len >= 2 && s.p[0] == '"' && s.p[s.len - 1] == '"');
+}
+
+/*
+ * Each combination's cells, looked up once, its shape cells quoted into
+ * one block (*store, the caller's to free).
+ */
+static struct perfdb_span *combo_cells(struct adb_reader *r, const struct combos *c, char **store)
+{
+	size_t n = c->n * C_N, extra = 0;
+	struct perfdb_span *span = malloc((n ? n : 1) * sizeof(*span));
+	if (!span)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (c->ids[i] < 0 || !adb_strings_get(&r->str, c->ids[i], &span[i]))
+			span[i] = (struct perfdb_span){ "", 0 };
+		int q = (int)(i % C_N);
+		if ((q == C_INS || q == C_OUTS) && needs_quotes(span[i]))
+			extra += span[i].len + 2;
 	}
-	perfdb_strbuf_reset(b);
-	if (perfdb_strbuf_addch(b, '"') < 0 || perfdb_strbuf_add(b, s.p, s.len) < 0 ||
-	    perfdb_strbuf_addch(b, '"') < 0)
-		return -PERFDB_ENOMEM;
-	*out = (struct perfdb_span){ b->buf, b->len };
-	return 0;
+	char *w = *store = malloc(extra ? extra : 1);
+	if (!w) {
+		free(span);
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		int q = (int)(i % C_N);
+		if ((q != C_INS && q != C_OUTS) || !needs_quotes(span[i]))
+			continue;
+		w[0] = '"';
+		memcpy(w + 1, span[i].p, span[i].len);
+		w[span[i].len + 1] = '"';
+		span[i] = (struct perfdb_span){ w, span[i].len + 2 };
+		w += span[i].len;
+	}
+	return span;
 }
 
 static int emit(struct adb_reader *r, const struct tasks *x, const struct perfdb_row_sink *sink,
 		struct perfdb_csv_input_stats *stats)
 {
 	struct perfdb_strbuf dur = PERFDB_STRBUF_INIT, start = PERFDB_STRBUF_INIT,
-			     wait = PERFDB_STRBUF_INIT, ins = PERFDB_STRBUF_INIT, outs = PERFDB_STRBUF_INIT;
-	/* each combination's cells, looked up once */
-	struct perfdb_span *span = malloc((x->combos.n ? x->combos.n : 1) * C_N * sizeof(*span));
-	if (!span)
+			     wait = PERFDB_STRBUF_INIT;
+	char *store = NULL;
+	struct perfdb_span *span = combo_cells(r, &x->combos, &store);
+	/* the sink's memo per combination, when it keeps one */
+	uint32_t *memo = sink->row_memo ? calloc(x->combos.n ? x->combos.n : 1, sizeof(*memo)) : NULL;
+	if (!span || (sink->row_memo && !memo)) {
+		free(span);
+		free(store);
+		free(memo);
 		return perfdb_err_set(r->err, PERFDB_ENOMEM, "out of memory");
-	for (size_t c = 0; c < x->combos.n * C_N; c++)
-		if (x->combos.ids[c] < 0 || !adb_strings_get(&r->str, x->combos.ids[c], &span[c]))
-			span[c] = (struct perfdb_span){ "", 0 };
+	}
 	int out = 0;
 	for (size_t i = 0; i < x->n && out == 0; i++) {
 		const struct task *k = &x->t[i];
@@ -449,11 +482,6 @@ static int emit(struct adb_reader *r, const struct tasks *x, const struct perfdb
 		};
 		for (int q = 0; q < C_N; q++)
 			*cell[q] = span[(size_t)k->combo * C_N + q];
-		if ((kr.in_shapes.len && quoted(&ins, kr.in_shapes, &kr.in_shapes) < 0) ||
-		    (kr.out_shapes.len && quoted(&outs, kr.out_shapes, &kr.out_shapes) < 0)) {
-			out = perfdb_err_set(r->err, PERFDB_ENOMEM, "out of memory");
-			break;
-		}
 		if (k->end != INT64_MIN && put_us(&dur, k->end - k->start) == 0)
 			kr.duration = (struct perfdb_span){ dur.buf, dur.len };
 		if (k->start != INT64_MIN && put_us(&start, k->start) == 0)
@@ -461,14 +489,15 @@ static int emit(struct adb_reader *r, const struct tasks *x, const struct perfdb
 		if (x->wait && x->wait[k->rank] != INT64_MIN && put_us(&wait, x->wait[k->rank]) == 0)
 			kr.wait = (struct perfdb_span){ wait.buf, wait.len };
 		stats->rows++;
-		out = sink->row(sink->ctx, &kr, r->err);
+		out = memo ? sink->row_memo(sink->ctx, &kr, &memo[k->combo], r->err)
+			   : sink->row(sink->ctx, &kr, r->err);
 	}
 	perfdb_strbuf_release(&dur);
 	perfdb_strbuf_release(&start);
 	perfdb_strbuf_release(&wait);
-	perfdb_strbuf_release(&ins);
-	perfdb_strbuf_release(&outs);
 	free(span);
+	free(store);
+	free(memo);
 	return out;
 }
 

@@ -65,6 +65,18 @@ struct perfdb_kernel_row {
 struct perfdb_row_sink {
 	int (*row)(void *ctx, const struct perfdb_kernel_row *row, struct perfdb_err *err);
 	void *ctx;
+	/*
+	 * Optional, for readers whose rows repeat a few combinations of cells
+	 * (the SQLite reader: a million tasks, a few hundred combinations).
+	 * The reader keeps one memo per combination, zero before its first
+	 * row, and passes it with every row of that combination, whose cells
+	 * other than duration, start and wait are then the same bytes; the
+	 * sink may keep in it what it worked out from those cells (its group)
+	 * and skip that work on the next row.  The result must be what row()
+	 * would have given.
+	 */
+	int (*row_memo)(void *ctx, const struct perfdb_kernel_row *row, uint32_t *memo,
+			struct perfdb_err *err);
 };
 
 

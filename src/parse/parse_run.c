@@ -125,13 +125,28 @@ struct tee {
 	struct perfdb_fia_file *fia;
 };
 
+/* FIA rows are noted one by one, memo or not: their order numbers them. */
+static int tee_fia(struct tee *t, const struct perfdb_kernel_row *row, struct perfdb_err *err)
+{
+	if (row->type.len == sizeof(PERFDB_FIA_TYPE) - 1 &&
+	    memcmp(row->type.p, PERFDB_FIA_TYPE, row->type.len) == 0)
+		return perfdb_fia_file_row(t->fia, row->in_shapes, row->out_shapes, err);
+	return 0;
+}
+
 static int tee_row(void *ctx, const struct perfdb_kernel_row *row, struct perfdb_err *err)
 {
 	struct tee *t = ctx;
-	if (row->type.len == sizeof(PERFDB_FIA_TYPE) - 1 &&
-	    memcmp(row->type.p, PERFDB_FIA_TYPE, row->type.len) == 0)
-		PERFDB_TRY(perfdb_fia_file_row(t->fia, row->in_shapes, row->out_shapes, err));
+	PERFDB_TRY(tee_fia(t, row, err));
 	return t->agg.row(t->agg.ctx, row, err);
+}
+
+static int tee_row_memo(void *ctx, const struct perfdb_kernel_row *row, uint32_t *memo,
+			struct perfdb_err *err)
+{
+	struct tee *t = ctx;
+	PERFDB_TRY(tee_fia(t, row, err));
+	return t->agg.row_memo(t->agg.ctx, row, memo, err);
 }
 
 struct prog {
@@ -179,7 +194,7 @@ static int read_trace(const struct run *r, const char *path, struct work *w,
 	int rc = perfdb_agg_new(&cpu, 0, err);
 	if (rc == 0) {
 		struct perfdb_row_sink cpu_sink = perfdb_agg_sink(cpu);
-		struct perfdb_row_sink gpu_sink = { route_row, &w->dbs };
+		struct perfdb_row_sink gpu_sink = { .row = route_row, .ctx = &w->dbs };
 		struct perfdb_chrome_trace_opts to = { .per_kernel = r->o->per_kernel, .comm = route_comm,
 							.comm_ctx = &w->dbs };
 		struct perfdb_chrome_trace_info *info = &w->info;
@@ -211,7 +226,7 @@ static void process(struct run *r, size_t i)
 	if (w->rc < 0)
 		return;
 	struct tee t = { perfdb_agg_sink(def), w->fia };
-	struct perfdb_row_sink sink = { tee_row, &t };
+	struct perfdb_row_sink sink = { .row = tee_row, .ctx = &t, .row_memo = tee_row_memo };
 	struct prog p = { r, 0 };
 	if (inp->kind == PERFDB_INPUT_CHROME_TRACE) {
 		w->rc = read_trace(r, inp->path, w, &w->err);

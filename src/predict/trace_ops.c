@@ -169,7 +169,7 @@ static int read_chrome(struct reader *r, const char *path, struct perfdb_err *er
 {
 	struct pred_trace *t = r->t;
 	struct gpu_reader g = { .r = r };
-	struct perfdb_row_sink cpu = { on_row, r }, gpu = { on_gpu_row, &g };
+	struct perfdb_row_sink cpu = { .row = on_row, .ctx = r }, gpu = { .row = on_gpu_row, .ctx = &g };
 	struct perfdb_chrome_trace_info info;
 	int rc = perfdb_chrome_trace_read(path, NULL, &cpu, &gpu, &info, err);
 	/* without shapes every call of an op is one row: nothing to look up by */
@@ -284,7 +284,7 @@ int pred_trace_read(const char *path, struct pred_trace *t, struct perfdb_err *e
 			rc = nest(t, err);
 	} else if (rc == 0) {
 		struct perfdb_csv_input_stats st;
-		struct perfdb_row_sink sink = { on_row, &r };
+		struct perfdb_row_sink sink = { .row = on_row, .ctx = &r };
 		r.csv = 1;
 		t->kind = in.v[0].kind == PERFDB_INPUT_OP_SUMMARY ? PERFDB_PREDICT_OP_SUMMARY :
 			  PERFDB_PREDICT_KERNEL_DETAILS;

@@ -45,7 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!f || (size && fwrite(data, 1, size, f) != size) || fclose(f) != 0)
 		abort();
 	struct count c = { 0 };
-	struct perfdb_row_sink sink = { on_row, &c };
+	struct perfdb_row_sink sink = { .row = on_row, .ctx = &c };
 	struct perfdb_csv_input_stats st;
 	struct perfdb_err err;
 	struct perfdb_comm_agg *comm = NULL;

@@ -74,8 +74,8 @@ static int check_row(void *ctx, const struct perfdb_kernel_row *row, struct perf
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	size_t ncpu = 0, ngpu = 0, nk = 0, nk_cpu = 0;
-	struct perfdb_row_sink cpu = { check_row, &ncpu }, gpu = { check_row, &ngpu };
-	struct perfdb_row_sink kcpu = { check_row, &nk_cpu }, kgpu = { check_row, &nk };
+	struct perfdb_row_sink cpu = { .row = check_row, .ctx = &ncpu }, gpu = { .row = check_row, .ctx = &ngpu };
+	struct perfdb_row_sink kcpu = { .row = check_row, .ctx = &nk_cpu }, kgpu = { .row = check_row, .ctx = &nk };
 	struct perfdb_chrome_trace_info a, b, k;
 	struct perfdb_err err;
 	perfdb_err_clear(&err);

@@ -87,7 +87,7 @@ static void rows_free(struct rows *r)
 
 static struct perfdb_row_sink sink_of(struct rows *r)
 {
-	return (struct perfdb_row_sink){ keep_row, r };
+	return (struct perfdb_row_sink){ .row = keep_row, .ctx = r };
 }
 
 static const char *fixture(const char *name)

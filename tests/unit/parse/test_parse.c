@@ -199,6 +199,75 @@ static void test_aggregate_stats(void **state)
 	perfdb_agg_free(a);
 }
 
+/*
+ * The memo path gives what row() gives: the same rows, six combinations
+ * (two of one key, one dropped for N/A shapes, one with an empty Type)
+ * offered in an interleaved order, once through row() and once through
+ * row_memo() with a memo per combination; groups, samples and counts agree.
+ */
+static void test_aggregate_memo(void **state)
+{
+	(void)state;
+	static const struct { const char *type, *ins, *ind, *outs, *state; } combo[] = {
+		{ "MatMul", "\"8,16;16,32\"", "DT_BF16", "\"8,32\"", "dynamic" },
+		{ "MatMul", "\"8,16;16,32\"", "DT_BF16", "\"8,32\"", "" },   /* same key */
+		{ "Add", "\"4\"", "DT_FLOAT", "\"4\"", "" },
+		{ "Add", "N/A", "DT_FLOAT", "\"4\"", "" },                     /* dropped */
+		{ "", "\"4\"", "DT_FLOAT", "\"4\"", "" },                    /* no type */
+		{ "Cast", "\"4\"", "DT_FLOAT", "\"4\"", "static" },
+	};
+	static const char *const dur[] = { "3.5", "1", "bad", "2.25", "7", "0.5", "4", "", "9", "6.125" };
+	struct perfdb_agg *a, *b;
+	struct perfdb_err err;
+	assert_int_equal(perfdb_agg_new(&a, 0, &err), 0);
+	assert_int_equal(perfdb_agg_new(&b, 0, &err), 0);
+	struct perfdb_row_sink sa = perfdb_agg_sink(a), sb = perfdb_agg_sink(b);
+	assert_non_null(sb.row_memo);
+	uint32_t memo[6] = { 0 };
+	for (int i = 0; i < 60; i++) {
+		int c = (i * 7 + i / 6) % 6;
+		struct perfdb_kernel_row r;
+		memset(&r, 0, sizeof(r));
+		r.file = "m.db";
+		r.type = (struct perfdb_span){ combo[c].type, strlen(combo[c].type) };
+		r.in_shapes = (struct perfdb_span){ combo[c].ins, strlen(combo[c].ins) };
+		r.in_dtypes = (struct perfdb_span){ combo[c].ind, strlen(combo[c].ind) };
+		r.out_shapes = (struct perfdb_span){ combo[c].outs, strlen(combo[c].outs) };
+		r.op_state = (struct perfdb_span){ combo[c].state, strlen(combo[c].state) };
+		r.duration = (struct perfdb_span){ dur[i % 10], strlen(dur[i % 10]) };
+		assert_int_equal(sa.row(sa.ctx, &r, &err), 0);
+		assert_int_equal(sb.row_memo(sb.ctx, &r, &memo[c], &err), 0);
+	}
+	assert_int_equal(memo[3], 1);   /* remembered as dropped */
+	assert_int_equal(memo[4], 2);
+	assert_int_equal(memo[0], memo[1]);
+	assert_int_equal(perfdb_agg_finish(a, &err), 0);
+	assert_int_equal(perfdb_agg_finish(b, &err), 0);
+	assert_int_equal(perfdb_agg_ngroups(a), 3);
+	assert_int_equal(perfdb_agg_ngroups(b), 3);
+	const struct perfdb_agg_totals *ta = perfdb_agg_totals(a), *tb = perfdb_agg_totals(b);
+	assert_int_equal(ta->rows, 60);
+	assert_int_equal(tb->rows, 60);
+	assert_int_equal(ta->dropped_na, 10);
+	assert_int_equal(tb->dropped_na, ta->dropped_na);
+	assert_int_equal(tb->empty_type, ta->empty_type);
+	assert_int_equal(tb->invalid_durations, ta->invalid_durations);
+	for (size_t g = 0; g < 3; g++) {
+		const struct perfdb_agg_group *x = perfdb_agg_group(a, g), *y = perfdb_agg_group(b, g);
+		assert_string_equal(x->type, y->type);
+		assert_string_equal(x->op_state, y->op_state);
+		assert_int_equal(x->n, y->n);
+		assert_int_equal(x->n_invalid, y->n_invalid);
+		assert_true(x->median == y->median && x->mean == y->mean && x->std == y->std);
+		assert_true(x->min == y->min && x->max == y->max);
+	}
+	/* MatMul's two combinations are one group, whose OP State is the first non-empty */
+	assert_string_equal(perfdb_agg_group(b, 0)->type, "MatMul");
+	assert_string_equal(perfdb_agg_group(b, 0)->op_state, "dynamic");
+	perfdb_agg_free(a);
+	perfdb_agg_free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -206,6 +275,7 @@ int main(void)
 		cmocka_unit_test(test_fia_end_to_end),
 		cmocka_unit_test(test_fia_bad_slot),
 		cmocka_unit_test(test_aggregate_stats),
+		cmocka_unit_test(test_aggregate_memo),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
