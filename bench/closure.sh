@@ -27,7 +27,12 @@
 # CLOSURE_CASES (default "bf16:prefill bf16:decode fp32:prefill fp32:decode"),
 # CLOSURE_THREADS (default "1 <nproc>"), CLOSURE_LAYERS (default 8),
 # CLOSURE_BACKEND (the replay: cpu, perfdb's kernels, or torch, PyTorch's own;
-# default cpu).  Work files go under $TMPDIR and
+# default cpu), CLOSURE_ALLOC (kept, the default: glibc's malloc keeps the
+# memory it was given, as a caching allocator does; glibc: its defaults, under
+# which a large tensor freed goes back to the kernel and the next one is
+# faulted in page by page again, docs/measuring.md "The allocator's fresh
+# pages").  The setting holds for the recording, the measured forward and
+# the replay alike.  Work files go under $TMPDIR and
 # are deleted at exit (CLOSURE_KEEP=1 keeps them and prints where).
 set -eu
 BUILD=${1:-build}
@@ -42,6 +47,17 @@ if ! "$PY" -c 'import torch' 2>/dev/null; then
 fi
 BUDGET=${CLOSURE_ROW_BUDGET:-0.3}
 BACKEND=${CLOSURE_BACKEND:-cpu}
+ALLOC=${CLOSURE_ALLOC:-kept}
+case $ALLOC in
+kept)
+	# no mmap below 1 GiB, never trim the heap, grow it 256 MiB at a time
+	export MALLOC_MMAP_THRESHOLD_=1073741824 MALLOC_TRIM_THRESHOLD_=4294967296 MALLOC_TOP_PAD_=268435456 ;;
+glibc)
+	unset MALLOC_MMAP_THRESHOLD_ MALLOC_TRIM_THRESHOLD_ MALLOC_TOP_PAD_ ;;
+*)
+	echo "CLOSURE_ALLOC must be kept or glibc, not '$ALLOC'" >&2
+	exit 2 ;;
+esac
 CASES=${CLOSURE_CASES:-"bf16:prefill bf16:decode fp32:prefill fp32:decode"}
 NPROC=$(nproc)
 THREADS=${CLOSURE_THREADS:-"1 $NPROC"}
@@ -54,7 +70,7 @@ fi
 # the replay's quiet figures stay with this run, not the user's state
 export PERFDB_STATE_DIR="$WORK/state"
 
-echo "replay backend: $BACKEND"
+echo "replay backend: $BACKEND; allocator: $ALLOC"
 printf '%-14s %7s  %-28s %-28s %-24s %8s\n' case threads "measured ms" "predicted ms" "error %" coverage
 for c in $CASES; do
 	dtype=${c%%:*}
