@@ -9,7 +9,7 @@ figures back (docs/replay.md "The torch backend").
 
 REQUEST: {"threads": N, "repeat": R, "budget_s": S, "rows": [{"table": "aten.linear",
 "line": 2, "shapes": "\"\"\"512,1024;2816,1024;\"\"\"", "dtypes": "DT_BF16;DT_BF16;",
-"out_dtypes": "DT_BF16"}, ...]}
+"out_dtypes": "DT_BF16", "strides": ""}, ...]}
 RESULT:  {"torch": "1.13.1", "threads": N, "rows": [{"table", "line", "status": "ok" |
 "failed" | "contended", "reason", "samples", "mean_us", "median_us", "min_us", "std_us",
 "blocks", "contended_blocks"}, ...]}
@@ -24,6 +24,9 @@ samples and S seconds (at most 10,000); a block whose threads waited for a
 CPU over 5 % of its wall time is dropped, and a row still short of R clean
 samples after 4 such blocks and 4 S is "contended" (not written).  Kept samples: those up to max(Q3 + 3 IQR, 2 x median), the
 rule of perfdb's own replay; mean, median, min and std over them, us.
+A row whose Input Strides cell is set (a CPU trace from newer Kineto) gets
+its inputs laid out with those strides (a transposed view stays one), each
+slot whose strides fit its dims; the others are contiguous.
 Scalars the trace does not record take the models' values: softmax, mean
 and sum over the last dim (keepdim), pow 2, div by 8, fill 0.
 """
@@ -60,21 +63,39 @@ def slots(cell):
     return cell.strip().strip('"').split(";") if cell.strip().strip('"') else []
 
 
-def make(shape, dtype):
+def make(shape, dtype, stride=""):
     dims = [int(x) for x in shape.split(",")]
     if dtype.is_floating_point:
-        return (torch.randn(*dims) * 0.5).to(dtype)
-    if dtype == torch.bool:
-        return torch.rand(*dims) < 0.5
-    return torch.randint(0, 2, dims, dtype=dtype)
+        t = (torch.randn(*dims) * 0.5).to(dtype)
+    elif dtype == torch.bool:
+        t = torch.rand(*dims) < 0.5
+    else:
+        t = torch.randint(0, 2, dims, dtype=dtype)
+    st = [int(x) for x in stride.split(",")] if stride else []
+    if len(st) != len(dims) or any(x < 0 for x in st):
+        return t
+    # the same values in the recorded layout: a buffer that reaches the
+    # farthest element, viewed with the trace's strides
+    span = 1 + sum((d - 1) * s for d, s in zip(dims, st) if d > 0)
+    if span > 4 * t.numel() + 64:
+        return t
+    out = torch.empty_strided(dims, st, dtype=dtype)
+    try:
+        out.copy_(t)
+    except RuntimeError:
+        return t   # overlapping strides (an expanded view, stride 0): kept contiguous
+    return out
 
 
 def inputs(row):
     sh, dt = slots(row["shapes"]), row["dtypes"].split(";")
+    st = slots(row.get("strides", ""))
+    if len(st) != len(sh):
+        st = [""] * len(sh)
     out = []
     for i, s in enumerate(sh):
         d = dt[i].strip() if i < len(dt) else ""
-        out.append(make(s, DTYPES[d]) if s and d in DTYPES else None)
+        out.append(make(s, DTYPES[d], st[i]) if s and d in DTYPES else None)
     return out
 
 

@@ -32,6 +32,9 @@
 	PERFDB_COL_OUT_DTYPES, PERFDB_COL_OUT_FORMATS
 /* DispatchFFNCombine's extra key column (part of its signature) */
 #define PERFDB_COL_EP_SIZE "EP Size"
+/* a CPU trace's strided inputs (docs/chrome_trace.md "Input strides"): not
+ * a key column; the torch replay lays its inputs out so */
+#define PERFDB_COL_IN_STRIDES "Input Strides"
 
 /* ---- kernel tables: durations (spec/replay.md §2, Decision 2) -------- */
 

@@ -255,6 +255,7 @@ static long find_group(struct perfdb_agg *a, const struct perfdb_span f[5],
 		p += flen[i] + 1;
 	}
 	g->op_state = g->accel_core = g->out_dtypes = g->out_formats = g->kernels = g->trace_name = empty;
+	g->in_strides = empty;
 	g->min = INFINITY;
 	g->max = -INFINITY;
 	a->keys[a->n] = key;
@@ -438,7 +439,8 @@ static long row_key(struct perfdb_agg *a, const struct perfdb_kernel_row *row, s
 	    set_first(a, &g->accel_core, row->accel_core) < 0 ||
 	    set_first(a, &g->out_dtypes, row->out_dtypes) < 0 ||
 	    set_first(a, &g->out_formats, row->out_formats) < 0 ||
-	    set_first(a, &g->trace_name, row->trace_name) < 0)
+	    set_first(a, &g->trace_name, row->trace_name) < 0 ||
+	    set_first(a, &g->in_strides, row->in_strides) < 0)
 		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 	return gi;
 }
@@ -579,6 +581,7 @@ int perfdb_agg_merge(struct perfdb_agg *into, const struct perfdb_agg *from,
 		FIRST(out_dtypes)
 		FIRST(out_formats)
 		FIRST(trace_name)
+		FIRST(in_strides)
 #undef FIRST
 		/* Chan et al.: combine two Welford states */
 		if (s->n) {

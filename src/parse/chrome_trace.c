@@ -36,6 +36,7 @@ struct reader {
 	struct perfdb_strbuf scratch, dur, type;
 	struct perfdb_strbuf outs, outt, outf;   /* a row's output cells (aten_shapes.h) */
 	struct perfdb_strbuf comm_key;           /* an op's collective key field (trace_comm.h) */
+	struct perfdb_strbuf strides;            /* a CPU row's Input Strides cell (trace_cells.h) */
 	struct perfdb_tdefer held;               /* conversions waiting for their dtype (trace_defer.h) */
 	struct perfdb_tmeta meta;
 	long long first_device;
@@ -371,6 +372,12 @@ static int cpu_op(struct reader *r, const struct perfdb_tevent *ev, struct perfd
 			row.in_shapes = sb_span(&c->shapes);
 			row.in_dtypes = sb_span(&c->dtypes);
 			row.in_formats = sb_span(&c->formats);
+			perfdb_strbuf_reset(&r->strides);
+			if (ev->strides_kind == PERFDB_TV_NUM && ev->dims_kind == PERFDB_TV_NUM &&
+			    perfdb_tcells_strides(ev->dims.buf, ev->dims.len, ev->strides.buf,
+						  ev->strides.len, &r->strides) < 0)
+				return nomem(err);
+			row.in_strides = sb_span(&r->strides);
 			perfdb_strbuf_reset(&r->dur);
 			if (perfdb_strbuf_add(&r->dur, ev->f[PERFDB_TF_DUR].text.buf,
 					      ev->f[PERFDB_TF_DUR].text.len) < 0)
@@ -711,6 +718,7 @@ static int read_src(struct perfdb_tsrc *src, const char *name,
 	perfdb_strbuf_init(&r.outt);
 	perfdb_strbuf_init(&r.outf);
 	perfdb_strbuf_init(&r.comm_key);
+	perfdb_strbuf_init(&r.strides);
 	perfdb_tdefer_init(&r.held);
 	info->gzip = src->gz;
 	int rc = perfdb_tlink_new(&r.link, opts ? opts->mem_limit : 0, opts ? opts->spill_dir : NULL,
@@ -744,6 +752,7 @@ static int read_src(struct perfdb_tsrc *src, const char *name,
 	perfdb_strbuf_release(&r.outt);
 	perfdb_strbuf_release(&r.outf);
 	perfdb_strbuf_release(&r.comm_key);
+	perfdb_strbuf_release(&r.strides);
 	perfdb_tdefer_release(&r.held);
 	free(r.shares);
 	return rc;

@@ -59,6 +59,10 @@ struct perfdb_kernel_row {
 	/* Chrome traces: the op or kernel name as the trace spelled it, which
 	 * names the table's file (trace_names.c); empty for profiler CSVs */
 	struct perfdb_span trace_name;
+	/* Chrome trace CPU rows: "Input Strides" (newer Kineto) in the shape
+	 * cells' form, only when an input is not laid out contiguously
+	 * (docs/chrome_trace.md "Input strides"); empty elsewhere */
+	struct perfdb_span in_strides;
 };
 
 /* Receives rows; returns 0 or a negative code with err filled. */
@@ -185,6 +189,7 @@ struct perfdb_agg_group {
 	const char *in_shapes, *in_dtypes, *in_formats, *out_shapes;
 	const char *op_state, *accel_core, *out_dtypes, *out_formats; /* first non-empty */
 	const char *trace_name;    /* first non-empty: a trace names the table (Trace Name) */
+	const char *in_strides;    /* first non-empty: Input Strides (CPU trace rows) */
 	size_t n;                  /* valid duration samples */
 	size_t n_invalid;          /* rows whose duration was empty/junk/negative/non-finite */
 	double mean, median, std, min, max;
@@ -252,6 +257,7 @@ int perfdb_parse_op_table_name(const char *op, size_t len, struct perfdb_strbuf 
 
 /* The column that keeps the op or kernel name as the trace spelled it. */
 #define PERFDB_PARSE_COL_TRACE_NAME "Trace Name"
+#define PERFDB_PARSE_COL_STRIDES PERFDB_COL_IN_STRIDES
 /* Longest readable part of such a file name, in bytes. */
 #define PERFDB_TRACE_NAME_MAX 120
 

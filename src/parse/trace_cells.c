@@ -4,6 +4,7 @@
  */
 #include "trace_cells.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "perfdb/dtype.h"
@@ -188,4 +189,90 @@ int perfdb_tcells_build(struct perfdb_tcells *c, const char *dims, size_t dlen,
 		return 1;
 	}
 	return perfdb_strbuf_addch(&c->shapes, '"') < 0 ? -PERFDB_ENOMEM : 0;
+}
+
+/* The next innermost "[ints]" at or after *p: its span, *p moved past it. */
+static int next_slot(const char **p, const char *e, struct perfdb_span *out)
+{
+	const char *q = *p;
+	for (; q < e; q++) {
+		if (*q != '[' || (q + 1 < e && q[1] == '['))
+			continue;
+		const char *s = q + 1, *t = memchr(s, ']', (size_t)(e - s));
+		if (!t)
+			return 0;
+		*out = (struct perfdb_span){ s, (size_t)(t - s) };
+		*p = t + 1;
+		return 1;
+	}
+	return 0;
+}
+
+/* The integers of "8,64" into v (at most cap); how many, or -1 past cap. */
+static int ints_of(struct perfdb_span s, long long *v, int cap)
+{
+	int n = 0;
+	const char *p = s.p, *e = s.p + s.len;
+	while (p < e) {
+		if (n == cap)
+			return -1;
+		char buf[32];
+		size_t k = 0;
+		while (p + k < e && p[k] != ',' && k < sizeof(buf) - 1) {
+			buf[k] = p[k];
+			k++;
+		}
+		buf[k] = '\0';
+		v[n++] = strtoll(buf, NULL, 10);
+		p += k;
+		if (p < e && *p == ',')
+			p++;
+	}
+	return n;
+}
+
+/* Strides st are those of a contiguous tensor of dims d. */
+static int contiguous(const long long *d, const long long *st, int n)
+{
+	long long expect = 1;
+	for (int i = n - 1; i >= 0; i--) {
+		if (d[i] != 1 && st[i] != expect)
+			return 0;
+		expect *= d[i];
+	}
+	return 1;
+}
+
+int perfdb_tcells_strides(const char *dims, size_t dlen, const char *strides, size_t slen,
+			  struct perfdb_strbuf *out)
+{
+	enum { MAXR = 16 };
+	perfdb_strbuf_reset(out);
+	const char *dp = dims, *de = dims + dlen, *sp = strides, *se = strides + slen;
+	struct perfdb_span ds, ss;
+	int strided = 0, slots = 0, ok = 1;
+	while (next_slot(&dp, de, &ds)) {
+		if (!next_slot(&sp, se, &ss)) {
+			ok = 0;
+			break;
+		}
+		long long d[MAXR], st[MAXR];
+		int nd = ints_of(ds, d, MAXR), ns = ints_of(ss, st, MAXR);
+		if (nd != ns && ns != 0) {
+			ok = 0;   /* a tensor's strides must match its rank */
+			break;
+		}
+		if (nd > 0 && ns == nd && !contiguous(d, st, nd))
+			strided = 1;
+		if (perfdb_strbuf_addch(out, slots++ ? ';' : '"') < 0 ||
+		    perfdb_strbuf_add(out, ss.p, ss.len) < 0)
+			return -PERFDB_ENOMEM;
+	}
+	if (ok && next_slot(&sp, se, &ss))
+		ok = 0;   /* more stride slots than dims */
+	if (!ok || !strided || !slots) {
+		perfdb_strbuf_reset(out);
+		return 0;
+	}
+	return perfdb_strbuf_addch(out, '"') < 0 ? -PERFDB_ENOMEM : 0;
 }

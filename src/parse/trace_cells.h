@@ -28,6 +28,19 @@ void perfdb_tcells_release(struct perfdb_tcells *c);
 int perfdb_tcells_build(struct perfdb_tcells *c, const char *dims, size_t dlen,
 			const char *types, size_t tlen);
 
+/*
+ * The Input Strides cell of a call (docs/chrome_trace.md "Input strides"):
+ * "Input Dims" and "Input Strides" in the stream's compact JSON, slot by
+ * slot (each innermost list is a slot, tensor lists flattened as the shape
+ * cell flattens them).  out gets the strides in the shape cell's form,
+ * '"'-quoted, ';' between slots, when some slot's strides are not the
+ * contiguous ones for its dims (a dim of size 1 has any stride); else out
+ * is left empty, as when the two do not have the same slots.  Returns 0
+ * or -PERFDB_ENOMEM.
+ */
+int perfdb_tcells_strides(const char *dims, size_t dlen, const char *strides, size_t slen,
+			  struct perfdb_strbuf *out);
+
 /* A dtype as torch records it: "Input type" spellings ("float",
  * "c10::BFloat16", "long int") and c10::ScalarType names ("Float",
  * "BFloat16", "Long"); PERFDB_DTYPE_UNKNOWN for anything else. */

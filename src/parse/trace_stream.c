@@ -24,7 +24,7 @@ enum ctxk {
 
 /* What the value after the current key is. */
 enum key {
-	K_NONE = 0, K_EVENTS, K_DEVPROPS, K_DIST, K_BASE, K_FIELD, K_DIMS, K_TYPES,
+	K_NONE = 0, K_EVENTS, K_DEVPROPS, K_DIST, K_BASE, K_FIELD, K_DIMS, K_STRIDES, K_TYPES,
 	K_DEV_ID, K_DEV_NAME, K_RANK, K_WORLD, K_BACKEND, K_ARGS,
 };
 
@@ -42,6 +42,9 @@ struct st {
 	enum key key;
 	int field;                    /* enum perfdb_tfield_id when key == K_FIELD */
 	int dims_depth;
+	/* the array C_DIMS is reading: "Input Dims" or "Input Strides" */
+	struct perfdb_strbuf *arr;
+	enum perfdb_tval *arr_kind;
 	int saw_events;
 	uint64_t nevents;
 	long long dev_id;
@@ -75,6 +78,8 @@ static void ev_reset(struct perfdb_tevent *ev)
 	}
 	ev->dims_kind = PERFDB_TV_ABSENT;
 	perfdb_strbuf_reset(&ev->dims);
+	ev->strides_kind = PERFDB_TV_ABSENT;
+	perfdb_strbuf_reset(&ev->strides);
 	ev->types_kind = PERFDB_TV_ABSENT;
 	perfdb_strbuf_reset(&ev->types);
 	ev->types_n = 0;
@@ -133,6 +138,8 @@ static int cb_key(void *vs, const unsigned char *k, size_t n)
 			}
 		if (key_is(k, n, "Input Dims"))
 			s->key = K_DIMS;
+		else if (key_is(k, n, "Input Strides"))
+			s->key = K_STRIDES;
 		else if (key_is(k, n, "Input type"))
 			s->key = K_TYPES;
 		break;
@@ -198,6 +205,8 @@ static int scalar(struct st *s, enum perfdb_tval kind, const char *p, size_t n)
 				return oom(s);
 		} else if (k == K_DIMS) {
 			s->ev.dims_kind = PERFDB_TV_OTHER;
+		} else if (k == K_STRIDES) {
+			s->ev.strides_kind = PERFDB_TV_OTHER;
 		} else if (k == K_TYPES) {
 			s->ev.types_kind = PERFDB_TV_OTHER;
 		}
@@ -205,13 +214,13 @@ static int scalar(struct st *s, enum perfdb_tval kind, const char *p, size_t n)
 		return 1;
 	case C_DIMS:
 		if (kind == PERFDB_TV_NUM && is_integer_text(p, n)) {
-			struct perfdb_strbuf *d = &s->ev.dims;
+			struct perfdb_strbuf *d = s->arr;
 			if (d->len && d->buf[d->len - 1] != '[' && perfdb_strbuf_addch(d, ',') < 0)
 				return oom(s);
 			if (perfdb_strbuf_add(d, p, n) < 0)
 				return oom(s);
 		} else {
-			s->ev.dims_kind = PERFDB_TV_STR;
+			*s->arr_kind = PERFDB_TV_STR;
 		}
 		return 1;
 	case C_TYPES:
@@ -345,30 +354,35 @@ static int start(struct st *s, int is_map)
 	} else if (t == C_EVENT && k == K_FIELD) {
 		s->ev.f[s->field].kind = PERFDB_TV_OTHER;
 		s->skip = 1;
-	} else if (t == C_ARGS && k == K_DIMS && !is_map) {
-		s->ev.dims_kind = PERFDB_TV_NUM;
+	} else if (t == C_ARGS && (k == K_DIMS || k == K_STRIDES) && !is_map) {
+		/* both are nested arrays of integers, kept as compact JSON */
+		s->arr = k == K_DIMS ? &s->ev.dims : &s->ev.strides;
+		s->arr_kind = k == K_DIMS ? &s->ev.dims_kind : &s->ev.strides_kind;
+		*s->arr_kind = PERFDB_TV_NUM;
 		s->dims_depth = 1;
-		if (perfdb_strbuf_addch(&s->ev.dims, '[') < 0)
+		if (perfdb_strbuf_addch(s->arr, '[') < 0)
 			return oom(s);
 		push(s, C_DIMS);
 	} else if (t == C_ARGS && k == K_TYPES && !is_map) {
 		s->ev.types_kind = PERFDB_TV_NUM;
 		push(s, C_TYPES);
-	} else if (t == C_ARGS && (k == K_FIELD || k == K_DIMS || k == K_TYPES)) {
+	} else if (t == C_ARGS && (k == K_FIELD || k == K_DIMS || k == K_STRIDES || k == K_TYPES)) {
 		if (k == K_FIELD)
 			s->ev.f[s->field].kind = PERFDB_TV_OTHER;
 		else if (k == K_DIMS)
 			s->ev.dims_kind = PERFDB_TV_OTHER;
+		else if (k == K_STRIDES)
+			s->ev.strides_kind = PERFDB_TV_OTHER;
 		else
 			s->ev.types_kind = PERFDB_TV_OTHER;
 		s->skip = 1;
 	} else if (t == C_DIMS) {
 		if (is_map) {
-			s->ev.dims_kind = PERFDB_TV_STR;
+			*s->arr_kind = PERFDB_TV_STR;
 			s->skip = 1;
 			return 1;
 		}
-		struct perfdb_strbuf *d = &s->ev.dims;
+		struct perfdb_strbuf *d = s->arr;
 		if (d->buf[d->len - 1] != '[' && perfdb_strbuf_addch(d, ',') < 0)
 			return oom(s);
 		if (perfdb_strbuf_addch(d, '[') < 0)
@@ -401,7 +415,7 @@ static int end(struct st *s)
 	}
 	enum ctxk t = top(s);
 	if (t == C_DIMS) {
-		if (perfdb_strbuf_addch(&s->ev.dims, ']') < 0)
+		if (perfdb_strbuf_addch(s->arr, ']') < 0)
 			return oom(s);
 		if (--s->dims_depth > 0)
 			return 1;
@@ -474,6 +488,7 @@ static void ev_release(struct perfdb_tevent *ev)
 	for (int i = 0; i < PERFDB_TF_N; i++)
 		perfdb_strbuf_release(&ev->f[i].text);
 	perfdb_strbuf_release(&ev->dims);
+	perfdb_strbuf_release(&ev->strides);
 	perfdb_strbuf_release(&ev->types);
 }
 
@@ -569,6 +584,7 @@ int perfdb_trace_stream(struct perfdb_tsrc *src,
 	for (int i = 0; i < PERFDB_TF_N; i++)
 		perfdb_strbuf_init(&s->ev.f[i].text);
 	perfdb_strbuf_init(&s->ev.dims);
+	perfdb_strbuf_init(&s->ev.strides);
 	perfdb_strbuf_init(&s->ev.types);
 	s->meta = meta;
 	s->on_event = on_event;

@@ -48,6 +48,9 @@ struct perfdb_tevent {
 	 */
 	enum perfdb_tval dims_kind;
 	struct perfdb_strbuf dims;
+	/* "Input Strides" (newer Kineto), the same way */
+	enum perfdb_tval strides_kind;
+	struct perfdb_strbuf strides;
 	/* "Input type": its entries, each ended by '\x1e' (a non-string entry
 	 * is empty); types_n entries. */
 	enum perfdb_tval types_kind;

@@ -112,6 +112,7 @@ struct outfile {
 	int fia;             /* holds FusedInferAttentionScore rows */
 	int kern;            /* holds per-op trace rows: a Kernels column */
 	int trace;           /* named from a trace: a Trace Name column */
+	int strides;         /* a row with strided inputs: an Input Strides column */
 	struct perfdb_table t;
 	int exists;
 };
@@ -123,7 +124,7 @@ static int fmt6(double v, char *buf, size_t cap)
 
 /* Our value for each column of the output (NULL = not ours to set). */
 struct rowvals {
-	const char *v[PERFDB_PARSE_NBASE + PERFDB_FIA_NCOLS + 3];
+	const char *v[PERFDB_PARSE_NBASE + PERFDB_FIA_NCOLS + 4];
 	char num[3 + PERFDB_NCOUNTERS + 1][40];
 };
 
@@ -159,6 +160,7 @@ static void group_values(const struct perfdb_agg_group *g, const char *const *fi
 	v[PERFDB_PARSE_NBASE + PERFDB_FIA_NCOLS] = rv->num[3 + PERFDB_NCOUNTERS];
 	v[PERFDB_PARSE_NBASE + PERFDB_FIA_NCOLS + 1] = g->kernels;
 	v[PERFDB_PARSE_NBASE + PERFDB_FIA_NCOLS + 2] = g->trace_name;
+	v[PERFDB_PARSE_NBASE + PERFDB_FIA_NCOLS + 3] = g->in_strides;
 }
 
 static const char *col_of(size_t i)
@@ -171,13 +173,16 @@ static const char *col_of(size_t i)
 		return PERFDB_COL_PROF_COUNT;
 	if (i == PERFDB_PARSE_NBASE + PERFDB_FIA_NCOLS + 1)
 		return PERFDB_PARSE_COL_KERNELS;
-	return PERFDB_PARSE_COL_TRACE_NAME;
+	if (i == PERFDB_PARSE_NBASE + PERFDB_FIA_NCOLS + 2)
+		return PERFDB_PARSE_COL_TRACE_NAME;
+	return PERFDB_PARSE_COL_STRIDES;
 }
 
-#define NOUT (PERFDB_PARSE_NBASE + PERFDB_FIA_NCOLS + 3)
-#define COL_COUNT (NOUT - 3)
-#define COL_KERNELS (NOUT - 2)
-#define COL_TRACE (NOUT - 1)
+#define NOUT (PERFDB_PARSE_NBASE + PERFDB_FIA_NCOLS + 4)
+#define COL_COUNT (NOUT - 4)
+#define COL_KERNELS (NOUT - 3)
+#define COL_TRACE (NOUT - 2)
+#define COL_STRIDES (NOUT - 1)
 
 static int is_fia_col(size_t i)
 {
@@ -194,6 +199,8 @@ static int wanted(const struct outfile *of, size_t i)
 		return of->kern;
 	if (i == COL_TRACE)
 		return of->trace;
+	if (i == COL_STRIDES)
+		return of->strides;
 	return 1;
 }
 
@@ -428,6 +435,8 @@ int perfdb_parse_write_tables(const char *outdir, const struct perfdb_agg *agg,
 			of->kern = 1;
 		if (g->trace_name[0])
 			of->trace = 1;
+		if (g->in_strides[0])
+			of->strides = 1;
 	}
 	if (rc == -PERFDB_ENOMEM)
 		rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");

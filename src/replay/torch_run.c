@@ -74,7 +74,7 @@ static int add_table(struct trun *x, const char *stem, const char *path, struct 
 	int rc = perfdb_table_load(&t, path, err);
 	long cmb = perfdb_table_col(&t, PERFDB_COL_MB_DUR), cprof = perfdb_table_col(&t, PERFDB_COL_PROF_AVG);
 	long cin = perfdb_table_col(&t, PERFDB_COL_IN_SHAPES), cdt = perfdb_table_col(&t, PERFDB_COL_IN_DTYPES);
-	long cod = perfdb_table_col(&t, PERFDB_COL_OUT_DTYPES);
+	long cod = perfdb_table_col(&t, PERFDB_COL_OUT_DTYPES), cst = perfdb_table_col(&t, PERFDB_COL_IN_STRIDES);
 	for (size_t r = 0; rc == 0 && r < t.nrows; r++) {
 		if (x->o->missing_only && perfdb_schema_usable_duration(perfdb_table_get(&t, r, cmb),
 									perfdb_table_get(&t, r, cprof), false, NULL))
@@ -97,9 +97,10 @@ static int add_table(struct trun *x, const char *stem, const char *path, struct 
 		int ok = p->table != NULL;
 		for (int b = 0; b < PERFDB_SCHEMA_NBASE; b++)
 			ok &= (p->base[b] = strdup(perfdb_table_get(&t, r, perfdb_table_col(&t, base_cols[b])))) != NULL;
-		json_t *j = json_pack("{s:s, s:I, s:s, s:s, s:s}", "table", stem, "line", (json_int_t)p->line,
+		json_t *j = json_pack("{s:s, s:I, s:s, s:s, s:s, s:s}", "table", stem, "line", (json_int_t)p->line,
 				      "shapes", perfdb_table_get(&t, r, cin), "dtypes", perfdb_table_get(&t, r, cdt),
-				      "out_dtypes", perfdb_table_get(&t, r, cod));
+				      "out_dtypes", perfdb_table_get(&t, r, cod),
+				      "strides", perfdb_table_get(&t, r, cst));
 		if (!ok || !j || json_array_append_new(x->rows, j) < 0)
 			rc = nomem(err);
 	}
