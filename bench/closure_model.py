@@ -14,7 +14,9 @@ Usage (Debian's /usr/bin/python3 with python3-torch):
   closure_model.py record OUT.json --dtype bf16|fp32 --phase prefill|decode --threads N
       one forward under torch.profiler (record_shapes=True), written in
       Kineto's layout by tests/data/torch_trace/record_trace.py's writer
-      (Debian's torch 1.13 has no Kineto)
+      (Debian's torch 1.13 has no Kineto), with "Input Strides" as newer
+      Kineto writes them, taken from the same forward run again under a
+      TorchFunctionMode (torch 1.13's profiler records none)
   closure_model.py measure --dtype ... --phase ... --threads N --runs R
       the forward's wall time, outside any profiler: prints the median and
       the min and max of R timed runs (us), after 3 warm-up runs
@@ -139,12 +141,14 @@ def main():
             return
         with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
             model(*args)
-    here = os.path.dirname(os.path.abspath(__file__))
-    sys.path.insert(0, os.path.join(here, "..", "tests", "data", "torch_trace"))
-    import record_trace
+        here = os.path.dirname(os.path.abspath(__file__))
+        sys.path.insert(0, os.path.join(here, "..", "tests", "data", "torch_trace"))
+        import record_trace
+        # the same forward again, outside the profiler, for its inputs' strides
+        strides = record_trace.record_strides(lambda: model(*args))
     import json
     with open(a.out, "w") as f:
-        json.dump(record_trace.kineto_layout(prof, os.path.basename(a.out)), f)
+        json.dump(record_trace.kineto_layout(prof, os.path.basename(a.out), strides), f)
 
 
 if __name__ == "__main__":

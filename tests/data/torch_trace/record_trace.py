@@ -82,8 +82,49 @@ class Block(torch.nn.Module):
         return x + self.down(F.silu(self.gate(h)) * self.up(h))
 
 
-def kineto_layout(prof, name):
-    """The profile's CPU ops as Kineto's ChromeTraceLogger lays them out."""
+# Python-level names of the calls whose aten op has another name
+DUNDER = {"__matmul__": "matmul", "__rmatmul__": "matmul", "__mul__": "mul", "__rmul__": "mul",
+          "__add__": "add", "__radd__": "add", "__sub__": "sub", "__rsub__": "rsub",
+          "__truediv__": "div", "__rtruediv__": "div", "__iadd__": "add_", "__imul__": "mul_"}
+
+
+def record_strides(run):
+    """run() once under a TorchFunctionMode: per aten op name, the calls'
+    tensor dims and strides in call order (torch 1.13's profiler records no
+    strides; newer Kineto writes them as "Input Strides")."""
+    from torch.overrides import TorchFunctionMode
+    calls = {}
+
+    class Mode(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            name = getattr(func, "__name__", "")
+            name = DUNDER.get(name, name)
+            ts = [a for a in args if isinstance(a, torch.Tensor)]
+            if name and ts:
+                calls.setdefault("aten::" + name, []).append(
+                    ([list(t.shape) for t in ts], [list(t.stride()) for t in ts]))
+            return func(*args, **(kwargs or {}))
+
+    with Mode():
+        run()
+    return calls
+
+
+def input_strides(calls, name, dims):
+    """Input Strides for an event: the next recorded call of its op whose
+    tensors have the event's dims (slots without dims get []), else None."""
+    q = calls.get(name)
+    tensors = [d for d in dims if d]
+    if not q or not tensors or [d for d in q[0][0] if d] != tensors:
+        return None
+    shapes, strides = q.pop(0)
+    it = iter(s for d, s in zip(shapes, strides) if d)
+    return [next(it) if d else [] for d in dims]
+
+
+def kineto_layout(prof, name, strides=None):
+    """The profile's CPU ops as Kineto's ChromeTraceLogger lays them out;
+    strides: record_strides()'s calls, written as "Input Strides"."""
     res = prof.profiler.kineto_results
     base = res.trace_start_us()
     pid, tid = os.getpid(), threading.get_native_id()
@@ -103,6 +144,9 @@ def kineto_layout(prof, name):
         if e.shapes() or e.dtypes():
             args["Input Dims"] = e.shapes()
             args["Input type"] = e.dtypes()
+            st = input_strides(strides, e.name(), e.shapes()) if strides else None
+            if st is not None:
+                args["Input Strides"] = st
         if e.sequence_nr() >= 0:
             args["Fwd thread id"] = e.fwd_thread_id()
             args["Sequence number"] = e.sequence_nr()
