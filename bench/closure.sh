@@ -12,8 +12,8 @@
 #   2. parses it into a fresh database (perfdb parse);
 #   3. REPEATS times (default 3), interleaved: the forward's wall time
 #      without the profiler (median of 7 runs), then the database replayed
-#      on the CPU at the model's threads (perfdb microbench --backend cpu,
-#      every row measured again) and the step predicted from it (perfdb
+#      on the CPU at the model's threads (perfdb microbench --backend torch,
+#      PyTorch's own kernels, every row measured again) and the step predicted from it (perfdb
 #      predict --measured-only: replayed figures only);
 #   4. prints measured and predicted (median [min, max] over the repeats),
 #      the error of each repeat's prediction against that repeat's
@@ -26,8 +26,8 @@
 # Environment: CLOSURE_ROW_BUDGET (seconds a row may take, default 0.3),
 # CLOSURE_CASES (default "bf16:prefill bf16:decode fp32:prefill fp32:decode"),
 # CLOSURE_THREADS (default "1 <nproc>"), CLOSURE_LAYERS (default 8),
-# CLOSURE_BACKEND (the replay: cpu, perfdb's kernels, or torch, PyTorch's own;
-# default cpu), CLOSURE_ALLOC (kept, the default: glibc's malloc keeps the
+# CLOSURE_BACKEND (the replay: torch, PyTorch's own kernels, the default since
+# it is the one that closes; or cpu, perfdb's kernels), CLOSURE_ALLOC (kept, the default: glibc's malloc keeps the
 # memory it was given, as a caching allocator does; glibc: its defaults, under
 # which a large tensor freed goes back to the kernel and the next one is
 # faulted in page by page again, docs/measuring.md "The allocator's fresh
@@ -46,7 +46,7 @@ if ! "$PY" -c 'import torch' 2>/dev/null; then
 	exit 77
 fi
 BUDGET=${CLOSURE_ROW_BUDGET:-0.3}
-BACKEND=${CLOSURE_BACKEND:-cpu}
+BACKEND=${CLOSURE_BACKEND:-torch}
 ALLOC=${CLOSURE_ALLOC:-kept}
 case $ALLOC in
 kept)

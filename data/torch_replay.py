@@ -16,10 +16,11 @@ RESULT:  {"torch": "1.13.1", "threads": N, "rows": [{"table", "line", "status": 
 
 Per row: tensors of the row's shapes and dtypes (normal values, scaled so no
 op overflows or goes denormal; the in-place ops' other operand is 1 or 0, so
-repeating them changes nothing), left as the previous call left them (with
-PERFDB_TORCH_ROTATE=1 a GEMM's weights rotate through 64 MiB of copies, as
-the native backends' do; measured farther from the model, see
-docs/measuring.md "Closure"), 3 warm-up calls, then calls in blocks of about 1 ms until R
+repeating them changes nothing); a GEMM's operands after the first rotate
+through 64 MiB of copies, as the native backends' do, so that each call
+finds them cold as a model's weights and KV cache are (PERFDB_TORCH_ROTATE=0
+leaves them as the previous call left them; docs/measuring.md "Weights,
+cold or warm"), 3 warm-up calls, then calls in blocks of about 1 ms until R
 samples and S seconds (at most 10,000); a block whose threads waited for a
 CPU over 5 % of its wall time is dropped, and a row still short of R clean
 samples after 4 such blocks and 4 S is "contended" (not written).  Kept samples: those up to max(Q3 + 3 IQR, 2 x median), the
@@ -210,12 +211,13 @@ def replay(row, repeat, budget):
     table = row["table"]
     mk = recipe(table, row)
     t0 = inputs(row)
-    # Rotating a GEMM's weights through copies (64 MiB in all, as the native
-    # backends do) put fp32 decode's linears at 1.72x and 1.76x their time in
-    # the model, where the same calls unrotated read 0.93x and 0.91x
-    # (docs/measuring.md "Closure"): inputs stay as the previous call left
-    # them unless PERFDB_TORCH_ROTATE=1
-    rotate = os.environ.get("PERFDB_TORCH_ROTATE") == "1"
+    # A model reads each layer's weights and KV cache once a step: cold.
+    # Rotating them through copies (64 MiB in all, as the native backends
+    # do) and laying them out as recorded put decode's GEMMs at 0.89-0.99x
+    # their time in the model where warm, contiguous copies read 0.49-1.92x
+    # (docs/measuring.md "Weights, cold or warm"); PERFDB_TORCH_ROTATE=0
+    # keeps them warm
+    rotate = os.environ.get("PERFDB_TORCH_ROTATE", "1") != "0"
     rot = [rotate and x is not None and i > 0 and table in GEMMS for i, x in enumerate(t0)]
     size = sum(x.numel() * x.element_size() for x, r in zip(t0, rot) if r)
     copies = 1 if size >= COLD_BELOW or size == 0 else max(1, min(64, ROTATE_BYTES // size))
