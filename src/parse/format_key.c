@@ -23,7 +23,8 @@ size_t perfdb_format_key(const char *in, size_t n, char *out)
 		size_t s = i;
 		if (j - i > PREFIX_LEN && memcmp(in + i, PREFIX, PREFIX_LEN) == 0)
 			s += PREFIX_LEN;
-		memcpy(out + w, in + s, j - s);
+		if (j > s)   /* an empty cell may be a NULL span */
+			memcpy(out + w, in + s, j - s);
 		w += j - s;
 		if (j < n)
 			out[w++] = ';';

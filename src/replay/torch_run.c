@@ -284,18 +284,36 @@ static int read_answers(struct trun *x, const char *path, struct perfdb_torch_ru
 	return rc;
 }
 
+/*
+ * The settings the child inherited that move a framework's op times (its
+ * thread pools and its allocator, docs/measuring.md "Two thread pools" and
+ * "The allocator's fresh pages"): a database says what it was measured
+ * under, and a model run under others is not what it describes.
+ */
+static const char *const inherited[] = {
+	"OMP_NUM_THREADS", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "OPENBLAS_NUM_THREADS",
+	"MKL_NUM_THREADS", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_",
+	"LD_PRELOAD",
+};
+
 static int write_env(const struct perfdb_torch_opts *o, struct perfdb_torch_run *r, struct perfdb_err *err)
 {
 	struct perfdb_strbuf b = PERFDB_STRBUF_INIT;
 	size_t unrows = 0;
 	for (size_t i = 0; i < r->st.nunreplayed; i++)
 		unrows += r->st.unreplayed[i].rows;
+	const char *rot = getenv("PERFDB_TORCH_ROTATE");
 	perfdb_strbuf_addf(&b, "backend=torch\npython=%s\ntorch=%s\nthreads=%ld\nrepeat_count=%ld\n"
 			   "row_budget_s=%g\nrows=%zu\nrows_ok=%zu\nrows_failed=%zu\nrows_contended=%zu\n"
-			   "tables_not_replayed=%zu\nrows_not_replayed=%zu\n"
-			   "weights_rotated=inputs below 32 MiB rotate through 64 MiB of copies\n",
+			   "tables_not_replayed=%zu\nrows_not_replayed=%zu\nweights_rotated=%s\n",
 			   python_of(o), r->torch_version, o->threads, o->repeat, o->budget, r->rows, r->ok,
-			   r->failed, r->contended, r->st.nunreplayed, unrows);
+			   r->failed, r->contended, r->st.nunreplayed, unrows,
+			   rot && strcmp(rot, "0") == 0 ? "no (PERFDB_TORCH_ROTATE=0)" :
+			   "a GEMM's operands after the first, below 32 MiB, rotate through 64 MiB of copies");
+	for (size_t i = 0; i < sizeof(inherited) / sizeof(inherited[0]); i++) {
+		const char *v = getenv(inherited[i]);
+		perfdb_strbuf_addf(&b, "env.%s=%s\n", inherited[i], v ? v : "(unset)");
+	}
 	if (!b.buf)
 		return nomem(err);
 	int rc = perfdb_file_write_atomic(r->env_path, b.buf, b.len, err);

@@ -5,7 +5,9 @@
 # (tests/cli/parse/trace_input_strides) is parsed, replayed with
 # --backend torch through a wrapper interpreter that keeps the request, and
 # (1) the request carries the cell, (2) torch_replay.py's own inputs() builds
-# the tensors with those strides, (3) the row is written.  Rules, not values.
+# the tensors with those strides, (3) the row is written, (4) the env record
+# says the operands rotated and what the child inherited (OMP_WAIT_POLICY
+# given, OPENBLAS_NUM_THREADS taken away: "(unset)").  Rules, not values.
 # Exit 77 (skipped) without PyTorch for /usr/bin/python3.
 # usage: torch_strides.sh PERFDB
 set -u
@@ -24,7 +26,8 @@ SH
 chmod +x py
 "$PERFDB" parse --profiling-path "$HERE/../cli/parse/trace_input_strides/input/t.pt.trace.json" \
 	--database-path db >/dev/null 2>&1 || { echo "FAIL: parse"; exit 1; }
-PERFDB_TORCH_PYTHON="$W/py" "$PERFDB" microbench --backend torch --database-path db --threads 1 \
+unset OPENBLAS_NUM_THREADS
+OMP_WAIT_POLICY=PASSIVE PERFDB_TORCH_PYTHON="$W/py" "$PERFDB" microbench --backend torch --database-path db --threads 1 \
 	--repeat-count 3 --row-budget 0.01 --ops aten.matmul >out 2>err || { echo "FAIL: microbench exited $?"; cat err; exit 1; }
 /usr/bin/python3 - "$HERE/../../data/torch_replay.py" <<'PY'
 import csv, json, sys
@@ -42,6 +45,10 @@ else:
 r = list(csv.DictReader(open("db/aten.matmul.csv", newline="")))[0]
 if not float(r.get("Average Duration(us)") or 0) > 0:
     print("FAIL: the row was not written:", r); bad += 1
+env = dict(l.rstrip("\n").split("=", 1) for l in open("db/reports/microbench_env_t.txt"))
+if env.get("env.OMP_WAIT_POLICY") != "PASSIVE" or env.get("env.OPENBLAS_NUM_THREADS") != "(unset)" \
+        or not env.get("weights_rotated", "").startswith("a GEMM's operands"):
+    print("FAIL: env record", env); bad += 1
 print("ok" if not bad else "FAIL")
 sys.exit(1 if bad else 0)
 PY
