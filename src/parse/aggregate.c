@@ -204,7 +204,7 @@ static long find_group(struct perfdb_agg *a, const struct perfdb_span f[5],
 			*w++ = '\x1f';
 		/* formats in their key form (FORMAT_ND = ND); the group keeps the first spelling */
 		flen[i] = i == 3 ? perfdb_format_key(f[i].p, f[i].len, w) : f[i].len;
-		if (i != 3)
+		if (i != 3 && f[i].len)   /* an empty cell may be a NULL span */
 			memcpy(w, f[i].p, f[i].len);
 		w += flen[i];
 	}
