@@ -28,6 +28,8 @@ struct mrun {
 	size_t nfiles, nprof;
 };
 
+static void say(const struct mrun *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 static void say(const struct mrun *r, const char *fmt, ...)
 {
 	char line[8192];

@@ -136,7 +136,9 @@ static int load_kernel(struct perfdb_dbreport *r, struct perfdb_dbreport_kernel 
 		k->with_prof += p->prof_us > 0;
 		k->theory_only += !perfdb_schema_usable_duration(mb, prof, true, NULL);
 		/* usable, but not compared nor plotted: see PERFDB_DBREPORT_MIN_US */
-		bool far = out_of_range(&p->mb_us) | out_of_range(&p->prof_us);
+		/* both: each zeroes its own duration when out of range */
+		bool far_mb = out_of_range(&p->mb_us), far_prof = out_of_range(&p->prof_us);
+		bool far = far_mb || far_prof;
 		k->out_of_range += far;
 		if (p->mb_us > 0 && p->prof_us > 0) {
 			k->both++;
