@@ -257,7 +257,6 @@ int perfdb_parse_op_table_name(const char *op, size_t len, struct perfdb_strbuf 
 
 /* The column that keeps the op or kernel name as the trace spelled it. */
 #define PERFDB_PARSE_COL_TRACE_NAME "Trace Name"
-#define PERFDB_PARSE_COL_STRIDES PERFDB_COL_IN_STRIDES
 /* Longest readable part of such a file name, in bytes. */
 #define PERFDB_TRACE_NAME_MAX 120
 

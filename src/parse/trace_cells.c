@@ -4,10 +4,11 @@
  */
 #include "trace_cells.h"
 
-#include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "perfdb/dtype.h"
+#include "perfdb/shape.h"
 
 /* torch records a tensor's dtype as caffe2::TypeMeta::name(), the C++ type
  * name as the compiler spells it (GCC: "long int"; clang: "long").  These
@@ -208,34 +209,11 @@ static int next_slot(const char **p, const char *e, struct perfdb_span *out)
 	return 0;
 }
 
-/* The integers of "8,64" into v (at most cap); how many, or -1 past cap. */
-static int ints_of(struct perfdb_span s, long long *v, int cap)
-{
-	int n = 0;
-	const char *p = s.p, *e = s.p + s.len;
-	while (p < e) {
-		if (n == cap)
-			return -1;
-		char buf[32];
-		size_t k = 0;
-		while (p + k < e && p[k] != ',' && k < sizeof(buf) - 1) {
-			buf[k] = p[k];
-			k++;
-		}
-		buf[k] = '\0';
-		v[n++] = strtoll(buf, NULL, 10);
-		p += k;
-		if (p < e && *p == ',')
-			p++;
-	}
-	return n;
-}
-
 /* Strides st are those of a contiguous tensor of dims d. */
-static int contiguous(const long long *d, const long long *st, int n)
+static int contiguous(const int64_t *d, const int64_t *st, size_t n)
 {
-	long long expect = 1;
-	for (int i = n - 1; i >= 0; i--) {
+	int64_t expect = 1;
+	for (size_t i = n; i-- > 0;) {
 		if (d[i] != 1 && st[i] != expect)
 			return 0;
 		expect *= d[i];
@@ -246,7 +224,7 @@ static int contiguous(const long long *d, const long long *st, int n)
 int perfdb_tcells_strides(const char *dims, size_t dlen, const char *strides, size_t slen,
 			  struct perfdb_strbuf *out)
 {
-	enum { MAXR = 16 };
+	enum { MAXR = 64 };   /* torch's own limit on a tensor's rank */
 	perfdb_strbuf_reset(out);
 	const char *dp = dims, *de = dims + dlen, *sp = strides, *se = strides + slen;
 	struct perfdb_span ds, ss;
@@ -256,9 +234,13 @@ int perfdb_tcells_strides(const char *dims, size_t dlen, const char *strides, si
 			ok = 0;
 			break;
 		}
-		long long d[MAXR], st[MAXR];
-		int nd = ints_of(ds, d, MAXR), ns = ints_of(ss, st, MAXR);
-		if (nd != ns && ns != 0) {
+		/* the shape cells' one tokenizer; a stride that is not an integer
+		 * >= 0 makes the list mean nothing certain, as a rank mismatch does */
+		int64_t d[MAXR], st[MAXR];
+		size_t nd, ns;
+		struct perfdb_err e;
+		if (perfdb_shape_parse_dims(ds, d, MAXR, &nd, &e) < 0 ||
+		    perfdb_shape_parse_dims(ss, st, MAXR, &ns, &e) < 0 || (nd != ns && ns != 0)) {
 			ok = 0;   /* a tensor's strides must match its rank */
 			break;
 		}

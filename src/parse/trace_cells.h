@@ -35,7 +35,8 @@ int perfdb_tcells_build(struct perfdb_tcells *c, const char *dims, size_t dlen,
  * cell flattens them).  out gets the strides in the shape cell's form,
  * '"'-quoted, ';' between slots, when some slot's strides are not the
  * contiguous ones for its dims (a dim of size 1 has any stride); else out
- * is left empty, as when the two do not have the same slots.  Returns 0
+ * is left empty, as when the two do not have the same slots or a stride is
+ * not an integer >= 0.  Returns 0
  * or -PERFDB_ENOMEM.
  */
 int perfdb_tcells_strides(const char *dims, size_t dlen, const char *strides, size_t slen,

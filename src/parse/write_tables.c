@@ -175,7 +175,7 @@ static const char *col_of(size_t i)
 		return PERFDB_PARSE_COL_KERNELS;
 	if (i == PERFDB_PARSE_NBASE + PERFDB_FIA_NCOLS + 2)
 		return PERFDB_PARSE_COL_TRACE_NAME;
-	return PERFDB_PARSE_COL_STRIDES;
+	return PERFDB_COL_IN_STRIDES;
 }
 
 #define NOUT (PERFDB_PARSE_NBASE + PERFDB_FIA_NCOLS + 4)
