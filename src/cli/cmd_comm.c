@@ -24,6 +24,7 @@
 
 #include "builtin.h"
 #include "backend/module.h"
+#include "backend/mpi_world.h"
 #include "backend/transport.h"
 #include "comm/comm.h"
 
@@ -489,7 +490,7 @@ static int read_args(int argc, char **argv, struct cli *c, struct perfdb_comm_op
 		     long **bufs, long long **bytes, enum perfdb_comm_op *ops,
 		     struct perfdb_comm_overhead *overhead)
 {
-	int launcher = perfdb_comm_launcher_rank();
+	int launcher = perfdb_mpi_launcher_rank();
 	int saved[2] = { -1, -1 };
 	if (launcher > 0 && mute(saved) < 0)
 		launcher = 0;
@@ -557,8 +558,8 @@ static int measure(const struct cli *c, struct perfdb_comm_opts *o, int argc, ch
 	struct perfdb_err err;
 	perfdb_err_clear(&err);
 	int status = 0, rc;
-	struct perfdb_comm_world w;
-	if (perfdb_comm_mpi_init(&argc, &argv, o->malloc_tune, &w, &err) < 0)
+	struct perfdb_mpi_world w;
+	if (perfdb_mpi_init(&argc, &argv, o->malloc_tune, &w, &err) < 0)
 		return cli_error("comm", &err);
 	struct ui ui = {
 		.json = c->json, .quiet = c->quiet, .tty = w.rank == 0 && isatty(2), .o = o,
@@ -573,7 +574,7 @@ static int measure(const struct cli *c, struct perfdb_comm_opts *o, int argc, ch
 	if (perfdb_comm_transport_start(c->backend, MPI_COMM_WORLD, &tr, &speaker, &err) < 0) {
 		if (speaker)
 			cli_error("comm", &err);
-		perfdb_comm_mpi_finalize();
+		perfdb_mpi_finalize();
 		return 1;
 	}
 	o->transport = &tr;
@@ -588,7 +589,7 @@ static int measure(const struct cli *c, struct perfdb_comm_opts *o, int argc, ch
 		fprintf(stderr, "perfdb comm: error: rank %d: %s\n", w.rank,
 			err.msg[0] ? err.msg : "MPI failure");
 		fflush(NULL);
-		perfdb_comm_mpi_abort(1);
+		perfdb_mpi_abort(1);
 		return 1;
 	}
 	if (w.rank == 0) {
@@ -601,9 +602,9 @@ static int measure(const struct cli *c, struct perfdb_comm_opts *o, int argc, ch
 		status = 1;
 	}
 	/* every rank exits with rank 0's status */
-	status = perfdb_comm_share_status(status);
+	status = perfdb_mpi_share_status(status);
 	perfdb_comm_report_release(&rep);
-	perfdb_comm_mpi_finalize();
+	perfdb_mpi_finalize();
 	return status;
 }
 

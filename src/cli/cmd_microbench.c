@@ -16,11 +16,9 @@
 
 #include "builtin.h"
 #include "dbopts.h"
-#include "comm/comm.h"
 #include "perfdb/cpus.h"
 #include "perfdb/fsio.h"
 #include "perfdb/strbuf.h"
-#include <mpi.h>
 #include "progress.h"
 #include "replay/engine.h"
 #include "replay/msprof_run.h"
@@ -98,73 +96,6 @@ static void native_progress(void *ud, size_t done, size_t total, size_t failed, 
 	progress_update(p, done);
 }
 
-/* What the run says on stderr before writeback: failed and contended rows, the tables left
- * alone, how it ended. */
-static void print_run_notes(const struct perfdb_native_run *run)
-{
-	const struct perfdb_engine_result *res = &run->res;
-	for (size_t i = 0; i < res->nrows; i++)
-		if (res->rows[i].status == PERFDB_ENGINE_FAILED)
-			fprintf(stderr, "[FAILED] %s:%zu: %s\n", res->rows[i].table, res->rows[i].line,
-				res->rows[i].reason);
-	double ref = perfdb_native_probe_reference(res);
-	for (size_t i = 0; i < res->nrows; i++)
-		if (perfdb_native_row_contended(&res->rows[i], ref))
-			fprintf(stderr, "[LOW BANDWIDTH] %s:%zu: measured with %.1f GB/s of memory bandwidth "
-				"against %s %.1f (%d retries)\n", res->rows[i].table, res->rows[i].line,
-				res->rows[i].probe_gbs, res->probe_quiet_gbs > 0 ? "this machine's quiet" : "the run's median",
-				ref, res->rows[i].retries);
-	for (size_t i = 0; i < res->nrows; i++)
-		if (res->rows[i].status == PERFDB_ENGINE_CONTENDED) {
-			const char *why = res->rows[i].reason ? res->rows[i].reason : "";
-			if (strncmp(why, "contended: ", 11) == 0)
-				why += 11;
-			fprintf(stderr, "[CONTENDED] %s:%zu: not written: %s\n", res->rows[i].table, res->rows[i].line, why);
-		}
-	if (res->ncontended)
-		fprintf(stderr, "[CONTENDED] %zu %s left unwritten; --update-mode missing-only measures %s again\n",
-			res->ncontended, res->ncontended == 1 ? "row" : "rows", res->ncontended == 1 ? "it" : "them");
-	if (run->st.nunreplayed) {
-		size_t rows = 0;
-		for (size_t i = 0; i < run->st.nunreplayed; i++)
-			rows += run->st.unreplayed[i].rows;
-		fprintf(stderr, "[NOT REPLAYED] %zu %s (%zu %s) that no replay selects:", run->st.nunreplayed,
-			run->st.nunreplayed == 1 ? "table" : "tables", rows, rows == 1 ? "row" : "rows");
-		for (size_t i = 0; i < run->st.nunreplayed && i < 8; i++)
-			fprintf(stderr, "%s %s (%zu)", i ? "," : "", run->st.unreplayed[i].table,
-				run->st.unreplayed[i].rows);
-		if (run->st.nunreplayed > 8)
-			fprintf(stderr, " and %zu more", run->st.nunreplayed - 8);
-		fprintf(stderr, "; the status file says why\n");
-	}
-	if (res->absent)
-		fprintf(stderr, "[NO TABLE] --ops %s: no table under %s\n", res->absent, run->dir.buf);
-	if (res->nrows && !res->nok && !res->nfailed && !res->ncontended && !res->interrupted) {
-		struct perfdb_strbuf why = PERFDB_STRBUF_INIT;
-		if (perfdb_native_skip_reasons(res, &why) == 0)
-			fprintf(stderr, "[NOTHING MEASURED] every row was skipped: %s\n", why.buf ? why.buf : "");
-		perfdb_strbuf_release(&why);
-	}
-	if (run->peaks_file[0]) {
-		const struct perfdb_device *d = &run->peaks;
-		fprintf(stderr, "[PEAKS] %s: memory %.1f GB/s; GEMM fp32 %.0f, bf16 %.0f, fp16 %.0f GFLOP/s "
-			"(0: not measured); recorded in %s for the report's roofline\n", d->name,
-			d->memory_bandwidth / 1e9, d->mma_flops[PERFDB_PEAK_FP32] / 1e9,
-			d->mma_flops[PERFDB_PEAK_BF16] / 1e9, d->mma_flops[PERFDB_PEAK_FP16] / 1e9, run->peaks_file);
-	}
-	if (res->nresumed) {
-		fprintf(stderr, "[RESUME] %zu rows taken from %s", res->nresumed,
-			run->nresumed_from ? run->resumed_from[0] : run->journal);
-		if (run->nresumed_from > 1)
-			fprintf(stderr, " and %zu other killed runs' journals", run->nresumed_from - 1);
-		fprintf(stderr, "\n");
-	}
-	if (res->interrupted)
-		fprintf(stderr, "[INTERRUPTED] writing back the rows measured so far\n");
-	else if (res->stopped)
-		fprintf(stderr, "[STOP] --fail-fast: stopped at the first failure\n");
-}
-
 /*
  * One rank's run.  Up to the replay every rank takes the same decisions
  * on the same arguments and files: rank 0 alone says why it stops (the
@@ -217,7 +148,11 @@ static int run_native_ranked(struct perfdb_native_opts *no, const struct native_
 		rc = cli_error("microbench", &err);
 		goto out;
 	}
-	print_run_notes(&run);
+	struct perfdb_strbuf notes = PERFDB_STRBUF_INIT;
+	if (perfdb_native_notes(&run, &notes) < 0)
+		fprintf(stderr, "perfdb microbench: warning: out of memory: the run's notes are not shown\n");
+	fputs(notes.buf, stderr);
+	perfdb_strbuf_release(&notes);
 	struct ingest_opts io = { .cmd = "microbench", .dbdir = run.dir.buf, .ops = f->ops,
 				  .missing_only = no->missing_only, .prune = no->prune,
 				  .json = f->json, .ep = no->ep, .status = &run.st, .ts = run.ts,
@@ -237,46 +172,18 @@ out:
 	return rc;
 }
 
-/*
- * Scale-out: launched by mpirun, every rank replays its shard of the rows
- * (collective ops: every row together) and rank 0 writes the tables, the
- * report and the status; other ranks print only their own errors.
- */
+/* Under mpirun every rank runs; rank 0 alone says why the world could not start. */
 static int run_native(struct perfdb_native_opts *no, const struct native_flags *f)
 {
-	/* before MPI_Init: setting oneDNN's thread count may re-exec the process */
-	perfdb_native_set_threads_env(no->backend, no->threads);
-	no->rank = 0;
-	no->nranks = 1;
-	if (perfdb_comm_launcher_rank() < 0)
-		return run_native_ranked(no, f);
-	struct perfdb_comm_world w;
+	struct perfdb_native_world w;
 	struct perfdb_err err;
 	perfdb_err_clear(&err);
-	if (perfdb_comm_mpi_init(NULL, NULL, false, &w, &err) < 0)
-		return cli_error("microbench", &err);
-	MPI_Comm world = MPI_COMM_WORLD;
-	no->comm = w.size > 1 ? &world : NULL;
-	no->rank = w.rank;
-	no->nranks = w.size;
-	int rc;
-	/* one thread count per run: ranks whose defaults differ (affinity masks of other sizes) would mix them */
-	long lo = no->threads, hi = no->threads;
-	if (w.size > 1) {
-		MPI_Allreduce(&no->threads, &lo, 1, MPI_LONG, MPI_MIN, world);
-		MPI_Allreduce(&no->threads, &hi, 1, MPI_LONG, MPI_MAX, world);
-	}
-	if (lo != hi) {
-		if (w.rank == 0)
-			fprintf(stderr, "perfdb microbench: error: the ranks would measure with %ld to %ld threads "
-				"(their affinity masks or cgroup quotas differ): give every rank as many cores, or "
-				"--threads\n", lo, hi);
-		rc = 1;
-	} else {
+	int rc = perfdb_native_world_open(no, &w, &err);
+	if (rc < 0)
+		rc = no->rank == 0 ? cli_error("microbench", &err) : 1;
+	else
 		rc = run_native_ranked(no, f);
-	}
-	/* the exit status is the worst of the ranks: mpirun reports the first non-zero one */
-	perfdb_comm_mpi_finalize();
+	perfdb_native_world_close(&w);
 	return rc;
 }
 

@@ -340,33 +340,6 @@ struct perfdb_comm_events {
 	void *ctx;
 };
 
-struct perfdb_comm_world {
-	int rank;
-	int size;
-};
-
-/*
- * World rank a launcher gave this process before MPI starts
- * ($OMPI_COMM_WORLD_RANK, $PMIX_RANK, $PMI_RANK), or -1 when not launched by
- * one.  Lets every rank parse its arguments but only one print usage errors.
- */
-int perfdb_comm_launcher_rank(void);
-
-/*
- * MPI_Init (malloc_tune: glibc's thresholds fixed first, see --malloc-tune),
- * errors returned instead of aborting from then on.  Without a launcher
- * (perfdb_comm_launcher_rank() < 0) it first sets the Open MPI singleton
- * variables the user has not set (docs/comm.md "Start-up without a
- * launcher").  Called by comm, and by microbench under a launcher: every
- * other command runs without MPI.
- */
-int perfdb_comm_mpi_init(int *argc, char ***argv, bool malloc_tune,
-			 struct perfdb_comm_world *w, struct perfdb_err *err);
-void perfdb_comm_mpi_finalize(void);
-/* Stop every rank (after a failure the others cannot know about). */
-void perfdb_comm_mpi_abort(int code);
-/* World rank 0's status, on every rank (collective). */
-int perfdb_comm_share_status(int status);
 
 /*
  * Run the plan on every rank of the world (collective).  Rank 0 writes the

@@ -14,8 +14,6 @@
  * again up to `repeats` times; the least contended attempt is kept.
  */
 #include <errno.h>
-#include <limits.h>
-#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,66 +38,6 @@ void perfdb_comm_opts_defaults(struct perfdb_comm_opts *o)
 	o->repeats = 2;
 	o->contention = 0.25;
 	o->mono_tolerance = 0.10;
-}
-
-int perfdb_comm_launcher_rank(void)
-{
-	static const char *const vars[] = { "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK" };
-	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
-		const char *v = getenv(vars[i]);
-		if (v && *v)
-			return atoi(v);
-	}
-	return -1;
-}
-
-int perfdb_comm_mpi_init(int *argc, char ***argv, bool malloc_tune,
-			 struct perfdb_comm_world *w, struct perfdb_err *err)
-{
-	if (malloc_tune) {
-		/* Fixed thresholds stop glibc from returning Open MPI's per-call
-		 * scratch buffers to the kernel after every call (docs/comm.md). */
-		mallopt(M_MMAP_MAX, 0);
-		mallopt(M_TRIM_THRESHOLD, INT_MAX);
-		mallopt(M_TOP_PAD, 64 << 20);
-	}
-	if (perfdb_comm_launcher_rank() < 0) {
-		/*
-		 * A singleton (no launcher: a world of one).  Open MPI 4 would
-		 * start a helper daemon for MPI_Comm_spawn, which perfdb never
-		 * calls (0.15 s here), and try the cm PML, whose MTLs load
-		 * libpsm2 and libinfinipath: their constructors calibrate timers
-		 * in 125 us sleeps for 0.2 s, on every host with the packages and
-		 * none of the fabrics.  With no peer to reach, ob1 (self) is the
-		 * PML a world of one ends up with anyway.  The user's own
-		 * settings win (no overwrite); other MPIs ignore the variables.
-		 */
-		setenv("OMPI_MCA_ess_singleton_isolated", "1", 0);
-		setenv("OMPI_MCA_pml", "ob1", 0);
-	}
-	int rc = MPI_Init(argc, argv);
-	if (rc != MPI_SUCCESS)
-		return perfdb_harness_mpi_error(err, rc, "MPI_Init");
-	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-	MPI_TRY(err, MPI_Comm_rank(MPI_COMM_WORLD, &w->rank));
-	MPI_TRY(err, MPI_Comm_size(MPI_COMM_WORLD, &w->size));
-	return 0;
-}
-
-void perfdb_comm_mpi_finalize(void)
-{
-	MPI_Finalize();
-}
-
-void perfdb_comm_mpi_abort(int code)
-{
-	MPI_Abort(MPI_COMM_WORLD, code);
-}
-
-int perfdb_comm_share_status(int status)
-{
-	MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
-	return status;
 }
 
 /* ---- output ---------------------------------------------------------- */
@@ -323,7 +261,7 @@ static int open_groups(struct run *r, const struct perfdb_comm_plan *plan, struc
 		MPI_Comm c = MPI_COMM_NULL;
 		int rc = MPI_Comm_split(MPI_COMM_WORLD, r->rank < n ? 0 : MPI_UNDEFINED, r->rank, &c);
 		if (rc != MPI_SUCCESS)
-			return perfdb_harness_mpi_error(err, rc, "MPI_Comm_split");
+			return perfdb_mpi_error(err, rc, "MPI_Comm_split");
 		r->groups.n[r->groups.len] = n;
 		r->groups.comm[r->groups.len++] = c;
 	}
@@ -347,7 +285,7 @@ static int agree_machine(struct run *r, int *rc, struct perfdb_err *err)
 	MPI_Request req;
 	int mrc = MPI_Ibcast(&busy, 1, MPI_INT, 0, MPI_COMM_WORLD, &req);
 	if (mrc != MPI_SUCCESS || perfdb_harness_idle_wait(&req, err) < 0) {
-		*rc = mrc != MPI_SUCCESS ? perfdb_harness_mpi_error(err, mrc, "MPI_Bcast") : -PERFDB_EIO;
+		*rc = mrc != MPI_SUCCESS ? perfdb_mpi_error(err, mrc, "MPI_Bcast") : -PERFDB_EIO;
 		return -1;
 	}
 	if (!busy)
@@ -369,7 +307,7 @@ static int agree_preflight(struct run *r, int *rc, struct perfdb_err *err)
 	if (mrc == MPI_SUCCESS)
 		mrc = MPI_Wait(&req, MPI_STATUS_IGNORE);
 	if (mrc != MPI_SUCCESS) {
-		*rc = perfdb_harness_mpi_error(err, mrc, "MPI_Bcast");
+		*rc = perfdb_mpi_error(err, mrc, "MPI_Bcast");
 		return -1;
 	}
 	if (pre < 0) {
@@ -594,7 +532,7 @@ static int agree_end(struct run *r, int *rc, struct perfdb_err *err)
 	if (mrc == MPI_SUCCESS)
 		mrc = MPI_Wait(&req, MPI_STATUS_IGNORE);
 	if (mrc != MPI_SUCCESS)
-		return perfdb_harness_mpi_error(err, mrc, "MPI_Allreduce");
+		return perfdb_mpi_error(err, mrc, "MPI_Allreduce");
 	r->out->seconds = now() - r->t_start;
 	if (r->lead && !r->stop && write_report(r->o, r->out, err) < 0)
 		r->stop = 1;

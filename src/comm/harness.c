@@ -20,17 +20,6 @@
 #include "perfdb/stats.h"
 #include "perfdb_build.h"
 
-int perfdb_harness_mpi_error(struct perfdb_err *err, int rc, const char *what)
-{
-	char s[MPI_MAX_ERROR_STRING];
-	int len = 0;
-	if (MPI_Error_string(rc, s, &len) != MPI_SUCCESS)
-		snprintf(s, sizeof(s), "MPI error %d", rc);
-	char call[128];
-	snprintf(call, sizeof(call), "%.*s", (int)strcspn(what, "("), what);
-	return perfdb_err_set(err, PERFDB_EIO, "%s failed: %s", call, s);
-}
-
 /* ---- check data ------------------------------------------------------ */
 
 typedef int (*value_fn)(long rank, long n, size_t i, size_t count);

@@ -41,6 +41,7 @@
 
 #include "comm/comm.h"
 #include "ops/coll.h"
+#include "backend/mpi_world.h"
 #include "backend/transport.h"
 
 struct perfdb_harness_cfg {
@@ -145,14 +146,11 @@ int perfdb_harness_context(struct perfdb_harness_env *e, bool malloc_tune,
  */
 void perfdb_harness_context_finish(struct perfdb_comm_context *ctx);
 
-/* An MPI error as a perfdb error: "<what> failed: <MPI_Error_string>". */
-int perfdb_harness_mpi_error(struct perfdb_err *err, int rc, const char *what);
-
 #define MPI_TRY(err, call)                                                  \
 	do {                                                                \
 		int mpi_try_rc_ = (call);                                   \
 		if (mpi_try_rc_ != MPI_SUCCESS)                             \
-			return perfdb_harness_mpi_error((err), mpi_try_rc_, #call); \
+			return perfdb_mpi_error((err), mpi_try_rc_, #call);  \
 	} while (0)
 
 #endif

@@ -135,7 +135,7 @@ static int tr_call(void *ctx, const struct perfdb_coll *coll, enum perfdb_comm_d
 	double t0 = MPI_Wtime();
 	int rc = run(&a);
 	*seconds = MPI_Wtime() - t0;
-	return rc == MPI_SUCCESS ? 0 : perfdb_harness_mpi_error(err, rc, coll->name);
+	return rc == MPI_SUCCESS ? 0 : perfdb_mpi_error(err, rc, coll->name);
 }
 
 const struct perfdb_comm_transport_i perfdb_comm_transport_mpi = {

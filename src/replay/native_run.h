@@ -17,6 +17,8 @@
 #include <stddef.h>
 
 #include "perfdb/dbpath.h"
+#include <mpi.h>
+
 #include "perfdb/device.h"
 #include "perfdb/preflight.h"
 #include "replay/engine.h"
@@ -70,6 +72,32 @@ struct perfdb_native_run {
  * MPI_Init.  Returns only when no re-exec happened or it failed.
  */
 void perfdb_native_set_threads_env(const char *backend, long threads);
+
+/*
+ * The run's MPI world (native_world.c).  Launched by mpirun, every rank
+ * replays its shard of the rows (collective ops: every row together) and
+ * rank 0 writes the tables; without a launcher there is no MPI at all.
+ * open sets oneDNN's thread count first (it may re-exec the process, so
+ * before MPI_Init), then, under a launcher, starts MPI, fills o->comm,
+ * o->rank and o->nranks, and makes the ranks agree on one thread count.
+ * On failure o->rank says whether this rank should speak (0).  close ends
+ * MPI when open started it, failed or not.
+ */
+struct perfdb_native_world {
+	int started;
+	MPI_Comm comm;
+};
+int perfdb_native_world_open(struct perfdb_native_opts *o, struct perfdb_native_world *w,
+			     struct perfdb_err *err);
+void perfdb_native_world_close(struct perfdb_native_world *w);
+
+/*
+ * What the run says before writeback, appended to out, one tagged line each
+ * ([FAILED], [LOW BANDWIDTH], [CONTENDED], [NOT REPLAYED], [NO TABLE],
+ * [NOTHING MEASURED], [PEAKS], [RESUME], [INTERRUPTED], [STOP]): 0, or
+ * -PERFDB_ENOMEM when some of it could not be kept.  Rank 0, after record.
+ */
+int perfdb_native_notes(const struct perfdb_native_run *run, struct perfdb_strbuf *out);
 
 /*
  * Check the options, get the backend, detect its device, find the
