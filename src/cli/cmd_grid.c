@@ -49,7 +49,17 @@ struct ctx {
 	long rows;
 	double gb;
 	const struct perfdb_grid_session *s;   /* for the header */
+	struct perfdb_strbuf text;             /* what the stage words for people */
 };
+
+/* Print what the stage worded (rc its status) and empty the buffer; 0 or cli_oom's status. */
+static int print_text(int rc, struct perfdb_strbuf *text)
+{
+	fputs(text->buf, stdout);
+	fflush(stdout);
+	perfdb_strbuf_reset(text);
+	return rc < 0 ? cli_oom("grid") : 0;
+}
 
 static void on_progress(void *vctx, size_t done, size_t total)
 {
@@ -120,100 +130,11 @@ static int parse_seed(const char *v, uint64_t *out)
 	return 0;
 }
 
-static void print_list(const char *before, const char *after,
-		       const struct perfdb_grid_result *res, enum perfdb_grid_file_status st)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < res->nfiles; i++)
-		n += res->files[i].status == st;
-	if (!n)
-		return;
-	printf("%s%zu%s", before, n, after);
-	for (size_t i = 0; i < res->nfiles; i++)
-		if (res->files[i].status == st)
-			printf("  - %s\n", base_name(res->files[i].path));
-}
-
-/* The files that get rows: the count a person reads "across N files" as (issue 47). */
-static size_t files_with_rows(const struct perfdb_grid_result *res)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < res->nfiles; i++)
-		n += res->files[i].appended > 0;
-	return n;
-}
-
-static void print_text(const struct perfdb_grid_result *res, const char *db,
-		       const struct perfdb_grid_opts *go)
-{
-	if (go->dry_run) {
-		printf("Dry run: nothing written.\n");
-		printf("  %-40s %-26s %10s %10s %8s %10s %9s\n", "file", "pattern", "candidates",
-		       "sampled", "over HBM", "duplicates", "appended");
-		for (size_t i = 0; i < res->nfiles; i++) {
-			const struct perfdb_grid_file *f = &res->files[i];
-			if (!f->pattern)
-				continue;
-			printf("  %-40s %-26s %10zu %10zu %8zu %10zu %9zu\n", base_name(f->path),
-			       f->pattern, f->candidates, f->sampled, f->hbm_filtered, f->duplicates,
-			       f->appended);
-		}
-		printf("Would append %zu rows to %zu of the %zu CSV files under %s.\n", res->appended,
-		       files_with_rows(res), res->nfiles, db);
-	} else {
-		printf("Appended %zu rows to %zu of the %zu CSV files under %s.\n", res->appended,
-		       files_with_rows(res), res->nfiles, db);
-	}
-	print_list("Skipped ", " files (no theory generator):\n", res,
-		   PERFDB_GRID_FILE_NO_GENERATOR);
-	print_list("Skipped ", " files (no template row: no data row or no 'Input Shapes' "
-		   "column):\n", res, PERFDB_GRID_FILE_NO_TEMPLATE);
-	print_list("", " files got 0 new rows (every candidate already present or over the HBM "
-		   "budget):\n", res, PERFDB_GRID_FILE_NO_NEW_ROWS);
-}
-
-/* The reference's first lines, once the tables are found. */
-static void print_header(const struct ctx *c)
-{
-	const struct perfdb_grid_session *s = c->s;
-	const struct perfdb_grid_opts *go = &s->go;
-	printf("Mode: theory | Target models: ");
-	if (!go->models_given) {
-		printf("ALL (full grid)\n");
-	} else {
-		/* as a person writes them, not Python's repr of a list (issue 47) */
-		size_t n = s->nids ? s->nids : s->loaded.n;
-		for (size_t i = 0; i < n; i++)
-			printf("%s%s", i ? ", " : "", s->nids ? s->ids[i] : s->loaded.v[i].id);
-		putchar('\n');
-	}
-	size_t nmap = perfdb_opmap_count(s->opmap);
-	if (nmap)
-		printf("Config: %s | op_mapping: %zu entr%s | ", base_name(s->cfg_path), nmap,
-		       nmap == 1 ? "y" : "ies");
-	else
-		printf("Config: %s | op_mapping: none | ", base_name(s->cfg_path));
-	if (c->rows > 0)
-		printf("max_rows/csv: %ld\n", c->rows);
-	else
-		printf("max_rows/csv: unlimited\n");
-	if (go->max_hbm_bytes)
-		printf("HBM budget: %.1f GiB per shape row\n", c->gb);
-	if (go->use_rng) {
-		if (s->seed_chosen)
-			printf("Seed: %" PRIu64 " (chosen at random; --seed %" PRIu64
-			       " repeats this run)\n", go->seed, go->seed);
-		else
-			printf("Seed: %" PRIu64 "\n", go->seed);
-	}
-	fflush(stdout);
-}
-
 static void on_start(void *vctx)
 {
 	struct ctx *c = vctx;
 	if (!c->json)
-		print_header(c);
+		print_text(perfdb_grid_session_header(c->s, c->rows, c->gb, &c->text), &c->text);
 }
 
 static const char *grid_replaced(const void *ctx, size_t i)
@@ -321,7 +242,7 @@ int cmd_grid(int argc, char **argv, struct cmd_db *cdb)
 		rc = perfdb_db_resolve(o, &db, &err);
 	}
 	struct ctx c = { .quiet = a->quiet || a->json, .json = a->json, .rows = a->rows,
-			 .gb = a->gb, .s = &s, .max_row_s = a->max_row_s,
+			 .gb = a->gb, .s = &s, .max_row_s = a->max_row_s, .text = PERFDB_STRBUF_INIT,
 			 .budget = perfdb_grid_hbm_budget(a->gb) };
 	struct perfdb_grid_request rq = {
 		.db_dir = db.buf, .grid_config = a->grid_cfg, .op_mapping = a->opmap_path,
@@ -349,9 +270,10 @@ int cmd_grid(int argc, char **argv, struct cmd_db *cdb)
 		fputs(js.buf, stdout);
 		perfdb_strbuf_release(&js);
 	} else {
-		print_text(&s.res, db.buf, &s.go);
+		rc = print_text(perfdb_grid_session_text(&s, db.buf, &c.text), &c.text);
 	}
 	perfdb_grid_session_release(&s);
+	perfdb_strbuf_release(&c.text);
 	perfdb_strbuf_release(&db);
 	free(a->model_cfgs.v);
 	return rc;

@@ -225,6 +225,15 @@ struct perfdb_grid_session {
 int perfdb_grid_session_run(const struct perfdb_grid_request *rq, struct perfdb_grid_session *s,
 			    struct perfdb_err *err);
 void perfdb_grid_session_release(struct perfdb_grid_session *s);
+/*
+ * The run for people (grid_text.c): the header the reference prints once
+ * the tables are found (rows: --rows, 0 or less for none; gb: --max-hbm-gb),
+ * and the closing summary of what was (or, dry, would be) appended.
+ */
+int perfdb_grid_session_header(const struct perfdb_grid_session *s, long rows, double gb,
+			       struct perfdb_strbuf *out);
+int perfdb_grid_session_text(const struct perfdb_grid_session *s, const char *db,
+			     struct perfdb_strbuf *out);
 /* The run as JSON (grid_json.c; keys in docs/grid.md), a newline after it. */
 int perfdb_grid_session_json(const struct perfdb_grid_session *s, const char *db,
 			     struct perfdb_strbuf *out);
