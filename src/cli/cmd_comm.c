@@ -72,6 +72,7 @@ struct ui {
 	double last;
 	size_t skipped_world;
 	const struct perfdb_comm_opts *o;
+	struct perfdb_strbuf text;   /* a line or the header, worded by the stage */
 };
 
 static double mono(void)
@@ -86,6 +87,16 @@ static void clear_progress(struct ui *u)
 	if (u->progress_shown && u->tty)
 		fprintf(stderr, "\r%*s\r", 79, "");
 	u->progress_shown = false;
+}
+
+/* Print what the stage worded on stdout, or that it ran out of memory. */
+static void put(struct ui *u, int rc)
+{
+	if (rc < 0)
+		fprintf(stderr, "perfdb comm: warning: out of memory: a line of the table is not shown\n");
+	fputs(u->text.buf, stdout);
+	fflush(stdout);
+	perfdb_strbuf_reset(&u->text);
 }
 
 static void on_warn(void *ctx, const char *msg)
@@ -112,33 +123,8 @@ static void on_begin(void *ctx, const struct perfdb_comm_report *r, size_t ncase
 		perfdb_preflight_line(&r->pf, line, sizeof(line));
 		fprintf(stderr, "perfdb comm: preflight: %s\n", line);
 	}
-	if (u->json)
-		return;
-	char grid[128];
-	perfdb_comm_grid_repr(&o->grid, grid, sizeof(grid));
-	printf("# perfdb comm %s: backend %s, %d rank(s) on %d host(s) (%s)\n", x->perfdb_version,
-	       o->transport->i->name, x->world_size, x->nhosts, x->hosts);
-	if (o->transport->i->describe) {
-		char d[256];
-		o->transport->i->describe(o->transport->ctx, d, sizeof(d));
-		printf("# %s\n", d);
-	}
-	printf("# %s, MPI %s; %s\n", x->mpi_library, x->mpi_standard, x->cpu_model);
-	printf("# dtype %s (%s), grid %s, warm-up <= %ld, iterations %ld..%ld within %g s per size\n",
-	       perfdb_comm_dtype(o->dtype)->name, perfdb_comm_dtype(o->dtype)->label, grid,
-	       o->warmup, o->min_iters < o->iters ? o->min_iters : o->iters, o->iters, o->time_budget);
-	printf("# time = slowest rank per iteration (barrier before each), Duration = median; "
-	       "checked once per size\n");
-	printf("# malloc: %s\n", x->malloc_settings);
-	if (x->mca_env[0])
-		printf("# %s\n", x->mca_env);
-	if (o->overhead && o->overhead->path)
-		printf("# overhead table %s added to Duration(us) (%zu entries)\n", o->overhead->path,
-		       o->overhead->n);
-	printf("#\n#%14s %5s %4s %12s %12s %10s %10s %7s %11s %11s %6s  %s\n", "op", "n", "tier",
-	       "bytes", "Duration(us)", "min(us)", "max(us)", "samples", "algbw(GB/s)",
-	       "busbw(GB/s)", "check", "note");
-	fflush(stdout);
+	if (!u->json)
+		put(u, perfdb_comm_header_text(r, o, &u->text));
 }
 
 static void on_batch(void *ctx, const struct perfdb_comm_batch *b, size_t i, size_t n)
@@ -172,33 +158,8 @@ static void on_case_done(void *ctx, const struct perfdb_comm_case *c)
 	struct ui *u = ctx;
 	if (u->json)
 		return;
-	struct perfdb_comm_row r;
-	perfdb_comm_row_compute(c, &r);
-	char note[160] = "";
-	size_t w = 0;
-	if (c->unclean)
-		w += (size_t)snprintf(note + w, sizeof(note) - w, "unclean (%zu of %zu rounds contended) ",
-				      c->rounds_bad, c->rounds);
-	else if (c->rounds_bad)
-		w += (size_t)snprintf(note + w, sizeof(note) - w, "%zu of %zu rounds dropped ", c->rounds_bad,
-				      c->rounds);
-	if (c->contended && w < sizeof(note))
-		w += (size_t)snprintf(note + w, sizeof(note) - w, "contended (other CPU %.2f, %d attempts) ",
-				      c->other_cpu, c->attempts);
-	else if (c->attempts > 1 && w < sizeof(note))
-		w += (size_t)snprintf(note + w, sizeof(note) - w, "repeated %d times ", c->attempts - 1);
-	if (c->overhead_us != 0 && w < sizeof(note))
-		w += (size_t)snprintf(note + w, sizeof(note) - w, "overhead +%g us ", c->overhead_us);
-	if (!c->written && c->check > 0 && u->o->database_path == NULL && u->o->output_csv == NULL)
-		; /* print only */
-	else if (!c->written && w < sizeof(note))
-		snprintf(note + w, sizeof(note) - w, "not written");
 	clear_progress(u);
-	printf(" %14s %5ld %4ld %12lld %12.2f %10.2f %10.2f %7zu %11.2f %11.2f %6s  %s\n",
-	       perfdb_comm_op_name(c->op), c->num_devices, c->tier, c->message_bytes, r.duration_us,
-	       r.min_us, r.max_us, r.samples, r.bandwidth_gbps, r.busbw_gbps,
-	       c->check > 0 ? "ok" : "FAIL", note);
-	fflush(stdout);
+	put(u, perfdb_comm_case_text(c, u->o, &u->text));
 }
 
 /* ---- arguments --------------------------------------------------------- */
@@ -512,44 +473,17 @@ static int read_args(int argc, char **argv, struct cli *c, struct perfdb_comm_op
 static int print_outcome(const struct cli *c, const struct perfdb_comm_opts *o,
 			 const struct perfdb_comm_report *rep, const struct ui *ui, int world)
 {
+	struct perfdb_strbuf out = PERFDB_STRBUF_INIT, err = PERFDB_STRBUF_INIT;
 	int status = 0;
-	size_t ran = rep->ncases;
-	if (c->json) {
-		struct perfdb_strbuf sb = PERFDB_STRBUF_INIT;
-		if (perfdb_comm_report_json(rep, o, &sb) == 0)
-			fputs(sb.buf, stdout);
-		perfdb_strbuf_release(&sb);
-	} else {
-		/* read after the last case (src/comm/harness.c), so after the table */
-		printf("# shared-memory single copy: %s\n", rep->ctx.shm_copy);
-		/* without a destination nothing was saved: say so, not "(no output)" (issue 47) */
-		if (strcmp(rep->output, "(no output)") == 0)
-			printf("Completed %zu benchmarks. Nothing saved: give --database-path or --output-csv "
-			       "to keep the results\n", rep->written);
-		else
-			printf("Completed %zu benchmarks. Results saved to %s\n", rep->written, rep->output);
-	}
-	if (!c->quiet)
-		fprintf(stderr, "perfdb comm: %zu case(s) in %.1f s: %zu written, %zu "
-				"unclean (not written), %zu contended, %zu non-monotonic, %zu check failure(s), %zu "
-				"skipped%s%s\n", ran, rep->seconds, rep->written, rep->unclean, rep->contended,
-			rep->nonmonotonic, rep->check_failed, rep->nskips,
-			rep->report_path[0] ? "; report " : "", rep->report_path);
-	if (rep->check_failed) {
-		fprintf(stderr, "perfdb comm: error: %zu size(s) failed the correctness "
-				"check\n", rep->check_failed);
-		status = 1;
-	}
-	for (size_t i = 0; i < rep->nskips; i++)
-		if (rep->skips[i].message_bytes >= 0)
-			status = 1;   /* a size could not be allocated */
-	if (ran == 0 && ui->skipped_world) {
-		fprintf(stderr, "perfdb comm: error: nothing measured: every group is "
-				"larger than the world (%d rank%s)\n", world,
-			world == 1 ? "" : "s");
-		status = 1;
-	}
-	return status;
+	if (c->json && perfdb_comm_report_json(rep, o, &out) < 0)
+		status = -PERFDB_ENOMEM;
+	if (status == 0)
+		status = perfdb_comm_outcome_text(rep, ui->skipped_world, world, c->json, c->quiet, &out, &err);
+	fputs(out.buf, stdout);
+	fputs(err.buf, stderr);
+	perfdb_strbuf_release(&out);
+	perfdb_strbuf_release(&err);
+	return status < 0 ? cli_oom("comm") : status;
 }
 
 /* MPI, the transport and the run, on every rank; every rank returns rank 0's status. */
@@ -563,6 +497,7 @@ static int measure(const struct cli *c, struct perfdb_comm_opts *o, int argc, ch
 		return cli_error("comm", &err);
 	struct ui ui = {
 		.json = c->json, .quiet = c->quiet, .tty = w.rank == 0 && isatty(2), .o = o,
+		.text = PERFDB_STRBUF_INIT,
 	};
 	struct perfdb_comm_events ev = {
 		.warn = on_warn, .begin = on_begin, .batch = on_batch,
@@ -583,6 +518,7 @@ static int measure(const struct cli *c, struct perfdb_comm_opts *o, int argc, ch
 	bool fatal = false;
 	rc = perfdb_comm_run(o, &ev, &rep, &fatal, &err);
 	perfdb_comm_transport_release(&tr);
+	perfdb_strbuf_release(&ui.text);
 	if (w.rank == 0)
 		clear_progress(&ui);
 	if (fatal) {

@@ -330,6 +330,22 @@ void perfdb_comm_report_release(struct perfdb_comm_report *r);
 int perfdb_comm_report_json(const struct perfdb_comm_report *r,
 			    const struct perfdb_comm_opts *o, struct perfdb_strbuf *out);
 
+/*
+ * The run for people (run_text.c), appended to out: the header (after
+ * the transport is open), one table line per case, and the closing lines:
+ * the table's end on out unless json, the summary (unless quiet) and the
+ * errors on err.  outcome returns the run's exit status (0 or 1; a failed
+ * check, a size that could not be allocated, or nothing measured because
+ * every group was larger than the world of world ranks: skipped_world
+ * counts those warnings) or -PERFDB_ENOMEM.
+ */
+int perfdb_comm_header_text(const struct perfdb_comm_report *r, const struct perfdb_comm_opts *o,
+			    struct perfdb_strbuf *out);
+int perfdb_comm_case_text(const struct perfdb_comm_case *c, const struct perfdb_comm_opts *o,
+			  struct perfdb_strbuf *out);
+int perfdb_comm_outcome_text(const struct perfdb_comm_report *rep, size_t skipped_world, int world,
+			     bool json, bool quiet, struct perfdb_strbuf *out, struct perfdb_strbuf *err);
+
 /* Called on world rank 0 only; any may be NULL. */
 struct perfdb_comm_events {
 	void (*warn)(void *ctx, const char *msg);
