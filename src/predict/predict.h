@@ -100,6 +100,14 @@ void perfdb_predict_result_release(struct perfdb_predict_result *r);
 int perfdb_predict_run(const struct perfdb_predict_opts *o, struct perfdb_predict_result *r,
 		       struct perfdb_err *err);
 
+/*
+ * The result for people (predict_text.c; docs/predict.md "Output"): the
+ * summary and the per-op table, its first top rows (all when top < 0) with
+ * long cells cut to 48 characters.  0 or -PERFDB_ENOMEM.
+ */
+int perfdb_predict_text(const struct perfdb_predict_result *r, const char *database, long top,
+			struct perfdb_strbuf *out);
+
 /* The result as one JSON document (docs/predict.md "JSON"), pretty-printed. */
 int perfdb_predict_json(const struct perfdb_predict_result *r, const char *database,
 			int measured_only, struct perfdb_strbuf *out, struct perfdb_err *err);
