@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "builtin.h"
@@ -61,19 +60,6 @@ static size_t split_words(char *s, char **out, size_t cap)
 	return n;
 }
 
-/* The local time, with the date when full. */
-static const char *clock_now(char *buf, size_t cap, bool full)
-{
-	time_t t = time(NULL);
-	struct tm tm;
-	localtime_r(&t, &tm);
-	if (full)
-		strftime(buf, cap, "%Y-%m-%d %H:%M:%S", &tm);
-	else
-		strftime(buf, cap, "%H:%M:%S", &tm);
-	return buf;
-}
-
 /* Group sizes and message sizes from their option lists; 0, or the usage status. */
 static int parse_lists(const struct cmd_help *h, const struct opt_list *nd, long **ndv,
 		       const struct opt_list *bytes, long long **bv)
@@ -99,41 +85,19 @@ static int parse_lists(const struct cmd_help *h, const struct opt_list *nd, long
 	return 0;
 }
 
-static void print_dry_run(const struct perfdb_comm_suite *s, bool json)
+/* Print what the stage worded (rc its status) on f; 0 or cli_oom's status. */
+static int put(FILE *f, int rc, struct perfdb_strbuf *sb)
 {
-	struct perfdb_strbuf sb = PERFDB_STRBUF_INIT;
-	if (json && perfdb_comm_suite_plan_json(s, &sb) == 0)
-		fputs(sb.buf, stdout);
-	for (size_t i = 0; !json && i < s->nlaunch; i++) {
-		perfdb_strbuf_reset(&sb);
-		perfdb_comm_argv_format(s->launch[i].argv, &sb);
-		printf("# %s\n%s\n", s->launch[i].title, sb.buf);
-	}
-	perfdb_strbuf_release(&sb);
-}
-
-static void print_header(FILE *log, const struct perfdb_comm_suite *s, const char *outabs)
-{
-	char tbuf[64];
-	fprintf(log, "=== perfdb comm-suite: collective microbenchmarks ===\n");
-	fprintf(log, "Output: %s\n", outabs);
-	if (s->multi_node)
-		fprintf(log, "Mode: multi-node, %ld hosts x %ld ranks = %ld, tier 0\n", s->nhosts,
-			s->nproc, s->world);
-	else
-		fprintf(log, "Mode: single node, %ld ranks\n", s->world);
-	fprintf(log, "Group sizes:");
-	for (size_t i = 0; i < s->nnd; i++)
-		fprintf(log, " %ld", s->nd[i]);
-	fprintf(log, "\nSizes: %zu (%lld .. %lld bytes)\n", s->nbytes, s->bytes[0],
-		s->bytes[s->nbytes - 1]);
-	fprintf(log, "Start time: %s\n", clock_now(tbuf, sizeof(tbuf), true));
+	fputs(sb->buf, f);
+	fflush(f);
+	perfdb_strbuf_reset(sb);
+	return rc < 0 ? cli_oom("comm-suite") : 0;
 }
 
 static void on_launch_begin(void *ctx, const struct perfdb_comm_launch_result *l)
 {
 	char tbuf[64];
-	fprintf(ctx, "\n--- [%s] %s ---\n    $ %s\n", l->title, clock_now(tbuf, sizeof(tbuf), false),
+	fprintf(ctx, "\n--- [%s] %s ---\n    $ %s\n", l->title, perfdb_comm_suite_clock(tbuf, sizeof(tbuf), false),
 		l->command);
 	fflush(ctx);
 }
@@ -144,7 +108,7 @@ static void on_launch_end(void *ctx, const struct perfdb_comm_launch_result *l)
 	if (!l->started)
 		fprintf(stderr, "perfdb comm-suite: warning: %s: %s, continuing\n", l->title, l->why);
 	else if (l->status == 0)
-		fprintf(ctx, "    OK (%s)\n", clock_now(tbuf, sizeof(tbuf), false));
+		fprintf(ctx, "    OK (%s)\n", perfdb_comm_suite_clock(tbuf, sizeof(tbuf), false));
 	else if (l->status == 139)
 		fprintf(stderr, "perfdb comm-suite: warning: %s: exit status 139 (a rank crashed "
 				"with SIGSEGV); rows written before the crash are kept, continuing\n",
@@ -152,21 +116,6 @@ static void on_launch_end(void *ctx, const struct perfdb_comm_launch_result *l)
 	else
 		fprintf(stderr, "perfdb comm-suite: warning: %s: exit status %d, continuing\n",
 			l->title, l->status);
-}
-
-static void print_summary(FILE *log, const struct perfdb_comm_suite *s,
-			  const struct perfdb_comm_suite_result *r, const char *outabs, bool json)
-{
-	char tbuf[64];
-	fprintf(log, "\n=== Collection complete: %zu of %zu launches succeeded ===\n",
-		r->nlaunch - r->nfailed, s->nlaunch);
-	fprintf(log, "End time: %s\n", clock_now(tbuf, sizeof(tbuf), true));
-	for (size_t i = 0; i < r->ntables; i++)
-		fprintf(log, "  %-24s %ld rows\n", r->tables[i].file, r->tables[i].rows);
-	struct perfdb_strbuf sb = PERFDB_STRBUF_INIT;
-	if (json && perfdb_comm_suite_json(s, r, outabs, &sb) == 0)
-		fputs(sb.buf, stdout);
-	perfdb_strbuf_release(&sb);
 }
 
 struct suite_args {
@@ -242,6 +191,7 @@ int cmd_comm_suite(int argc, char **argv, struct cmd_db *db)
 	char *words_buf = NULL, *words[256];
 	size_t nwords = 0;
 	char *exe = self_exe(), *outabs = NULL;
+	struct perfdb_strbuf text = PERFDB_STRBUF_INIT;
 	struct perfdb_comm_suite s;
 	struct perfdb_comm_suite_result res = { 0 };
 	perfdb_comm_suite_init(&s);
@@ -268,22 +218,26 @@ int cmd_comm_suite(int argc, char **argv, struct cmd_db *db)
 	} else if (perfdb_comm_suite_plan(&so, &s, &err) < 0) {
 		status = cli_error("comm-suite", &err);
 	} else if (dry) {
-		print_dry_run(&s, json);
+		status = put(stdout, json ? perfdb_comm_suite_plan_json(&s, &text)
+					  : perfdb_comm_suite_plan_text(&s, &text), &text);
 	} else {
 		FILE *log = json ? stderr : stdout;
 		struct perfdb_comm_suite_events ev = { log, on_launch_begin, on_launch_end };
 		if (perfdb_mkdir_p(outabs, &err) == 0)
-			print_header(log, &s, outabs);
+			put(log, perfdb_comm_suite_header_text(&s, outabs, &text), &text);
 		if (perfdb_comm_suite_run(&s, outabs, json, &ev, &res, &err) < 0) {
 			status = cli_error("comm-suite", &err);
 		} else {
-			print_summary(log, &s, &res, outabs, json);
-			status = res.nfailed ? 1 : 0;
+			status = put(log, perfdb_comm_suite_summary_text(&s, &res, &text), &text);
+			if (status == 0 && json)
+				status = put(stdout, perfdb_comm_suite_json(&s, &res, outabs, &text), &text);
+			status = status ? status : res.nfailed ? 1 : 0;
 		}
 	}
 out:
 	perfdb_comm_suite_result_release(&res);
 	perfdb_comm_suite_release(&s);
+	perfdb_strbuf_release(&text);
 	free(outabs);
 	free(exe);
 	free(words_buf);

@@ -558,6 +558,20 @@ int perfdb_comm_suite_run(const struct perfdb_comm_suite *s, const char *outdir,
 			  bool stdout_to_stderr, const struct perfdb_comm_suite_events *ev,
 			  struct perfdb_comm_suite_result *r, struct perfdb_err *err);
 
+/*
+ * The suite for people (suite_text.c), appended to out: the planned
+ * launches of --dry-run (a "# title" line, then the command), the log's
+ * header (where, which mode, the group and message sizes, the start time)
+ * and its summary (launches that succeeded, the end time, each table's
+ * rows).  0 or -PERFDB_ENOMEM.  clock gives the local time in buf, with the
+ * date when full.
+ */
+int perfdb_comm_suite_plan_text(const struct perfdb_comm_suite *s, struct perfdb_strbuf *out);
+int perfdb_comm_suite_header_text(const struct perfdb_comm_suite *s, const char *outdir,
+				  struct perfdb_strbuf *out);
+int perfdb_comm_suite_summary_text(const struct perfdb_comm_suite *s,
+				   const struct perfdb_comm_suite_result *r, struct perfdb_strbuf *out);
+const char *perfdb_comm_suite_clock(char *buf, size_t cap, bool full);
 /* --dry-run --json: the planned launches (suite_json.c), a newline after it. */
 int perfdb_comm_suite_plan_json(const struct perfdb_comm_suite *s, struct perfdb_strbuf *out);
 /* --json: the launches as they went and the tables left, a newline after it. */
