@@ -1,0 +1,37 @@
+#!/usr/bin/python3
+"""The torch backend's contamination judge (data/torch_replay.py
+foreign_wait_ns): a block's run-queue wait counts against it only where
+another process caused it, not where the framework's own threads (OpenBLAS's
+beside OpenMP's) wanted more CPUs than the process may use.  Cases worked by
+hand for a process allowed n CPUs, block wall time w.  Exit 77 (skipped)
+without PyTorch: torch_replay.py imports it."""
+import os
+import sys
+
+try:
+    import torch  # noqa: F401
+except ImportError:
+    print("no PyTorch for this python: skipped")
+    sys.exit(77)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "data"))
+import torch_replay  # noqa: E402
+
+n = len(os.sched_getaffinity(0))
+w = 1e6
+cases = [
+    # (what happened, run, wait, the foreign wait)
+    ("n threads busy, nobody else", n * w, 0.0, 0.0),
+    ("one thread more than CPUs, nobody else: it waits for its siblings", n * w, w, 0.0),
+    ("one thread more than CPUs, and another process held a CPU for w/4", n * w - w / 4, w + w / 4, w / 4),
+    ("one thread fewer than CPUs, yet it waited w/2: another process", (n - 1) * w - w / 2, w / 2, w / 2),
+    ("idle: no demand, no wait", 0.0, 0.0, 0.0),
+]
+bad = 0
+for what, run, wait, want in cases:
+    got = torch_replay.foreign_wait_ns(run, wait, w)
+    if abs(got - want) > 1e-6:
+        print("FAIL: %s: foreign wait %.0f ns, expected %.0f" % (what, got, want))
+        bad = 1
+if not bad:
+    print("ok: %d cases, %d CPUs" % (len(cases), n))
+sys.exit(bad)
