@@ -3,7 +3,6 @@
  * replaces generate_shape_grid.py).  docs/grid.md describes the behaviour.
  */
 #include <errno.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,10 +52,10 @@ struct ctx {
 };
 
 /* Print what the stage worded (rc its status) and empty the buffer; 0 or cli_oom's status. */
-static int print_text(int rc, struct perfdb_strbuf *text)
+static int print_text(FILE *f, int rc, struct perfdb_strbuf *text)
 {
-	fputs(text->buf, stdout);
-	fflush(stdout);
+	fputs(text->buf, f);
+	fflush(f);
 	perfdb_strbuf_reset(text);
 	return rc < 0 ? cli_oom("grid") : 0;
 }
@@ -68,35 +67,13 @@ static void on_progress(void *vctx, size_t done, size_t total)
 	progress_update(&c->prog, done);
 }
 
-static const char *base_name(const char *p)
-{
-	const char *s = strrchr(p, '/');
-	return s ? s + 1 : p;
-}
-
-/* format_bytes of memory_estimator.py */
-static void fmt_bytes(uint64_t n, char *buf, size_t sz)
-{
-	if (n >= (1ull << 30))
-		snprintf(buf, sz, "%.2f GiB", (double)n / 1073741824.0);
-	else if (n >= (1ull << 20))
-		snprintf(buf, sz, "%.2f MiB", (double)n / 1048576.0);
-	else if (n >= 1024)
-		snprintf(buf, sz, "%.2f KiB", (double)n / 1024.0);
-	else
-		snprintf(buf, sz, "%" PRIu64 " B", n);
-}
-
 static void on_memory(void *vctx, const char *file, size_t filtered, size_t total)
 {
 	struct ctx *c = vctx;
 	if (c->quiet)
 		return;
 	progress_done(&c->prog);
-	char b[64];
-	fmt_bytes(c->budget, b, sizeof(b));
-	fprintf(stderr, "[MEMORY] %s: filtered %zu/%zu rows exceeding %s HBM budget\n",
-		base_name(file), filtered, total, b);
+	print_text(stderr, perfdb_grid_memory_text(file, filtered, total, c->budget, &c->text), &c->text);
 }
 
 static void on_slow(void *vctx, const char *file, const char *device, size_t filtered, size_t total)
@@ -105,9 +82,8 @@ static void on_slow(void *vctx, const char *file, const char *device, size_t fil
 	if (c->quiet)
 		return;
 	progress_done(&c->prog);
-	fprintf(stderr, "[TIME] %s: filtered %zu/%zu rows whose replay on %s would exceed %g s "
-		"(a warm-up and 30 samples at its peaks)\n", base_name(file), filtered, total, device,
-		c->max_row_s);
+	print_text(stderr, perfdb_grid_slow_text(file, device, filtered, total, c->max_row_s, &c->text),
+		   &c->text);
 }
 
 static int parse_seed(const char *v, uint64_t *out)
@@ -134,7 +110,7 @@ static void on_start(void *vctx)
 {
 	struct ctx *c = vctx;
 	if (!c->json)
-		print_text(perfdb_grid_session_header(c->s, c->rows, c->gb, &c->text), &c->text);
+		print_text(stdout, perfdb_grid_session_header(c->s, c->rows, c->gb, &c->text), &c->text);
 }
 
 static const char *grid_replaced(const void *ctx, size_t i)
@@ -270,7 +246,7 @@ int cmd_grid(int argc, char **argv, struct cmd_db *cdb)
 		fputs(js.buf, stdout);
 		perfdb_strbuf_release(&js);
 	} else {
-		rc = print_text(perfdb_grid_session_text(&s, db.buf, &c.text), &c.text);
+		rc = print_text(stdout, perfdb_grid_session_text(&s, db.buf, &c.text), &c.text);
 	}
 	perfdb_grid_session_release(&s);
 	perfdb_strbuf_release(&c.text);

@@ -234,6 +234,13 @@ int perfdb_grid_session_header(const struct perfdb_grid_session *s, long rows, d
 			       struct perfdb_strbuf *out);
 int perfdb_grid_session_text(const struct perfdb_grid_session *s, const char *db,
 			     struct perfdb_strbuf *out);
+/* "[MEMORY] <file>: filtered N/M rows exceeding <budget> HBM budget" (the
+ * budget as memory_estimator.py's format_bytes writes it) and "[TIME] ...",
+ * each a line. */
+int perfdb_grid_memory_text(const char *file, size_t filtered, size_t total, uint64_t budget,
+			    struct perfdb_strbuf *out);
+int perfdb_grid_slow_text(const char *file, const char *device, size_t filtered, size_t total,
+			  double max_row_s, struct perfdb_strbuf *out);
 /* The run as JSON (grid_json.c; keys in docs/grid.md), a newline after it. */
 int perfdb_grid_session_json(const struct perfdb_grid_session *s, const char *db,
 			     struct perfdb_strbuf *out);

@@ -1,6 +1,7 @@
 /*
  * perfdb grid's words for people (grid.h): the reference's first lines once
- * the tables are found, and the closing summary.  The JSON form is
+ * the tables are found, the lines that say a table's rows were filtered
+ * ([MEMORY], [TIME]), and the closing summary.  The JSON form is
  * grid_json.c; the CLI prints either.
  */
 #include <inttypes.h>
@@ -96,5 +97,36 @@ int perfdb_grid_session_text(const struct perfdb_grid_session *s, const char *db
 			res, PERFDB_GRID_FILE_NO_TEMPLATE);
 	rc |= file_list(out, "", " files got 0 new rows (every candidate already present or over the HBM "
 			"budget):\n", res, PERFDB_GRID_FILE_NO_NEW_ROWS);
+	return rc < 0 ? -PERFDB_ENOMEM : 0;
+}
+
+/* format_bytes of memory_estimator.py */
+static int add_bytes(struct perfdb_strbuf *out, uint64_t n)
+{
+	if (n >= (1ull << 30))
+		return perfdb_strbuf_addf(out, "%.2f GiB", (double)n / 1073741824.0);
+	if (n >= (1ull << 20))
+		return perfdb_strbuf_addf(out, "%.2f MiB", (double)n / 1048576.0);
+	if (n >= 1024)
+		return perfdb_strbuf_addf(out, "%.2f KiB", (double)n / 1024.0);
+	return perfdb_strbuf_addf(out, "%" PRIu64 " B", n);
+}
+
+int perfdb_grid_memory_text(const char *file, size_t filtered, size_t total, uint64_t budget,
+			    struct perfdb_strbuf *out)
+{
+	int rc = perfdb_strbuf_addf(out, "[MEMORY] %s: filtered %zu/%zu rows exceeding ", base_name(file),
+				    filtered, total);
+	rc |= add_bytes(out, budget);
+	rc |= perfdb_strbuf_addstr(out, " HBM budget\n");
+	return rc < 0 ? -PERFDB_ENOMEM : 0;
+}
+
+int perfdb_grid_slow_text(const char *file, const char *device, size_t filtered, size_t total,
+			  double max_row_s, struct perfdb_strbuf *out)
+{
+	int rc = perfdb_strbuf_addf(out, "[TIME] %s: filtered %zu/%zu rows whose replay on %s would exceed %g s "
+				    "(a warm-up and 30 samples at its peaks)\n", base_name(file), filtered, total,
+				    device, max_row_s);
 	return rc < 0 ? -PERFDB_ENOMEM : 0;
 }
