@@ -85,20 +85,11 @@ static int parse_lists(const struct cmd_help *h, const struct opt_list *nd, long
 	return 0;
 }
 
-/* Print what the stage worded (rc its status) on f; 0 or cli_oom's status. */
-static int put(FILE *f, int rc, struct perfdb_strbuf *sb)
-{
-	fputs(sb->buf, f);
-	fflush(f);
-	perfdb_strbuf_reset(sb);
-	return rc < 0 ? cli_oom("comm-suite") : 0;
-}
-
 static void on_launch_begin(void *ctx, const struct perfdb_comm_launch_result *l)
 {
 	char tbuf[64];
-	fprintf(ctx, "\n--- [%s] %s ---\n    $ %s\n", l->title, perfdb_comm_suite_clock(tbuf, sizeof(tbuf), false),
-		l->command);
+	fprintf(ctx, "\n--- [%s] %s ---\n    $ %s\n", l->title,
+		perfdb_comm_suite_clock(tbuf, sizeof(tbuf), false), l->command);
 	fflush(ctx);
 }
 
@@ -218,19 +209,23 @@ int cmd_comm_suite(int argc, char **argv, struct cmd_db *db)
 	} else if (perfdb_comm_suite_plan(&so, &s, &err) < 0) {
 		status = cli_error("comm-suite", &err);
 	} else if (dry) {
-		status = put(stdout, json ? perfdb_comm_suite_plan_json(&s, &text)
-					  : perfdb_comm_suite_plan_text(&s, &text), &text);
+		rc = json ? perfdb_comm_suite_plan_json(&s, &text) : perfdb_comm_suite_plan_text(&s, &text);
+		status = cli_print_text("comm-suite", stdout, rc, &text);
 	} else {
 		FILE *log = json ? stderr : stdout;
 		struct perfdb_comm_suite_events ev = { log, on_launch_begin, on_launch_end };
 		if (perfdb_mkdir_p(outabs, &err) == 0)
-			put(log, perfdb_comm_suite_header_text(&s, outabs, &text), &text);
+			cli_print_text("comm-suite", log, perfdb_comm_suite_header_text(&s, outabs, &text),
+				       &text);
 		if (perfdb_comm_suite_run(&s, outabs, json, &ev, &res, &err) < 0) {
 			status = cli_error("comm-suite", &err);
 		} else {
-			status = put(log, perfdb_comm_suite_summary_text(&s, &res, &text), &text);
-			if (status == 0 && json)
-				status = put(stdout, perfdb_comm_suite_json(&s, &res, outabs, &text), &text);
+			rc = perfdb_comm_suite_summary_text(&s, &res, &text);
+			status = cli_print_text("comm-suite", log, rc, &text);
+			if (status == 0 && json) {
+				rc = perfdb_comm_suite_json(&s, &res, outabs, &text);
+				status = cli_print_text("comm-suite", stdout, rc, &text);
+			}
 			status = status ? status : res.nfailed ? 1 : 0;
 		}
 	}

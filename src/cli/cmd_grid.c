@@ -51,15 +51,6 @@ struct ctx {
 	struct perfdb_strbuf text;             /* what the stage words for people */
 };
 
-/* Print what the stage worded (rc its status) and empty the buffer; 0 or cli_oom's status. */
-static int print_text(FILE *f, int rc, struct perfdb_strbuf *text)
-{
-	fputs(text->buf, f);
-	fflush(f);
-	perfdb_strbuf_reset(text);
-	return rc < 0 ? cli_oom("grid") : 0;
-}
-
 static void on_progress(void *vctx, size_t done, size_t total)
 {
 	struct ctx *c = vctx;
@@ -73,7 +64,8 @@ static void on_memory(void *vctx, const char *file, size_t filtered, size_t tota
 	if (c->quiet)
 		return;
 	progress_done(&c->prog);
-	print_text(stderr, perfdb_grid_memory_text(file, filtered, total, c->budget, &c->text), &c->text);
+	cli_print_text("grid", stderr, perfdb_grid_memory_text(file, filtered, total, c->budget, &c->text),
+		       &c->text);
 }
 
 static void on_slow(void *vctx, const char *file, const char *device, size_t filtered, size_t total)
@@ -82,8 +74,8 @@ static void on_slow(void *vctx, const char *file, const char *device, size_t fil
 	if (c->quiet)
 		return;
 	progress_done(&c->prog);
-	print_text(stderr, perfdb_grid_slow_text(file, device, filtered, total, c->max_row_s, &c->text),
-		   &c->text);
+	cli_print_text("grid", stderr,
+		       perfdb_grid_slow_text(file, device, filtered, total, c->max_row_s, &c->text), &c->text);
 }
 
 static int parse_seed(const char *v, uint64_t *out)
@@ -110,7 +102,8 @@ static void on_start(void *vctx)
 {
 	struct ctx *c = vctx;
 	if (!c->json)
-		print_text(stdout, perfdb_grid_session_header(c->s, c->rows, c->gb, &c->text), &c->text);
+		cli_print_text("grid", stdout, perfdb_grid_session_header(c->s, c->rows, c->gb, &c->text),
+			       &c->text);
 }
 
 static const char *grid_replaced(const void *ctx, size_t i)
@@ -246,7 +239,8 @@ int cmd_grid(int argc, char **argv, struct cmd_db *cdb)
 		fputs(js.buf, stdout);
 		perfdb_strbuf_release(&js);
 	} else {
-		rc = print_text(stdout, perfdb_grid_session_text(&s, db.buf, &c.text), &c.text);
+		rc = cli_print_text("grid", stdout, perfdb_grid_session_text(&s, db.buf, &c.text),
+				    &c.text);
 	}
 	perfdb_grid_session_release(&s);
 	perfdb_strbuf_release(&c.text);

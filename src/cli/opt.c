@@ -30,6 +30,14 @@ int cli_oom(const char *cmd)
 	return 1;
 }
 
+int cli_print_text(const char *cmd, FILE *f, int rc, struct perfdb_strbuf *sb)
+{
+	fputs(sb->buf, f);
+	fflush(f);
+	perfdb_strbuf_reset(sb);
+	return rc < 0 ? cli_oom(cmd) : 0;
+}
+
 void cli_replaced(const char *cmd, const char *(*path)(const void *ctx, size_t i),
 		  const void *ctx, size_t n)
 {

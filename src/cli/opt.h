@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 #include "perfdb/err.h"
+#include "perfdb/strbuf.h"
 
 enum opt_type {
 	OPT_END = 0,
@@ -92,6 +93,13 @@ int opt_usage_error(const struct cmd_help *h, const char *fmt, ...)
 int cli_error(const char *cmd, const struct perfdb_err *err);
 /* "perfdb CMD: error: out of memory" on stderr; returns 1. */
 int cli_oom(const char *cmd);
+/*
+ * Print what a stage worded for people (its *_text.c function returned rc
+ * and filled sb) on f, flush, and empty sb for the next piece.  Returns 0,
+ * or cli_oom's status when the stage ran out of memory (what it had worded
+ * is printed first).
+ */
+int cli_print_text(const char *cmd, FILE *f, int rc, struct perfdb_strbuf *sb);
 
 /*
  * After a failed run: "perfdb <cmd>: N table(s) had been replaced before
