@@ -210,16 +210,16 @@ def sched_ns():
     return run, wait
 
 
-def foreign_wait_ns(run, wait, wall_ns):
+def foreign_wait_ns(run, wait, wall_ns, cpus):
     """The part of a block's run-queue wait that other processes caused.
 
     Threads of this process that want more CPU than it may use wait for
     each other: Debian's torch 1.13 runs fp32 GEMMs in OpenBLAS's pthreads
     while OpenMP's workers still spin from the op before, as they do inside
-    the model.  That is the framework's own condition, not contamination.  What they wanted beyond
-    the CPUs the process may run on is their own doing; the rest of the
-    wait was another process's."""
-    own = max(0.0, run + wait - len(os.sched_getaffinity(0)) * wall_ns)
+    the model.  That is the framework's own condition, not contamination.
+    What they wanted beyond the cpus the process may run on is their own
+    doing; the rest of the wait was another process's."""
+    own = max(0.0, run + wait - cpus * wall_ns)
     return max(0.0, wait - own)
 
 
@@ -239,6 +239,7 @@ def replay(row, repeat, budget):
     copies = 1 if size >= COLD_BELOW or size == 0 else max(1, min(64, ROTATE_BYTES // size))
     calls = [mk(t0)] + [mk([x.clone() if r else x for x, r in zip(t0, rot)]) for _ in range(copies - 1)]
     samples, blocks, dropped, start, i = [], 0, 0, time.perf_counter(), 0
+    cpus = len(os.sched_getaffinity(0))
     with torch.no_grad():
         for c in calls[:3]:
             c()
@@ -259,7 +260,7 @@ def replay(row, repeat, budget):
                     break
             wall_ns = (time.perf_counter() - b0) * 1e9
             r1, w1 = sched_ns()
-            wait = foreign_wait_ns(r1 - r0, w1 - w0, wall_ns)
+            wait = foreign_wait_ns(r1 - r0, w1 - w0, wall_ns, cpus)
             blocks += 1
             if wait > 0.05 * wall_ns and wait > 50e3:
                 dropped += 1
