@@ -41,7 +41,7 @@
 /* ---- STRING_IDS ----------------------------------------------------------- */
 
 
-static void strings_release(struct adb_strings *s)
+void adb_strings_release(struct adb_strings *s)
 {
 	free(s->ids);
 	free(s->off);
@@ -269,7 +269,7 @@ static int missing(struct adb_reader *r, const char *table, long have, const cha
 	return 0;
 }
 
-static int load_strings(struct adb_reader *r)
+int adb_load_strings(struct adb_reader *r)
 {
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(r->db, "SELECT id, value FROM STRING_IDS", -1, &st, NULL) != SQLITE_OK)
@@ -348,13 +348,13 @@ int perfdb_parse_read_db(const char *path, const struct perfdb_row_sink *sink,
 	if (rc == 0)
 		rc = missing(&r, "STRING_IDS", hs, str_cols, 2);
 	if (rc == 0)
-		rc = load_strings(&r);
+		rc = adb_load_strings(&r);
 	if (rc == 0)
 		rc = adb_read_tasks(&r, uri, (hc >> 10) & 1, (hc >> 11) & 1, sink, stats);
 	if (rc == 0 && comm)
 		rc = adb_read_comm(&r, comm, stats);
 	free(uri);
-	strings_release(&r.str);
+	adb_strings_release(&r.str);
 	sqlite3_close(r.db);
 	return rc < 0 ? rc : 0;
 }

@@ -85,7 +85,8 @@ def write_comm(con, sid, t, broken):
                          dt, sid("RING"), count, 999_999 if broken == "comm_dangling" else sid(op_type)))
 
 
-def build(path, n, seed, old_schema, broken, page_size=4096, shuffle=False, comm=False):
+def build(path, n, seed, old_schema, broken, page_size=4096, shuffle=False, comm=False, without_rowid=False,
+          gtid_step=1, early_task=False):
     rng = random.Random(seed)
     if os.path.exists(path):
         os.remove(path)
@@ -104,7 +105,8 @@ def build(path, n, seed, old_schema, broken, page_size=4096, shuffle=False, comm
     if broken == "missing_column":
         cols = [c for c in cols if not c.startswith("outputShapes")]
     if broken != "missing_table":
-        con.execute("CREATE TABLE COMPUTE_TASK_INFO (%s)" % ", ".join(cols))
+        con.execute("CREATE TABLE COMPUTE_TASK_INFO (%s)%s" % (", ".join(cols),
+                                                               " WITHOUT ROWID" if without_rowid else ""))
     ids = {}
 
     def sid(v):
@@ -120,18 +122,24 @@ def build(path, n, seed, old_schema, broken, page_size=4096, shuffle=False, comm
         gap = rng.randrange(200, 5_000)
         name = "aclnn%s_%s_%d" % (op[0], op[0], g % 7)
         start, end = t, t + dur
+        if early_task and g == 0:   # starts spanning 2^60 ns: too wide for one radix key
+            start, end = 1_000, 1_000 + dur
         t = end + gap
-        vals = [sid(name), g + 1, 16, 0, sid(op[1]), sid(op[0]), sid(op[4]), sid(op[3]), sid(op[2]),
+        gtid = g * gtid_step + 1
+        vals = [sid(name), gtid, 16, 0, sid(op[1]), sid(op[0]), sid(op[4]), sid(op[3]), sid(op[2]),
                 sid(op[7]), sid(op[6]), sid(op[5])]
         if not old_schema:
             vals += [sid(""), sid("dynamic"), sid("NO")]
         if broken == "missing_column":
             del vals[11]
         rows.append(vals)
-        tasks.append((start, end, 0, g, g + 1, 1, 0, 0, 2, g, 4294967295))
+        tasks.append((start, end, 0, g, gtid, 1, 0, 0, 2, g, 4294967295))
         launches.append((name, op, start, dur, gap))
     if broken == "wrong_type":
         rows[len(rows) // 2][5] = "MatMulV2"
+    if broken == "wrong_type_twice":   # the reader must name the first, whichever thread reads it
+        rows[len(rows) // 4][5] = "MatMulV2"
+        rows[3 * len(rows) // 4][5] = "MatMulV2"
     if broken == "dangling_id":
         rows[len(rows) // 2][8] = 999_999
     if comm:
@@ -185,11 +193,15 @@ def main():
     ap.add_argument("--page-size", type=int, default=4096, help="small pages make small fuzz seeds")
     ap.add_argument("--shuffle", action="store_true", help="TASK rows in random order")
     ap.add_argument("--comm", action="store_true", help="collectives in COMMUNICATION_OP (COMM above)")
-    ap.add_argument("--broken", choices=["missing_table", "missing_column", "wrong_type", "dangling_id",
+    ap.add_argument("--without-rowid", action="store_true", help="COMPUTE_TASK_INFO as a WITHOUT ROWID table")
+    ap.add_argument("--early-task", action="store_true", help="the first task starts at 1 us, the rest in 2025")
+    ap.add_argument("--gtid-step", type=int, default=1, help="globalTaskIds 1, 1 + step, ...")
+    ap.add_argument("--broken", choices=["missing_table", "missing_column", "wrong_type", "wrong_type_twice",
+                                         "dangling_id",
                                          "truncated", "wal", "not_sqlite", "comm_dangling"])
     a = ap.parse_args()
     launches = build(a.db, a.tasks, a.seed, a.old_schema, a.broken, a.page_size, a.shuffle,
-                     a.comm or a.broken == "comm_dangling")
+                     a.comm or a.broken == "comm_dangling", a.without_rowid, a.gtid_step, a.early_task)
     if a.csv and not a.broken:
         write_csv(a.csv, launches)
 
