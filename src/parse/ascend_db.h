@@ -78,7 +78,7 @@ int adb_int_of(struct adb_reader *r, sqlite3_value *sv, const char *what, int64_
 /*
  * How many rows table can hold at most, from its first and last rowid (two
  * index seeks, not a count), *lo the first; 0 when there is no usable bound
- * (no rowid, an empty table, rowids sparser than the file could hold).
+ * (no rowid, an empty table, rowids sparser than one per 24 bytes of file).
  */
 size_t adb_rows_bound(struct adb_reader *r, const char *table, int64_t *lo);
 

@@ -103,8 +103,14 @@ size_t adb_rows_bound(struct adb_reader *r, const char *table, int64_t *lo)
 	    sqlite3_column_type(st, 1) == SQLITE_INTEGER) {
 		int64_t a = sqlite3_column_int64(st, 0), b = sqlite3_column_int64(st, 1),
 			bytes = sqlite3_column_int64(st, 2);
-		/* a row takes at least 4 bytes of a leaf page; the difference cannot overflow then */
-		if (a >= -(INT64_C(1) << 62) && b <= (INT64_C(1) << 62) && b >= a && b - a < bytes / 4 &&
+		/*
+		 * Rowids sparser than one per 24 bytes of file are not sized by:
+		 * each array sized from them (24 bytes a rowid at most) then
+		 * stays within the file's own size, however the rowids were
+		 * chosen, where a real profile's rows take 30-90 bytes each.
+		 * Within these limits the difference cannot overflow.
+		 */
+		if (a >= -(INT64_C(1) << 62) && b <= (INT64_C(1) << 62) && b >= a && b - a < bytes / 24 &&
 		    b - a < INT32_MAX / 2) {
 			*lo = a;
 			out = (size_t)(b - a) + 1;
