@@ -267,7 +267,9 @@ static int emit(struct adb_reader *r, const struct tasks *x, const struct perfdb
 		};
 		for (int q = 0; q < ADB_NCOL; q++)
 			*cell[q] = span[(size_t)k->combo * ADB_NCOL + q];
-		if (k->end != INT64_MIN && put_us(&dur, k->end - k->start) == 0)
+		/* an end - start past 64 bits (a damaged or crafted file) is no duration either */
+		int fits = k->start < 0 ? k->end <= INT64_MAX + k->start : k->end >= INT64_MIN + k->start;
+		if (k->end != INT64_MIN && fits && put_us(&dur, k->end - k->start) == 0)
 			kr.duration = (struct perfdb_span){ dur.buf, dur.len };
 		if (k->start != INT64_MIN && put_us(&start, k->start) == 0)
 			kr.start = (struct perfdb_span){ start.buf, start.len };
