@@ -19,8 +19,9 @@
  * The file is opened read-only and immutable (no lock, no journal, no -shm
  * file is made), after its header is checked; a -wal or -journal file
  * beside it is refused, because an immutable reader would not see what it
- * holds.  STRING_IDS is held in memory (its strings once each); the tasks
- * stream through SQLite's own sorter, whose memory is capped.
+ * holds.  STRING_IDS is held in memory (its strings once each), and so
+ * are the tasks, 40-odd bytes each, read on two threads and sorted by
+ * time in memory (ascend_db_info.c, ascend_db_tasks.c).
  */
 #include <errno.h>
 #include <fcntl.h>

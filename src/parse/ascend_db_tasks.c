@@ -20,7 +20,6 @@
 #include "perfdb/hugebuf.h"
 #include "parse/ascend_db.h"
 
-
 struct tasks {
 	struct adb_info_scan info;
 	uint32_t *dense;     /* globalTaskId - lo -> info index + 1, when the ids are dense */
