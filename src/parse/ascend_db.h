@@ -72,6 +72,9 @@ void adb_take_close(struct adb_take *t);
 /* open, run and close, over the whole table */
 int adb_take_all(struct adb_take *t, const char *cols, int ncols, const char *table);
 
+/* A value's type as an error message names it: "text", "a real", "a blob". */
+const char *adb_type_name(int type);
+
 /* An integer column (*present = 0 for NULL), or an error naming what. */
 int adb_int_of(struct adb_reader *r, sqlite3_value *sv, const char *what, int64_t *v, int *present);
 

@@ -104,7 +104,7 @@ static int id_of(struct adb_reader *r, sqlite3_value *v, int q, int64_t gtid, in
 	if (t != SQLITE_INTEGER)
 		return perfdb_err_set(r->err, PERFDB_EPARSE, "%s: COMPUTE_TASK_INFO.%s of task %lld "
 				      "holds %s, not a STRING_IDS id", r->path, c_col[q], (long long)gtid,
-				      t == SQLITE_TEXT ? "text" : t == SQLITE_FLOAT ? "a real" : "a blob");
+				      adb_type_name(t));
 	*out = sqlite3_value_int64(v);
 	return 0;
 }

@@ -26,18 +26,25 @@ static void take_final(sqlite3_context *ctx)
 	sqlite3_result_null(ctx);
 }
 
+/* SQLite's failure while reading t's table */
+static int take_error(struct adb_take *t)
+{
+	char what[64];
+	snprintf(what, sizeof(what), "reading %s", t->table);
+	return adb_db_error(t->r, what);
+}
+
 int adb_take_open(struct adb_take *t, const char *cols, int ncols, const char *table, const char *where)
 {
-	char sql[512], what[64];
+	char sql[512];
 	snprintf(sql, sizeof(sql), "SELECT perfdb_take(%s) FROM %s%s%s", cols, table, where ? " WHERE " : "",
 		 where ? where : "");
-	snprintf(what, sizeof(what), "reading %s", table);
 	t->table = table;
 	t->st = NULL;
 	if (sqlite3_create_function_v2(t->r->db, "perfdb_take", ncols, SQLITE_UTF8 | SQLITE_DIRECTONLY, t,
 				       NULL, take_step, take_final, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(t->r->db, sql, -1, &t->st, NULL) != SQLITE_OK)
-		return adb_db_error(t->r, what);
+		return take_error(t);
 	return 0;
 }
 
@@ -51,11 +58,8 @@ int adb_take_run(struct adb_take *t, const int64_t *range)
 		while ((rc = sqlite3_step(t->st)) == SQLITE_ROW)
 			;
 	int out = t->rc;
-	if (out == 0 && rc != SQLITE_DONE) {
-		char what[64];
-		snprintf(what, sizeof(what), "reading %s", t->table);
-		out = adb_db_error(t->r, what);
-	}
+	if (out == 0 && rc != SQLITE_DONE)
+		out = take_error(t);
 	sqlite3_reset(t->st);
 	return out;
 }
@@ -75,6 +79,11 @@ int adb_take_all(struct adb_take *t, const char *cols, int ncols, const char *ta
 	return rc;
 }
 
+const char *adb_type_name(int type)
+{
+	return type == SQLITE_TEXT ? "text" : type == SQLITE_FLOAT ? "a real" : "a blob";
+}
+
 int adb_int_of(struct adb_reader *r, sqlite3_value *sv, const char *what, int64_t *v, int *present)
 {
 	int t = sqlite3_value_type(sv);
@@ -84,7 +93,7 @@ int adb_int_of(struct adb_reader *r, sqlite3_value *sv, const char *what, int64_
 		return 0;
 	if (t != SQLITE_INTEGER)
 		return perfdb_err_set(r->err, PERFDB_EPARSE, "%s: %s holds %s, not an integer", r->path, what,
-				      t == SQLITE_TEXT ? "text" : t == SQLITE_FLOAT ? "a real" : "a blob");
+				      adb_type_name(t));
 	*v = sqlite3_value_int64(sv);
 	return 0;
 }
