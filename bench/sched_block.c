@@ -80,7 +80,7 @@ int main(int argc, char **argv)
 			double t1 = now();
 			perfdb_sched_read(&r1, &err);
 			struct perfdb_sched_block j;
-			perfdb_sched_judge(&r0, &r1, t1 - t0, &j);
+			perfdb_sched_judge(&r0, &r1, t1 - t0, -1, &j);
 			bad += j.contaminated;
 			judged[i] = j.contaminated;
 			wall[i] = t1 - t0;

@@ -22,8 +22,10 @@ finds them cold as a model's weights and KV cache are (PERFDB_TORCH_ROTATE=0
 leaves them as the previous call left them; docs/measuring.md "Weights,
 cold or warm"), 3 warm-up calls, then calls in blocks of about 1 ms until R
 samples and S seconds (at most 10,000); a block whose threads waited for a
-CPU that another process held over 5 % of its wall time is dropped (the
-wait this process's own threads cause each other does not count), and a row still short of R clean
+CPU that another process held over 5 % of its wall time, or that began or
+ended with more tasks of other processes running than the CPUs its threads
+leave free, is dropped (the wait this process's own threads cause each
+other does not count), and a row still short of R clean
 samples after 4 such blocks and 4 S is "contended" (not written).  Kept samples: those up to max(Q3 + 3 IQR, 2 x median), the
 rule of perfdb's own replay; mean, median, min and std over them, us.
 A row whose Input Strides cell is set (a CPU trace from newer Kineto) gets
@@ -198,16 +200,26 @@ def kept(samples):
 
 def sched_ns():
     """CPU time and run-queue wait of every thread of this process (OpenMP's
-    and OpenBLAS's included), ns, from /proc/self/task/*/schedstat."""
-    run = wait = 0
+    and OpenBLAS's included), ns, from /proc/self/task/*/schedstat; and the
+    tasks of other processes running or runnable at the reading (the
+    machine's, from /proc/loadavg, less this process's threads in state R),
+    or 0 where /proc/loadavg cannot be read."""
+    run = wait = ours = 0
     for tid in os.listdir("/proc/self/task"):
         try:
             with open("/proc/self/task/%s/schedstat" % tid) as f:
                 v = f.read().split()
             run, wait = run + int(v[0]), wait + int(v[1])
+            with open("/proc/self/task/%s/status" % tid) as f:
+                ours += any(l.startswith("State:") and l.split()[1] == "R" for l in f)
         except (OSError, ValueError, IndexError):
             pass
-    return run, wait
+    try:
+        with open("/proc/loadavg") as f:
+            others = max(0, int(f.read().split()[3].split("/")[0]) - ours)
+    except (OSError, ValueError, IndexError):
+        others = 0
+    return run, wait, others
 
 
 def foreign_wait_ns(run, wait, wall_ns, cpus):
@@ -240,6 +252,12 @@ def replay(row, repeat, budget):
     calls = [mk(t0)] + [mk([x.clone() if r else x for x, r in zip(t0, rot)]) for _ in range(copies - 1)]
     samples, blocks, dropped, start, i = [], 0, 0, time.perf_counter(), 0
     cpus = len(os.sched_getaffinity(0))
+    # the CPUs this process's threads leave to others: another process's
+    # task beyond them shares a CPU we time on, whether or not our threads'
+    # wait shows it (a busy loop on the guest's other vCPU slowed 5 us rows
+    # 1.5-2.7x with no wait at all: docs/measuring.md "Other processes at
+    # the block's edges")
+    free = max(0, (os.cpu_count() or cpus) - int(torch.get_num_threads()))
     with torch.no_grad():
         for c in calls[:3]:
             c()
@@ -248,7 +266,7 @@ def replay(row, repeat, budget):
         # accounts"): a block whose threads waited for a CPU more than 5 % of
         # its wall time (and 50 us) is contaminated and dropped
         while len(samples) < 10000:
-            (r0, w0), b0, block = sched_ns(), time.perf_counter(), []
+            (r0, w0, o0), b0, block = sched_ns(), time.perf_counter(), []
             while True:
                 c = calls[i % len(calls)]
                 i += 1
@@ -259,10 +277,10 @@ def replay(row, repeat, budget):
                 if e - b0 >= BLOCK_S:
                     break
             wall_ns = (time.perf_counter() - b0) * 1e9
-            r1, w1 = sched_ns()
+            r1, w1, o1 = sched_ns()
             wait = foreign_wait_ns(r1 - r0, w1 - w0, wall_ns, cpus)
             blocks += 1
-            if wait > 0.05 * wall_ns and wait > 50e3:
+            if (wait > 0.05 * wall_ns and wait > 50e3) or max(o0, o1) > free:
                 dropped += 1
             else:
                 samples.extend(block)
@@ -273,7 +291,7 @@ def replay(row, repeat, budget):
                 break
     if len(samples) < repeat:
         return {"status": "contended", "reason": "%s: %d clean samples of %d wanted; %d of %d blocks "
-                "waited for a CPU (another process was running)" % (row["table"], len(samples), repeat,
+                "waited for a CPU or had other processes running on the CPUs it uses" % (row["table"], len(samples), repeat,
                                                                    dropped, blocks),
                 "blocks": blocks, "contended_blocks": dropped}
     k = kept(samples)

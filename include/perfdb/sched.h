@@ -12,6 +12,12 @@
  *   - CPU migrations (/proc/self/task/<tid>/sched, se.nr_migrations, when
  *     the kernel has it);
  * and for the machine, the steal time of a VM (/proc/stat, in ticks).
+ * Each reading also counts, at its instant, the tasks running or
+ * runnable on the whole machine (/proc/loadavg) and how many of them are
+ * this process's threads (their status files' State: R): the others are
+ * other processes, whose share of the CPUs no account of ours shows when
+ * they take a CPU we leave free in the guest but share on the host
+ * (docs/measuring.md "Other processes at the block's edges").
  * A thread that spins at a barrier while its partner waits for a CPU
  * shows the wait here even when CPU/Wall stays near 1.
  *
@@ -35,13 +41,20 @@ struct perfdb_sched_reading {
 	uint64_t steal_ticks;     /* the machine's steal time (/proc/stat), USER_HZ ticks */
 	uint64_t total_ticks;     /* every field of /proc/stat's cpu line, summed */
 	size_t threads;           /* threads read */
+	uint32_t running_ours;    /* of those, running or runnable at the reading (State: R) */
+	uint32_t running_all;     /* tasks running or runnable on the machine (/proc/loadavg) */
 	bool has_migrations;
+	bool has_running;         /* running_all could be read */
 };
 
 /* "exec_ns wait_ns timeslices" of a schedstat file; -PERFDB_EPARSE if not that. */
 int perfdb_sched_parse_schedstat(const char *text, uint64_t *run_ns, uint64_t *wait_ns);
 /* nonvoluntary_ctxt_switches of a status file; -PERFDB_EPARSE if absent. */
 int perfdb_sched_parse_status(const char *text, uint64_t *nivcsw);
+/* The state letter of a status file's State: line ('R', 'S', ...); -PERFDB_EPARSE if absent. */
+int perfdb_sched_parse_state(const char *text, char *state);
+/* The running count of /proc/loadavg ("0.00 0.01 0.05 3/412 9876" gives 3); -PERFDB_EPARSE if not that. */
+int perfdb_sched_parse_loadavg(const char *text, uint32_t *running);
 /* se.nr_migrations of a sched file; -PERFDB_ENOENT if absent. */
 int perfdb_sched_parse_migrations(const char *text, uint64_t *migrations);
 /* The aggregate "cpu " line of /proc/stat: its steal field and the sum of all; -PERFDB_EPARSE if absent. */
@@ -59,20 +72,26 @@ int perfdb_sched_read(struct perfdb_sched_reading *r, struct perfdb_err *err);
 struct perfdb_sched_block {
 	double wall_s;
 	uint64_t wait_ns, nivcsw, migrations;
+	uint32_t others;          /* other tasks running or runnable, the more of the two readings */
 	double steal_fraction;    /* steal / total ticks over the block; 0 when no tick passed */
 	bool contaminated;
 	const char *why;          /* "run-queue wait", "steal", or NULL */
 };
 
 /*
- * The block between readings a and b, wall_s long: contaminated when the
- * threads waited for a CPU more than PERFDB_SCHED_WAIT_FRACTION of the
- * wall time and more than PERFDB_SCHED_WAIT_MIN_NS, or when the VM lost
- * more than PERFDB_SCHED_STEAL_FRACTION of the machine's time to steal.
- * Switches and migrations are reported, not judged: a switch costs the
- * wait it causes, which is counted.
+ * The block between readings a and b, wall_s long (the timed part of it,
+ * where the caller does untimed work inside a block): contaminated when
+ * the threads waited for a CPU more than PERFDB_SCHED_WAIT_FRACTION of
+ * wall_s and more than PERFDB_SCHED_WAIT_MIN_NS, when the VM lost more
+ * than PERFDB_SCHED_STEAL_FRACTION of the machine's time to steal, or,
+ * with free_cpus >= 0, when at either reading more tasks of other
+ * processes were running or runnable than free_cpus (the CPUs the caller
+ * leaves to others: the machine's CPUs less the threads it times with).
+ * free_cpus < 0 leaves other processes unjudged.  Switches and
+ * migrations are reported, not judged: a switch costs the wait it
+ * causes, which is counted.
  */
 void perfdb_sched_judge(const struct perfdb_sched_reading *a, const struct perfdb_sched_reading *b,
-			double wall_s, struct perfdb_sched_block *out);
+			double wall_s, int free_cpus, struct perfdb_sched_block *out);
 
 #endif

@@ -194,7 +194,7 @@ static int timed_pass(const struct perfdb_comm_transport_i *tr, void *ctx, const
 		if (!judged || (now - b0 < HARNESS_BLOCK_S && i + 1 < iters))
 			continue;
 		if (perfdb_sched_read(&b, &e) == 0) {
-			perfdb_sched_judge(&a, &b, now - b0, &blk);
+			perfdb_sched_judge(&a, &b, now - b0, -1, &blk);
 			if (blk.contaminated)
 				memset(bad + first, 1, (size_t)(i + 1 - first));
 			a = b;

@@ -52,6 +52,31 @@ int perfdb_sched_parse_status(const char *text, uint64_t *nivcsw)
 	return line_value(text, "nonvoluntary_ctxt_switches", nivcsw) < 0 ? -PERFDB_EPARSE : 0;
 }
 
+int perfdb_sched_parse_state(const char *text, char *state)
+{
+	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		if (strncmp(p, "State:", 6) != 0)
+			continue;
+		p += 6;
+		p += strspn(p, " \t");
+		if (*p < 'A' || *p > 'Z')
+			return -PERFDB_EPARSE;
+		*state = *p;
+		return 0;
+	}
+	return -PERFDB_EPARSE;
+}
+
+int perfdb_sched_parse_loadavg(const char *text, uint32_t *running)
+{
+	double l1, l5, l15;
+	unsigned long run, all;
+	if (sscanf(text, "%lf %lf %lf %lu/%lu", &l1, &l5, &l15, &run, &all) != 5 || run > UINT32_MAX)
+		return -PERFDB_EPARSE;
+	*running = (uint32_t)run;
+	return 0;
+}
+
 int perfdb_sched_parse_migrations(const char *text, uint64_t *migrations)
 {
 	return line_value(text, "se.nr_migrations", migrations);
@@ -86,6 +111,7 @@ static int read_task(const char *tid, struct perfdb_sched_reading *r)
 {
 	char path[320], buf[8192];
 	uint64_t run, wait, nivcsw, mig;
+	char state;
 	snprintf(path, sizeof(path), "/proc/self/task/%s/schedstat", tid);
 	if (slurp(path, buf, sizeof(buf)) < 0 || perfdb_sched_parse_schedstat(buf, &run, &wait) < 0)
 		return -1;
@@ -94,6 +120,8 @@ static int read_task(const char *tid, struct perfdb_sched_reading *r)
 		return -1;
 	r->wait_ns += wait;
 	r->nivcsw += nivcsw;
+	if (perfdb_sched_parse_state(buf, &state) == 0 && state == 'R')
+		r->running_ours++;
 	snprintf(path, sizeof(path), "/proc/self/task/%s/sched", tid);
 	if (slurp(path, buf, sizeof(buf)) >= 0 && perfdb_sched_parse_migrations(buf, &mig) == 0) {
 		r->migrations += mig;
@@ -118,6 +146,11 @@ int perfdb_sched_read(struct perfdb_sched_reading *r, struct perfdb_err *err)
 	if (slurp("/proc/stat", buf, sizeof(buf)) < 0 ||
 	    perfdb_sched_parse_stat(buf, &r->steal_ticks, &r->total_ticks) < 0)
 		return perfdb_err_set(err, PERFDB_EIO, "cannot read the cpu line of /proc/stat");
+	uint32_t running;
+	if (slurp("/proc/loadavg", buf, sizeof(buf)) >= 0 && perfdb_sched_parse_loadavg(buf, &running) == 0) {
+		r->running_all = running;
+		r->has_running = true;
+	}
 	if (!r->threads)
 		return perfdb_err_set(err, PERFDB_EIO, "no thread's schedstat could be read "
 				      "(/proc/self/task/*/schedstat: a kernel without schedstats?)");
@@ -130,8 +163,14 @@ static uint64_t delta(uint64_t a, uint64_t b)
 	return b > a ? b - a : 0;
 }
 
+/* Other processes' tasks running or runnable at reading r (0 when unread). */
+static uint32_t others_at(const struct perfdb_sched_reading *r)
+{
+	return r->has_running && r->running_all > r->running_ours ? r->running_all - r->running_ours : 0;
+}
+
 void perfdb_sched_judge(const struct perfdb_sched_reading *a, const struct perfdb_sched_reading *b,
-			double wall_s, struct perfdb_sched_block *out)
+			double wall_s, int free_cpus, struct perfdb_sched_block *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->wall_s = wall_s;
@@ -140,6 +179,8 @@ void perfdb_sched_judge(const struct perfdb_sched_reading *a, const struct perfd
 	out->migrations = delta(a->migrations, b->migrations);
 	uint64_t ticks = delta(a->total_ticks, b->total_ticks);
 	out->steal_fraction = ticks ? (double)delta(a->steal_ticks, b->steal_ticks) / (double)ticks : 0;
+	uint32_t oa = others_at(a), ob = others_at(b);
+	out->others = oa > ob ? oa : ob;
 	double wall_ns = wall_s > 0 ? wall_s * 1e9 : 0;
 	if (out->wait_ns > PERFDB_SCHED_WAIT_MIN_NS &&
 	    (double)out->wait_ns > PERFDB_SCHED_WAIT_FRACTION * wall_ns) {
@@ -148,5 +189,8 @@ void perfdb_sched_judge(const struct perfdb_sched_reading *a, const struct perfd
 	} else if (out->steal_fraction > PERFDB_SCHED_STEAL_FRACTION) {
 		out->contaminated = true;
 		out->why = "steal";
+	} else if (free_cpus >= 0 && out->others > (uint32_t)free_cpus) {
+		out->contaminated = true;
+		out->why = "other processes";
 	}
 }

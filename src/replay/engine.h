@@ -149,6 +149,8 @@ struct perfdb_engine_row {
 	size_t outliers;                   /* clean samples above the far fence (perfdb_stats_robust) */
 	size_t blocks, blocks_bad;         /* timed blocks judged, and of them contaminated */
 	double worst_wait;                 /* the worst bad block's run-queue wait / its wall time */
+	unsigned worst_others;             /* the most other processes' tasks seen running (only in the reason) */
+	int free_cpus;                     /* the CPUs the row's --threads left them (only in the reason) */
 	int resumed;                       /* taken from the journal (--resume), not measured */
 	int rank;                          /* the MPI rank that replayed it (0 outside mpirun) */
 	int threads;                       /* --threads it was measured with */

@@ -38,6 +38,31 @@ static void test_parse_status(void **state)
 	assert_int_equal(perfdb_sched_parse_status("voluntary_ctxt_switches:\t3\n", &n), -PERFDB_EPARSE);
 }
 
+static void test_parse_state(void **state)
+{
+	(void)state;
+	/* recorded: a thread reading its own status is running */
+	const char *st = "Name:\tcat\nUmask:\t0022\nState:\tR (running)\nTgid:\t4242\n";
+	char c = 0;
+	assert_int_equal(perfdb_sched_parse_state(st, &c), 0);
+	assert_true(c == 'R');
+	assert_int_equal(perfdb_sched_parse_state("State:\tS (sleeping)\n", &c), 0);
+	assert_true(c == 'S');
+	assert_int_equal(perfdb_sched_parse_state("Name:\tcat\n", &c), -PERFDB_EPARSE);
+	assert_int_equal(perfdb_sched_parse_state("State:\t\n", &c), -PERFDB_EPARSE);
+}
+
+static void test_parse_loadavg(void **state)
+{
+	(void)state;
+	uint32_t n = 0;
+	/* recorded on the CI VM under two busy loops: the reader and the loops */
+	assert_int_equal(perfdb_sched_parse_loadavg("1.22 1.25 1.79 3/87 1280\n", &n), 0);
+	assert_true(n == 3);
+	assert_int_equal(perfdb_sched_parse_loadavg("0.00 0.01 0.05\n", &n), -PERFDB_EPARSE);
+	assert_int_equal(perfdb_sched_parse_loadavg("", &n), -PERFDB_EPARSE);
+}
+
 static void test_parse_migrations(void **state)
 {
 	(void)state;
@@ -86,42 +111,95 @@ static void test_judge(void **state)
 	struct perfdb_sched_reading a = reading(1000000, 4, 0, 1000);
 	/* 40 us of wait in a 1 ms block: under the 50 us floor */
 	struct perfdb_sched_reading z = reading(1040000, 4, 0, 1000);
-	perfdb_sched_judge(&a, &z, 1e-3, &b);
+	perfdb_sched_judge(&a, &z, 1e-3, -1, &b);
 	assert_false(b.contaminated);
 	assert_true(b.wait_ns == 40000);
 	/* 100 us in 1 ms: 10 % > 2 % and over the floor */
 	z = reading(1100000, 5, 0, 1000);
-	perfdb_sched_judge(&a, &z, 1e-3, &b);
+	perfdb_sched_judge(&a, &z, 1e-3, -1, &b);
 	assert_true(b.contaminated);
 	assert_string_equal(b.why, "run-queue wait");
 	assert_true(b.nivcsw == 1);
 	/* the same 100 us over 10 s: 0.001 %, a quiet machine's housekeeping */
-	perfdb_sched_judge(&a, &z, 10.0, &b);
+	perfdb_sched_judge(&a, &z, 10.0, -1, &b);
 	assert_false(b.contaminated);
 	/* a scheduler slice (4 ms) lost at one OpenMP barrier in a 20 ms block: 20 % */
 	z = reading(5000000, 5, 0, 1000);
-	perfdb_sched_judge(&a, &z, 20e-3, &b);
+	perfdb_sched_judge(&a, &z, 20e-3, -1, &b);
 	assert_true(b.contaminated);
 	/* steal: 5 of 100 ticks = 5 % > 2 % */
 	z = reading(1000000, 4, 5, 1100);
-	perfdb_sched_judge(&a, &z, 1.0, &b);
+	perfdb_sched_judge(&a, &z, 1.0, -1, &b);
 	assert_true(b.contaminated);
 	assert_string_equal(b.why, "steal");
 	assert_true(b.steal_fraction > 0.0499 && b.steal_fraction < 0.0501);
 	/* 1 of 100 ticks: 1 %, kept */
 	z = reading(1000000, 4, 1, 1100);
-	perfdb_sched_judge(&a, &z, 1.0, &b);
+	perfdb_sched_judge(&a, &z, 1.0, -1, &b);
 	assert_false(b.contaminated);
 	/* no tick passed (a short block): no steal figure, nothing judged on it */
 	z = reading(1000000, 4, 0, 1000);
-	perfdb_sched_judge(&a, &z, 1e-3, &b);
+	perfdb_sched_judge(&a, &z, 1e-3, -1, &b);
 	assert_false(b.contaminated);
 	assert_true(b.steal_fraction == 0);
 	/* a thread that exited took its counts: the sums fall, counted as 0, not as 2^64 */
 	z = reading(900000, 3, 0, 1000);
-	perfdb_sched_judge(&a, &z, 1e-3, &b);
+	perfdb_sched_judge(&a, &z, 1e-3, -1, &b);
 	assert_false(b.contaminated);
 	assert_true(b.wait_ns == 0 && b.nivcsw == 0);
+}
+
+/*
+ * Other processes at the block's edges: judged against the CPUs the caller
+ * leaves free, at either reading, and only when the caller asks.
+ */
+static void test_judge_others(void **state)
+{
+	(void)state;
+	struct perfdb_sched_block b;
+	struct perfdb_sched_reading a = reading(1000000, 4, 0, 1000), z = a;
+	/* two threads of ours running at both readings, nothing else: clean at 0 free CPUs */
+	a.has_running = z.has_running = true;
+	a.running_all = z.running_all = 2;
+	a.running_ours = z.running_ours = 2;
+	perfdb_sched_judge(&a, &z, 1e-3, 0, &b);
+	assert_false(b.contaminated);
+	assert_true(b.others == 0);
+	/* two busy loops beside our two threads at the block's end: 4 - 2 = 2 others */
+	z.running_all = 4;
+	perfdb_sched_judge(&a, &z, 1e-3, 0, &b);
+	assert_true(b.contaminated);
+	assert_string_equal(b.why, "other processes");
+	assert_true(b.others == 2);
+	/* ... at its start only: the more of the two readings */
+	perfdb_sched_judge(&z, &a, 1e-3, 0, &b);
+	assert_true(b.contaminated && b.others == 2);
+	/* the same two where --threads left two CPUs free: theirs to use */
+	perfdb_sched_judge(&a, &z, 1e-3, 2, &b);
+	assert_false(b.contaminated);
+	/* one more than the free CPUs */
+	perfdb_sched_judge(&a, &z, 1e-3, 1, &b);
+	assert_true(b.contaminated);
+	/* not asked (free_cpus < 0): not judged, still counted */
+	perfdb_sched_judge(&a, &z, 1e-3, -1, &b);
+	assert_false(b.contaminated);
+	assert_true(b.others == 2);
+	/* a worker of ours woke between the thread reads and /proc/loadavg: never negative */
+	z.running_all = 1;
+	perfdb_sched_judge(&a, &z, 1e-3, 0, &b);
+	assert_false(b.contaminated);
+	assert_true(b.others == 0);
+	/* a reading without /proc/loadavg judges nothing on it */
+	z.running_all = 9;
+	z.has_running = false;
+	a.has_running = false;
+	perfdb_sched_judge(&a, &z, 1e-3, 0, &b);
+	assert_false(b.contaminated);
+	/* run-queue wait is named first when both hold */
+	a.has_running = z.has_running = true;
+	z.wait_ns = a.wait_ns + 100000;
+	perfdb_sched_judge(&a, &z, 1e-3, 0, &b);
+	assert_string_equal(b.why, "run-queue wait");
 }
 
 /* The live files, by rule: this process has a thread, the machine ticks, the counts only grow. */
@@ -134,6 +212,9 @@ static void test_read_live(void **state)
 	assert_int_equal(perfdb_sched_read(&a, &err), 0);
 	assert_true(a.threads >= 1);
 	assert_true(a.total_ticks > 0);
+	/* the reading thread is running as it reads, and is one of the machine's running tasks */
+	assert_true(a.running_ours >= 1);
+	assert_true(a.has_running && a.running_all >= 1);
 	volatile uint64_t spin = 0;
 	for (int i = 0; i < 20000000; i++)
 		spin += (uint64_t)i;
@@ -146,9 +227,12 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_schedstat),
 		cmocka_unit_test(test_parse_status),
+		cmocka_unit_test(test_parse_state),
+		cmocka_unit_test(test_parse_loadavg),
 		cmocka_unit_test(test_parse_migrations),
 		cmocka_unit_test(test_parse_stat),
 		cmocka_unit_test(test_judge),
+		cmocka_unit_test(test_judge_others),
 		cmocka_unit_test(test_read_live),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
