@@ -27,7 +27,12 @@
 # CLOSURE_CASES (default "bf16:prefill bf16:decode fp32:prefill fp32:decode"),
 # CLOSURE_THREADS (default "1 <nproc>"), CLOSURE_LAYERS (default 8),
 # CLOSURE_BACKEND (the replay: torch, PyTorch's own kernels, the default since
-# it is the one that closes; or cpu, perfdb's kernels), CLOSURE_ALLOC (kept, the default: glibc's malloc keeps the
+# it is the one that closes; or cpu, perfdb's kernels), CLOSURE_CONTEXT (torch
+# backend: sequence times each row inside the trace's op sequence,
+# microbench --sequence-trace; alone, each row by itself; "sequence alone",
+# the default, runs both on copies of the database, interleaved in each
+# repeat, and prints a row and a line for each; the cpu backend: alone),
+# CLOSURE_ALLOC (kept, the default: glibc's malloc keeps the
 # memory it was given, as a caching allocator does; glibc: its defaults, under
 # which a large tensor freed goes back to the kernel and the next one is
 # faulted in page by page again, docs/measuring.md "The allocator's fresh
@@ -58,6 +63,15 @@ glibc)
 	echo "CLOSURE_ALLOC must be kept or glibc, not '$ALLOC'" >&2
 	exit 2 ;;
 esac
+CONTEXTS=${CLOSURE_CONTEXT:-$([ "$BACKEND" = torch ] && echo "sequence alone" || echo alone)}
+for x in $CONTEXTS; do
+	case $x in
+	alone) ;;
+	sequence) [ "$BACKEND" = torch ] || { echo "CLOSURE_CONTEXT=sequence needs CLOSURE_BACKEND=torch" >&2; exit 2; } ;;
+	*) echo "CLOSURE_CONTEXT takes sequence and alone, not '$x'" >&2; exit 2 ;;
+	esac
+done
+NCTX=$(wc -w <<<"$CONTEXTS")
 CASES=${CLOSURE_CASES:-"bf16:prefill bf16:decode fp32:prefill fp32:decode"}
 NPROC=$(nproc)
 THREADS=${CLOSURE_THREADS:-"1 $NPROC"}
@@ -70,8 +84,8 @@ fi
 # the replay's quiet figures stay with this run, not the user's state
 export PERFDB_STATE_DIR="$WORK/state"
 
-echo "replay backend: $BACKEND; allocator: $ALLOC"
-printf '%-14s %7s  %-28s %-28s %-24s %8s\n' case threads "measured ms" "predicted ms" "error %" coverage
+echo "replay backend: $BACKEND; rows timed: $CONTEXTS (sequence: in the trace's op sequence; alone: each by itself); allocator: $ALLOC"
+printf '%-14s %7s  %-28s %-28s %-24s %8s\n' case threads "measured ms" "predicted ms" "error %" coverage | sed "s/\$/$([ "$NCTX" = 1 ] || echo '  rows timed')/"
 for c in $CASES; do
 	dtype=${c%%:*}
 	phase=${c##*:}
@@ -82,22 +96,34 @@ for c in $CASES; do
 			--phase "$phase" --threads "$th"
 		"$PERFDB" parse --profiling-path "$d/step.pt.trace.json" --database-path "$d/db" \
 			--quiet >/dev/null
-		: >"$d/runs"
+		for x in $CONTEXTS; do
+			[ "$NCTX" = 1 ] || cp -r "$d/db" "$d/db-$x"
+			: >"$d/runs-$x"
+		done
 		for _ in $(seq "$REPEATS"); do
 			m=$("$PY" "$HERE/closure_model.py" measure --dtype "$dtype" --phase "$phase" \
 				--threads "$th" --runs 7 | cut -d' ' -f1)
-			"$PERFDB" microbench --backend "$BACKEND" --database-path "$d/db" --force-device \
-				--threads "$th" --row-budget "$BUDGET" --update-mode all \
-				>"$d/mb.out" 2>"$d/mb.err" || true
-			"$PERFDB" predict --trace "$d/step.pt.trace.json" --database-path "$d/db" \
-				--measured-only --json >"$d/predict.json"
-			"$PY" - "$d/predict.json" "$m" >>"$d/runs" <<'PY'
+			for x in $CONTEXTS; do
+				db="$d/db"
+				[ "$NCTX" = 1 ] || db="$d/db-$x"
+				seq=()
+				[ "$x" = alone ] || seq=(--sequence-trace "$d/step.pt.trace.json")
+				"$PERFDB" microbench --backend "$BACKEND" --database-path "$db" --force-device \
+					--threads "$th" --row-budget "$BUDGET" --update-mode all "${seq[@]}" \
+					>"$d/mb-$x.out" 2>"$d/mb-$x.err" || true
+				"$PERFDB" predict --trace "$d/step.pt.trace.json" --database-path "$db" \
+					--measured-only --json >"$d/predict-$x.json"
+				"$PY" - "$d/predict-$x.json" "$m" >>"$d/runs-$x" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
 print(sys.argv[2], j["predicted_us"], j["coverage"] if j["coverage"] is not None else 0)
 PY
+			done
 		done
-		"$PY" - "$d/runs" "$dtype $phase" "$th" <<'PY'
+		for x in $CONTEXTS; do
+		ctx=""
+		[ "$NCTX" = 1 ] || ctx=$x
+		"$PY" - "$d/runs-$x" "$dtype $phase" "$th" "$ctx" <<'PY'
 import statistics, sys
 rows = [tuple(map(float, l.split())) for l in open(sys.argv[1]) if l.strip()]
 m = [r[0] / 1e3 for r in rows]
@@ -105,15 +131,17 @@ p = [r[1] / 1e3 for r in rows]
 e = [100 * (r[1] / r[0] - 1) for r in rows]
 cov = statistics.median(r[2] for r in rows) * 100
 f = lambda v, fmt: (fmt + " [" + fmt + ", " + fmt + "]") % (statistics.median(v), min(v), max(v))
-print("%-14s %7s  %-28s %-28s %-24s %7.1f%%" % (sys.argv[2], sys.argv[3], f(m, "%.2f"),
-      f(p, "%.2f"), f(e, "%+.1f"), cov))
+ctx = sys.argv[4]
+print("%-14s %7s  %-28s %-28s %-24s %7.1f%%%s" % (sys.argv[2], sys.argv[3], f(m, "%.2f"),
+      f(p, "%.2f"), f(e, "%+.1f"), cov, "  " + ctx if ctx else ""))
 with open(sys.argv[1] + ".line", "w") as out:
-    out.write("closure, %s at %s thread%s: predicted %.2f ms, measured %.2f ms, error %+.1f %% "
+    out.write("closure, %s at %s thread%s%s: predicted %.2f ms, measured %.2f ms, error %+.1f %% "
               "(median of %d), coverage %.1f %%\n" % (sys.argv[2], sys.argv[3],
-              "" if sys.argv[3] == "1" else "s", statistics.median(p), statistics.median(m),
-              statistics.median(e), len(rows), cov))
+              "" if sys.argv[3] == "1" else "s", ", rows timed " + ("in the trace's sequence" if ctx == "sequence" else "alone") if ctx else "",
+              statistics.median(p), statistics.median(m), statistics.median(e), len(rows), cov))
 PY
-		cat "$d/runs.line" >>"$WORK/lines"
+		cat "$d/runs-$x.line" >>"$WORK/lines"
+		done
 	done
 done
 echo

@@ -9,10 +9,12 @@ figures back (docs/replay.md "The torch backend").
 
 REQUEST: {"threads": N, "repeat": R, "budget_s": S, "rows": [{"table": "aten.linear",
 "line": 2, "shapes": "\"\"\"512,1024;2816,1024;\"\"\"", "dtypes": "DT_BF16;DT_BF16;",
-"out_dtypes": "DT_BF16", "strides": ""}, ...]}
+"out_dtypes": "DT_BF16", "strides": ""}, ...], "sequence": [0, 3, 0, ...]}
+("sequence", with --sequence-trace: the traced step's calls as indices into
+"rows", in its order; a row with "untimed": true runs in it and is not timed)
 RESULT:  {"torch": "1.13.1", "threads": N, "rows": [{"table", "line", "status": "ok" |
-"failed" | "contended", "reason", "samples", "mean_us", "median_us", "min_us", "std_us",
-"blocks", "contended_blocks"}, ...]}
+"failed" | "contended" | "untimed", "reason", "samples", "mean_us", "median_us", "min_us",
+"std_us", "blocks", "contended_blocks", "context": "sequence" where timed in it}, ...]}
 
 Per row: tensors of the row's shapes and dtypes (normal values, scaled so no
 op overflows or goes denormal; the in-place ops' other operand is 1 or 0, so
@@ -235,6 +237,19 @@ def foreign_wait_ns(run, wait, wall_ns, cpus):
     return max(0.0, wait - own)
 
 
+def contaminated(before, after, wall_ns, cpus, free):
+    """Whether a block (or a pass of the sequence) between two sched_ns()
+    readings is dropped: another process's wait over 5 % of its wall time
+    and 50 us, or more tasks of other processes running at either reading
+    than the free CPUs.  Never with PERFDB_SCHED=0 in the environment, as
+    perfdb's own replay (the test suite sets it: a golden output cannot
+    depend on the machine's load)."""
+    if os.environ.get("PERFDB_SCHED", "1") == "0":
+        return False
+    wait = foreign_wait_ns(after[0] - before[0], after[1] - before[1], wall_ns, cpus)
+    return (wait > 0.05 * wall_ns and wait > 50e3) or max(before[2], after[2]) > free
+
+
 def replay(row, repeat, budget):
     table = row["table"]
     mk = recipe(table, row)
@@ -266,7 +281,7 @@ def replay(row, repeat, budget):
         # accounts"): a block whose threads waited for a CPU more than 5 % of
         # its wall time (and 50 us) is contaminated and dropped
         while len(samples) < 10000:
-            (r0, w0, o0), b0, block = sched_ns(), time.perf_counter(), []
+            s0, b0, block = sched_ns(), time.perf_counter(), []
             while True:
                 c = calls[i % len(calls)]
                 i += 1
@@ -277,10 +292,8 @@ def replay(row, repeat, budget):
                 if e - b0 >= BLOCK_S:
                     break
             wall_ns = (time.perf_counter() - b0) * 1e9
-            r1, w1, o1 = sched_ns()
-            wait = foreign_wait_ns(r1 - r0, w1 - w0, wall_ns, cpus)
             blocks += 1
-            if (wait > 0.05 * wall_ns and wait > 50e3) or max(o0, o1) > free:
+            if contaminated(s0, sched_ns(), wall_ns, cpus, free):
                 dropped += 1
             else:
                 samples.extend(block)
@@ -301,15 +314,96 @@ def replay(row, repeat, budget):
             "blocks": blocks, "contended_blocks": dropped}
 
 
+def replay_sequence(rows, seq, repeat, budget):
+    """The rows the request's "sequence" runs, timed in it (docs/replay.md
+    "In the trace's sequence"): each step gets its own tensors (a model's
+    layers have their own weights: cold ones, where they outgrow the
+    caches), two passes warm up, then whole passes of the step, each call
+    timed, until every timed row has R samples or the rows' budgets are
+    spent, after at least 3 clean passes.  A pass is judged as a block is:
+    foreign wait over 5 % of it (and 50 us), or other processes' tasks
+    beyond the CPUs left free at its start or end, drops it.  A row whose
+    step cannot be built is left to be timed alone.  Returns {row index:
+    answer}."""
+    steps, failed, size = [], set(), 0
+    for k in seq:
+        row = rows[k]
+        try:
+            t = inputs(row)
+            steps.append((k, recipe(row["table"], row)(t)))
+            size += sum(x.numel() * x.element_size() for x in t if x is not None)
+        except (Refused, RuntimeError, ValueError, TypeError, IndexError, KeyError):
+            failed.add(k)
+    phys = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    if size > phys // 2:
+        print("[torch] the sequence's inputs take %.1f GiB, over half of this machine's memory: "
+              "every row timed alone" % (size / 2 ** 30), file=sys.stderr, flush=True)
+        return {}
+    timed = sorted({k for k, _ in steps if not rows[k].get("untimed") and k not in failed})
+    if not timed:
+        return {}
+    samples = {k: [] for k in timed}
+    cpus = len(os.sched_getaffinity(0))
+    free = max(0, (os.cpu_count() or cpus) - int(torch.get_num_threads()))
+    limit = budget * len(timed)
+    clean = dropped = 0
+    print("[torch] the sequence: %d steps, %d rows timed in it" % (len(steps), len(timed)),
+          file=sys.stderr, flush=True)
+    with torch.no_grad():
+        for _ in range(2):
+            for _, c in steps:
+                c()
+        start = time.perf_counter()
+        while True:
+            s0, b0, cur = sched_ns(), time.perf_counter(), []
+            for k, c in steps:
+                a = time.perf_counter()
+                c()
+                cur.append((k, (time.perf_counter() - a) * 1e6))
+            wall_ns = (time.perf_counter() - b0) * 1e9
+            if contaminated(s0, sched_ns(), wall_ns, cpus, free):
+                dropped += 1
+            else:
+                clean += 1
+                for k, us in cur:
+                    if k in samples:
+                        samples[k].append(us)
+            el = time.perf_counter() - start
+            if clean >= 3 and (el >= limit or all(len(v) >= repeat for v in samples.values())):
+                break
+            if clean < 3 and dropped >= BAD_BLOCKS and el >= 4 * limit:
+                break
+    out = {}
+    for k in timed:
+        if clean < 3:
+            out[k] = {"status": "contended", "reason": "%s: %d clean passes of the sequence of the 3 "
+                      "needed; %d of %d passes waited for a CPU or had other processes running on "
+                      "the CPUs it uses" % (rows[k]["table"], clean, dropped, clean + dropped),
+                      "blocks": clean + dropped, "contended_blocks": dropped, "context": "sequence"}
+            continue
+        v = kept(samples[k])
+        out[k] = {"status": "ok", "samples": len(v), "mean_us": statistics.fmean(v),
+                  "median_us": statistics.median(v), "min_us": min(v),
+                  "std_us": statistics.pstdev(v) if len(v) > 1 else 0.0,
+                  "blocks": clean + dropped, "contended_blocks": dropped, "context": "sequence"}
+    return out
+
+
 def main():
     req = json.load(open(sys.argv[1]))
     torch.set_num_threads(int(req["threads"]))
     torch.manual_seed(0)
     out = {"torch": torch.__version__, "threads": torch.get_num_threads(), "rows": []}
-    for row in req["rows"]:
+    in_seq = replay_sequence(req["rows"], req["sequence"], int(req["repeat"]),
+                             float(req["budget_s"])) if req.get("sequence") else {}
+    for i, row in enumerate(req["rows"]):
         res = {"table": row["table"], "line": row["line"]}
+        if row.get("untimed"):
+            res["status"] = "untimed"
+            out["rows"].append(res)
+            continue
         try:
-            res.update(replay(row, int(req["repeat"]), float(req["budget_s"])))
+            res.update(in_seq[i] if i in in_seq else replay(row, int(req["repeat"]), float(req["budget_s"])))
         except Refused as e:
             res.update({"status": "failed", "reason": "%s: %s" % (row["table"], e)})
         except (RuntimeError, ValueError, TypeError, IndexError) as e:

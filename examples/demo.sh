@@ -62,8 +62,8 @@ step "$PERFDB" predict --trace "$TRACE" --database-root "$ROOT" --device "$CPU" 
 # With PyTorch installed (Debian: python3-torch), one case of bench/closure.sh: a
 # small decoder's forward measured without the profiler against its prediction.
 if [ "${DEMO_CLOSURE:-1}" != 0 ] && /usr/bin/python3 -c 'import torch' 2>/dev/null; then
-	printf '\n%s$ CLOSURE_CASES=bf16:decode CLOSURE_THREADS=1 bash bench/closure.sh BUILD 1%s\n' "$bold" "$plain"
-	CLOSURE_CASES=bf16:decode CLOSURE_THREADS=1 bash "$BENCH/closure.sh" "$(dirname "$(dirname "$PERFDB")")" 1 \
+	printf '\n%s$ CLOSURE_CONTEXT=alone CLOSURE_CASES=bf16:decode CLOSURE_THREADS=1 bash bench/closure.sh BUILD 1%s\n' "$bold" "$plain"
+	CLOSURE_CONTEXT=alone CLOSURE_CASES=bf16:decode CLOSURE_THREADS=1 bash "$BENCH/closure.sh" "$(dirname "$(dirname "$PERFDB")")" 1 \
 		2>/dev/null | grep '^closure' || echo "(closure: bench/closure.sh failed)"
 else
 	printf '\nclosure: install python3-torch (Debian) to measure a small decoder against its prediction (bench/closure.sh)\n'

@@ -23,6 +23,7 @@
 #include "replay/engine.h"
 #include "replay/msprof_run.h"
 #include "replay/native_run.h"
+#include "closure/closure.h"
 #include "replay/torch_run.h"
 #include "replay_common.h"
 
@@ -190,6 +191,7 @@ static int run_native(struct perfdb_native_opts *no, const struct native_flags *
 /* What --backend torch takes of the flags. */
 struct mb_args_torch {
 	const struct opt_list *ops;
+	const char *sequence_trace;   /* --sequence-trace, or NULL */
 	bool missing_only, prune, json;
 	long threads, repeat;
 	double budget, row_timeout;
@@ -265,13 +267,18 @@ static int run_torch_backend(const struct perfdb_db_opts *o, const struct mb_arg
 		.budget = t->budget, .row_timeout = t->row_timeout,
 	};
 	struct perfdb_torch_run run;
-	int rc = perfdb_torch_microbench(&to, &run, &err);
+	int rc = t->sequence_trace ? perfdb_closure_torch_microbench(&to, t->sequence_trace, &run, &err) :
+		 perfdb_torch_microbench(&to, &run, &err);
 	if (rc < 0) {
 		rc = cli_error("microbench", &err);
 	} else {
-		fprintf(stderr, "[TORCH] %zu rows through PyTorch %s at %ld thread%s: %zu measured, %zu failed, "
-			"%zu contended\n", run.rows, run.torch_version[0] ? run.torch_version : "(none asked)",
+		fprintf(stderr, "[TORCH] %zu row%s through PyTorch %s at %ld thread%s: %zu measured, %zu failed, "
+			"%zu contended\n", run.rows, run.rows == 1 ? "" : "s",
+			run.torch_version[0] ? run.torch_version : "(none asked)",
 			t->threads, t->threads == 1 ? "" : "s", run.ok, run.failed, run.contended);
+		if (t->sequence_trace)
+			fprintf(stderr, "[TORCH] %zu of the %zu measured row%s timed in the op sequence of %s, "
+				"the rest alone\n", run.in_sequence, run.ok, run.ok == 1 ? "" : "s", t->sequence_trace);
 		for (size_t i = 0; i < run.st.nfailed; i++)
 			fprintf(stderr, "[FAILED] %s: %s\n", run.st.failed[i].op, run.st.failed[i].reason);
 		for (size_t i = 0; i < run.st.ncontended; i++)
@@ -295,7 +302,7 @@ static int run_torch_backend(const struct perfdb_db_opts *o, const struct mb_arg
 
 /* The flags of microbench, with their defaults (args_init). */
 struct mb_args {
-	const char *backend, *cmd, *mode, *exec_mode, *op_mapping, *master_addr;
+	const char *backend, *cmd, *mode, *exec_mode, *op_mapping, *master_addr, *sequence_trace;
 	struct opt_list ops;
 	bool prune, json, fail_fast, force, resume, require_quiet;
 	double op_timeout, budget, row_timeout;
@@ -353,6 +360,11 @@ static int parse_args(int argc, char **argv, struct perfdb_db_opts *o, struct mb
 			  "time is spent on a row (default: 1)" },
 		{ .type = OPT_DOUBLE, .name = "row-timeout", .dest = &a->row_timeout, .metavar = "SECONDS",
 		  .help = "native backends: a row without N samples after this long fails (default: 60)" },
+		{ .type = OPT_STRING, .name = "sequence-trace", .dest = &a->sequence_trace, .metavar = "TRACE",
+		  .help = "torch backend: time each row inside the op sequence of TRACE (the PyTorch CPU "
+			  "trace the database was parsed from), the step's calls run in its order so that "
+			  "each op meets the threads, caches and allocator state the model left it; rows "
+			  "the trace does not call are timed alone (default: every row alone)" },
 		{ .type = OPT_INT, .name = "contention-retries", .dest = &a->retries, .metavar = "N",
 		  .has_min = true, .min = 0,
 		  .help = "cpu backend: measure a row again, up to N times, when the memory bandwidth "
@@ -426,12 +438,17 @@ int cmd_microbench(int argc, char **argv, struct cmd_db *db)
 		replay_ops_release(&a->ops);
 		return 2;
 	}
+	if (a->sequence_trace && strcmp(a->backend, "torch") != 0) {
+		replay_ops_release(&a->ops);
+		return opt_usage_error(&cmd_microbench_help, "--sequence-trace needs --backend torch "
+				       "(it runs the trace's ops through the framework that recorded them)");
+	}
 	if ((rc = db_opts_finish(db, &cmd_microbench_help))) {
 		replay_ops_release(&a->ops);
 		return rc;
 	}
 	if (strcmp(a->backend, "torch") == 0) {
-		struct mb_args_torch t = { .ops = &a->ops, .missing_only = a->mode[0] == 'm', .prune = a->prune,
+		struct mb_args_torch t = { .ops = &a->ops, .sequence_trace = a->sequence_trace, .missing_only = a->mode[0] == 'm', .prune = a->prune,
 					   .json = a->json, .threads = a->threads ? a->threads : perfdb_cpus_usable(""),
 					   .repeat = a->repeat, .budget = a->budget, .row_timeout = a->row_timeout };
 		struct perfdb_opmap_opts om;

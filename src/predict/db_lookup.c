@@ -421,19 +421,10 @@ out:
 	return rc;
 }
 
-int pred_db_lookup(struct pred_db *db, const char *const f[PK_N], const size_t len[PK_N],
-		   const char *trace_name, struct pred_answer *a, struct perfdb_err *err)
+/* The row of table t with the call key's signature, or NULL (*out). */
+static int find_row(struct pred_db *db, struct dbtable *t, const char *const f[PK_N], const size_t len[PK_N],
+		    const struct perfdb_sig_index_entry **out, struct perfdb_err *err)
 {
-	a->how = PERFDB_PREDICT_MISSING;
-	a->us = 0;
-	a->column = -1;
-	a->detail[0] = '\0';
-	struct dbtable *t;
-	PERFDB_TRY(get_table(db, f[PK_TABLE], len[PK_TABLE], trace_name, &t, err));
-	if (!t->present) {
-		snprintf(a->detail, sizeof(a->detail), "no table %s.csv", t->name);
-		return 0;
-	}
 	char *cells[PK_N];
 	for (int i = 1; i < PK_N; i++)
 		if (!(cells[i] = strndup(f[i], len[i]))) {
@@ -448,7 +439,25 @@ int pred_db_lookup(struct pred_db *db, const char *const f[PK_N], const size_t l
 		free(cells[i]);
 	if (rc < 0)
 		return nomem(err);
-	const struct perfdb_sig_index_entry *e = perfdb_sig_index_find(&t->ix, db->sig.buf);
+	*out = perfdb_sig_index_find(&t->ix, db->sig.buf);
+	return 0;
+}
+
+int pred_db_lookup(struct pred_db *db, const char *const f[PK_N], const size_t len[PK_N],
+		   const char *trace_name, struct pred_answer *a, struct perfdb_err *err)
+{
+	a->how = PERFDB_PREDICT_MISSING;
+	a->us = 0;
+	a->column = -1;
+	a->detail[0] = '\0';
+	struct dbtable *t;
+	PERFDB_TRY(get_table(db, f[PK_TABLE], len[PK_TABLE], trace_name, &t, err));
+	if (!t->present) {
+		snprintf(a->detail, sizeof(a->detail), "no table %s.csv", t->name);
+		return 0;
+	}
+	const struct perfdb_sig_index_entry *e;
+	PERFDB_TRY(find_row(db, t, f, len, &e, err));
 	if (e) {
 		a->column = row_latency(db, t, e->row, &a->us);
 		if (a->column >= 0) {
@@ -467,4 +476,20 @@ int pred_db_lookup(struct pred_db *db, const char *const f[PK_N], const size_t l
 			 "finite positive duration");
 	}
 	return 0;
+}
+
+int pred_db_row(struct pred_db *db, const char *const f[PK_N], const size_t len[PK_N],
+		const char *trace_name, const char **file, size_t *line, struct perfdb_err *err)
+{
+	struct dbtable *t;
+	PERFDB_TRY(get_table(db, f[PK_TABLE], len[PK_TABLE], trace_name, &t, err));
+	if (!t->present)
+		return 0;
+	const struct perfdb_sig_index_entry *e;
+	PERFDB_TRY(find_row(db, t, f, len, &e, err));
+	if (!e)
+		return 0;
+	*file = t->file;
+	*line = t->t.rows[e->row].line;
+	return 1;
 }

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "perfdb/err.h"
+#include "perfdb/opseq.h"
 #include "perfdb/strbuf.h"
 
 /* How one op call got its database time. */
@@ -99,6 +100,16 @@ void perfdb_predict_result_release(struct perfdb_predict_result *r);
  */
 int perfdb_predict_run(const struct perfdb_predict_opts *o, struct perfdb_predict_result *r,
 		       struct perfdb_err *err);
+
+/*
+ * The op sequence of o->trace's step, a PyTorch CPU trace, as rows of the
+ * database o->database (sequence.c; perfdb/opseq.h): for `perfdb
+ * microbench --backend torch --sequence-trace`.  measured_only is not
+ * read: a row is placed whatever its durations.  Errors: those of
+ * perfdb_predict_run, a trace of another kind, no call placed.
+ */
+int perfdb_predict_sequence(const struct perfdb_predict_opts *o, struct perfdb_opseq *seq,
+			    struct perfdb_err *err);
 
 /*
  * The result for people (predict_text.c; docs/predict.md "Output"): the

@@ -80,6 +80,14 @@ int pred_db_lookup(struct pred_db *db, const char *const f[PK_N], const size_t l
 		   const char *trace_name, struct pred_answer *a, struct perfdb_err *err);
 
 /*
+ * The row whose signature is the call key's, whatever its durations: 1 with
+ * its table's file name (aten.linear.csv) and CSV line, 0 when the database
+ * has none.
+ */
+int pred_db_row(struct pred_db *db, const char *const f[PK_N], const size_t len[PK_N],
+		const char *trace_name, const char **file, size_t *line, struct perfdb_err *err);
+
+/*
  * True for ops that compute nothing (views, shape queries, aliases): they
  * cost 0, or their children's time when they have children (a reshape that
  * copies).  table is the op's table name (aten.view).

@@ -27,15 +27,49 @@ struct pending {
 	char *table;
 	size_t line;
 	char *base[PERFDB_SCHEMA_NBASE];
+	int untimed;   /* run in the sequence only, not timed nor written */
 };
 
 struct trun {
 	const struct perfdb_torch_opts *o;
 	struct pending *v;
-	size_t n, cap;
+	size_t n, cap, ntimed;
 	json_t *rows;
+	size_t *steps;   /* o->sequence's steps ordered by (table, line), for in_sequence */
 	char tmp[4096];
 };
+
+static int step_cmp(const struct perfdb_opseq_step *a, const char *table, size_t line)
+{
+	int c = strcmp(a->table, table);
+	return c ? c : a->line < line ? -1 : a->line > line;
+}
+
+static int by_step(const void *x, const void *y, void *arg)
+{
+	const struct perfdb_opseq_step *v = arg, *b = &v[*(const size_t *)y];
+	return step_cmp(&v[*(const size_t *)x], b->table, b->line);
+}
+
+/* Whether (table, line) is a step of the sequence (binary search of x->steps). */
+static int in_sequence(const struct trun *x, const char *table, size_t line)
+{
+	const struct perfdb_opseq *s = x->o->sequence;
+	if (!s)
+		return 0;
+	size_t lo = 0, hi = s->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = step_cmp(&s->v[x->steps[mid]], table, line);
+		if (c == 0)
+			return 1;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
 
 static const char *const base_cols[PERFDB_SCHEMA_NBASE] = { PERFDB_SCHEMA_BASE_COLS };
 
@@ -66,8 +100,9 @@ static int by_name(const struct dirent **a, const struct dirent **b)
 	return strcmp((*a)->d_name, (*b)->d_name);
 }
 
-/* One table's rows into the request. */
-static int add_table(struct trun *x, const char *stem, const char *path, struct perfdb_err *err)
+/* One table's rows into the request: timed (those --update-mode asks for)
+ * when timed is set, and untimed where the sequence runs them. */
+static int add_table(struct trun *x, const char *stem, const char *path, int timed, struct perfdb_err *err)
 {
 	struct perfdb_table t;
 	perfdb_table_init(&t);
@@ -76,8 +111,10 @@ static int add_table(struct trun *x, const char *stem, const char *path, struct 
 	long cin = perfdb_table_col(&t, PERFDB_COL_IN_SHAPES), cdt = perfdb_table_col(&t, PERFDB_COL_IN_DTYPES);
 	long cod = perfdb_table_col(&t, PERFDB_COL_OUT_DTYPES), cst = perfdb_table_col(&t, PERFDB_COL_IN_STRIDES);
 	for (size_t r = 0; rc == 0 && r < t.nrows; r++) {
-		if (x->o->missing_only && perfdb_schema_usable_duration(perfdb_table_get(&t, r, cmb),
-									perfdb_table_get(&t, r, cprof), false, NULL))
+		int timed_row = timed && !(x->o->missing_only &&
+					   perfdb_schema_usable_duration(perfdb_table_get(&t, r, cmb),
+									 perfdb_table_get(&t, r, cprof), false, NULL));
+		if (!timed_row && !in_sequence(x, stem, t.rows[r].line))
 			continue;
 		if (x->n == x->cap) {
 			size_t cap = x->cap ? 2 * x->cap : 256;
@@ -94,6 +131,8 @@ static int add_table(struct trun *x, const char *stem, const char *path, struct 
 		x->n++;
 		p->table = strdup(stem);
 		p->line = t.rows[r].line;
+		p->untimed = !timed_row;
+		x->ntimed += timed_row;
 		int ok = p->table != NULL;
 		for (int b = 0; b < PERFDB_SCHEMA_NBASE; b++)
 			ok &= (p->base[b] = strdup(perfdb_table_get(&t, r, perfdb_table_col(&t, base_cols[b])))) != NULL;
@@ -101,11 +140,23 @@ static int add_table(struct trun *x, const char *stem, const char *path, struct 
 				      "shapes", perfdb_table_get(&t, r, cin), "dtypes", perfdb_table_get(&t, r, cdt),
 				      "out_dtypes", perfdb_table_get(&t, r, cod),
 				      "strides", perfdb_table_get(&t, r, cst));
+		if (j && p->untimed && json_object_set_new(j, "untimed", json_true()) < 0)
+			ok = 0;
 		if (!ok || !j || json_array_append_new(x->rows, j) < 0)
 			rc = nomem(err);
 	}
 	perfdb_table_release(&t);
 	return rc;
+}
+
+/* Whether some step of the sequence is a row of table stem. */
+static int table_in_sequence(const struct trun *x, const char *stem)
+{
+	const struct perfdb_opseq *s = x->o->sequence;
+	for (size_t i = 0; s && i < s->n; i++)
+		if (strcmp(s->v[i].table, stem) == 0)
+			return 1;
+	return 0;
 }
 
 static int collect(struct trun *x, struct perfdb_err *err)
@@ -120,17 +171,63 @@ static int collect(struct trun *x, struct perfdb_err *err)
 		size_t len = strlen(nm);
 		char stem[512];
 		snprintf(stem, sizeof(stem), "%.*s", len > 4 ? (int)(len - 4) : 0, nm);
-		/* the tables the native backends replay: the PyTorch ops with a lowering */
-		if (rc == 0 && len > 4 && strcmp(nm + len - 4, ".csv") == 0 &&
-		    perfdb_replay_aten_target(stem) && selected(x->o, stem)) {
+		/* the tables the native backends replay: the PyTorch ops with a
+		 * lowering; in a sequence, any other table it runs rows of, untimed */
+		int csv = len > 4 && strcmp(nm + len - 4, ".csv") == 0;
+		int timed = csv && perfdb_replay_aten_target(stem) && selected(x->o, stem);
+		if (rc == 0 && (timed || (csv && table_in_sequence(x, stem)))) {
 			char p[4200];
 			snprintf(p, sizeof(p), "%s/%s", x->o->dbdir, nm);
-			rc = add_table(x, stem, p, err);
+			rc = add_table(x, stem, p, timed, err);
 		}
 		free(names[i]);
 	}
 	free(names);
 	return rc;
+}
+
+static int by_pending(const void *x, const void *y, void *arg)
+{
+	const struct pending *v = arg, *a = &v[*(const size_t *)x], *b = &v[*(const size_t *)y];
+	int c = strcmp(a->table, b->table);
+	return c ? c : a->line < b->line ? -1 : a->line > b->line;
+}
+
+/* The request's "sequence": each step as the index of its row in "rows". */
+static int sequence_json(const struct trun *x, json_t **out, struct perfdb_err *err)
+{
+	const struct perfdb_opseq *s = x->o->sequence;
+	size_t *ord = malloc((x->n + 1) * sizeof(*ord));
+	json_t *a = json_array();
+	int rc = ord && a ? 0 : nomem(err);
+	for (size_t i = 0; rc == 0 && i < x->n; i++)
+		ord[i] = i;
+	if (rc == 0)
+		qsort_r(ord, x->n, sizeof(*ord), by_pending, x->v);
+	for (size_t k = 0; rc == 0 && k < s->n; k++) {
+		size_t lo = 0, hi = x->n;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			const struct pending *p = &x->v[ord[mid]];
+			int c = strcmp(p->table, s->v[k].table);
+			c = c ? c : p->line < s->v[k].line ? -1 : p->line > s->v[k].line;
+			if (c < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		/* every step's row was collected: a step without one was a row the
+		 * table no longer has (changed since the sequence was read) */
+		if (lo < x->n && strcmp(x->v[ord[lo]].table, s->v[k].table) == 0 && x->v[ord[lo]].line == s->v[k].line)
+			rc = json_array_append_new(a, json_integer((json_int_t)ord[lo])) < 0 ? nomem(err) : 0;
+	}
+	free(ord);
+	if (rc < 0) {
+		json_decref(a);
+		return rc;
+	}
+	*out = a;
+	return 0;
 }
 
 static const char *python_of(const struct perfdb_torch_opts *o)
@@ -237,18 +334,23 @@ static int read_answers(struct trun *x, const char *path, struct perfdb_torch_ru
 	snprintf(r->torch_version, sizeof(r->torch_version), "%s",
 		 json_string_value(json_object_get(root, "torch")) ? json_string_value(json_object_get(root, "torch")) : "?");
 	int rc = 0;
-	size_t tbad = 0;
+	size_t tbad = 0, tn = 0;
 	for (size_t i = 0; rc == 0 && i < x->n; i++) {
 		json_t *row = json_array_get(rows, i);
 		const char *st = json_string_value(json_object_get(row, "status"));
 		const char *why = json_string_value(json_object_get(row, "reason"));
+		const char *ctx = json_string_value(json_object_get(row, "context"));
 		struct pending *p = &x->v[i];
 		char *table = strdup(p->table);
 		if (!table) {
 			rc = nomem(err);
 			break;
 		}
-		if (st && strcmp(st, "ok") == 0 && json_number_value(json_object_get(row, "mean_us")) > 0) {
+		tn += !p->untimed;
+		if (p->untimed) {
+			/* run in the sequence for its conditions: nothing to write */
+		} else if (st && strcmp(st, "ok") == 0 && json_number_value(json_object_get(row, "mean_us")) > 0) {
+			r->in_sequence += ctx && strcmp(ctx, "sequence") == 0;
 			rc = add_measure(&r->measures, p, row) < 0 ? nomem(err) : 0;
 			r->ok++;
 		} else if (st && strcmp(st, "contended") == 0) {
@@ -265,7 +367,7 @@ static int read_answers(struct trun *x, const char *path, struct perfdb_torch_ru
 		/* a table's last row: success when every row was measured */
 		int last = i + 1 == x->n || strcmp(x->v[i + 1].table ? x->v[i + 1].table : "", table) != 0;
 		if (rc == 0 && last) {
-			char ***list = tbad ? NULL : &r->st.success;
+			char ***list = tbad || !tn ? NULL : &r->st.success;
 			if (list) {
 				char **v = realloc(*list, (r->st.nsuccess + 1) * sizeof(*v));
 				if (!v) {
@@ -276,7 +378,7 @@ static int read_answers(struct trun *x, const char *path, struct perfdb_torch_ru
 					table = NULL;
 				}
 			}
-			tbad = 0;
+			tbad = tn = 0;
 		}
 		free(table);
 	}
@@ -310,6 +412,10 @@ static int write_env(const struct perfdb_torch_opts *o, struct perfdb_torch_run 
 			   r->failed, r->contended, r->st.nunreplayed, unrows,
 			   rot && strcmp(rot, "0") == 0 ? "no (PERFDB_TORCH_ROTATE=0)" :
 			   "a GEMM's operands after the first, below 32 MiB, rotate through 64 MiB of copies");
+	if (o->sequence)
+		perfdb_strbuf_addf(&b, "sequence_trace=%s\nsequence_steps=%zu\nsequence_unplaced=%zu\n"
+				   "rows_in_sequence=%zu\n", o->sequence_trace ? o->sequence_trace : "?",
+				   o->sequence->n, o->sequence->unplaced, r->in_sequence);
 	for (size_t i = 0; i < sizeof(inherited) / sizeof(inherited[0]); i++) {
 		const char *v = getenv(inherited[i]);
 		perfdb_strbuf_addf(&b, "env.%s=%s\n", inherited[i], v ? v : "(unset)");
@@ -359,7 +465,14 @@ static int run_replay(struct trun *x, struct perfdb_torch_run *r, struct perfdb_
 	if (rc == 0) {
 		json_t *j = json_pack("{s:I, s:I, s:f, s:O}", "threads", (json_int_t)o->threads,
 				      "repeat", (json_int_t)o->repeat, "budget_s", o->budget, "rows", x->rows);
-		rc = !j || json_dump_file(j, req, 0) < 0 ?
+		json_t *seq = NULL;
+		if (!j)
+			rc = nomem(err);
+		else if (o->sequence && (rc = sequence_json(x, &seq, err)) == 0 &&
+			 json_object_set_new(j, "sequence", seq) < 0)
+			rc = nomem(err);
+		if (rc == 0)
+			rc = json_dump_file(j, req, 0) < 0 ?
 			perfdb_err_set(err, PERFDB_EIO, "cannot write the torch replay's request '%s'", req) : 0;
 		json_decref(j);
 	}
@@ -387,10 +500,17 @@ int perfdb_torch_microbench(const struct perfdb_torch_opts *o, struct perfdb_tor
 		return nomem(err);
 	int rc = perfdb_is_dir(o->dbdir) ? 0 :
 		perfdb_err_set(err, PERFDB_ENOENT, "database directory not found: '%s'", o->dbdir);
+	const struct perfdb_opseq *sq = o->sequence;
+	if (rc == 0 && sq && !(x.steps = malloc((sq->n + 1) * sizeof(*x.steps))))
+		rc = nomem(err);
+	for (size_t i = 0; rc == 0 && sq && i < sq->n; i++)
+		x.steps[i] = i;
+	if (rc == 0 && sq)
+		qsort_r(x.steps, sq->n, sizeof(*x.steps), by_step, sq->v);
 	if (rc == 0)
 		rc = collect(&x, err);
-	r->rows = x.n;
-	if (rc == 0 && x.n)
+	r->rows = x.ntimed;
+	if (rc == 0 && x.ntimed)
 		rc = run_replay(&x, r, err);
 	if (rc == 0 && !o->ops)
 		rc = perfdb_status_unreplayed(o->dbdir, &r->st, err);
@@ -412,6 +532,7 @@ int perfdb_torch_microbench(const struct perfdb_torch_opts *o, struct perfdb_tor
 			free(x.v[i].base[b]);
 	}
 	free(x.v);
+	free(x.steps);
 	json_decref(x.rows);
 	return rc;
 }

@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "perfdb/err.h"
+#include "perfdb/opseq.h"
 #include "replay/replay.h"
 
 struct perfdb_torch_opts {
@@ -23,6 +24,14 @@ struct perfdb_torch_opts {
 	double budget;               /* seconds a row samples for (at least repeat samples) */
 	double row_timeout;          /* the child's limit: rows x (2 budget + row_timeout) + 60 s */
 	const char *python;          /* NULL: $PERFDB_TORCH_PYTHON, else /usr/bin/python3 */
+	/*
+	 * --sequence-trace (docs/replay.md "In the trace's sequence"): the
+	 * step's calls as rows, run in their order, each timed there; rows it
+	 * names that are not to be timed (--ops, missing-only) still run in
+	 * it, untimed.  NULL: every row alone.
+	 */
+	const struct perfdb_opseq *sequence;
+	const char *sequence_trace;  /* the trace it came from, for the env record */
 };
 
 struct perfdb_torch_run {
@@ -32,6 +41,7 @@ struct perfdb_torch_run {
 	char status_path[4300], env_path[4300];
 	char torch_version[64];
 	size_t rows, ok, failed, contended;
+	size_t in_sequence;                /* of the ok rows, those timed in the sequence */
 };
 
 void perfdb_torch_run_release(struct perfdb_torch_run *r);

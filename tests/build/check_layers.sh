@@ -31,11 +31,11 @@ try() {   # layer header expect(ok|hidden)
 	fi
 }
 
-layers="core ops backend parse grid comm report replay predict"
+layers="core ops backend parse grid comm report replay predict closure"
 for l in $layers; do
 	[ -d "$bld/layers/$l" ] || { echo "FAIL: no include tree for layer $l"; fail=1; }
 done
-stages="parse/parse.h grid/grid.h comm/comm.h report/dbreport.h replay/replay.h predict/predict.h"
+stages="parse/parse.h grid/grid.h comm/comm.h report/dbreport.h replay/replay.h predict/predict.h closure/closure.h"
 # core: its public headers only
 for h in ops/opdef.h backend/backend.h backend/transport.h replay/engine.h cli/opt.h $stages; do
 	try core "$h" hidden
@@ -78,6 +78,17 @@ for h in grid/grid.h comm/comm.h report/dbreport.h replay/replay.h replay/engine
 	 ops/opdef.h backend/backend.h cli/opt.h; do
 	try predict "$h" hidden
 done
+# closure: the torch replay run in predict's op sequence, and no other stage
+try closure closure/closure.h ok
+try closure predict/predict.h ok
+try closure replay/torch_run.h ok
+for h in grid/grid.h comm/comm.h report/dbreport.h cli/opt.h; do
+	try closure "$h" hidden
+done
+# and no stage below it sees it
+for st in parse grid comm report replay predict; do
+	try "$st" closure/closure.h hidden
+done
 
 # Links: the build links each layer's whole archive with only the layers
 # below it (CMakeLists.txt perfdb_layer_lib, build/linkcheck/), so a call
@@ -86,7 +97,8 @@ done
 # may use, or in no perfdb archive at all (libc, MPI, ...).
 declare -A below=([core]="" [ops]="core" [backend]="ops core"
 	[parse]="ops core" [grid]="ops core" [comm]="backend ops core"
-	[report]="ops core" [replay]="backend ops core" [predict]="parse ops core")
+	[report]="ops core" [replay]="backend ops core" [predict]="parse ops core"
+	[closure]="predict replay parse backend ops core")
 defs() { nm -g --defined-only "$bld/libperfdb-$1.a" 2>/dev/null | awk 'NF == 3 && $2 ~ /[TDBRCV]/ {print $3}' | sort -u; }
 for l in $layers; do
 	[ -f "$bld/libperfdb-$l.a" ] || { echo "FAIL: no library for layer $l"; fail=1; }
