@@ -237,6 +237,15 @@ def foreign_wait_ns(run, wait, wall_ns, cpus):
     return max(0.0, wait - own)
 
 
+def free_cpus():
+    """The CPUs this process's threads leave to others: another process's
+    task beyond them shares a CPU we time on, whether or not our threads'
+    wait shows it (a busy loop on the guest's other vCPU slowed 5 us rows
+    1.5-2.7x with no wait at all: docs/measuring.md "Other processes at the
+    block's edges")."""
+    return max(0, (os.cpu_count() or len(os.sched_getaffinity(0))) - int(torch.get_num_threads()))
+
+
 def contaminated(before, after, wall_ns, cpus, free):
     """Whether a block (or a pass of the sequence) between two sched_ns()
     readings is dropped: another process's wait over 5 % of its wall time
@@ -266,13 +275,7 @@ def replay(row, repeat, budget):
     copies = 1 if size >= COLD_BELOW or size == 0 else max(1, min(64, ROTATE_BYTES // size))
     calls = [mk(t0)] + [mk([x.clone() if r else x for x, r in zip(t0, rot)]) for _ in range(copies - 1)]
     samples, blocks, dropped, start, i = [], 0, 0, time.perf_counter(), 0
-    cpus = len(os.sched_getaffinity(0))
-    # the CPUs this process's threads leave to others: another process's
-    # task beyond them shares a CPU we time on, whether or not our threads'
-    # wait shows it (a busy loop on the guest's other vCPU slowed 5 us rows
-    # 1.5-2.7x with no wait at all: docs/measuring.md "Other processes at
-    # the block's edges")
-    free = max(0, (os.cpu_count() or cpus) - int(torch.get_num_threads()))
+    cpus, free = len(os.sched_getaffinity(0)), free_cpus()
     with torch.no_grad():
         for c in calls[:3]:
             c()
@@ -343,8 +346,7 @@ def replay_sequence(rows, seq, repeat, budget):
     if not timed:
         return {}
     samples = {k: [] for k in timed}
-    cpus = len(os.sched_getaffinity(0))
-    free = max(0, (os.cpu_count() or cpus) - int(torch.get_num_threads()))
+    cpus, free = len(os.sched_getaffinity(0)), free_cpus()
     limit = budget * len(timed)
     clean = dropped = 0
     print("[torch] the sequence: %d steps, %d rows timed in it" % (len(steps), len(timed)),

@@ -39,36 +39,73 @@ struct trun {
 	char tmp[4096];
 };
 
-static int step_cmp(const struct perfdb_opseq_step *a, const char *table, size_t line)
+/*
+ * Steps of the sequence and pending rows are both found by (table, line),
+ * through an index array kept in that order: one comparison, one search.
+ */
+static int key_cmp(const char *ta, size_t la, const char *tb, size_t lb)
 {
-	int c = strcmp(a->table, table);
-	return c ? c : a->line < line ? -1 : a->line > line;
+	int c = strcmp(ta, tb);
+	return c ? c : la < lb ? -1 : la > lb;
+}
+
+typedef void key_at_fn(const void *v, size_t i, const char **table, size_t *line);
+
+static void step_key(const void *v, size_t i, const char **table, size_t *line)
+{
+	const struct perfdb_opseq_step *s = v;
+	*table = s[i].table;
+	*line = s[i].line;
+}
+
+static void pending_key(const void *v, size_t i, const char **table, size_t *line);
+
+/* The first position of ord (n indices into v, in key order) not below (table, line). */
+static size_t key_lower(const void *v, key_at_fn *at, const size_t *ord, size_t n, const char *table,
+			size_t line)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2, l;
+		const char *t;
+		at(v, ord[mid], &t, &l);
+		if (key_cmp(t, l, table, line) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Whether position pos of ord is (table, line); line 0: any row of table. */
+static int key_is(const void *v, key_at_fn *at, const size_t *ord, size_t n, size_t pos, const char *table,
+		  size_t line)
+{
+	if (pos >= n)
+		return 0;
+	const char *t;
+	size_t l;
+	at(v, ord[pos], &t, &l);
+	return strcmp(t, table) == 0 && (line == 0 || l == line);
 }
 
 static int by_step(const void *x, const void *y, void *arg)
 {
-	const struct perfdb_opseq_step *v = arg, *b = &v[*(const size_t *)y];
-	return step_cmp(&v[*(const size_t *)x], b->table, b->line);
+	const char *ta, *tb;
+	size_t la, lb;
+	step_key(arg, *(const size_t *)x, &ta, &la);
+	step_key(arg, *(const size_t *)y, &tb, &lb);
+	return key_cmp(ta, la, tb, lb);
 }
 
-/* Whether (table, line) is a step of the sequence (binary search of x->steps). */
+/* Whether (table, line) is a step of the sequence; line 0: whether any row of table is. */
 static int in_sequence(const struct trun *x, const char *table, size_t line)
 {
 	const struct perfdb_opseq *s = x->o->sequence;
 	if (!s)
 		return 0;
-	size_t lo = 0, hi = s->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = step_cmp(&s->v[x->steps[mid]], table, line);
-		if (c == 0)
-			return 1;
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return 0;
+	size_t pos = key_lower(s->v, step_key, x->steps, s->n, table, line);
+	return key_is(s->v, step_key, x->steps, s->n, pos, table, line);
 }
 
 static const char *const base_cols[PERFDB_SCHEMA_NBASE] = { PERFDB_SCHEMA_BASE_COLS };
@@ -149,16 +186,6 @@ static int add_table(struct trun *x, const char *stem, const char *path, int tim
 	return rc;
 }
 
-/* Whether some step of the sequence is a row of table stem. */
-static int table_in_sequence(const struct trun *x, const char *stem)
-{
-	const struct perfdb_opseq *s = x->o->sequence;
-	for (size_t i = 0; s && i < s->n; i++)
-		if (strcmp(s->v[i].table, stem) == 0)
-			return 1;
-	return 0;
-}
-
 static int collect(struct trun *x, struct perfdb_err *err)
 {
 	struct dirent **names;
@@ -175,7 +202,7 @@ static int collect(struct trun *x, struct perfdb_err *err)
 		 * lowering; in a sequence, any other table it runs rows of, untimed */
 		int csv = len > 4 && strcmp(nm + len - 4, ".csv") == 0;
 		int timed = csv && perfdb_replay_aten_target(stem) && selected(x->o, stem);
-		if (rc == 0 && (timed || (csv && table_in_sequence(x, stem)))) {
+		if (rc == 0 && (timed || (csv && in_sequence(x, stem, 0)))) {
 			char p[4200];
 			snprintf(p, sizeof(p), "%s/%s", x->o->dbdir, nm);
 			rc = add_table(x, stem, p, timed, err);
@@ -186,11 +213,20 @@ static int collect(struct trun *x, struct perfdb_err *err)
 	return rc;
 }
 
+static void pending_key(const void *v, size_t i, const char **table, size_t *line)
+{
+	const struct pending *p = v;
+	*table = p[i].table;
+	*line = p[i].line;
+}
+
 static int by_pending(const void *x, const void *y, void *arg)
 {
-	const struct pending *v = arg, *a = &v[*(const size_t *)x], *b = &v[*(const size_t *)y];
-	int c = strcmp(a->table, b->table);
-	return c ? c : a->line < b->line ? -1 : a->line > b->line;
+	const char *ta, *tb;
+	size_t la, lb;
+	pending_key(arg, *(const size_t *)x, &ta, &la);
+	pending_key(arg, *(const size_t *)y, &tb, &lb);
+	return key_cmp(ta, la, tb, lb);
 }
 
 /* The request's "sequence": each step as the index of its row in "rows". */
@@ -205,21 +241,12 @@ static int sequence_json(const struct trun *x, json_t **out, struct perfdb_err *
 	if (rc == 0)
 		qsort_r(ord, x->n, sizeof(*ord), by_pending, x->v);
 	for (size_t k = 0; rc == 0 && k < s->n; k++) {
-		size_t lo = 0, hi = x->n;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			const struct pending *p = &x->v[ord[mid]];
-			int c = strcmp(p->table, s->v[k].table);
-			c = c ? c : p->line < s->v[k].line ? -1 : p->line > s->v[k].line;
-			if (c < 0)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		const char *t = s->v[k].table;
+		size_t line = s->v[k].line, pos = key_lower(x->v, pending_key, ord, x->n, t, line);
 		/* every step's row was collected: a step without one was a row the
 		 * table no longer has (changed since the sequence was read) */
-		if (lo < x->n && strcmp(x->v[ord[lo]].table, s->v[k].table) == 0 && x->v[ord[lo]].line == s->v[k].line)
-			rc = json_array_append_new(a, json_integer((json_int_t)ord[lo])) < 0 ? nomem(err) : 0;
+		if (key_is(x->v, pending_key, ord, x->n, pos, t, line))
+			rc = json_array_append_new(a, json_integer((json_int_t)ord[pos])) < 0 ? nomem(err) : 0;
 	}
 	free(ord);
 	if (rc < 0) {
