@@ -20,6 +20,17 @@ void perfdb_tdefer_release(struct perfdb_tdefer *d)
 	perfdb_tdefer_init(d);
 }
 
+/*
+ * Whether a call [ts, end) of the same thread lies inside the held one:
+ * it ends within it, or starts before it ends.  Calls of one thread nest,
+ * and a trace that writes whole us puts a child's end up to 1 us past its
+ * parent's (predict's nesting, src/predict/trace_ops.c, reads them alike).
+ */
+static int inside(const struct perfdb_held *h, uint32_t thread, int64_t ts, int64_t end)
+{
+	return h->thread == thread && h->ts <= ts && (end <= h->end || ts < h->end);
+}
+
 static int is(const char *name, size_t len, const char *s)
 {
 	return strlen(s) == len && memcmp(name, s, len) == 0;
@@ -59,7 +70,7 @@ int perfdb_tdefer_hold(struct perfdb_tdefer *d, const struct perfdb_kernel_row *
 	d->n++;
 	for (size_t i = 0; i < d->nseen && i < PERFDB_TDEFER_SEEN; i++) {
 		const struct perfdb_seen_copy *c = &d->seen[i];
-		if (c->thread == h->thread && h->ts <= c->ts && c->end <= h->end && !h->out_dtype[0])
+		if (inside(h, c->thread, c->ts, c->end) && !h->out_dtype[0])
 			snprintf(h->out_dtype, sizeof(h->out_dtype), "%s", c->dtype);
 	}
 	return 0;
@@ -76,8 +87,7 @@ void perfdb_tdefer_copy(struct perfdb_tdefer *d, const struct perfdb_kernel_row 
 	memcpy(sc->dtype, p, n);
 	for (size_t i = 0; i < d->n; i++) {
 		struct perfdb_held *h = &d->v[i];
-		if (h->thread == copy->thread && h->ts <= copy->ts_ns && copy->end_ns <= h->end &&
-		    !h->out_dtype[0])
+		if (inside(h, copy->thread, copy->ts_ns, copy->end_ns) && !h->out_dtype[0])
 			snprintf(h->out_dtype, sizeof(h->out_dtype), "%.*s", (int)n, p);
 	}
 }

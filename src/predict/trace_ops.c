@@ -235,8 +235,12 @@ static int nest(struct pred_trace *t, struct perfdb_err *err)
 			depth = 0;
 			thread_us = 0;
 		}
-		/* sorted by start: the open calls that end before c does do not contain it */
-		while (depth && t->v[stack[depth - 1]].end < c->end)
+		/* sorted by start: an open call contains c when c ends within it or
+		 * starts before it ends.  Calls of one thread nest, so the second is
+		 * rounding: a trace that writes whole us (torch's own writer, older
+		 * Kineto) puts a child's end up to 1 us past its parent's, and that
+		 * child read as a top-level call ran and counted twice */
+		while (depth && t->v[stack[depth - 1]].end < c->end && t->v[stack[depth - 1]].end <= c->ts)
 			depth--;
 		c->parent = depth ? stack[depth - 1] : PRED_NONE;
 		c->depth = depth;

@@ -84,6 +84,32 @@ static void test_nesting(void **state)
 	pred_trace_release(&t);
 }
 
+/* Whole-us traces: a child may end 1 us past its parent (addmm ends at 61
+ * in a linear that ends at 60) and is still its child; a call that starts
+ * when the one before ends (mul at 61, after addmm's 61) is not inside it. */
+static void test_nesting_rounded(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/perfdb-test-trace-XXXXXX.pt.trace.json";
+	int fd = mkstemps(path, 14);
+	assert_true(fd >= 0);
+	close(fd);
+	write_file(path, "{\"traceEvents\":[" OP("aten::linear", 1, 0, 60) ","
+		   OP("aten::t", 1, 1, 2) "," OP("aten::addmm", 1, 5, 56) ","
+		   OP("aten::mul", 1, 61, 10) "]}");
+	struct pred_trace t;
+	struct perfdb_err err;
+	assert_int_equal(pred_trace_read(path, &t, &err), 0);
+	unlink(path);
+	assert_int_equal(t.n, 4);
+	assert_int_equal(t.v[0].parent, PRED_NONE);
+	assert_int_equal(t.v[1].parent, 0);
+	assert_int_equal(t.v[2].parent, 0);     /* addmm: 5..61 in linear 0..60 */
+	assert_int_equal(t.v[2].depth, 1);
+	assert_int_equal(t.v[3].parent, PRED_NONE);
+	pred_trace_release(&t);
+}
+
 static void test_kernel_details(void **state)
 {
 	(void)state;
@@ -134,6 +160,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_nesting),
+		cmocka_unit_test(test_nesting_rounded),
 		cmocka_unit_test(test_kernel_details),
 		cmocka_unit_test(test_refusals),
 	};
