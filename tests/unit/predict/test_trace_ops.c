@@ -38,6 +38,19 @@ static const char *table_of(const struct pred_trace *t, size_t i)
 	return buf;
 }
 
+/* Write text to a temporary trace file and read it into t. */
+static void read_trace(const char *text, struct pred_trace *t)
+{
+	char path[] = "/tmp/perfdb-test-trace-XXXXXX.pt.trace.json";
+	int fd = mkstemps(path, 14);
+	assert_true(fd >= 0);
+	close(fd);
+	write_file(path, text);
+	struct perfdb_err err;
+	assert_int_equal(pred_trace_read(path, t, &err), 0);
+	unlink(path);
+}
+
 static void test_nesting(void **state)
 {
 	(void)state;
@@ -90,17 +103,9 @@ static void test_nesting(void **state)
 static void test_nesting_rounded(void **state)
 {
 	(void)state;
-	char path[] = "/tmp/perfdb-test-trace-XXXXXX.pt.trace.json";
-	int fd = mkstemps(path, 14);
-	assert_true(fd >= 0);
-	close(fd);
-	write_file(path, "{\"traceEvents\":[" OP("aten::linear", 1, 0, 60) ","
-		   OP("aten::t", 1, 1, 2) "," OP("aten::addmm", 1, 5, 56) ","
-		   OP("aten::mul", 1, 61, 10) "]}");
 	struct pred_trace t;
-	struct perfdb_err err;
-	assert_int_equal(pred_trace_read(path, &t, &err), 0);
-	unlink(path);
+	read_trace("{\"traceEvents\":[" OP("aten::linear", 1, 0, 60) "," OP("aten::t", 1, 1, 2) ","
+		   OP("aten::addmm", 1, 5, 56) "," OP("aten::mul", 1, 61, 10) "]}", &t);
 	assert_int_equal(t.n, 4);
 	assert_int_equal(t.v[0].parent, PRED_NONE);
 	assert_int_equal(t.v[1].parent, 0);
