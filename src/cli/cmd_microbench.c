@@ -193,7 +193,7 @@ struct mb_args_torch {
 	const struct opt_list *ops;
 	const char *sequence_trace;   /* --sequence-trace, or NULL */
 	bool missing_only, prune, json;
-	long threads, repeat;
+	long threads, repeat, retries;
 	double budget, row_timeout;
 	const struct perfdb_opmap_opts *op_mapping;
 };
@@ -264,7 +264,7 @@ static int run_torch_backend(const struct perfdb_db_opts *o, const struct mb_arg
 	struct perfdb_torch_opts to = {
 		.dbdir = dir.buf, .ops = t->ops->n ? t->ops->v : NULL, .nops = t->ops->n,
 		.missing_only = t->missing_only, .threads = t->threads, .repeat = t->repeat,
-		.budget = t->budget, .row_timeout = t->row_timeout,
+		.budget = t->budget, .row_timeout = t->row_timeout, .retries = t->retries,
 	};
 	struct perfdb_torch_run run;
 	int rc = t->sequence_trace ? perfdb_closure_torch_microbench(&to, t->sequence_trace, &run, &err) :
@@ -281,6 +281,8 @@ static int run_torch_backend(const struct perfdb_db_opts *o, const struct mb_arg
 				"the rest alone\n", run.in_sequence, run.ok, run.ok == 1 ? "" : "s", t->sequence_trace);
 		for (size_t i = 0; i < run.st.nfailed; i++)
 			fprintf(stderr, "[FAILED] %s: %s\n", run.st.failed[i].op, run.st.failed[i].reason);
+		if (run.low_bandwidth.len)
+			fputs(run.low_bandwidth.buf, stderr);
 		for (size_t i = 0; i < run.st.ncontended; i++)
 			fprintf(stderr, "[CONTENDED] %s: not written: %s\n", run.st.contended[i].op,
 				run.st.contended[i].reason);
@@ -367,9 +369,9 @@ static int parse_args(int argc, char **argv, struct perfdb_db_opts *o, struct mb
 			  "the trace does not call are timed alone (default: every row alone)" },
 		{ .type = OPT_INT, .name = "contention-retries", .dest = &a->retries, .metavar = "N",
 		  .has_min = true, .min = 0,
-		  .help = "cpu backend: measure a row again, up to N times, when the memory bandwidth "
-			  "probed around it was more than 20% below the median of the rows before it "
-			  "(default: 2)" },
+		  .help = "cpu and torch backends: measure a row again, up to N times, when the memory "
+			  "bandwidth probed around it was more than 20% below the median of the rows before "
+			  "it (default: 2)" },
 		{ .type = OPT_FLAG, .name = "require-quiet", .dest = &a->require_quiet,
 		  .help = "native backends: refuse to start when the preflight finds the machine busy (other "
 			  "processes using 0.25 CPUs or more, steal 2% or more, memory bandwidth below 80% of "
@@ -450,7 +452,8 @@ int cmd_microbench(int argc, char **argv, struct cmd_db *db)
 	if (strcmp(a->backend, "torch") == 0) {
 		struct mb_args_torch t = { .ops = &a->ops, .sequence_trace = a->sequence_trace, .missing_only = a->mode[0] == 'm', .prune = a->prune,
 					   .json = a->json, .threads = a->threads ? a->threads : perfdb_cpus_usable(""),
-					   .repeat = a->repeat, .budget = a->budget, .row_timeout = a->row_timeout };
+					   .repeat = a->repeat, .retries = a->retries, .budget = a->budget,
+					   .row_timeout = a->row_timeout };
 		struct perfdb_opmap_opts om;
 		perfdb_opmap_opts_parse(a->op_mapping, &om);
 		om.warn = opmap_warn;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "perfdb/device.h"
+#include "perfdb/env_check.h"
 #include "perfdb/fsio.h"
 #include "perfdb/schema.h"
 #include "perfdb/table.h"
@@ -119,6 +120,7 @@ void perfdb_torch_run_release(struct perfdb_torch_run *r)
 {
 	perfdb_measures_release(&r->measures);
 	perfdb_status_release(&r->st);
+	perfdb_strbuf_release(&r->low_bandwidth);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -358,6 +360,11 @@ static int read_answers(struct trun *x, const char *path, struct perfdb_torch_ru
 		return perfdb_err_set(err, PERFDB_EPARSE, "%s: the torch replay's answer does not read "
 				      "(%s)", path, root ? "not one row per row asked" : je.text);
 	}
+	r->probe_median_gbs = json_number_value(json_object_get(root, "probe_median_gbs"));
+	json_t *sq = json_object_get(root, "sequence");
+	r->passes = (size_t)json_integer_value(json_object_get(sq, "passes"));
+	r->passes_dropped = (size_t)json_integer_value(json_object_get(sq, "dropped"));
+	r->passes_low = (size_t)json_integer_value(json_object_get(sq, "low_bandwidth"));
 	snprintf(r->torch_version, sizeof(r->torch_version), "%s",
 		 json_string_value(json_object_get(root, "torch")) ? json_string_value(json_object_get(root, "torch")) : "?");
 	int rc = 0;
@@ -378,6 +385,17 @@ static int read_answers(struct trun *x, const char *path, struct perfdb_torch_ru
 			/* run in the sequence for its conditions: nothing to write */
 		} else if (st && strcmp(st, "ok") == 0 && json_number_value(json_object_get(row, "mean_us")) > 0) {
 			r->in_sequence += ctx && strcmp(ctx, "sequence") == 0;
+			if (json_is_true(json_object_get(row, "low_bandwidth"))) {
+				r->nlow++;
+				perfdb_strbuf_addf(&r->low_bandwidth, "[LOW BANDWIDTH] %s.csv:%zu: measured with %.1f GB/s "
+						   "of memory bandwidth against the run's median %.1f (%lld retries)\n",
+						   p->table, p->line,
+						   json_number_value(json_object_get(row, "probe_gbs")),
+						   json_number_value(json_object_get(row, "probe_ref_gbs")),
+						   (long long)json_integer_value(json_object_get(row, "retries")));
+				if (!r->low_bandwidth.buf)
+					rc = nomem(err);
+			}
 			rc = add_measure(&r->measures, p, row) < 0 ? nomem(err) : 0;
 			r->ok++;
 		} else if (st && strcmp(st, "contended") == 0) {
@@ -439,10 +457,19 @@ static int write_env(const struct perfdb_torch_opts *o, struct perfdb_torch_run 
 			   r->failed, r->contended, r->st.nunreplayed, unrows,
 			   rot && strcmp(rot, "0") == 0 ? "no (PERFDB_TORCH_ROTATE=0)" :
 			   "a GEMM's operands after the first, below 32 MiB, rotate through 64 MiB of copies");
+	if (perfdb_env_off("PERFDB_PROBE"))
+		perfdb_strbuf_addf(&b, "probe=off (PERFDB_PROBE=0)\n");
+	else
+		perfdb_strbuf_addf(&b, "probe=memory bandwidth read by one thread before and after each row "
+				   "and each pass of the sequence; low below %.0f%% of the run's median\n"
+				   "probe_median_gbs=%.1f\nrows_low_bandwidth=%zu\ncontention_retries=%ld\n",
+				   100.0 * (1.0 - PERFDB_PROBE_TOLERANCE), r->probe_median_gbs, r->nlow, o->retries);
 	if (o->sequence)
 		perfdb_strbuf_addf(&b, "sequence_trace=%s\nsequence_steps=%zu\nsequence_unplaced=%zu\n"
-				   "rows_in_sequence=%zu\n", o->sequence_trace ? o->sequence_trace : "?",
-				   o->sequence->n, o->sequence->unplaced, r->in_sequence);
+				   "rows_in_sequence=%zu\nsequence_passes=%zu\nsequence_passes_dropped=%zu\n"
+				   "sequence_passes_low_bandwidth=%zu\n", o->sequence_trace ? o->sequence_trace : "?",
+				   o->sequence->n, o->sequence->unplaced, r->in_sequence, r->passes,
+				   r->passes_dropped, r->passes_low);
 	for (size_t i = 0; i < sizeof(inherited) / sizeof(inherited[0]); i++) {
 		const char *v = getenv(inherited[i]);
 		perfdb_strbuf_addf(&b, "env.%s=%s\n", inherited[i], v ? v : "(unset)");
@@ -493,7 +520,11 @@ static int run_replay(struct trun *x, struct perfdb_torch_run *r, struct perfdb_
 		json_t *j = json_pack("{s:I, s:I, s:f, s:O}", "threads", (json_int_t)o->threads,
 				      "repeat", (json_int_t)o->repeat, "budget_s", o->budget, "rows", x->rows);
 		json_t *seq = NULL;
-		if (!j)
+		/* the bandwidth probe, perfdb's own replay's rule and switch */
+		json_t *probe = perfdb_env_off("PERFDB_PROBE") ? NULL :
+			json_pack("{s:f, s:I}", "tolerance", PERFDB_PROBE_TOLERANCE, "retries",
+				  (json_int_t)o->retries);
+		if (!j || (!perfdb_env_off("PERFDB_PROBE") && (!probe || json_object_set_new(j, "probe", probe) < 0)))
 			rc = nomem(err);
 		else if (o->sequence && (rc = sequence_json(x, &seq, err)) == 0 &&
 			 json_object_set_new(j, "sequence", seq) < 0)

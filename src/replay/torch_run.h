@@ -13,6 +13,7 @@
 
 #include "perfdb/err.h"
 #include "perfdb/opseq.h"
+#include "perfdb/strbuf.h"
 #include "replay/replay.h"
 
 struct perfdb_torch_opts {
@@ -23,6 +24,8 @@ struct perfdb_torch_opts {
 	long threads, repeat;
 	double budget;               /* seconds a row samples for (at least repeat samples) */
 	double row_timeout;          /* the child's limit: rows x (2 budget + row_timeout) + 60 s */
+	long retries;                /* --contention-retries: a row alone measured again while its
+				      * memory bandwidth reads low (PERFDB_PROBE=0: no probe) */
 	const char *python;          /* NULL: $PERFDB_TORCH_PYTHON, else /usr/bin/python3 */
 	/*
 	 * --sequence-trace (docs/replay.md "In the trace's sequence"): the
@@ -42,6 +45,13 @@ struct perfdb_torch_run {
 	char torch_version[64];
 	size_t rows, ok, failed, contended;
 	size_t in_sequence;                /* of the ok rows, those timed in the sequence */
+	/* the bandwidth probe: its run median, the ok rows still low after
+	 * their retries, one "[LOW BANDWIDTH] ..." line each, and the sequence's
+	 * passes (all, dropped, dropped for low bandwidth) */
+	double probe_median_gbs;
+	size_t nlow;
+	struct perfdb_strbuf low_bandwidth;
+	size_t passes, passes_dropped, passes_low;
 };
 
 void perfdb_torch_run_release(struct perfdb_torch_run *r);
