@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# The torch backend's memory-bandwidth probe (docs/replay.md "Contention"),
+# its readings scripted (PERFDB_TEST_PROBE_GBS, the last repeating) and the
+# load judge off (PERFDB_SCHED=0), so that the probe alone decides; the
+# replay is the real one, through /usr/bin/python3's PyTorch.  Worked by hand:
+#  1. rows alone, readings 40,40,40,40 then 20: each row reads before and
+#     after (the lower kept), so rows 1 and 2 keep 40 and every later row 20,
+#     below 80 % of the median 40 of the readings kept: each is measured
+#     again twice (--contention-retries 2), still low, written with a
+#     [LOW BANDWIDTH] line; with --contention-retries 0, the same rows once;
+#  2. in the sequence, readings 40,40,20 then 40: a pass keeps the lower of
+#     its edges, so pass 1 keeps 40, passes 2 and 3 keep 20 (dropped, low),
+#     the later ones 40: the rows are written from the clean passes;
+#  3. readings 40,40 then 20: every pass after the first is low, the rows
+#     timed in the sequence are contended and left unwritten;
+#  4. PERFDB_PROBE=0: no probe in the request, and the env record says so.
+# Exit 77 (skipped) without PyTorch for /usr/bin/python3.
+# usage: torch_probe.sh PERFDB
+set -u
+PERFDB=$1
+HERE=$(cd "$(dirname "$0")" && pwd)
+/usr/bin/python3 -c 'import torch' 2>/dev/null || { echo "no PyTorch for /usr/bin/python3: skipped"; exit 77; }
+W=$(mktemp -d "${TMPDIR:-/tmp}/perfdb-torch-probe.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+cd "$W"
+export PERFDB_TIMESTAMP=t PERFDB_STATE_DIR="$W/state" PERFDB_SCHED=0 PERFDB_TORCH_PYTHON="$W/py"
+cat >py <<'SH'
+#!/bin/sh
+[ "$1" = "-c" ] || cp "$2" "$(dirname "$0")/request.json"
+exec /usr/bin/python3 "$@"
+SH
+chmod +x py
+TRACE=$HERE/../cli/microbench/torch_sequence/t.pt.trace.json
+"$PERFDB" parse --profiling-path "$TRACE" --database-path db >/dev/null 2>&1 || { echo "FAIL: parse"; exit 1; }
+run() {   # run NAME READINGS [flags...]: a fresh copy of db, microbench, its request kept
+	local name=$1 readings=$2
+	shift 2
+	rm -rf "$name" && cp -r db "$name"
+	PERFDB_TEST_PROBE_GBS=$readings "$PERFDB" microbench --backend torch --database-path "$name" \
+		--threads 1 --repeat-count 3 --row-budget 0.01 "$@" >"$name.out" 2>"$name.err" ||
+		{ echo "FAIL: $name: microbench exited $?"; cat "$name.err"; exit 1; }
+	cp request.json "$name.request.json"
+}
+run alone 40,40,40,40,20
+run alone0 40,40,40,40,20 --contention-retries 0
+run seq 40,40,20,40 --sequence-trace "$TRACE"
+run seqlow 40,40,20 --sequence-trace "$TRACE"
+rm -rf off && cp -r db off
+PERFDB_PROBE=0 "$PERFDB" microbench --backend torch --database-path off --threads 1 --repeat-count 3 \
+	--row-budget 0.01 >off.out 2>off.err || { echo "FAIL: off: microbench exited $?"; exit 1; }
+cp request.json off.request.json
+/usr/bin/python3 - <<'PY'
+import csv, json, re
+bad = []
+def env(name):
+    return dict(l.rstrip("\n").split("=", 1) for l in open(name + "/reports/microbench_env_t.txt"))
+def avg(name, table, line):
+    rows = list(csv.DictReader(open("%s/%s.csv" % (name, table), newline="")))
+    return rows[line - 2].get("Average Duration(us)") or ""
+def timed(name):
+    return [(r["table"], r["line"]) for r in json.load(open(name + ".request.json"))["rows"] if not r.get("untimed")]
+def low_lines(name):
+    return [l for l in open(name + ".err") if l.startswith("[LOW BANDWIDTH]")]
+
+# 1. rows alone
+req = json.load(open("alone.request.json"))
+if req.get("probe") != {"tolerance": 0.2, "retries": 2}:
+    bad.append("the request's probe: %r" % req.get("probe"))
+t = timed("alone")
+for name, retries in (("alone", 2), ("alone0", 0)):
+    want = ["[LOW BANDWIDTH] %s.csv:%d: measured with 20.0 GB/s of memory bandwidth against the run's "
+            "median 40.0 (%d retries)\n" % (tb, ln, retries) for tb, ln in t[2:]]
+    if low_lines(name) != want:
+        bad.append("%s: LOW BANDWIDTH lines %r, expected %r" % (name, low_lines(name), want))
+    for tb, ln in t:
+        if not avg(name, tb, ln):
+            bad.append("%s: %s:%d not written" % (name, tb, ln))
+    e = env(name)
+    if e.get("rows_low_bandwidth") != str(len(t) - 2) or e.get("probe_median_gbs") != "40.0" \
+            or e.get("contention_retries") != str(retries):
+        bad.append("%s: env %r" % (name, {k: v for k, v in e.items() if "probe" in k or "low" in k or "retr" in k}))
+if len(t) < 4:
+    bad.append("only %d rows timed" % len(t))
+
+# 2. two low passes dropped, the rows written
+e = env("seq")
+if (e.get("sequence_passes_low_bandwidth"), e.get("sequence_passes_dropped")) != ("2", "2") \
+        or int(e.get("rows_in_sequence", "0")) < 3:
+    bad.append("seq: env %r" % {k: v for k, v in e.items() if k.startswith("sequence") or k.startswith("rows")})
+if low_lines("seq"):
+    bad.append("seq: %r" % low_lines("seq"))
+
+# 3. every pass after the first low: the sequence's rows contended, unwritten
+e = env("seqlow")
+n = int(e.get("rows_in_sequence", "-1"))
+cont = [l for l in open("seqlow.err") if l.startswith("[CONTENDED]") and "read the memory bandwidth low" in l]
+if n != 0 or len(cont) < 3:
+    bad.append("seqlow: rows_in_sequence %d, contended lines %r" % (n, cont))
+for l in cont:
+    m = re.match(r"\[CONTENDED\] (\S+)\.csv:(\d+):", l)
+    if m and avg("seqlow", m.group(1), int(m.group(2))):
+        bad.append("seqlow: %s written" % l.strip())
+
+# 4. off
+if "probe" in json.load(open("off.request.json")) or env("off").get("probe") != "off (PERFDB_PROBE=0)":
+    bad.append("off: probe in the request or env %r" % env("off").get("probe"))
+for b in bad:
+    print("FAIL:", b)
+print("ok" if not bad else "FAIL")
+raise SystemExit(1 if bad else 0)
+PY
