@@ -269,17 +269,20 @@ class Probe:
     VM's slow states are the memory's: a bf16 decode forward that ran 59.5
     ms instead of 43.5 found the probe read just before it at 29.9 GB/s
     against 43.6, where a compute loop moved 3 % (docs/measuring.md "The
-    VM's slow state").  A reading more than `tolerance` below the median
-    of the readings kept so far is low; a low reading is not kept, so that
-    a slow state does not become its own reference.  The request's "probe" (absent with
-    PERFDB_PROBE=0) turns it on; PERFDB_TEST_PROBE_GBS=a,b,... are its
-    readings, in order, the last repeating (the test suite's hook, as
-    perfdb's own replay has)."""
+    VM's slow state").  A reading more than `tolerance` below the
+    reference is low: this machine's quiet figure for this probe where
+    perfdb has one ("quiet_gbs", kept per host from earlier runs: a slow
+    state outlasts a run), else the median of the readings kept so far; a
+    low reading is not kept, so that a slow state does not become its own
+    reference.  The request's "probe" (absent with PERFDB_PROBE=0) turns it
+    on; PERFDB_TEST_PROBE_GBS=a,b,... are its readings, in order, the last
+    repeating (the test suite's hook, as perfdb's own replay has)."""
 
     def __init__(self, spec):
         self.on = bool(spec)
         self.tolerance = float(spec.get("tolerance", 0.2)) if spec else 0.0
         self.retries = int(spec.get("retries", 2)) if spec else 0
+        self.quiet = float(spec.get("quiet_gbs", 0) or 0) if spec else 0.0
         self.kept = []
         script = os.environ.get("PERFDB_TEST_PROBE_GBS", "")
         self.script = [float(x) for x in script.split(",") if x.strip()] if self.on else []
@@ -310,7 +313,16 @@ class Probe:
         return best
 
     def reference(self):
+        if self.quiet > 0:
+            return self.quiet
         return statistics.median(self.kept) if self.kept else 0.0
+
+    def median(self):
+        """The median of the readings kept (not judged low), 0 when none."""
+        return statistics.median(self.kept) if self.kept else 0.0
+
+    def against(self):
+        return "this machine's quiet" if self.quiet > 0 else "the run's median"
 
     def low(self, gbs):
         """Whether a reading is low against the readings kept before it."""
@@ -383,8 +395,8 @@ def measure(row, repeat, budget):
 def replay(row, repeat, budget, probe):
     """A row alone, the probe read before and after it (the lower kept): a
     row whose reading is low is measured again, up to the probe's retries,
-    and keeps the measurement with the most bandwidth; one still low says
-    so ("low_bandwidth"), as perfdb's own replay does."""
+    and keeps the measurement with the most bandwidth; one still low is
+    contended, not written ("low_bandwidth")."""
     best, tries = None, 0
     while True:
         before = probe.read()
@@ -396,11 +408,13 @@ def replay(row, repeat, budget, probe):
             break
         tries += 1
     best["retries"] = tries
-    if probe.on:
-        best["probe_ref_gbs"] = probe.reference()
-        best["low_bandwidth"] = probe.low(best["probe_gbs"])
-        if not best["low_bandwidth"]:
-            probe.note(best["probe_gbs"])
+    if best.get("status") == "ok" and probe.low(best["probe_gbs"]):
+        return {"status": "contended", "low_bandwidth": True, "probe_gbs": best["probe_gbs"],
+                "retries": tries, "blocks": best["blocks"], "contended_blocks": best["contended_blocks"],
+                "reason": "%s: measured with %.1f GB/s of memory bandwidth against %s %.1f after %d "
+                "retries" % (row["table"], best["probe_gbs"], probe.against(), probe.reference(), tries)}
+    if best.get("status") == "ok":
+        probe.note(best["probe_gbs"])
     return best
 
 
@@ -479,9 +493,9 @@ def replay_sequence(rows, seq, repeat, budget, probe):
     for k in timed:
         if clean < 3:
             out[k] = {"status": "contended", "reason": "%s: %d clean passes of the sequence of the 3 "
-                      "needed; %d of %d passes waited for a CPU, had other processes running on "
-                      "the CPUs it uses or read the memory bandwidth low (%d)" % (
-                          rows[k]["table"], clean, dropped, clean + dropped, low),
+                      "needed; of %d passes, %d waited for a CPU or had other processes running on "
+                      "the CPUs it uses and %d read the memory bandwidth low" % (
+                          rows[k]["table"], clean, clean + dropped, dropped - low, low),
                       "blocks": clean + dropped, "contended_blocks": dropped, "context": "sequence"}
             continue
         v = kept(samples[k])
@@ -522,7 +536,7 @@ def main():
                    "reason": "%s: no finite time" % row["table"]}
         out["rows"].append(res)
         print("[torch] %s:%d %s" % (row["table"], row["line"], res["status"]), file=sys.stderr, flush=True)
-    out["probe_median_gbs"] = probe.reference()
+    out["probe_median_gbs"] = probe.median()
     with open(sys.argv[2], "w") as f:
         json.dump(out, f)
 

@@ -12,13 +12,17 @@
  * The quiet figures live in one small JSON file per machine,
  * <state dir>/quiet-<hostname>.json (state dir: $PERFDB_STATE_DIR, else
  * $XDG_STATE_HOME/perfdb, else ~/.local/state/perfdb): the last
- * PERFDB_QUIET_KEEP readings of two kinds, each compared only with
+ * PERFDB_QUIET_KEEP readings of three kinds, each compared only with
  * readings taken the same way:
  *   - "preflight_gbs": the preflight's own probe, recorded whenever the
  *     preflight finds the CPUs quiet (other processes and steal);
  *   - "row_gbs": a quiet run's median row probe (the replay engine's probe
  *     between rows), the reference of a later run's rows, so that a run
- *     contended from start to end cannot set its own reference.
+ *     contended from start to end cannot set its own reference;
+ *   - "torch_gbs": the torch backend's probe (data/torch_replay.py, numpy's
+ *     reading of the same lines, which is not the C loop's figure), a run's
+ *     median of the readings it did not judge low, where no row was
+ *     contended.
  * A figure is the median of its readings.
  */
 #ifndef PERFDB_PREFLIGHT_H
@@ -52,6 +56,15 @@ struct perfdb_quiet {
 	size_t npreflight;
 	double row_gbs[PERFDB_QUIET_KEEP];
 	size_t nrow;
+	double torch_gbs[PERFDB_QUIET_KEEP];   /* the torch backend's probe, read its own way */
+	size_t ntorch;
+};
+
+/* The kinds of reading, each compared only with its own. */
+enum perfdb_quiet_kind {
+	PERFDB_QUIET_PREFLIGHT,   /* the preflight's probe */
+	PERFDB_QUIET_ROW,         /* the native replay's row probe, a quiet run's median */
+	PERFDB_QUIET_TORCH,       /* the torch backend's probe (numpy), a quiet run's median */
 };
 
 /* The state file's path for this host into out. */
@@ -63,7 +76,7 @@ int perfdb_quiet_load(struct perfdb_quiet *q);
 /* The median of the kept readings of a kind, 0 when none. */
 double perfdb_quiet_figure(const double *v, size_t n);
 /* Append a reading (the oldest goes past PERFDB_QUIET_KEEP) and write the file atomically. */
-int perfdb_quiet_note(bool row, double gbs, struct perfdb_err *err);
+int perfdb_quiet_note(enum perfdb_quiet_kind kind, double gbs, struct perfdb_err *err);
 
 struct perfdb_preflight {
 	double window_s;

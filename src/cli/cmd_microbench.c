@@ -281,8 +281,6 @@ static int run_torch_backend(const struct perfdb_db_opts *o, const struct mb_arg
 				"the rest alone\n", run.in_sequence, run.ok, run.ok == 1 ? "" : "s", t->sequence_trace);
 		for (size_t i = 0; i < run.st.nfailed; i++)
 			fprintf(stderr, "[FAILED] %s: %s\n", run.st.failed[i].op, run.st.failed[i].reason);
-		if (run.low_bandwidth.len)
-			fputs(run.low_bandwidth.buf, stderr);
 		for (size_t i = 0; i < run.st.ncontended; i++)
 			fprintf(stderr, "[CONTENDED] %s: not written: %s\n", run.st.contended[i].op,
 				run.st.contended[i].reason);

@@ -143,7 +143,7 @@ int perfdb_preflight_run(bool probe, struct perfdb_preflight *pf, struct perfdb_
 	/* the CPUs were quiet: the bandwidth now is a quiet reading (kept or not, the run goes on) */
 	if (pf->other_cpus < PERFDB_PREFLIGHT_OTHER_CPUS && pf->steal < PERFDB_PREFLIGHT_STEAL && pf->probe_gbs > 0) {
 		struct perfdb_err ignored;
-		(void)perfdb_quiet_note(false, pf->probe_gbs, &ignored);
+		(void)perfdb_quiet_note(PERFDB_QUIET_PREFLIGHT, pf->probe_gbs, &ignored);
 	}
 	return 0;
 }

@@ -1,7 +1,8 @@
 /*
  * This machine's quiet figures (perfdb/preflight.h): a small JSON file per
  * host in the user's state directory, {"host": …, "preflight_gbs": […],
- * "row_gbs": […]}, the last PERFDB_QUIET_KEEP readings of each kind.  It
+ * "row_gbs": […], "torch_gbs": […]}, the last PERFDB_QUIET_KEEP readings
+ * of each kind.  It
  * is state, not data: a file that cannot be read is no figure, and one
  * that cannot be written keeps none, without failing a run.
  */
@@ -68,6 +69,8 @@ int perfdb_quiet_parse(const char *text, size_t len, struct perfdb_quiet *q)
 		rc = readings(json_object_get(root, "preflight_gbs"), q->preflight_gbs, &q->npreflight);
 	if (rc == 0)
 		rc = readings(json_object_get(root, "row_gbs"), q->row_gbs, &q->nrow);
+	if (rc == 0)
+		rc = readings(json_object_get(root, "torch_gbs"), q->torch_gbs, &q->ntorch);
 	json_decref(root);
 	if (rc < 0)
 		memset(q, 0, sizeof(*q));
@@ -105,14 +108,14 @@ static json_t *array_of(const double *v, size_t n)
 	return a;
 }
 
-int perfdb_quiet_note(bool row, double gbs, struct perfdb_err *err)
+int perfdb_quiet_note(enum perfdb_quiet_kind kind, double gbs, struct perfdb_err *err)
 {
 	if (!(gbs > 0))
 		return 0;
 	struct perfdb_quiet q;
 	perfdb_quiet_load(&q);
-	double *v = row ? q.row_gbs : q.preflight_gbs;
-	size_t *n = row ? &q.nrow : &q.npreflight;
+	double *v = kind == PERFDB_QUIET_ROW ? q.row_gbs : kind == PERFDB_QUIET_TORCH ? q.torch_gbs : q.preflight_gbs;
+	size_t *n = kind == PERFDB_QUIET_ROW ? &q.nrow : kind == PERFDB_QUIET_TORCH ? &q.ntorch : &q.npreflight;
 	if (*n == PERFDB_QUIET_KEEP) {
 		memmove(v, v + 1, (PERFDB_QUIET_KEEP - 1) * sizeof(double));
 		(*n)--;
@@ -123,8 +126,9 @@ int perfdb_quiet_note(bool row, double gbs, struct perfdb_err *err)
 		"no state directory (set PERFDB_STATE_DIR, XDG_STATE_HOME or HOME)");
 	char host[256] = "";
 	gethostname(host, sizeof(host) - 1);
-	json_t *root = json_pack("{s:s, s:o, s:o}", "host", host, "preflight_gbs", array_of(q.preflight_gbs, q.npreflight),
-				 "row_gbs", array_of(q.row_gbs, q.nrow));
+	json_t *root = json_pack("{s:s, s:o, s:o, s:o}", "host", host,
+				 "preflight_gbs", array_of(q.preflight_gbs, q.npreflight),
+				 "row_gbs", array_of(q.row_gbs, q.nrow), "torch_gbs", array_of(q.torch_gbs, q.ntorch));
 	char *text = root ? json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
 	json_decref(root);
 	if (rc == 0 && !text)

@@ -512,7 +512,7 @@ int perfdb_native_record(struct perfdb_native_run *run, struct perfdb_err *err)
 	if (rc == 0 && run->preflight_ran && run->pf.quiet && !run->res.ncontended && !run->res.interrupted &&
 	    !probe_off() && no->nranks <= 1) {
 		struct perfdb_err ignored;
-		(void)perfdb_quiet_note(true, run_median(&run->res), &ignored);
+		(void)perfdb_quiet_note(PERFDB_QUIET_ROW, run_median(&run->res), &ignored);
 	}
 	perfdb_strbuf_release(&env);
 	return rc;

@@ -19,6 +19,7 @@
 #include "perfdb/device.h"
 #include "perfdb/env_check.h"
 #include "perfdb/fsio.h"
+#include "perfdb/preflight.h"
 #include "perfdb/schema.h"
 #include "perfdb/table.h"
 #include "replay/torch_run.h"
@@ -120,7 +121,6 @@ void perfdb_torch_run_release(struct perfdb_torch_run *r)
 {
 	perfdb_measures_release(&r->measures);
 	perfdb_status_release(&r->st);
-	perfdb_strbuf_release(&r->low_bandwidth);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -385,20 +385,10 @@ static int read_answers(struct trun *x, const char *path, struct perfdb_torch_ru
 			/* run in the sequence for its conditions: nothing to write */
 		} else if (st && strcmp(st, "ok") == 0 && json_number_value(json_object_get(row, "mean_us")) > 0) {
 			r->in_sequence += ctx && strcmp(ctx, "sequence") == 0;
-			if (json_is_true(json_object_get(row, "low_bandwidth"))) {
-				r->nlow++;
-				perfdb_strbuf_addf(&r->low_bandwidth, "[LOW BANDWIDTH] %s.csv:%zu: measured with %.1f GB/s "
-						   "of memory bandwidth against the run's median %.1f (%lld retries)\n",
-						   p->table, p->line,
-						   json_number_value(json_object_get(row, "probe_gbs")),
-						   json_number_value(json_object_get(row, "probe_ref_gbs")),
-						   (long long)json_integer_value(json_object_get(row, "retries")));
-				if (!r->low_bandwidth.buf)
-					rc = nomem(err);
-			}
 			rc = add_measure(&r->measures, p, row) < 0 ? nomem(err) : 0;
 			r->ok++;
 		} else if (st && strcmp(st, "contended") == 0) {
+			r->nlow += json_is_true(json_object_get(row, "low_bandwidth"));
 			rc = add_failure(&r->st.contended, &r->st.ncontended, p, why ? why : "contended") < 0 ?
 				nomem(err) : 0;
 			r->contended++;
@@ -461,9 +451,11 @@ static int write_env(const struct perfdb_torch_opts *o, struct perfdb_torch_run 
 		perfdb_strbuf_addf(&b, "probe=off (PERFDB_PROBE=0)\n");
 	else
 		perfdb_strbuf_addf(&b, "probe=memory bandwidth read by one thread before and after each row "
-				   "and each pass of the sequence; low below %.0f%% of the run's median\n"
-				   "probe_median_gbs=%.1f\nrows_low_bandwidth=%zu\ncontention_retries=%ld\n",
-				   100.0 * (1.0 - PERFDB_PROBE_TOLERANCE), r->probe_median_gbs, r->nlow, o->retries);
+				   "and each pass of the sequence; low below %.0f%% of %s\n"
+				   "probe_quiet_gbs=%.1f\nprobe_median_gbs=%.1f\nrows_low_bandwidth=%zu\n"
+				   "contention_retries=%ld\n", 100.0 * (1.0 - PERFDB_PROBE_TOLERANCE),
+				   r->probe_quiet_gbs > 0 ? "this machine's quiet figure" : "the run's median",
+				   r->probe_quiet_gbs, r->probe_median_gbs, r->nlow, o->retries);
 	if (o->sequence)
 		perfdb_strbuf_addf(&b, "sequence_trace=%s\nsequence_steps=%zu\nsequence_unplaced=%zu\n"
 				   "rows_in_sequence=%zu\nsequence_passes=%zu\nsequence_passes_dropped=%zu\n"
@@ -520,10 +512,14 @@ static int run_replay(struct trun *x, struct perfdb_torch_run *r, struct perfdb_
 		json_t *j = json_pack("{s:I, s:I, s:f, s:O}", "threads", (json_int_t)o->threads,
 				      "repeat", (json_int_t)o->repeat, "budget_s", o->budget, "rows", x->rows);
 		json_t *seq = NULL;
-		/* the bandwidth probe, perfdb's own replay's rule and switch */
+		/* the bandwidth probe, perfdb's own replay's rule and switch, and
+		 * this machine's quiet figure for it (0: none yet) */
+		struct perfdb_quiet q;
+		perfdb_quiet_load(&q);
+		r->probe_quiet_gbs = perfdb_quiet_figure(q.torch_gbs, q.ntorch);
 		json_t *probe = perfdb_env_off("PERFDB_PROBE") ? NULL :
-			json_pack("{s:f, s:I}", "tolerance", PERFDB_PROBE_TOLERANCE, "retries",
-				  (json_int_t)o->retries);
+			json_pack("{s:f, s:I, s:f}", "tolerance", PERFDB_PROBE_TOLERANCE, "retries",
+				  (json_int_t)o->retries, "quiet_gbs", r->probe_quiet_gbs);
 		if (!j || (!perfdb_env_off("PERFDB_PROBE") && (!probe || json_object_set_new(j, "probe", probe) < 0)))
 			rc = nomem(err);
 		else if (o->sequence && (rc = sequence_json(x, &seq, err)) == 0 &&
@@ -583,6 +579,12 @@ int perfdb_torch_microbench(const struct perfdb_torch_opts *o, struct perfdb_tor
 	}
 	if (rc == 0)
 		rc = write_env(o, r, err);
+	/* a run that left no row contended: the median of its readings (those
+	 * not judged low) is a quiet reading of this machine */
+	if (rc == 0 && x.ntimed && !r->contended && r->probe_median_gbs > 0 && !perfdb_env_off("PERFDB_PROBE")) {
+		struct perfdb_err ignored;
+		(void)perfdb_quiet_note(PERFDB_QUIET_TORCH, r->probe_median_gbs, &ignored);
+	}
 	rm_tmp(&x);
 	for (size_t i = 0; i < x.n; i++) {
 		free(x.v[i].table);

@@ -13,7 +13,6 @@
 
 #include "perfdb/err.h"
 #include "perfdb/opseq.h"
-#include "perfdb/strbuf.h"
 #include "replay/replay.h"
 
 struct perfdb_torch_opts {
@@ -45,12 +44,12 @@ struct perfdb_torch_run {
 	char torch_version[64];
 	size_t rows, ok, failed, contended;
 	size_t in_sequence;                /* of the ok rows, those timed in the sequence */
-	/* the bandwidth probe: its run median, the ok rows still low after
-	 * their retries, one "[LOW BANDWIDTH] ..." line each, and the sequence's
+	/* the bandwidth probe: this machine's quiet figure it was held to (0:
+	 * none, the run's median instead), the median of the readings not
+	 * judged low, the rows left contended for it, and the sequence's
 	 * passes (all, dropped, dropped for low bandwidth) */
-	double probe_median_gbs;
+	double probe_quiet_gbs, probe_median_gbs;
 	size_t nlow;
-	struct perfdb_strbuf low_bandwidth;
 	size_t passes, passes_dropped, passes_low;
 };
 

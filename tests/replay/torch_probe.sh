@@ -1,19 +1,26 @@
 #!/usr/bin/env bash
-# The torch backend's memory-bandwidth probe (docs/replay.md "Contention"),
-# its readings scripted (PERFDB_TEST_PROBE_GBS, the last repeating) and the
-# load judge off (PERFDB_SCHED=0), so that the probe alone decides; the
-# replay is the real one, through /usr/bin/python3's PyTorch.  Worked by hand:
-#  1. rows alone, readings 40,40,40,40 then 20: each row reads before and
-#     after (the lower kept), so rows 1 and 2 keep 40 and every later row 20,
-#     below 80 % of the median 40 of the readings kept: each is measured
-#     again twice (--contention-retries 2), still low, written with a
-#     [LOW BANDWIDTH] line; with --contention-retries 0, the same rows once;
+# The torch backend's memory-bandwidth probe (docs/replay.md "The torch
+# backend"), its readings scripted (PERFDB_TEST_PROBE_GBS, the last
+# repeating) and the load judge off (PERFDB_SCHED=0), so that the probe
+# alone decides; the replay is the real one, through /usr/bin/python3's
+# PyTorch.  Worked by hand:
+#  1. rows alone, readings 40,40,40,40 then 20, no quiet figure: each row
+#     reads before and after (the lower kept), so rows 1 and 2 keep 40 and
+#     every later row 20, below 80 % of the median 40 of the readings kept:
+#     each is measured again twice (--contention-retries 2), still low, and
+#     left contended, unwritten; with --contention-retries 0, once; a run
+#     with contended rows leaves no quiet reading;
 #  2. in the sequence, readings 40,40,20 then 40: a pass keeps the lower of
 #     its edges, so pass 1 keeps 40, passes 2 and 3 keep 20 (dropped, low),
-#     the later ones 40: the rows are written from the clean passes;
+#     the later ones 40: the rows are written from the clean passes, and
+#     the run's median 40 becomes this machine's quiet reading;
 #  3. readings 40,40 then 20: every pass after the first is low, the rows
 #     timed in the sequence are contended and left unwritten;
-#  4. PERFDB_PROBE=0: no probe in the request, and the env record says so.
+#  4. a quiet figure of 50 recorded: readings of 38 are low against it (a
+#     slow state that outlasts the run, which the run's own median would
+#     not see), every row contended and nothing recorded; readings of 45
+#     are not, every row written and 45 recorded beside the 50;
+#  5. PERFDB_PROBE=0: no probe in the request, and the env record says so.
 # Exit 77 (skipped) without PyTorch for /usr/bin/python3.
 # usage: torch_probe.sh PERFDB
 set -u
@@ -23,7 +30,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 W=$(mktemp -d "${TMPDIR:-/tmp}/perfdb-torch-probe.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 cd "$W"
-export PERFDB_TIMESTAMP=t PERFDB_STATE_DIR="$W/state" PERFDB_SCHED=0 PERFDB_TORCH_PYTHON="$W/py"
+export PERFDB_TIMESTAMP=t PERFDB_SCHED=0 PERFDB_TORCH_PYTHON="$W/py"
 cat >py <<'SH'
 #!/bin/sh
 [ "$1" = "-c" ] || cp "$2" "$(dirname "$0")/request.json"
@@ -36,21 +43,27 @@ run() {   # run NAME READINGS [flags...]: a fresh copy of db, microbench, its re
 	local name=$1 readings=$2
 	shift 2
 	rm -rf "$name" && cp -r db "$name"
-	PERFDB_TEST_PROBE_GBS=$readings "$PERFDB" microbench --backend torch --database-path "$name" \
-		--threads 1 --repeat-count 3 --row-budget 0.01 "$@" >"$name.out" 2>"$name.err" ||
-		{ echo "FAIL: $name: microbench exited $?"; cat "$name.err"; exit 1; }
+	PERFDB_STATE_DIR=${STATE:-$W/state-$name} PERFDB_TEST_PROBE_GBS=$readings "$PERFDB" microbench \
+		--backend torch --database-path "$name" --threads 1 --repeat-count 3 --row-budget 0.01 "$@" \
+		>"$name.out" 2>"$name.err" || { echo "FAIL: $name: microbench exited $?"; cat "$name.err"; exit 1; }
 	cp request.json "$name.request.json"
 }
 run alone 40,40,40,40,20
 run alone0 40,40,40,40,20 --contention-retries 0
 run seq 40,40,20,40 --sequence-trace "$TRACE"
 run seqlow 40,40,20 --sequence-trace "$TRACE"
+mkdir -p "$W/state-q"
+echo '{"host": "h", "torch_gbs": [50]}' >"$W/state-q/quiet-$(hostname | tr / _).json"
+STATE=$W/state-q run slow 38
+cp "$W/state-q/quiet-$(hostname | tr / _).json" slow.state.json
+STATE=$W/state-q run fast 45
+cp "$W/state-q/quiet-$(hostname | tr / _).json" fast.state.json
 rm -rf off && cp -r db off
-PERFDB_PROBE=0 "$PERFDB" microbench --backend torch --database-path off --threads 1 --repeat-count 3 \
-	--row-budget 0.01 >off.out 2>off.err || { echo "FAIL: off: microbench exited $?"; exit 1; }
+PERFDB_STATE_DIR=$W/state-off PERFDB_PROBE=0 "$PERFDB" microbench --backend torch --database-path off \
+	--threads 1 --repeat-count 3 --row-budget 0.01 >off.out 2>off.err || { echo "FAIL: off: microbench exited $?"; exit 1; }
 cp request.json off.request.json
 /usr/bin/python3 - <<'PY'
-import csv, json, re
+import csv, json, re, socket
 bad = []
 def env(name):
     return dict(l.rstrip("\n").split("=", 1) for l in open(name + "/reports/microbench_env_t.txt"))
@@ -59,49 +72,70 @@ def avg(name, table, line):
     return rows[line - 2].get("Average Duration(us)") or ""
 def timed(name):
     return [(r["table"], r["line"]) for r in json.load(open(name + ".request.json"))["rows"] if not r.get("untimed")]
-def low_lines(name):
-    return [l for l in open(name + ".err") if l.startswith("[LOW BANDWIDTH]")]
+
+def contended(name):
+    return [l for l in open(name + ".err") if l.startswith("[CONTENDED]") and ".csv:" in l]
+def state(name):
+    try:
+        return json.load(open("state-%s/quiet-%s.json" % (name, socket.gethostname().replace("/", "_")))).get("torch_gbs")
+    except OSError:
+        return None
 
 # 1. rows alone
 req = json.load(open("alone.request.json"))
-if req.get("probe") != {"tolerance": 0.2, "retries": 2}:
+if req.get("probe") != {"tolerance": 0.2, "retries": 2, "quiet_gbs": 0.0}:
     bad.append("the request's probe: %r" % req.get("probe"))
 t = timed("alone")
-for name, retries in (("alone", 2), ("alone0", 0)):
-    want = ["[LOW BANDWIDTH] %s.csv:%d: measured with 20.0 GB/s of memory bandwidth against the run's "
-            "median 40.0 (%d retries)\n" % (tb, ln, retries) for tb, ln in t[2:]]
-    if low_lines(name) != want:
-        bad.append("%s: LOW BANDWIDTH lines %r, expected %r" % (name, low_lines(name), want))
-    for tb, ln in t:
-        if not avg(name, tb, ln):
-            bad.append("%s: %s:%d not written" % (name, tb, ln))
-    e = env(name)
-    if e.get("rows_low_bandwidth") != str(len(t) - 2) or e.get("probe_median_gbs") != "40.0" \
-            or e.get("contention_retries") != str(retries):
-        bad.append("%s: env %r" % (name, {k: v for k, v in e.items() if "probe" in k or "low" in k or "retr" in k}))
 if len(t) < 4:
     bad.append("only %d rows timed" % len(t))
+for name, retries in (("alone", 2), ("alone0", 0)):
+    want = ["[CONTENDED] %s.csv:%d: not written: %s: measured with 20.0 GB/s of memory bandwidth against "
+            "the run's median 40.0 after %d retries\n" % (tb, ln, tb, retries) for tb, ln in t[2:]]
+    if contended(name) != want:
+        bad.append("%s: CONTENDED lines %r, expected %r" % (name, contended(name), want))
+    for tb, ln in t:
+        if bool(avg(name, tb, ln)) != ((tb, ln) in t[:2]):
+            bad.append("%s: %s:%d written %r" % (name, tb, ln, avg(name, tb, ln)))
+    e = env(name)
+    if e.get("rows_low_bandwidth") != str(len(t) - 2) or e.get("probe_median_gbs") != "40.0" \
+            or e.get("contention_retries") != str(retries) or e.get("probe_quiet_gbs") != "0.0":
+        bad.append("%s: env %r" % (name, {k: v for k, v in e.items() if "probe" in k or "low" in k or "retr" in k}))
+    if state(name):
+        bad.append("%s: a run with contended rows recorded %r" % (name, state(name)))
 
-# 2. two low passes dropped, the rows written
+# 2. two low passes dropped, the rows written, 40 recorded
 e = env("seq")
 if (e.get("sequence_passes_low_bandwidth"), e.get("sequence_passes_dropped")) != ("2", "2") \
-        or int(e.get("rows_in_sequence", "0")) < 3:
+        or int(e.get("rows_in_sequence", "0")) < 3 or e.get("rows_contended") != "0":
     bad.append("seq: env %r" % {k: v for k, v in e.items() if k.startswith("sequence") or k.startswith("rows")})
-if low_lines("seq"):
-    bad.append("seq: %r" % low_lines("seq"))
+if state("seq") != [40.0]:
+    bad.append("seq: recorded %r" % state("seq"))
 
 # 3. every pass after the first low: the sequence's rows contended, unwritten
 e = env("seqlow")
 n = int(e.get("rows_in_sequence", "-1"))
-cont = [l for l in open("seqlow.err") if l.startswith("[CONTENDED]") and "read the memory bandwidth low" in l]
+cont = [l for l in contended("seqlow") if re.search(r"and [1-9][0-9]* read the memory bandwidth low$", l.strip())]
 if n != 0 or len(cont) < 3:
     bad.append("seqlow: rows_in_sequence %d, contended lines %r" % (n, cont))
-for l in cont:
+for l in contended("seqlow"):
     m = re.match(r"\[CONTENDED\] (\S+)\.csv:(\d+):", l)
-    if m and avg("seqlow", m.group(1), int(m.group(2))):
+    if not m or avg("seqlow", m.group(1), int(m.group(2))):
         bad.append("seqlow: %s written" % l.strip())
 
-# 4. off
+# 4. the quiet figure
+if json.load(open("slow.request.json"))["probe"].get("quiet_gbs") != 50.0:
+    bad.append("slow: the request's quiet figure %r" % json.load(open("slow.request.json"))["probe"])
+want = ["[CONTENDED] %s.csv:%d: not written: %s: measured with 38.0 GB/s of memory bandwidth against "
+        "this machine's quiet 50.0 after 2 retries\n" % (tb, ln, tb) for tb, ln in t]
+if contended("slow") != want or env("slow").get("probe_quiet_gbs") != "50.0":
+    bad.append("slow: %r, env quiet %r" % (contended("slow"), env("slow").get("probe_quiet_gbs")))
+if json.load(open("slow.state.json")).get("torch_gbs") != [50.0]:
+    bad.append("slow: state %r" % json.load(open("slow.state.json")))
+if contended("fast") or not all(avg("fast", tb, ln) for tb, ln in t) \
+        or json.load(open("fast.state.json")).get("torch_gbs") != [50.0, 45.0]:
+    bad.append("fast: %r, state %r" % (contended("fast"), json.load(open("fast.state.json"))))
+
+# 5. off
 if "probe" in json.load(open("off.request.json")) or env("off").get("probe") != "off (PERFDB_PROBE=0)":
     bad.append("off: probe in the request or env %r" % env("off").get("probe"))
 for b in bad:

@@ -21,8 +21,10 @@ static void test_parse(void **state)
 {
 	(void)state;
 	struct perfdb_quiet q;
-	const char *ok = "{\"host\": \"h\", \"preflight_gbs\": [30, 32, 31], \"row_gbs\": [20.5]}";
+	const char *ok = "{\"host\": \"h\", \"preflight_gbs\": [30, 32, 31], \"row_gbs\": [20.5], \"torch_gbs\": [40, 44]}";
 	assert_int_equal(perfdb_quiet_parse(ok, strlen(ok), &q), 0);
+	assert_int_equal(q.ntorch, 2);
+	assert_true(perfdb_quiet_figure(q.torch_gbs, q.ntorch) == 42.0);
 	assert_int_equal(q.npreflight, 3);
 	assert_int_equal(q.nrow, 1);
 	assert_true(perfdb_quiet_figure(q.preflight_gbs, q.npreflight) == 31.0);
@@ -55,15 +57,22 @@ static void test_note_keeps_the_newest(void **state)
 	perfdb_quiet_load(&q);
 	assert_int_equal(q.npreflight + q.nrow, 0);   /* no file yet */
 	for (int i = 1; i <= 12; i++)
-		assert_int_equal(perfdb_quiet_note(false, (double)i, &err), 0);
-	assert_int_equal(perfdb_quiet_note(true, 25.0, &err), 0);
-	assert_int_equal(perfdb_quiet_note(true, 0.0, &err), 0);   /* no reading: nothing kept */
+		assert_int_equal(perfdb_quiet_note(PERFDB_QUIET_PREFLIGHT, (double)i, &err), 0);
+	assert_int_equal(perfdb_quiet_note(PERFDB_QUIET_ROW, 25.0, &err), 0);
+	assert_int_equal(perfdb_quiet_note(PERFDB_QUIET_ROW, 0.0, &err), 0);   /* no reading: nothing kept */
 	perfdb_quiet_load(&q);
 	assert_int_equal(q.npreflight, PERFDB_QUIET_KEEP);
 	assert_true(q.preflight_gbs[0] == 4.0);   /* 1..3 went */
 	assert_true(perfdb_quiet_figure(q.preflight_gbs, q.npreflight) == 8.0);   /* median of 4..12 */
 	assert_int_equal(q.nrow, 1);
 	assert_true(q.row_gbs[0] == 25.0);
+	assert_int_equal(q.ntorch, 0);   /* each kind its own */
+	assert_int_equal(perfdb_quiet_note(PERFDB_QUIET_TORCH, 31.5, &err), 0);
+	perfdb_quiet_load(&q);
+	assert_int_equal(q.ntorch, 1);
+	assert_true(q.torch_gbs[0] == 31.5);
+	assert_int_equal(q.nrow, 1);
+	assert_int_equal(q.npreflight, PERFDB_QUIET_KEEP);
 	struct perfdb_strbuf p = PERFDB_STRBUF_INIT;
 	assert_int_equal(perfdb_quiet_path(&p), 0);
 	assert_int_equal(strncmp(p.buf, sub, strlen(sub)), 0);
