@@ -11,7 +11,10 @@
 #   1. records one forward under torch.profiler (record_shapes=True);
 #   2. parses it into a fresh database (perfdb parse);
 #   3. REPEATS times (default 3), interleaved: the forward's wall time
-#      without the profiler (median of 7 runs), then the database replayed
+#      without the profiler (median of 7 runs; a run whose memory bandwidth,
+#      probed before and after it, read 20 % below this machine's quiet
+#      torch figure ran in the VM's slow state and is dropped, up to 21
+#      runs; stderr counts them at the end), then the database replayed
 #      on the CPU at the model's threads (perfdb microbench --backend torch,
 #      PyTorch's own kernels, every row measured again) and the step predicted from it (perfdb
 #      predict --measured-only: replayed figures only);
@@ -37,7 +40,10 @@
 # which a large tensor freed goes back to the kernel and the next one is
 # faulted in page by page again, docs/measuring.md "The allocator's fresh
 # pages").  The setting holds for the recording, the measured forward and
-# the replay alike.  Work files go under $TMPDIR and
+# the replay alike.  The quiet figures stay with the run
+# (PERFDB_STATE_DIR under its work files): its first replay sets the torch
+# one, which the later replays and measured forwards are held to, so a run
+# that starts in a slow state holds itself to it.  Work files go under $TMPDIR and
 # are deleted at exit (CLOSURE_KEEP=1 keeps them and prints where).
 set -eu
 BUILD=${1:-build}
@@ -101,8 +107,12 @@ for c in $CASES; do
 			: >"$d/runs-$x"
 		done
 		for _ in $(seq "$REPEATS"); do
-			m=$("$PY" "$HERE/closure_model.py" measure --dtype "$dtype" --phase "$phase" \
-				--threads "$th" --runs 7 | cut -d' ' -f1)
+			# the median of 7 forwards measured outside the VM's slow state
+			# (closure_model.py: the torch backend's probe, this machine's
+			# quiet figure); how many were dropped goes to stderr at the end
+			read -r m _ _ dropped < <("$PY" "$HERE/closure_model.py" measure --dtype "$dtype" \
+				--phase "$phase" --threads "$th" --runs 7)
+			echo "$dtype $phase at $th: ${dropped:-0}" >>"$WORK/dropped"
 			for x in $CONTEXTS; do
 				db="$d/db"
 				[ "$NCTX" = 1 ] || db="$d/db-$x"
@@ -147,4 +157,5 @@ done
 echo
 cat "$WORK/lines"
 echo "error = predicted / measured - 1 of each repeat; the measured spread is this machine's A/A noise." >&2
+awk '{ n[$1" "$2" "$3" "$4] += $5; t += $5 } END { if (t) { printf "forwards dropped, measured while the memory bandwidth read 20%% below this machine'"'"'s quiet figure (the VM'"'"'s slow state):"; for (k in n) printf " %s %d;", k, n[k]; printf "\n" } }' "$WORK/dropped" >&2
 echo "the per-op tables: perfdb predict --trace <case>/step.pt.trace.json --database-path <case>/db --measured-only (CLOSURE_KEEP=1)" >&2

@@ -19,7 +19,14 @@ Usage (Debian's /usr/bin/python3 with python3-torch):
       TorchFunctionMode (torch 1.13's profiler records none)
   closure_model.py measure --dtype ... --phase ... --threads N --runs R
       the forward's wall time, outside any profiler: prints the median and
-      the min and max of R timed runs (us), after 3 warm-up runs
+      the min and max of R timed runs (us), after 3 warm-up runs, and how
+      many runs were dropped: the torch backend's memory-bandwidth probe
+      (data/torch_replay.py) reads before and after each run, and a run
+      whose lower reading is 20 % below this machine's quiet torch figure
+      (the per-host state perfdb microbench --backend torch keeps) ran in
+      the VM's slow state, which the database does not describe either; at
+      most 3 R runs, and all of them where none was clean (PERFDB_PROBE=0:
+      no probe)
 """
 import argparse
 import math
@@ -117,6 +124,46 @@ def build(dtype, phase):
     return model, (x, None, caches)
 
 
+def quiet_torch_gbs():
+    """This machine's quiet torch figure, as perfdb keeps it (src/core/quiet.c:
+    $PERFDB_STATE_DIR, else $XDG_STATE_HOME/perfdb, else ~/.local/state/perfdb,
+    quiet-<host>.json, the highest of "torch_gbs"); 0 when none."""
+    import json
+    import socket
+    d = os.environ.get("PERFDB_STATE_DIR") or (os.environ.get("XDG_STATE_HOME") and
+                                               os.environ["XDG_STATE_HOME"] + "/perfdb") \
+        or os.path.expanduser("~/.local/state/perfdb")
+    try:
+        v = json.load(open("%s/quiet-%s.json" % (d, socket.gethostname().replace("/", "_")))).get("torch_gbs")
+        return max(v[-9:]) if v else 0.0
+    except (OSError, ValueError, TypeError, AttributeError):
+        return 0.0
+
+
+def measure(model, args, runs):
+    """(times us, runs dropped) of runs forwards judged by the probe."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, os.path.join(here, "..", "data"))
+    import torch_replay
+    on = os.environ.get("PERFDB_PROBE", "1") != "0"
+    probe = torch_replay.Probe({"tolerance": 0.2, "retries": 0, "quiet_gbs": quiet_torch_gbs()} if on else None)
+    kept, dropped, every = [], 0, []
+    edge = probe.read()
+    while len(kept) < runs and len(every) < 3 * runs:
+        t0 = time.perf_counter()
+        model(*args)
+        t = (time.perf_counter() - t0) * 1e6
+        after = probe.read()
+        gbs, edge = min(edge, after), after
+        every.append(t)
+        if probe.low(gbs):
+            dropped += 1
+        else:
+            kept.append(t)
+            probe.note(gbs)
+    return (kept or every), dropped
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("what", choices=["record", "measure"])
@@ -132,12 +179,8 @@ def main():
         for _ in range(3):
             model(*args)
         if a.what == "measure":
-            ts = []
-            for _ in range(a.runs):
-                t0 = time.perf_counter()
-                model(*args)
-                ts.append((time.perf_counter() - t0) * 1e6)
-            print("%.1f %.1f %.1f" % (statistics.median(ts), min(ts), max(ts)))
+            ts, dropped = measure(model, args, a.runs)
+            print("%.1f %.1f %.1f %d" % (statistics.median(ts), min(ts), max(ts), dropped))
             return
         with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
             model(*args)

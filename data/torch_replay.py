@@ -271,8 +271,9 @@ class Probe:
     against 43.6, where a compute loop moved 3 % (docs/measuring.md "The
     VM's slow state").  A reading more than `tolerance` below the
     reference is low: this machine's quiet figure for this probe where
-    perfdb has one ("quiet_gbs", kept per host from earlier runs: a slow
-    state outlasts a run), else the median of the readings kept so far; a
+    perfdb has one ("quiet_gbs": the highest of the last runs' medians,
+    kept per host, since a slow state outlasts a run and can hold the
+    median of several), else the median of the readings kept so far; a
     low reading is not kept, so that a slow state does not become its own
     reference.  The request's "probe" (absent with PERFDB_PROBE=0) turns it
     on; PERFDB_TEST_PROBE_GBS=a,b,... are its readings, in order, the last
@@ -284,6 +285,7 @@ class Probe:
         self.retries = int(spec.get("retries", 2)) if spec else 0
         self.quiet = float(spec.get("quiet_gbs", 0) or 0) if spec else 0.0
         self.kept = []
+        self.every = []
         script = os.environ.get("PERFDB_TEST_PROBE_GBS", "")
         self.script = [float(x) for x in script.split(",") if x.strip()] if self.on else []
         self.pos = 0
@@ -301,15 +303,16 @@ class Probe:
         if not self.on:
             return 0.0
         if self.script:
-            v = self.script[min(self.pos, len(self.script) - 1)]
+            best = self.script[min(self.pos, len(self.script) - 1)]
             self.pos += 1
-            return v
-        best = 0.0
-        for _ in range(3):
-            a = time.perf_counter()
-            self.lines.sum()
-            d = time.perf_counter() - a
-            best = max(best, PROBE_BYTES / d / 1e9 if d > 0 else 0.0)
+        else:
+            best = 0.0
+            for _ in range(3):
+                a = time.perf_counter()
+                self.lines.sum()
+                d = time.perf_counter() - a
+                best = max(best, PROBE_BYTES / d / 1e9 if d > 0 else 0.0)
+        self.every.append(best)
         return best
 
     def reference(self):
@@ -318,8 +321,9 @@ class Probe:
         return statistics.median(self.kept) if self.kept else 0.0
 
     def median(self):
-        """The median of the readings kept (not judged low), 0 when none."""
-        return statistics.median(self.kept) if self.kept else 0.0
+        """The median of every reading taken, low or not (the run's reading of
+        this machine, which perfdb keeps per host), 0 when none."""
+        return statistics.median(self.every) if self.every else 0.0
 
     def against(self):
         return "this machine's quiet" if self.quiet > 0 else "the run's median"

@@ -20,10 +20,10 @@
  *     between rows), the reference of a later run's rows, so that a run
  *     contended from start to end cannot set its own reference;
  *   - "torch_gbs": the torch backend's probe (data/torch_replay.py, numpy's
- *     reading of the same lines, which is not the C loop's figure), a run's
- *     median of the readings it did not judge low, where no row was
- *     contended.
- * A figure is the median of its readings.
+ *     reading of the same lines, which is not the C loop's figure), every
+ *     run's median reading.
+ * A figure is the median of its readings (the torch one: the highest,
+ * src/replay/torch_run.c says why).
  */
 #ifndef PERFDB_PREFLIGHT_H
 #define PERFDB_PREFLIGHT_H

@@ -485,6 +485,24 @@ static void rm_tmp(struct trun *x)
 	rmdir(x->tmp);
 }
 
+/*
+ * The torch probe's quiet figure: the highest of the last runs' medians.
+ * Not their median, as for the native replay's row figure: this VM's slow
+ * states last minutes and can hold several runs in a row, and a median of
+ * slow runs would hold later runs to the slow state.  Each run's figure is
+ * the median of all its readings, so one lucky reading does not set it;
+ * every run records its own, so a machine that has become slower for good
+ * is followed once the older runs have rolled out of the last
+ * PERFDB_QUIET_KEEP.
+ */
+static double quiet_torch_figure(const struct perfdb_quiet *q)
+{
+	double m = 0;
+	for (size_t i = 0; i < q->ntorch; i++)
+		m = q->torch_gbs[i] > m ? q->torch_gbs[i] : m;
+	return m;
+}
+
 static int run_replay(struct trun *x, struct perfdb_torch_run *r, struct perfdb_err *err)
 {
 	const struct perfdb_torch_opts *o = x->o;
@@ -516,7 +534,7 @@ static int run_replay(struct trun *x, struct perfdb_torch_run *r, struct perfdb_
 		 * this machine's quiet figure for it (0: none yet) */
 		struct perfdb_quiet q;
 		perfdb_quiet_load(&q);
-		r->probe_quiet_gbs = perfdb_quiet_figure(q.torch_gbs, q.ntorch);
+		r->probe_quiet_gbs = quiet_torch_figure(&q);
 		json_t *probe = perfdb_env_off("PERFDB_PROBE") ? NULL :
 			json_pack("{s:f, s:I, s:f}", "tolerance", PERFDB_PROBE_TOLERANCE, "retries",
 				  (json_int_t)o->retries, "quiet_gbs", r->probe_quiet_gbs);
@@ -579,9 +597,8 @@ int perfdb_torch_microbench(const struct perfdb_torch_opts *o, struct perfdb_tor
 	}
 	if (rc == 0)
 		rc = write_env(o, r, err);
-	/* a run that left no row contended: the median of its readings (those
-	 * not judged low) is a quiet reading of this machine */
-	if (rc == 0 && x.ntimed && !r->contended && r->probe_median_gbs > 0 && !perfdb_env_off("PERFDB_PROBE")) {
+	/* every run's median reading is kept (quiet_torch_figure says why) */
+	if (rc == 0 && x.ntimed && r->probe_median_gbs > 0 && !perfdb_env_off("PERFDB_PROBE")) {
 		struct perfdb_err ignored;
 		(void)perfdb_quiet_note(PERFDB_QUIET_TORCH, r->probe_median_gbs, &ignored);
 	}

@@ -45,8 +45,8 @@ struct perfdb_torch_run {
 	size_t rows, ok, failed, contended;
 	size_t in_sequence;                /* of the ok rows, those timed in the sequence */
 	/* the bandwidth probe: this machine's quiet figure it was held to (0:
-	 * none, the run's median instead), the median of the readings not
-	 * judged low, the rows left contended for it, and the sequence's
+	 * none, the run's median instead), the median of all the run's
+	 * readings, the rows left contended for it, and the sequence's
 	 * passes (all, dropped, dropped for low bandwidth) */
 	double probe_quiet_gbs, probe_median_gbs;
 	size_t nlow;

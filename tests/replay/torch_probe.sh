@@ -8,18 +8,20 @@
 #     reads before and after (the lower kept), so rows 1 and 2 keep 40 and
 #     every later row 20, below 80 % of the median 40 of the readings kept:
 #     each is measured again twice (--contention-retries 2), still low, and
-#     left contended, unwritten; with --contention-retries 0, once; a run
-#     with contended rows leaves no quiet reading;
+#     left contended, unwritten; with --contention-retries 0, once; the
+#     run's median reading (20: 4 readings of 40, 18 of 20; 6 of 20 without
+#     retries) is recorded all the same;
 #  2. in the sequence, readings 40,40,20 then 40: a pass keeps the lower of
 #     its edges, so pass 1 keeps 40, passes 2 and 3 keep 20 (dropped, low),
 #     the later ones 40: the rows are written from the clean passes, and
-#     the run's median 40 becomes this machine's quiet reading;
+#     the run's median reading, 40, is recorded;
 #  3. readings 40,40 then 20: every pass after the first is low, the rows
 #     timed in the sequence are contended and left unwritten;
-#  4. a quiet figure of 50 recorded: readings of 38 are low against it (a
+#  4. a quiet reading of 50 recorded: readings of 38 are low against it (a
 #     slow state that outlasts the run, which the run's own median would
-#     not see), every row contended and nothing recorded; readings of 45
-#     are not, every row written and 45 recorded beside the 50;
+#     not see), every row contended, 38 recorded; the figure is the highest
+#     reading kept, still 50, and readings of 45 are not low against it:
+#     every row written, 45 recorded;
 #  5. PERFDB_PROBE=0: no probe in the request, and the env record says so.
 # Exit 77 (skipped) without PyTorch for /usr/bin/python3.
 # usage: torch_probe.sh PERFDB
@@ -97,11 +99,11 @@ for name, retries in (("alone", 2), ("alone0", 0)):
         if bool(avg(name, tb, ln)) != ((tb, ln) in t[:2]):
             bad.append("%s: %s:%d written %r" % (name, tb, ln, avg(name, tb, ln)))
     e = env(name)
-    if e.get("rows_low_bandwidth") != str(len(t) - 2) or e.get("probe_median_gbs") != "40.0" \
+    if e.get("rows_low_bandwidth") != str(len(t) - 2) or e.get("probe_median_gbs") != "20.0" \
             or e.get("contention_retries") != str(retries) or e.get("probe_quiet_gbs") != "0.0":
         bad.append("%s: env %r" % (name, {k: v for k, v in e.items() if "probe" in k or "low" in k or "retr" in k}))
-    if state(name):
-        bad.append("%s: a run with contended rows recorded %r" % (name, state(name)))
+    if state(name) != [20.0]:
+        bad.append("%s: recorded %r" % (name, state(name)))
 
 # 2. two low passes dropped, the rows written, 40 recorded
 e = env("seq")
@@ -129,10 +131,11 @@ want = ["[CONTENDED] %s.csv:%d: not written: %s: measured with 38.0 GB/s of memo
         "this machine's quiet 50.0 after 2 retries\n" % (tb, ln, tb) for tb, ln in t]
 if contended("slow") != want or env("slow").get("probe_quiet_gbs") != "50.0":
     bad.append("slow: %r, env quiet %r" % (contended("slow"), env("slow").get("probe_quiet_gbs")))
-if json.load(open("slow.state.json")).get("torch_gbs") != [50.0]:
+if json.load(open("slow.state.json")).get("torch_gbs") != [50.0, 38.0]:
     bad.append("slow: state %r" % json.load(open("slow.state.json")))
 if contended("fast") or not all(avg("fast", tb, ln) for tb, ln in t) \
-        or json.load(open("fast.state.json")).get("torch_gbs") != [50.0, 45.0]:
+        or json.load(open("fast.state.json")).get("torch_gbs") != [50.0, 38.0, 45.0] \
+        or env("fast").get("probe_quiet_gbs") != "50.0":
     bad.append("fast: %r, state %r" % (contended("fast"), json.load(open("fast.state.json"))))
 
 # 5. off
