@@ -433,6 +433,20 @@ static const char *const inherited[] = {
 	"LD_PRELOAD",
 };
 
+/*
+ * Whether the bandwidth probe runs: not with PERFDB_PROBE=0, and not where
+ * --threads holds every online CPU.  There the run's own threads, still
+ * spinning after an op (OpenMP's workers, OpenBLAS's after an fp32 GEMM),
+ * share the probe's core, and it reads low for reasons of the run's own:
+ * at 2 threads on this 2-vCPU VM the closure's alone replays left 32-48 %
+ * of the rows contended that way (docs/measuring.md "The VM's slow state").
+ */
+static int probe_runs(const struct perfdb_torch_opts *o)
+{
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	return !perfdb_env_off("PERFDB_PROBE") && (online <= 0 || o->threads < online);
+}
+
 static int write_env(const struct perfdb_torch_opts *o, struct perfdb_torch_run *r, struct perfdb_err *err)
 {
 	struct perfdb_strbuf b = PERFDB_STRBUF_INIT;
@@ -449,6 +463,9 @@ static int write_env(const struct perfdb_torch_opts *o, struct perfdb_torch_run 
 			   "a GEMM's operands after the first, below 32 MiB, rotate through 64 MiB of copies");
 	if (perfdb_env_off("PERFDB_PROBE"))
 		perfdb_strbuf_addf(&b, "probe=off (PERFDB_PROBE=0)\n");
+	else if (!probe_runs(o))
+		perfdb_strbuf_addf(&b, "probe=off (--threads %ld holds every CPU: the run's own threads would "
+				   "read as a slow memory)\n", o->threads);
 	else
 		perfdb_strbuf_addf(&b, "probe=memory bandwidth read by one thread before and after each row "
 				   "and each pass of the sequence; low below %.0f%% of %s\n"
@@ -535,10 +552,10 @@ static int run_replay(struct trun *x, struct perfdb_torch_run *r, struct perfdb_
 		struct perfdb_quiet q;
 		perfdb_quiet_load(&q);
 		r->probe_quiet_gbs = quiet_torch_figure(&q);
-		json_t *probe = perfdb_env_off("PERFDB_PROBE") ? NULL :
+		json_t *probe = !probe_runs(o) ? NULL :
 			json_pack("{s:f, s:I, s:f}", "tolerance", PERFDB_PROBE_TOLERANCE, "retries",
 				  (json_int_t)o->retries, "quiet_gbs", r->probe_quiet_gbs);
-		if (!j || (!perfdb_env_off("PERFDB_PROBE") && (!probe || json_object_set_new(j, "probe", probe) < 0)))
+		if (!j || (probe_runs(o) && (!probe || json_object_set_new(j, "probe", probe) < 0)))
 			rc = nomem(err);
 		else if (o->sequence && (rc = sequence_json(x, &seq, err)) == 0 &&
 			 json_object_set_new(j, "sequence", seq) < 0)
@@ -598,7 +615,7 @@ int perfdb_torch_microbench(const struct perfdb_torch_opts *o, struct perfdb_tor
 	if (rc == 0)
 		rc = write_env(o, r, err);
 	/* every run's median reading is kept (quiet_torch_figure says why) */
-	if (rc == 0 && x.ntimed && r->probe_median_gbs > 0 && !perfdb_env_off("PERFDB_PROBE")) {
+	if (rc == 0 && x.ntimed && r->probe_median_gbs > 0 && probe_runs(o)) {
 		struct perfdb_err ignored;
 		(void)perfdb_quiet_note(PERFDB_QUIET_TORCH, r->probe_median_gbs, &ignored);
 	}

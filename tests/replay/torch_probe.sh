@@ -22,13 +22,17 @@
 #     not see), every row contended, 38 recorded; the figure is the highest
 #     reading kept, still 50, and readings of 45 are not low against it:
 #     every row written, 45 recorded;
-#  5. PERFDB_PROBE=0: no probe in the request, and the env record says so.
+#  5. PERFDB_PROBE=0, or --threads as many as the CPUs (the run's own
+#     spinning threads would read as a slow memory): no probe in the
+#     request, and the env record says so.
 # Exit 77 (skipped) without PyTorch for /usr/bin/python3.
 # usage: torch_probe.sh PERFDB
 set -u
 PERFDB=$1
 HERE=$(cd "$(dirname "$0")" && pwd)
 /usr/bin/python3 -c 'import torch' 2>/dev/null || { echo "no PyTorch for /usr/bin/python3: skipped"; exit 77; }
+NCPU=$(getconf _NPROCESSORS_ONLN)
+[ "$NCPU" -ge 2 ] || { echo "one CPU: --threads 1 holds it, so the probe never runs: skipped"; exit 77; }
 W=$(mktemp -d "${TMPDIR:-/tmp}/perfdb-torch-probe.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 cd "$W"
@@ -64,6 +68,10 @@ rm -rf off && cp -r db off
 PERFDB_STATE_DIR=$W/state-off PERFDB_PROBE=0 "$PERFDB" microbench --backend torch --database-path off \
 	--threads 1 --repeat-count 3 --row-budget 0.01 >off.out 2>off.err || { echo "FAIL: off: microbench exited $?"; exit 1; }
 cp request.json off.request.json
+rm -rf all && cp -r db all
+PERFDB_STATE_DIR=$W/state-all "$PERFDB" microbench --backend torch --database-path all --threads "$NCPU" \
+	--repeat-count 3 --row-budget 0.01 >all.out 2>all.err || { echo "FAIL: all: microbench exited $?"; exit 1; }
+cp request.json all.request.json
 /usr/bin/python3 - <<'PY'
 import csv, json, re, socket
 bad = []
@@ -141,6 +149,10 @@ if contended("fast") or not all(avg("fast", tb, ln) for tb, ln in t) \
 # 5. off
 if "probe" in json.load(open("off.request.json")) or env("off").get("probe") != "off (PERFDB_PROBE=0)":
     bad.append("off: probe in the request or env %r" % env("off").get("probe"))
+n = json.load(open("all.request.json"))["threads"]
+if "probe" in json.load(open("all.request.json")) or env("all").get("probe") != \
+        "off (--threads %d holds every CPU: the run's own threads would read as a slow memory)" % n:
+    bad.append("all: probe in the request or env %r" % env("all").get("probe"))
 for b in bad:
     print("FAIL:", b)
 print("ok" if not bad else "FAIL")
