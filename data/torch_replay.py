@@ -41,6 +41,7 @@ import math
 import os
 import statistics
 import sys
+import threading
 import time
 
 import torch
@@ -262,6 +263,20 @@ def contaminated(before, after, wall_ns, cpus, free):
 PROBE_BYTES = 64 << 20
 
 
+def others_run_ns(me):
+    """CPU time of this process's threads other than tid me, ns."""
+    run = 0
+    for tid in os.listdir("/proc/self/task"):
+        if tid == me:
+            continue
+        try:
+            with open("/proc/self/task/%s/schedstat" % tid) as f:
+                run += int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass
+    return run
+
+
 class Probe:
     """The memory-bandwidth probe (docs/replay.md "Contention", perfdb's own
     replay's rule): one thread reads one word of each 64-byte line of a
@@ -299,19 +314,26 @@ class Probe:
                 self.lines = torch.arange(PROBE_BYTES // 8, dtype=torch.int64)[::8]
 
     def read(self):
-        """GB/s now (0 when off)."""
+        """GB/s now; 0 (no reading, judged by nothing) when off, or when the
+        process's other threads ran for over a tenth of the probe's time: a
+        reading taken beside them is of the run (OpenMP's or OpenBLAS's
+        workers still spinning after an op share the probe's core and read
+        as a slow memory), not of the machine."""
         if not self.on:
             return 0.0
         if self.script:
             best = self.script[min(self.pos, len(self.script) - 1)]
             self.pos += 1
         else:
-            best = 0.0
+            best, me = 0.0, "%d" % threading.get_native_id()
+            o0, w0 = others_run_ns(me), time.perf_counter()
             for _ in range(3):
                 a = time.perf_counter()
                 self.lines.sum()
                 d = time.perf_counter() - a
                 best = max(best, PROBE_BYTES / d / 1e9 if d > 0 else 0.0)
+            if others_run_ns(me) - o0 > 0.1 * (time.perf_counter() - w0) * 1e9:
+                return 0.0
         self.every.append(best)
         return best
 
