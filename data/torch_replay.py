@@ -201,6 +201,17 @@ def kept(samples):
     return [x for x in samples if x <= top]
 
 
+def schedstat(tid):
+    """(CPU time, run-queue wait) of this process's thread tid, ns, from
+    its schedstat; None where it cannot be read (the thread ended)."""
+    try:
+        with open("/proc/self/task/%s/schedstat" % tid) as f:
+            v = f.read().split()
+        return int(v[0]), int(v[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def sched_ns():
     """CPU time and run-queue wait of every thread of this process (OpenMP's
     and OpenBLAS's included), ns, from /proc/self/task/*/schedstat; and the
@@ -209,13 +220,14 @@ def sched_ns():
     or 0 where /proc/loadavg cannot be read."""
     run = wait = ours = 0
     for tid in os.listdir("/proc/self/task"):
+        st = schedstat(tid)
+        if st is None:
+            continue
+        run, wait = run + st[0], wait + st[1]
         try:
-            with open("/proc/self/task/%s/schedstat" % tid) as f:
-                v = f.read().split()
-            run, wait = run + int(v[0]), wait + int(v[1])
             with open("/proc/self/task/%s/status" % tid) as f:
                 ours += any(l.startswith("State:") and l.split()[1] == "R" for l in f)
-        except (OSError, ValueError, IndexError):
+        except (OSError, IndexError):
             pass
     try:
         with open("/proc/loadavg") as f:
@@ -265,16 +277,7 @@ PROBE_BYTES = 64 << 20
 
 def others_run_ns(me):
     """CPU time of this process's threads other than tid me, ns."""
-    run = 0
-    for tid in os.listdir("/proc/self/task"):
-        if tid == me:
-            continue
-        try:
-            with open("/proc/self/task/%s/schedstat" % tid) as f:
-                run += int(f.read().split()[0])
-        except (OSError, ValueError, IndexError):
-            pass
-    return run
+    return sum(st[0] for st in (schedstat(t) for t in os.listdir("/proc/self/task") if t != me) if st)
 
 
 class Probe:

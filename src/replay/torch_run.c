@@ -91,13 +91,28 @@ static int key_is(const void *v, key_at_fn *at, const size_t *ord, size_t n, siz
 	return strcmp(t, table) == 0 && (line == 0 || l == line);
 }
 
-static int by_step(const void *x, const void *y, void *arg)
+struct key_src {
+	const void *v;
+	key_at_fn *at;
+};
+
+static int by_key(const void *x, const void *y, void *arg)
 {
+	const struct key_src *s = arg;
 	const char *ta, *tb;
 	size_t la, lb;
-	step_key(arg, *(const size_t *)x, &ta, &la);
-	step_key(arg, *(const size_t *)y, &tb, &lb);
+	s->at(s->v, *(const size_t *)x, &ta, &la);
+	s->at(s->v, *(const size_t *)y, &tb, &lb);
 	return key_cmp(ta, la, tb, lb);
+}
+
+/* ord (n entries) as the indices 0..n-1 of v, in key order. */
+static void key_sort(const void *v, key_at_fn *at, size_t *ord, size_t n)
+{
+	struct key_src s = { v, at };
+	for (size_t i = 0; i < n; i++)
+		ord[i] = i;
+	qsort_r(ord, n, sizeof(*ord), by_key, &s);
 }
 
 /* Whether (table, line) is a step of the sequence; line 0: whether any row of table is. */
@@ -222,15 +237,6 @@ static void pending_key(const void *v, size_t i, const char **table, size_t *lin
 	*line = p[i].line;
 }
 
-static int by_pending(const void *x, const void *y, void *arg)
-{
-	const char *ta, *tb;
-	size_t la, lb;
-	pending_key(arg, *(const size_t *)x, &ta, &la);
-	pending_key(arg, *(const size_t *)y, &tb, &lb);
-	return key_cmp(ta, la, tb, lb);
-}
-
 /* The request's "sequence": each step as the index of its row in "rows". */
 static int sequence_json(const struct trun *x, json_t **out, struct perfdb_err *err)
 {
@@ -238,10 +244,8 @@ static int sequence_json(const struct trun *x, json_t **out, struct perfdb_err *
 	size_t *ord = malloc((x->n + 1) * sizeof(*ord));
 	json_t *a = json_array();
 	int rc = ord && a ? 0 : nomem(err);
-	for (size_t i = 0; rc == 0 && i < x->n; i++)
-		ord[i] = i;
 	if (rc == 0)
-		qsort_r(ord, x->n, sizeof(*ord), by_pending, x->v);
+		key_sort(x->v, pending_key, ord, x->n);
 	for (size_t k = 0; rc == 0 && k < s->n; k++) {
 		const char *t = s->v[k].table;
 		size_t line = s->v[k].line, pos = key_lower(x->v, pending_key, ord, x->n, t, line);
@@ -555,8 +559,12 @@ static int run_replay(struct trun *x, struct perfdb_torch_run *r, struct perfdb_
 		json_t *probe = !probe_runs(o) ? NULL :
 			json_pack("{s:f, s:I, s:f}", "tolerance", PERFDB_PROBE_TOLERANCE, "retries",
 				  (json_int_t)o->retries, "quiet_gbs", r->probe_quiet_gbs);
-		if (!j || (probe_runs(o) && (!probe || json_object_set_new(j, "probe", probe) < 0)))
+		if (!j) {
+			json_decref(probe);
 			rc = nomem(err);
+		} else if (probe_runs(o) && (!probe || json_object_set_new(j, "probe", probe) < 0)) {
+			rc = nomem(err);
+		}
 		else if (o->sequence && (rc = sequence_json(x, &seq, err)) == 0 &&
 			 json_object_set_new(j, "sequence", seq) < 0)
 			rc = nomem(err);
@@ -592,10 +600,8 @@ int perfdb_torch_microbench(const struct perfdb_torch_opts *o, struct perfdb_tor
 	const struct perfdb_opseq *sq = o->sequence;
 	if (rc == 0 && sq && !(x.steps = malloc((sq->n + 1) * sizeof(*x.steps))))
 		rc = nomem(err);
-	for (size_t i = 0; rc == 0 && sq && i < sq->n; i++)
-		x.steps[i] = i;
 	if (rc == 0 && sq)
-		qsort_r(x.steps, sq->n, sizeof(*x.steps), by_step, sq->v);
+		key_sort(sq->v, step_key, x.steps, sq->n);
 	if (rc == 0)
 		rc = collect(&x, err);
 	r->rows = x.ntimed;
