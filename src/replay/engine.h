@@ -152,6 +152,8 @@ struct perfdb_engine_row {
 	unsigned worst_others;             /* the most other processes' tasks seen running (only in the reason) */
 	int free_cpus;                     /* the CPUs the row's --threads left them (only in the reason) */
 	int resumed;                       /* taken from the journal (--resume), not measured */
+	int low_bandwidth;                 /* contended: its probe read low against the run's reference */
+	size_t measure;                    /* 1 + its index in the result's measures (0: none) */
 	int rank;                          /* the MPI rank that replayed it (0 outside mpirun) */
 	int threads;                       /* --threads it was measured with */
 	char kernel[64];                   /* Kernel Used: the case's kernel, "own" when it named none */
@@ -170,6 +172,13 @@ struct perfdb_engine_result {
 };
 
 void perfdb_engine_result_release(struct perfdb_engine_result *r);
+
+/*
+ * Row i, measured ok, is contended after all: it is not written (its
+ * measure goes) and keeps reason ("contended: ..."), with low_bandwidth
+ * set.  Returns 0 or -PERFDB_ENOMEM (the row is then left as it was).
+ */
+int perfdb_engine_result_refuse(struct perfdb_engine_result *r, size_t i, const char *reason);
 
 /*
  * Replay every selected table <dbdir>/<Op>.csv.  A row that fails (bad

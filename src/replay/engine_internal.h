@@ -154,9 +154,10 @@ int timing_measure(const struct perfdb_engine_opts *o, const struct perfdb_op_im
 struct perfdb_engine_row *result_add_row(struct perfdb_engine_result *r, const char *op, const char *table,
 					 size_t line);
 
-/* Append the measure writeback takes for row r of t.  0 or -PERFDB_ENOMEM. */
+/* Append the measure writeback takes for row r of t, and note its index in
+ * row->measure.  0 or -PERFDB_ENOMEM. */
 int result_add_measure(struct perfdb_measures *m, const char *op, const struct perfdb_table *t, size_t r,
-		       const struct perfdb_engine_row *row);
+		       struct perfdb_engine_row *row);
 
 /* ---- subprocess.c ------------------------------------------------------ */
 

@@ -35,13 +35,6 @@ int perfdb_native_notes(const struct perfdb_native_run *run, struct perfdb_strbu
 		if (res->rows[i].status == PERFDB_ENGINE_FAILED)
 			say(&n, "[FAILED] %s:%zu: %s\n", res->rows[i].table, res->rows[i].line,
 				res->rows[i].reason);
-	double ref = perfdb_native_probe_reference(res);
-	for (size_t i = 0; i < res->nrows; i++)
-		if (perfdb_native_row_contended(&res->rows[i], ref))
-			say(&n, "[LOW BANDWIDTH] %s:%zu: measured with %.1f GB/s of memory bandwidth "
-				"against %s %.1f (%d retries)\n", res->rows[i].table, res->rows[i].line,
-				res->rows[i].probe_gbs, res->probe_quiet_gbs > 0 ? "this machine's quiet" : "the run's median",
-				ref, res->rows[i].retries);
 	for (size_t i = 0; i < res->nrows; i++)
 		if (res->rows[i].status == PERFDB_ENGINE_CONTENDED) {
 			const char *why = res->rows[i].reason ? res->rows[i].reason : "";

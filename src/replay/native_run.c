@@ -91,19 +91,57 @@ static int probe_off(void)
 	return perfdb_env_off("PERFDB_PROBE");
 }
 
-/* The median probe reading of the run's ok rows (0: none). */
-static double run_median(const struct perfdb_engine_result *r)
+/*
+ * The median probe reading of the run's measured rows (0: none): those
+ * kept, and those refused for a low reading, so that refusing them does
+ * not move the figure they were judged by.  rank < 0: every rank's rows.
+ */
+static double rows_median(const struct perfdb_engine_result *r, int rank)
 {
 	double *v = malloc((r->nrows ? r->nrows : 1) * sizeof(double));
 	if (!v)
-		return 0;   /* no reference: no row is listed as contended */
+		return 0;   /* no reference: no row is judged contended */
 	size_t n = 0;
 	for (size_t i = 0; i < r->nrows; i++)
-		if (r->rows[i].status == PERFDB_ENGINE_OK)
+		if ((r->rows[i].status == PERFDB_ENGINE_OK || r->rows[i].low_bandwidth) &&
+		    (rank < 0 || r->rows[i].rank == rank))
 			v[n++] = r->rows[i].probe_gbs;
 	double m = perfdb_probe_median(v, n);
 	free(v);
 	return m;
+}
+
+static double run_median(const struct perfdb_engine_result *r)
+{
+	return rows_median(r, -1);
+}
+
+/* docs/reliability.md 13: a row measured while the host's memory was slow is not written */
+int perfdb_native_refuse_low_bandwidth(struct perfdb_engine_result *r)
+{
+	int nranks = 1;
+	for (size_t i = 0; i < r->nrows; i++)
+		nranks = r->rows[i].rank >= nranks ? r->rows[i].rank + 1 : nranks;
+	double *ref = calloc((size_t)nranks, sizeof(double));
+	if (!ref)
+		return -PERFDB_ENOMEM;
+	for (int k = 0; k < nranks; k++)
+		ref[k] = r->probe_quiet_gbs > 0 ? r->probe_quiet_gbs : rows_median(r, nranks > 1 ? k : -1);
+	int rc = 0;
+	for (size_t i = 0; i < r->nrows && rc == 0; i++) {
+		const struct perfdb_engine_row *x = &r->rows[i];
+		double y = ref[x->rank >= 0 ? x->rank : 0];
+		if (x->status != PERFDB_ENGINE_OK || !perfdb_probe_contended(x->probe_gbs, y))
+			continue;
+		char why[256];
+		snprintf(why, sizeof(why), "contended: measured with %.1f GB/s of memory bandwidth against %s "
+			 "%.1f after %d %s", x->probe_gbs, r->probe_quiet_gbs > 0 ? "this machine's quiet" :
+			 nranks > 1 ? "its rank's median" : "the run's median", y, x->retries,
+			 x->retries == 1 ? "retry" : "retries");
+		rc = perfdb_engine_result_refuse(r, i, why);
+	}
+	free(ref);
+	return rc;
 }
 
 /* PERFDB_SCHED=0 turns the scheduler's judgement of timed blocks off (docs/replay.md "Contention"). */
@@ -405,6 +443,8 @@ int perfdb_native_measure(struct perfdb_native_run *run, struct perfdb_err *err)
 				      "(`perfdb path` shows the database the flags name)", run->res.absent,
 				      run->dir.buf);
 	}
+	if (perfdb_native_refuse_low_bandwidth(&run->res) < 0)
+		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 	return 0;
 }
 
@@ -594,17 +634,6 @@ int perfdb_native_status_build(const struct perfdb_engine_result *r, struct perf
 	return 0;
 }
 
-double perfdb_native_probe_reference(const struct perfdb_engine_result *r)
-{
-	/* this machine's quiet figure when it has one: a contended run cannot set it */
-	return r->probe_quiet_gbs > 0 ? r->probe_quiet_gbs : run_median(r);
-}
-
-int perfdb_native_row_contended(const struct perfdb_engine_row *x, double ref)
-{
-	return x->status == PERFDB_ENGINE_OK && perfdb_probe_contended(x->probe_gbs, ref);
-}
-
 int perfdb_native_records_csv(const struct perfdb_engine_result *r, struct perfdb_strbuf *out)
 {
 	static const char *const header[] = {
@@ -648,11 +677,10 @@ int perfdb_native_write_records(const char *dbdir, const char *ts, const char *d
 	perfdb_strbuf_addf(&b, "device=%s\nrows_ok=%zu\nrows_failed=%zu\nrows_skipped=%zu\n"
 			   "rows_contended=%zu\ninterrupted=%d\n",
 			   device, r->nok, r->nfailed, r->nskipped, r->ncontended, r->interrupted);
-	double ref = perfdb_native_probe_reference(r);
 	size_t ncont = 0;
 	for (size_t i = 0; i < r->nrows; i++)
-		ncont += (size_t)perfdb_native_row_contended(&r->rows[i], ref);
-	if (ref > 0) {
+		ncont += (size_t)r->rows[i].low_bandwidth;
+	if (r->probe_quiet_gbs > 0 || run_median(r) > 0) {
 		perfdb_strbuf_addf(&b, "probe_median_gbs=%.1f\n", run_median(r));
 		if (r->probe_quiet_gbs > 0)
 			perfdb_strbuf_addf(&b, "probe_quiet_gbs=%.1f\n", r->probe_quiet_gbs);

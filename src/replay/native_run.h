@@ -93,7 +93,7 @@ void perfdb_native_world_close(struct perfdb_native_world *w);
 
 /*
  * What the run says before writeback, appended to out, one tagged line each
- * ([FAILED], [LOW BANDWIDTH], [CONTENDED], [NOT REPLAYED], [NO TABLE],
+ * ([FAILED], [CONTENDED], [NOT REPLAYED], [NO TABLE],
  * [NOTHING MEASURED], [PEAKS], [RESUME], [INTERRUPTED], [STOP]): 0, or
  * -PERFDB_ENOMEM when some of it could not be kept.  Rank 0, after record.
  */
@@ -138,16 +138,22 @@ void perfdb_native_journals_done(const struct perfdb_native_run *run);
 
 void perfdb_native_run_release(struct perfdb_native_run *run);
 
+/*
+ * A row whose probe still read more than 20 % low after its retries was
+ * measured while the host's memory was slow, which no scheduler account
+ * shows: it becomes contended, not written (docs/reliability.md 13), as
+ * the torch backend's do.  Its reference: this machine's quiet figure
+ * (r->probe_quiet_gbs), else the median reading of the run's measured
+ * rows, taken once every row is in so that the first rows are held to the
+ * same figure as the last; under mpirun each rank's rows to that rank's
+ * own median, since the ranks may be different hosts.  perfdb_native_measure
+ * calls it.  Returns 0 or -PERFDB_ENOMEM.
+ */
+int perfdb_native_refuse_low_bandwidth(struct perfdb_engine_result *r);
+
 /* Status (run_all_op_status.json form): ops all ok, per-row failures, ops skipped.
  * Returns 0 or -PERFDB_ENOMEM; st is filled either way (release it). */
 int perfdb_native_status_build(const struct perfdb_engine_result *r, struct perfdb_status *st);
-
-/*
- * The run's reference memory bandwidth (replay/probe.h): the median of the
- * probe readings its rows kept (every rank's, resumed ones included).
- * 0 (no row contended) when there is none.
- */
-double perfdb_native_probe_reference(const struct perfdb_engine_result *r);
 
 /*
  * Why the skipped rows were skipped, for a run that measured nothing:
@@ -155,9 +161,6 @@ double perfdb_native_probe_reference(const struct perfdb_engine_result *r);
  * the rest counted together) appended to out.
  */
 int perfdb_native_skip_reasons(const struct perfdb_engine_result *r, struct perfdb_strbuf *out);
-
-/* Row x kept a measurement taken under contention against ref. */
-int perfdb_native_row_contended(const struct perfdb_engine_row *x, double ref);
 
 /*
  * The environment record (env, then the device and counts) and the per-row

@@ -50,7 +50,7 @@ struct perfdb_engine_row *result_add_row(struct perfdb_engine_result *r, const c
 }
 
 int result_add_measure(struct perfdb_measures *m, const char *op, const struct perfdb_table *t, size_t r,
-		       const struct perfdb_engine_row *row)
+		       struct perfdb_engine_row *row)
 {
 	if (m->n == m->cap) {
 		size_t cap = m->cap ? 2 * m->cap : 64;
@@ -80,5 +80,33 @@ int result_add_measure(struct perfdb_measures *m, const char *op, const struct p
 	x->median = row->median;
 	x->std = row->std;
 	m->n++;
+	row->measure = m->n;
 	return bad ? -PERFDB_ENOMEM : 0;
+}
+
+int perfdb_engine_result_refuse(struct perfdb_engine_result *r, size_t i, const char *reason)
+{
+	struct perfdb_engine_row *row = &r->rows[i];
+	char *why = strdup(reason);
+	if (!why)
+		return -PERFDB_ENOMEM;
+	free(row->reason);
+	row->reason = why;
+	row->status = PERFDB_ENGINE_CONTENDED;
+	row->low_bandwidth = 1;
+	r->nok--;
+	r->ncontended++;
+	if (row->measure) {
+		/* writeback takes the measures, not the rows: this one goes, and the
+		 * rows after it follow their measures down by one */
+		size_t k = row->measure - 1;
+		perfdb_measure_release(&r->measures.v[k]);
+		memmove(&r->measures.v[k], &r->measures.v[k + 1], (r->measures.n - k - 1) * sizeof(r->measures.v[0]));
+		r->measures.n--;
+		row->measure = 0;
+		for (size_t j = 0; j < r->nrows; j++)
+			if (r->rows[j].measure > k + 1)
+				r->rows[j].measure--;
+	}
+	return 0;
 }

@@ -21,7 +21,7 @@ unset PERFDB_DEVICES PERFDB_LOCK_TIMEOUT ASCEND_HOME_PATH
 # Whether a block of samples is judged contended depends on the machine's load
 # (ctest -j runs cases side by side), so exact golden output judges none; the
 # contention cases set PERFDB_SCHED=1 and check by rule (docs/replay.md "Contention").
-export PERFDB_SCHED=0 PERFDB_PREFLIGHT=0   # and no preflight window: cases that test it set 1
+export PERFDB_SCHED=0 PERFDB_PREFLIGHT=0 PERFDB_PROBE=0   # no preflight window, no bandwidth probe: cases that test them set 1
 # The machine's quiet figures (docs/measuring.md "The preflight"): the case's own.
 export PERFDB_STATE_DIR="$WORK/.state"
 cd "$WORK"

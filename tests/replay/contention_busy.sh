@@ -21,7 +21,8 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/perfdb-busy.XXXXXX")
 burners=()
 trap 'kill "${burners[@]}" 2>/dev/null || true; rm -rf "$WORK"' EXIT
 cd "$WORK"
-export PERFDB_DATA_ROOT="$WORK/no-such-root" PERFDB_SCHED=1 PERFDB_PREFLIGHT=1
+# both judges, as a user runs: the scheduler's accounts and the bandwidth probe
+export PERFDB_DATA_ROOT="$WORK/no-such-root" PERFDB_SCHED=1 PERFDB_PREFLIGHT=1 PERFDB_PROBE=1
 fail() { echo "FAIL: $*" >&2; exit 1; }
 N=$(nproc)
 cp -r "$SRC/tests/cli/microbench/cpu_qwen3_e2e/input/db" db

@@ -36,7 +36,7 @@ NCPU=$(getconf _NPROCESSORS_ONLN)
 W=$(mktemp -d "${TMPDIR:-/tmp}/perfdb-torch-probe.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 cd "$W"
-export PERFDB_TIMESTAMP=t PERFDB_SCHED=0 PERFDB_TORCH_PYTHON="$W/py"
+export PERFDB_TIMESTAMP=t PERFDB_SCHED=0 PERFDB_PROBE=1 PERFDB_TORCH_PYTHON="$W/py"
 cat >py <<'SH'
 #!/bin/sh
 [ "$1" = "-c" ] || cp "$2" "$(dirname "$0")/request.json"

@@ -36,33 +36,35 @@ static void notes_of(struct perfdb_native_run *run, struct perfdb_strbuf *out)
 	assert_int_equal(perfdb_native_notes(run, out), 0);
 }
 
-/* Failed rows, a row measured at a quarter of the quiet bandwidth, and a contended row that is not written. */
+/* Failed rows, and contended rows not written: one measured at a quarter of the quiet bandwidth, one the scheduler's accounts refused. */
 static void test_rows(void **state)
 {
 	(void)state;
 	struct perfdb_engine_row rows[] = {
 		row("Add.csv", 2, PERFDB_ENGINE_OK, NULL, 10.0),
 		row("MatMulV2.csv", 3, PERFDB_ENGINE_FAILED, "bad shape", 0),
-		row("Softmax.csv", 4, PERFDB_ENGINE_OK, NULL, 2.5),
+		row("Softmax.csv", 4, PERFDB_ENGINE_CONTENDED, "contended: measured with 2.5 GB/s of memory "
+		    "bandwidth against this machine's quiet 10.0 after 2 retries", 2.5),
 		row("Softmax.csv", 5, PERFDB_ENGINE_CONTENDED, "contended: 9 of 10 timed blocks", 0),
 	};
 	rows[2].retries = 2;
+	rows[2].low_bandwidth = 1;
 	struct perfdb_native_run run;
 	memset(&run, 0, sizeof(run));
 	run.res.rows = rows;
 	run.res.nrows = 4;
-	run.res.nok = 2;
+	run.res.nok = 1;
 	run.res.nfailed = 1;
-	run.res.ncontended = 1;
+	run.res.ncontended = 2;
 	run.res.probe_quiet_gbs = 10.0;
 	struct perfdb_strbuf out;
 	notes_of(&run, &out);
 	assert_string_equal(out.buf,
 		"[FAILED] MatMulV2.csv:3: bad shape\n"
-		"[LOW BANDWIDTH] Softmax.csv:4: measured with 2.5 GB/s of memory bandwidth against "
-		"this machine's quiet 10.0 (2 retries)\n"
+		"[CONTENDED] Softmax.csv:4: not written: measured with 2.5 GB/s of memory bandwidth against "
+		"this machine's quiet 10.0 after 2 retries\n"
 		"[CONTENDED] Softmax.csv:5: not written: 9 of 10 timed blocks\n"
-		"[CONTENDED] 1 row left unwritten; --update-mode missing-only measures it again\n");
+		"[CONTENDED] 2 rows left unwritten; --update-mode missing-only measures them again\n");
 	perfdb_strbuf_release(&out);
 }
 

@@ -2,7 +2,8 @@
  * Unit tests for src/replay/native_run.c, the native microbench stage
  * (docs/spec/replay.md §4, Decision 8; docs/replay.md "CPU backend"): the
  * stack-version lookup in describe() text, the status built from an engine
- * result, the contention reference and the per-row records.  The whole run
+ * result, the rows refused for a low bandwidth reading and the per-row
+ * records.  The whole run
  * is tested end to end in tests/cli/microbench/cpu_*.
  */
 #include <setjmp.h>
@@ -69,8 +70,39 @@ static void test_status_build(void **state)
 	perfdb_status_release(&st);
 }
 
-/* The reference is the median of the ok rows' readings; a row is contended below 80 % of it. */
-static void test_probe_reference(void **state)
+/* measures for rows[0..n), each row pointing at its own, as the engine leaves them */
+static void give_measures(struct perfdb_engine_result *r)
+{
+	r->measures.v = calloc(r->nrows, sizeof(*r->measures.v));
+	assert_non_null(r->measures.v);
+	r->measures.cap = r->nrows;
+	for (size_t i = 0; i < r->nrows; i++) {
+		if (r->rows[i].status != PERFDB_ENGINE_OK)
+			continue;
+		struct perfdb_measure *m = &r->measures.v[r->measures.n++];
+		char line[16];
+		snprintf(line, sizeof(line), "%zu", r->rows[i].line);
+		m->op = strdup(line);   /* the row's line, to tell the measures apart */
+		m->mean = r->rows[i].mean;
+		r->rows[i].measure = r->measures.n;
+		r->nok++;
+	}
+}
+
+static void take_rows(struct perfdb_engine_result *r)
+{
+	for (size_t i = 0; i < r->nrows; i++)
+		if (r->rows[i].low_bandwidth)
+			free(r->rows[i].reason);
+	perfdb_measures_release(&r->measures);
+}
+
+/*
+ * No quiet figure: the reference is the median of the measured rows'
+ * readings (40 of 40, 20, 44); 20 < 0.8 x 40 is refused, with its reason,
+ * and its measure goes while the others' stay; a failed row is not judged.
+ */
+static void test_refuse_run_median(void **state)
 {
 	(void)state;
 	struct perfdb_engine_row rows[] = {
@@ -79,17 +111,95 @@ static void test_probe_reference(void **state)
 		row("Add", 4, PERFDB_ENGINE_OK, NULL, 44.0),
 		row("Add", 5, PERFDB_ENGINE_FAILED, "x", 1.0),
 	};
+	rows[1].retries = 2;
 	struct perfdb_engine_result r;
 	memset(&r, 0, sizeof(r));
 	r.rows = rows;
 	r.nrows = 4;
-	double ref = perfdb_native_probe_reference(&r);
-	assert_true(ref == 40.0);
-	assert_false(perfdb_native_row_contended(&rows[0], ref));
-	assert_true(perfdb_native_row_contended(&rows[1], ref));
-	assert_false(perfdb_native_row_contended(&rows[3], ref));   /* failed rows are not listed */
-	r.nrows = 0;
-	assert_true(perfdb_native_probe_reference(&r) == 0.0);
+	r.nfailed = 1;
+	give_measures(&r);
+	assert_int_equal(perfdb_native_refuse_low_bandwidth(&r), 0);
+	assert_int_equal(rows[1].status, PERFDB_ENGINE_CONTENDED);
+	assert_true(rows[1].low_bandwidth);
+	assert_string_equal(rows[1].reason, "contended: measured with 20.0 GB/s of memory bandwidth against "
+			    "the run's median 40.0 after 2 retries");
+	assert_int_equal(rows[0].status, PERFDB_ENGINE_OK);
+	assert_int_equal(rows[2].status, PERFDB_ENGINE_OK);
+	assert_int_equal(rows[3].status, PERFDB_ENGINE_FAILED);
+	assert_int_equal(r.nok, 2);
+	assert_int_equal(r.ncontended, 1);
+	assert_int_equal(r.measures.n, 2);
+	assert_string_equal(r.measures.v[0].op, "2");
+	assert_string_equal(r.measures.v[1].op, "4");
+	assert_int_equal(rows[0].measure, 1);
+	assert_int_equal(rows[1].measure, 0);
+	assert_int_equal(rows[2].measure, 2);
+	/* judged again (a second call): the refused row's reading still counts in the median */
+	assert_int_equal(perfdb_native_refuse_low_bandwidth(&r), 0);
+	assert_int_equal(r.ncontended, 1);
+	assert_int_equal(r.measures.n, 2);
+	take_rows(&r);
+}
+
+/* This machine's quiet figure, 50, is the reference when there is one: 38 is refused, 45 is not. */
+static void test_refuse_quiet(void **state)
+{
+	(void)state;
+	struct perfdb_engine_row rows[] = {
+		row("Add", 2, PERFDB_ENGINE_OK, NULL, 38.0),
+		row("Add", 3, PERFDB_ENGINE_OK, NULL, 45.0),
+		row("Add", 4, PERFDB_ENGINE_OK, NULL, 0.0),   /* not probed: never judged */
+	};
+	rows[0].retries = 1;
+	struct perfdb_engine_result r;
+	memset(&r, 0, sizeof(r));
+	r.rows = rows;
+	r.nrows = 3;
+	r.probe_quiet_gbs = 50.0;
+	give_measures(&r);
+	assert_int_equal(perfdb_native_refuse_low_bandwidth(&r), 0);
+	assert_string_equal(rows[0].reason, "contended: measured with 38.0 GB/s of memory bandwidth against "
+			    "this machine's quiet 50.0 after 1 retry");
+	assert_int_equal(rows[1].status, PERFDB_ENGINE_OK);
+	assert_int_equal(rows[2].status, PERFDB_ENGINE_OK);
+	assert_int_equal(r.nok, 2);
+	assert_int_equal(r.measures.n, 2);
+	assert_string_equal(r.measures.v[0].op, "3");
+	assert_int_equal(rows[1].measure, 1);
+	assert_int_equal(rows[2].measure, 2);
+	take_rows(&r);
+}
+
+/*
+ * Under mpirun each rank is held to its own median: rank 0 reads 40, 40,
+ * 30 (median 40: 30 < 32 refused), rank 1 reads 20, 20, 14 (median 20: 14
+ * < 16 refused).  One median of all six (25) would have kept rank 0's 30
+ * and refused only the 14.
+ */
+static void test_refuse_per_rank(void **state)
+{
+	(void)state;
+	const double gbs[] = { 40, 40, 30, 20, 20, 14 };
+	struct perfdb_engine_row rows[6];
+	for (int i = 0; i < 6; i++) {
+		rows[i] = row("Add", (size_t)i + 2, PERFDB_ENGINE_OK, NULL, gbs[i]);
+		rows[i].rank = i / 3;
+	}
+	struct perfdb_engine_result r;
+	memset(&r, 0, sizeof(r));
+	r.rows = rows;
+	r.nrows = 6;
+	give_measures(&r);
+	assert_int_equal(perfdb_native_refuse_low_bandwidth(&r), 0);
+	for (int i = 0; i < 6; i++)
+		assert_int_equal(rows[i].low_bandwidth, i == 2 || i == 5);
+	assert_string_equal(rows[5].reason, "contended: measured with 14.0 GB/s of memory bandwidth against "
+			    "its rank's median 20.0 after 0 retries");
+	assert_int_equal(r.nok, 4);
+	assert_int_equal(r.measures.n, 4);
+	assert_string_equal(r.measures.v[2].op, "5");
+	assert_string_equal(r.measures.v[3].op, "6");
+	take_rows(&r);
 }
 
 /* The records CSV byte for byte: CRLF, Reason always quoted with inner quotes doubled. */
@@ -212,7 +322,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_status_build),
-		cmocka_unit_test(test_probe_reference),
+		cmocka_unit_test(test_refuse_run_median),
+		cmocka_unit_test(test_refuse_quiet),
+		cmocka_unit_test(test_refuse_per_rank),
 		cmocka_unit_test(test_records_csv),
 		cmocka_unit_test(test_write_records),
 		cmocka_unit_test(test_check_threads),
