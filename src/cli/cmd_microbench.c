@@ -368,8 +368,8 @@ static int parse_args(int argc, char **argv, struct perfdb_db_opts *o, struct mb
 		{ .type = OPT_INT, .name = "contention-retries", .dest = &a->retries, .metavar = "N",
 		  .has_min = true, .min = 0,
 		  .help = "cpu and torch backends: measure a row again, up to N times, when the memory "
-			  "bandwidth probed around it was more than 20% below the median of the rows before "
-			  "it (default: 2)" },
+			  "bandwidth probed around it was more than 20% below this machine's quiet figure "
+			  "(else the run's median); a row still low is contended, not written (default: 2)" },
 		{ .type = OPT_FLAG, .name = "require-quiet", .dest = &a->require_quiet,
 		  .help = "native backends: refuse to start when the preflight finds the machine busy (other "
 			  "processes using 0.25 CPUs or more, steal 2% or more, memory bandwidth below 80% of "
