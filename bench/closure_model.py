@@ -25,8 +25,8 @@ Usage (Debian's /usr/bin/python3 with python3-torch):
       whose lower reading is 20 % below this machine's quiet torch figure
       (the per-host state perfdb microbench --backend torch keeps) ran in
       the VM's slow state, which the database does not describe either; at
-      most 3 R runs, and all of them where none was clean (PERFDB_PROBE=0,
-      or threads that hold every CPU: no probe)
+      most 3 R runs, and all of them where none was clean (PERFDB_PROBE=0:
+      no probe)
 """
 import argparse
 import math
@@ -145,8 +145,7 @@ def measure(model, args, runs):
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path.insert(0, os.path.join(here, "..", "data"))
     import torch_replay
-    # as perfdb's torch backend: no probe where the threads hold every CPU
-    on = os.environ.get("PERFDB_PROBE", "1") != "0" and torch.get_num_threads() < (os.cpu_count() or 1)
+    on = os.environ.get("PERFDB_PROBE", "1") != "0"
     probe = torch_replay.Probe({"tolerance": 0.2, "retries": 0, "quiet_gbs": quiet_torch_gbs()} if on else None)
     kept, dropped, every = [], 0, []
     edge = probe.read()
@@ -155,7 +154,7 @@ def measure(model, args, runs):
         model(*args)
         t = (time.perf_counter() - t0) * 1e6
         after = probe.read()
-        gbs, edge = min(edge, after), after
+        gbs, edge = torch_replay.lower(edge, after), after
         every.append(t)
         if probe.low(gbs):
             dropped += 1

@@ -275,9 +275,47 @@ def contaminated(before, after, wall_ns, cpus, free):
 PROBE_BYTES = 64 << 20
 
 
+PROBE_OTHERS, PROBE_SETTLE_S = 0.1, 0.25   # perfdb/probe.h's PERFDB_PROBE_OTHERS and _SETTLE_S
+
+
 def others_run_ns(me):
-    """CPU time of this process's threads other than tid me, ns."""
-    return sum(st[0] for st in (schedstat(t) for t in os.listdir("/proc/self/task") if t != me) if st)
+    """(CPU time ns, count) of this process's threads other than tid me,
+    read from each thread's CPU-time clock (the clock id glibc's
+    pthread_getcpuclockid builds from a thread id): unlike schedstat, whose
+    count of a thread running on another CPU moves only at that CPU's tick
+    (4 ms here), the clock brings it up to date, so a 1 ms window sees a
+    spinner (src/core/sched.c perfdb_sched_others_run_ns)."""
+    ns = n = 0
+    for t in os.listdir("/proc/self/task"):
+        if t == me:
+            continue
+        try:
+            ns += time.clock_gettime_ns(((~int(t)) << 3) | 6)
+            n += 1
+        except OSError:
+            pass   # gone since the listing
+    return ns, n
+
+
+def lower(a, b):
+    """The lower of two readings, of those taken (0: no reading, not the lowest)."""
+    return min(a, b) if a > 0 and b > 0 else max(a, b)
+
+
+def settle(me):
+    """Wait until the process's other threads are at rest: until they ran
+    under PROBE_OTHERS of a 1 ms window, at most PROBE_SETTLE_S.  OpenMP's
+    workers spin ~5 ms after an op here, OpenBLAS's ~130 ms after an fp32
+    GEMM; a reading beside them reads the run, not the machine."""
+    a, n = others_run_ns(me)
+    t0 = time.perf_counter()
+    while n:
+        w0 = time.perf_counter()
+        time.sleep(0.001)
+        b, n = others_run_ns(me)
+        if b - a < PROBE_OTHERS * (time.perf_counter() - w0) * 1e9 or time.perf_counter() - t0 > PROBE_SETTLE_S:
+            return
+        a = b
 
 
 class Probe:
@@ -304,6 +342,7 @@ class Probe:
         self.quiet = float(spec.get("quiet_gbs", 0) or 0) if spec else 0.0
         self.kept = []
         self.every = []
+        self.none = 0   # readings refused: the process's own threads ran beside them
         script = os.environ.get("PERFDB_TEST_PROBE_GBS", "")
         self.script = [float(x) for x in script.split(",") if x.strip()] if self.on else []
         self.pos = 0
@@ -317,11 +356,12 @@ class Probe:
                 self.lines = torch.arange(PROBE_BYTES // 8, dtype=torch.int64)[::8]
 
     def read(self):
-        """GB/s now; 0 (no reading, judged by nothing) when off, or when the
-        process's other threads ran for over a tenth of the probe's time: a
-        reading taken beside them is of the run (OpenMP's or OpenBLAS's
-        workers still spinning after an op share the probe's core and read
-        as a slow memory), not of the machine."""
+        """GB/s now, once the process's other threads are at rest (settle);
+        0 (no reading, judged by nothing) when off, or when they ran for over
+        a tenth of the probe's time all the same: a reading taken beside
+        them is of the run (OpenMP's or OpenBLAS's workers still spinning
+        after an op share the probe's core and read as a slow memory), not
+        of the machine."""
         if not self.on:
             return 0.0
         if self.script:
@@ -329,13 +369,15 @@ class Probe:
             self.pos += 1
         else:
             best, me = 0.0, "%d" % threading.get_native_id()
-            o0, w0 = others_run_ns(me), time.perf_counter()
+            settle(me)
+            o0, w0 = others_run_ns(me)[0], time.perf_counter()
             for _ in range(3):
                 a = time.perf_counter()
                 self.lines.sum()
                 d = time.perf_counter() - a
                 best = max(best, PROBE_BYTES / d / 1e9 if d > 0 else 0.0)
-            if others_run_ns(me) - o0 > 0.1 * (time.perf_counter() - w0) * 1e9:
+            if others_run_ns(me)[0] - o0 > PROBE_OTHERS * (time.perf_counter() - w0) * 1e9:
+                self.none += 1
                 return 0.0
         self.every.append(best)
         return best
@@ -430,7 +472,7 @@ def replay(row, repeat, budget, probe):
     while True:
         before = probe.read()
         res = measure(row, repeat, budget)
-        res["probe_gbs"] = min(before, probe.read())
+        res["probe_gbs"] = lower(before, probe.read())
         if best is None or res["probe_gbs"] > best["probe_gbs"]:
             best = res
         if not probe.low(res["probe_gbs"]) or tries >= probe.retries:
@@ -499,7 +541,7 @@ def replay_sequence(rows, seq, repeat, budget, probe):
             wall_ns = (time.perf_counter() - b0) * 1e9
             s1 = sched_ns()
             after = probe.read()
-            gbs, edge = min(edge, after), after
+            gbs, edge = lower(edge, after), after
             if contaminated(s0, s1, wall_ns, cpus, free):
                 dropped += 1
             elif probe.low(gbs):
@@ -566,6 +608,8 @@ def main():
         out["rows"].append(res)
         print("[torch] %s:%d %s" % (row["table"], row["line"], res["status"]), file=sys.stderr, flush=True)
     out["probe_median_gbs"] = probe.median()
+    out["probe_readings"] = len(probe.every) + probe.none
+    out["probe_readings_none"] = probe.none
     with open(sys.argv[2], "w") as f:
         json.dump(out, f)
 

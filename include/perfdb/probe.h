@@ -27,6 +27,10 @@
 #include "perfdb/schema.h"   /* PERFDB_PROBE_TOLERANCE */
 
 #define PERFDB_PROBE_BYTES ((size_t)64 << 20)  /* twice the 32 MiB LLC: the reads come from DRAM */
+/* A reading waits for the process's other threads to run under this share of the wall time ... */
+#define PERFDB_PROBE_OTHERS 0.1
+/* ... for at most this long (OpenBLAS's workers spin ~130 ms after a GEMM; OpenMP's ~5 ms) */
+#define PERFDB_PROBE_SETTLE_S 0.25
 
 struct perfdb_probe {
 	uint64_t *buf;
@@ -42,8 +46,16 @@ struct perfdb_probe {
 int perfdb_probe_init(struct perfdb_probe *p, size_t bytes, struct perfdb_err *err);
 void perfdb_probe_release(struct perfdb_probe *p);
 
-/* Read bandwidth now, GB/s: the fastest of three passes over the buffer (about 5 ms). */
+/*
+ * Read bandwidth now, GB/s: the fastest of three passes over the buffer
+ * (about 5 ms), once the process's other threads are at rest
+ * (PERFDB_PROBE_SETTLE_S at most).  0, no reading, when they ran over
+ * PERFDB_PROBE_OTHERS of the reading's time all the same: it read them.
+ */
 double perfdb_probe_gbs(struct perfdb_probe *p);
+
+/* The lower of a row's two readings, of those taken (0: no reading). */
+double perfdb_probe_lower(double a, double b);
 
 /* Add a row's kept reading to the reference (readings <= 0 are ignored); -PERFDB_ENOMEM. */
 int perfdb_probe_note(struct perfdb_probe *p, double gbs);

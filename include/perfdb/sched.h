@@ -63,6 +63,15 @@ int perfdb_sched_parse_stat(const char *text, uint64_t *steal, uint64_t *total);
 /* The live accounts of this process and machine (a thread that exits mid-read is skipped). */
 int perfdb_sched_read(struct perfdb_sched_reading *r, struct perfdb_err *err);
 
+/*
+ * CPU time (ns) the process's threads other than the caller have run, and
+ * how many there are (*nothers); -1 when /proc/self/task cannot be listed.
+ * The bandwidth probe reads it around a reading: the run's own workers,
+ * still spinning after an op (OpenMP's for ~5 ms, OpenBLAS's for ~130 ms
+ * on this VM), share the probe's memory and cores.
+ */
+int perfdb_sched_others_run_ns(uint64_t *ns, size_t *nothers);
+
 /* Thresholds of perfdb_sched_judge (docs/measuring.md says why these). */
 #define PERFDB_SCHED_WAIT_FRACTION 0.05   /* of the block's wall time, summed over threads */
 #define PERFDB_SCHED_WAIT_MIN_NS 50000    /* below this a wait is the kernel's own housekeeping */

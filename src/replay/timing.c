@@ -281,7 +281,7 @@ static int time_case(const struct perfdb_engine_opts *o, const struct perfdb_op_
 		row->std = st.std;
 		row->cpu_ratio = wall > 0 ? cpu / wall : 0;
 		double probe1 = pr ? perfdb_probe_gbs(pr) : 0;
-		row->probe_gbs = probe0 < probe1 ? probe0 : probe1;
+		row->probe_gbs = perfdb_probe_lower(probe0, probe1);
 		row->status = contended ? PERFDB_ENGINE_CONTENDED : PERFDB_ENGINE_OK;
 	}
 	free(x);

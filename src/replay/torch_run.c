@@ -365,6 +365,8 @@ static int read_answers(struct trun *x, const char *path, struct perfdb_torch_ru
 				      "(%s)", path, root ? "not one row per row asked" : je.text);
 	}
 	r->probe_median_gbs = json_number_value(json_object_get(root, "probe_median_gbs"));
+	r->probe_readings = (size_t)json_integer_value(json_object_get(root, "probe_readings"));
+	r->probe_none = (size_t)json_integer_value(json_object_get(root, "probe_readings_none"));
 	json_t *sq = json_object_get(root, "sequence");
 	r->passes = (size_t)json_integer_value(json_object_get(sq, "passes"));
 	r->passes_dropped = (size_t)json_integer_value(json_object_get(sq, "dropped"));
@@ -438,17 +440,15 @@ static const char *const inherited[] = {
 };
 
 /*
- * Whether the bandwidth probe runs: not with PERFDB_PROBE=0, and not where
- * --threads holds every online CPU.  There the run's own threads, still
- * spinning after an op (OpenMP's workers, OpenBLAS's after an fp32 GEMM),
- * share the probe's core, and it reads low for reasons of the run's own:
- * at 2 threads on this 2-vCPU VM the closure's alone replays left 32-48 %
- * of the rows contended that way (docs/measuring.md "The VM's slow state").
+ * Whether the bandwidth probe runs: not with PERFDB_PROBE=0.  It once
+ * stayed off where --threads held every CPU, because the run's own
+ * workers, spinning after an op, read as a slow memory; the probe now
+ * waits for them to rest and refuses a reading taken beside them
+ * (data/torch_replay.py Probe.read, as src/core/probe.c).
  */
-static int probe_runs(const struct perfdb_torch_opts *o)
+static int probe_runs(void)
 {
-	long online = sysconf(_SC_NPROCESSORS_ONLN);
-	return !perfdb_env_off("PERFDB_PROBE") && (online <= 0 || o->threads < online);
+	return !perfdb_env_off("PERFDB_PROBE");
 }
 
 static int write_env(const struct perfdb_torch_opts *o, struct perfdb_torch_run *r, struct perfdb_err *err)
@@ -465,18 +465,17 @@ static int write_env(const struct perfdb_torch_opts *o, struct perfdb_torch_run 
 			   r->failed, r->contended, r->st.nunreplayed, unrows,
 			   rot && strcmp(rot, "0") == 0 ? "no (PERFDB_TORCH_ROTATE=0)" :
 			   "a GEMM's operands after the first, below 32 MiB, rotate through 64 MiB of copies");
-	if (perfdb_env_off("PERFDB_PROBE"))
+	if (!probe_runs())
 		perfdb_strbuf_addf(&b, "probe=off (PERFDB_PROBE=0)\n");
-	else if (!probe_runs(o))
-		perfdb_strbuf_addf(&b, "probe=off (--threads %ld holds every CPU: the run's own threads would "
-				   "read as a slow memory)\n", o->threads);
 	else
 		perfdb_strbuf_addf(&b, "probe=memory bandwidth read by one thread before and after each row "
 				   "and each pass of the sequence; low below %.0f%% of %s\n"
+				   "probe_readings=%zu\nprobe_readings_none=%zu\n"
 				   "probe_quiet_gbs=%.1f\nprobe_median_gbs=%.1f\nrows_low_bandwidth=%zu\n"
 				   "contention_retries=%ld\n", 100.0 * (1.0 - PERFDB_PROBE_TOLERANCE),
 				   r->probe_quiet_gbs > 0 ? "this machine's quiet figure" : "the run's median",
-				   r->probe_quiet_gbs, r->probe_median_gbs, r->nlow, o->retries);
+				   r->probe_readings, r->probe_none, r->probe_quiet_gbs, r->probe_median_gbs, r->nlow,
+				   o->retries);
 	if (o->sequence)
 		perfdb_strbuf_addf(&b, "sequence_trace=%s\nsequence_steps=%zu\nsequence_unplaced=%zu\n"
 				   "rows_in_sequence=%zu\nsequence_passes=%zu\nsequence_passes_dropped=%zu\n"
@@ -556,13 +555,13 @@ static int run_replay(struct trun *x, struct perfdb_torch_run *r, struct perfdb_
 		struct perfdb_quiet q;
 		perfdb_quiet_load(&q);
 		r->probe_quiet_gbs = quiet_torch_figure(&q);
-		json_t *probe = !probe_runs(o) ? NULL :
+		json_t *probe = !probe_runs() ? NULL :
 			json_pack("{s:f, s:I, s:f}", "tolerance", PERFDB_PROBE_TOLERANCE, "retries",
 				  (json_int_t)o->retries, "quiet_gbs", r->probe_quiet_gbs);
 		if (!j) {
 			json_decref(probe);
 			rc = nomem(err);
-		} else if (probe_runs(o) && (!probe || json_object_set_new(j, "probe", probe) < 0)) {
+		} else if (probe_runs() && (!probe || json_object_set_new(j, "probe", probe) < 0)) {
 			rc = nomem(err);
 		}
 		else if (o->sequence && (rc = sequence_json(x, &seq, err)) == 0 &&
@@ -621,7 +620,7 @@ int perfdb_torch_microbench(const struct perfdb_torch_opts *o, struct perfdb_tor
 	if (rc == 0)
 		rc = write_env(o, r, err);
 	/* every run's median reading is kept (quiet_torch_figure says why) */
-	if (rc == 0 && x.ntimed && r->probe_median_gbs > 0 && probe_runs(o)) {
+	if (rc == 0 && x.ntimed && r->probe_median_gbs > 0 && probe_runs()) {
 		struct perfdb_err ignored;
 		(void)perfdb_quiet_note(PERFDB_QUIET_TORCH, r->probe_median_gbs, &ignored);
 	}

@@ -46,9 +46,11 @@ struct perfdb_torch_run {
 	size_t in_sequence;                /* of the ok rows, those timed in the sequence */
 	/* the bandwidth probe: this machine's quiet figure it was held to (0:
 	 * none, the run's median instead), the median of all the run's
-	 * readings, the rows left contended for it, and the sequence's
-	 * passes (all, dropped, dropped for low bandwidth) */
+	 * readings, the readings taken and of them refused (the process's own
+	 * threads ran beside them), the rows left contended for it, and the
+	 * sequence's passes (all, dropped, dropped for low bandwidth) */
 	double probe_quiet_gbs, probe_median_gbs;
+	size_t probe_readings, probe_none;
 	size_t nlow;
 	size_t passes, passes_dropped, passes_low;
 };

@@ -1,11 +1,15 @@
 /*
- * Unit tests for src/replay/probe.c, the memory-bandwidth probe behind
+ * Unit tests for src/core/probe.c, the memory-bandwidth probe behind
  * microbench's contention retries (docs/replay.md "Contention").  The
  * engine's use of it (retries, kept measurement, journal, resume) is
  * tested end to end in tests/cli/microbench/cpu_contention.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <time.h>
+#include <unistd.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -76,6 +80,118 @@ static void test_measured(void **state)
 	assert_null(p.buf);
 }
 
+/* A thread that spins on its own CPU time until told to stop, then blocks until released. */
+struct spinner {
+	pthread_t t;
+	double spin_s;            /* this much of its own CPU time; 0: until stop */
+	atomic_int started, stop, done;
+	int gate[2];              /* it blocks reading gate[0] once done */
+};
+
+static double thread_cpu_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void *spin(void *arg)
+{
+	struct spinner *s = arg;
+	double t0 = thread_cpu_s();
+	atomic_store(&s->started, 1);
+	while (!atomic_load(&s->stop) && (s->spin_s <= 0 || thread_cpu_s() - t0 < s->spin_s))
+		;
+	atomic_store(&s->done, 1);
+	char c;
+	(void)!read(s->gate[0], &c, 1);
+	return NULL;
+}
+
+static void spinner_start(struct spinner *s, double spin_s)
+{
+	memset(s, 0, sizeof(*s));
+	s->spin_s = spin_s;
+	assert_int_equal(pipe(s->gate), 0);
+	assert_int_equal(pthread_create(&s->t, NULL, spin, s), 0);
+	while (!atomic_load(&s->started))   /* on its CPU, not only created */
+		usleep(100);
+}
+
+static void spinner_end(struct spinner *s)
+{
+	atomic_store(&s->stop, 1);
+	(void)!write(s->gate[1], "x", 1);
+	pthread_join(s->t, NULL);
+	close(s->gate[0]);
+	close(s->gate[1]);
+}
+
+/*
+ * A reading taken while another thread of the process runs is no reading
+ * (0): it read the run's own workers, not the machine.  The spinner never
+ * rests, so the probe waits PERFDB_PROBE_SETTLE_S and then reads beside
+ * it.  On a loaded machine (ctest -j) the spinner may be off its CPU for a
+ * whole reading, which is then rightly a reading: of five readings of
+ * 64 MiB (~5 ms each), some must be refused.
+ */
+static void test_others_running(void **state)
+{
+	(void)state;
+	struct perfdb_probe p;
+	struct perfdb_err err;
+	perfdb_err_clear(&err);
+	assert_int_equal(perfdb_probe_init(&p, PERFDB_PROBE_BYTES, &err), 0);
+	struct spinner s;
+	spinner_start(&s, 0);
+	int refused = 0;
+	for (int k = 0; k < 5 && !refused; k++)
+		refused = perfdb_probe_gbs(&p) == 0.0;
+	assert_true(refused);
+	spinner_end(&s);
+	assert_true(perfdb_probe_gbs(&p) > 0.0);   /* at rest again (gone): a reading */
+	perfdb_probe_release(&p);
+}
+
+/*
+ * A thread that spins 80 ms of CPU and then blocks, as OpenMP's workers do
+ * after an op: the probe waits it out rather than give no reading, so
+ * readings come back (within 10 calls: on a loaded machine a reading may
+ * still be taken beside the spinner and refused), and once it is at rest
+ * every reading is one: a blocked thread is not a running one.
+ */
+static void test_settles(void **state)
+{
+	(void)state;
+	struct perfdb_probe p;
+	struct perfdb_err err;
+	perfdb_err_clear(&err);
+	assert_int_equal(perfdb_probe_init(&p, (size_t)4 << 20, &err), 0);
+	struct spinner s;
+	spinner_start(&s, 0.08);
+	double g = 0;
+	for (int k = 0; k < 10 && g <= 0; k++)
+		g = perfdb_probe_gbs(&p);
+	assert_true(g > 0.0);
+	while (!atomic_load(&s.done))
+		usleep(1000);
+	for (int k = 0; k < 3; k++)
+		assert_true(perfdb_probe_gbs(&p) > 0.0);
+	spinner_end(&s);
+	perfdb_probe_release(&p);
+}
+
+/* A row keeps the lower of its two readings, of those taken: 0 is no reading, not the lowest. */
+static void test_lower(void **state)
+{
+	(void)state;
+	assert_true(perfdb_probe_lower(30.0, 40.0) == 30.0);
+	assert_true(perfdb_probe_lower(40.0, 30.0) == 30.0);
+	assert_true(perfdb_probe_lower(0.0, 30.0) == 30.0);
+	assert_true(perfdb_probe_lower(30.0, 0.0) == 30.0);
+	assert_true(perfdb_probe_lower(0.0, 0.0) == 0.0);
+}
+
 /* The script hook: readings in order, the last repeated; without buffer or script, 0. */
 static void test_script(void **state)
 {
@@ -104,6 +220,9 @@ int main(void)
 		cmocka_unit_test(test_reference),
 		cmocka_unit_test(test_measured),
 		cmocka_unit_test(test_script),
+		cmocka_unit_test(test_others_running),
+		cmocka_unit_test(test_settles),
+		cmocka_unit_test(test_lower),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,8 +8,12 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "perfdb/sched.h"
 
@@ -222,6 +226,53 @@ static void test_read_live(void **state)
 	assert_true(b.wait_ns >= a.wait_ns && b.nivcsw >= a.nivcsw && b.total_ticks >= a.total_ticks);
 }
 
+static atomic_int spun;
+
+/* 50 ms of its own CPU time, then at rest until the pipe closes */
+static void *spin50(void *arg)
+{
+	struct timespec a, b;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+	do
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+	while ((double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1e-9 < 0.05);
+	atomic_store(&spun, 1);
+	char c;
+	(void)!read(*(int *)arg, &c, 1);
+	return NULL;
+}
+
+/*
+ * The other threads' CPU time: none besides the caller at first (the
+ * caller's own time is never counted); with a second thread that has run
+ * 50 ms of CPU, one more and at least 50 ms more, whatever else the machine
+ * runs.
+ */
+static void test_others_run(void **state)
+{
+	(void)state;
+	uint64_t ns, ns0;
+	size_t n, n0;
+	volatile uint64_t sink = 0;
+	for (int i = 0; i < 20000000; i++)   /* the caller's own time */
+		sink += (uint64_t)i;
+	assert_int_equal(perfdb_sched_others_run_ns(&ns0, &n0), 0);
+	if (n0 == 0)   /* a runtime may keep a thread of its own (a sanitizer's) */
+		assert_true(ns0 == 0);
+	int gate[2];
+	assert_int_equal(pipe(gate), 0);
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, spin50, &gate[0]), 0);
+	while (!atomic_load(&spun))
+		usleep(1000);
+	assert_int_equal(perfdb_sched_others_run_ns(&ns, &n), 0);
+	assert_int_equal(n, n0 + 1);
+	assert_true(ns - ns0 >= 50000000u);
+	close(gate[1]);
+	pthread_join(t, NULL);
+	close(gate[0]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -234,6 +285,7 @@ int main(void)
 		cmocka_unit_test(test_judge),
 		cmocka_unit_test(test_judge_others),
 		cmocka_unit_test(test_read_live),
+		cmocka_unit_test(test_others_run),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
