@@ -19,8 +19,10 @@ Usage (Debian's /usr/bin/python3 with python3-torch):
       TorchFunctionMode (torch 1.13's profiler records none)
   closure_model.py measure --dtype ... --phase ... --threads N --runs R
       the forward's wall time, outside any profiler: prints the median and
-      the min and max of R timed runs (us), after 3 warm-up runs, and how
-      many runs were dropped: the torch backend's memory-bandwidth probe
+      the min and max of R timed runs (us), after 3 warm-up runs, how
+      many runs were dropped, and how many were clean (R, or fewer when the
+      slow state held through 3 R runs: then the median is of the clean
+      ones, or of all where none was): the torch backend's memory-bandwidth probe
       (data/torch_replay.py) reads before and after each run, and a run
       whose lower reading is 20 % below this machine's quiet torch figure
       (the per-host state perfdb microbench --backend torch keeps) ran in
@@ -141,7 +143,8 @@ def quiet_torch_gbs():
 
 
 def measure(model, args, runs):
-    """(times us, runs dropped) of runs forwards judged by the probe."""
+    """(times us, runs dropped, runs clean) of runs forwards judged by the
+    probe: the clean ones, else (none clean in 3 runs tries) all of them."""
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path.insert(0, os.path.join(here, "..", "data"))
     import torch_replay
@@ -161,7 +164,7 @@ def measure(model, args, runs):
         else:
             kept.append(t)
             probe.note(gbs)
-    return (kept or every), dropped
+    return (kept or every), dropped, len(kept)
 
 
 def main():
@@ -179,8 +182,8 @@ def main():
         for _ in range(3):
             model(*args)
         if a.what == "measure":
-            ts, dropped = measure(model, args, a.runs)
-            print("%.1f %.1f %.1f %d" % (statistics.median(ts), min(ts), max(ts), dropped))
+            ts, dropped, clean = measure(model, args, a.runs)
+            print("%.1f %.1f %.1f %d %d" % (statistics.median(ts), min(ts), max(ts), dropped, clean))
             return
         with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
             model(*args)
