@@ -273,8 +273,6 @@ def contaminated(before, after, wall_ns, cpus, free):
 
 
 PROBE_BYTES = 64 << 20
-
-
 PROBE_OTHERS, PROBE_SETTLE_S = 0.1, 0.25   # perfdb/probe.h's PERFDB_PROBE_OTHERS and _SETTLE_S
 
 
@@ -306,16 +304,17 @@ def settle(me):
     """Wait until the process's other threads are at rest: until they ran
     under PROBE_OTHERS of a 1 ms window, at most PROBE_SETTLE_S.  OpenMP's
     workers spin ~5 ms after an op here, OpenBLAS's ~130 ms after an fp32
-    GEMM; a reading beside them reads the run, not the machine."""
-    a, n = others_run_ns(me)
+    GEMM; a reading beside them reads the run, not the machine.  Returns
+    their CPU time at the end of the wait, for the reading to start from."""
+    ns, n = others_run_ns(me)
     t0 = time.perf_counter()
     while n:
-        w0 = time.perf_counter()
+        a, w0 = ns, time.perf_counter()
         time.sleep(0.001)
-        b, n = others_run_ns(me)
-        if b - a < PROBE_OTHERS * (time.perf_counter() - w0) * 1e9 or time.perf_counter() - t0 > PROBE_SETTLE_S:
-            return
-        a = b
+        ns, n = others_run_ns(me)
+        if ns - a < PROBE_OTHERS * (time.perf_counter() - w0) * 1e9 or time.perf_counter() - t0 > PROBE_SETTLE_S:
+            break
+    return ns
 
 
 class Probe:
@@ -369,8 +368,7 @@ class Probe:
             self.pos += 1
         else:
             best, me = 0.0, "%d" % threading.get_native_id()
-            settle(me)
-            o0, w0 = others_run_ns(me)[0], time.perf_counter()
+            o0, w0 = settle(me), time.perf_counter()
             for _ in range(3):
                 a = time.perf_counter()
                 self.lines.sum()

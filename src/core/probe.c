@@ -53,24 +53,27 @@ static uint64_t ran(uint64_t b, uint64_t a)
  * PERFDB_PROBE_SETTLE_S.  Without it a reading after an op at --threads
  * as many as the CPUs read the op's own workers spinning, not the
  * machine: 4 of 69 rows of a quiet run read 18-28 GB/s against 35.
+ * Leaves in *ns their CPU time at the end of the wait, for the reading
+ * to start from; returns how many there are, or -1 when they cannot be
+ * read.
  */
-static void settle(void)
+static long settle(uint64_t *ns)
 {
-	uint64_t a, b;
 	size_t n;
-	if (perfdb_sched_others_run_ns(&a, &n) < 0 || n == 0)
-		return;
+	if (perfdb_sched_others_run_ns(ns, &n) < 0)
+		return -1;
 	double t0 = now_s();
-	for (;;) {
+	while (n > 0) {
+		uint64_t a = *ns;
 		double w0 = now_s();
 		nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
-		if (perfdb_sched_others_run_ns(&b, &n) < 0)
-			return;
+		if (perfdb_sched_others_run_ns(ns, &n) < 0)
+			return -1;
 		double w = now_s() - w0;
-		if ((double)ran(b, a) < PERFDB_PROBE_OTHERS * w * 1e9 || now_s() - t0 > PERFDB_PROBE_SETTLE_S)
-			return;
-		a = b;
+		if ((double)ran(*ns, a) < PERFDB_PROBE_OTHERS * w * 1e9 || now_s() - t0 > PERFDB_PROBE_SETTLE_S)
+			break;
 	}
+	return (long)n;
 }
 
 double perfdb_probe_gbs(struct perfdb_probe *p)
@@ -79,10 +82,9 @@ double perfdb_probe_gbs(struct perfdb_probe *p)
 		return p->script[p->pos < p->nscript ? p->pos++ : p->nscript - 1];
 	if (!p->buf)
 		return 0;
-	settle();
 	uint64_t o0 = 0, o1 = 0;
 	size_t n;
-	int others = perfdb_sched_others_run_ns(&o0, &n) == 0 && n > 0;
+	int others = settle(&o0) > 0;
 	double w0 = now_s();
 	double fastest = 0;
 	for (int pass = 0; pass < 3; pass++) {

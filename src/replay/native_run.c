@@ -680,8 +680,9 @@ int perfdb_native_write_records(const char *dbdir, const char *ts, const char *d
 	size_t ncont = 0;
 	for (size_t i = 0; i < r->nrows; i++)
 		ncont += (size_t)r->rows[i].low_bandwidth;
-	if (r->probe_quiet_gbs > 0 || run_median(r) > 0) {
-		perfdb_strbuf_addf(&b, "probe_median_gbs=%.1f\n", run_median(r));
+	double median = run_median(r);
+	if (r->probe_quiet_gbs > 0 || median > 0) {
+		perfdb_strbuf_addf(&b, "probe_median_gbs=%.1f\n", median);
 		if (r->probe_quiet_gbs > 0)
 			perfdb_strbuf_addf(&b, "probe_quiet_gbs=%.1f\n", r->probe_quiet_gbs);
 		perfdb_strbuf_addf(&b, "rows_probe_low=%zu\n", ncont);
