@@ -262,6 +262,8 @@ int engine_run_table(struct engine_run_ctx *x, const char *op, const struct perf
 				break;
 			}
 		}
+		if (o->only && !o->only(o->only_ud, op, r + 2))
+			continue;
 		struct perfdb_engine_row *row = result_add_row(res, op, table, r + 2);
 		if (row) {
 			row->rank = o->comm ? o->rank : 0;
@@ -434,6 +436,7 @@ int perfdb_engine_run(const struct perfdb_engine_opts *o, struct perfdb_engine_r
 			goto run_out;
 		probe.script = hooks->probe_script;
 		probe.nscript = hooks->probe_script_n;
+		probe.pos = hooks->probe_script_pos ? *hooks->probe_script_pos : 0;
 		x.probe = &probe;
 	}
 	if (o->journal) {
@@ -496,6 +499,8 @@ int perfdb_engine_run(const struct perfdb_engine_opts *o, struct perfdb_engine_r
 		rc = scaleout_gather_rows(o, tabs, names, ntab, res, rc, err);
 	}
 run_out:
+	if (x.probe && hooks->probe_script_pos)
+		*hooks->probe_script_pos = probe.pos;
 	eta_release(&x.eta);
 	perfdb_probe_release(&probe);
 	if (x.jfd >= 0)

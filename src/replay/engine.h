@@ -32,6 +32,10 @@ struct perfdb_engine_hooks {
 	/* The probe's readings, in order (the last repeats); NULL: measured. */
 	const double *probe_script;
 	size_t probe_script_n;
+	/* Where the script stands (NULL: at its start): the run's probe starts
+	 * there and leaves it where it stopped, so that the native replay's
+	 * second pass (native_contended.c) goes on with the next reading. */
+	size_t *probe_script_pos;
 };
 
 struct perfdb_engine_opts {
@@ -118,6 +122,14 @@ struct perfdb_engine_opts {
 	 */
 	void *comm;
 	int rank, nranks;
+	/*
+	 * Optional: replay only the rows only(only_ud, op, line) keeps (line:
+	 * the CSV line, header = 1); the others are not in the result.  The
+	 * native replay's second pass (native_contended.c) measures again the
+	 * rows read low against a reference they were never held to.
+	 */
+	int (*only)(void *ud, const char *op, size_t line);
+	void *only_ud;
 	/* Optional: called after each row (counts of this rank's rows). */
 	void (*progress)(void *ud, size_t done, size_t total, size_t failed, double eta_s);
 	void *ud;

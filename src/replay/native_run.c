@@ -91,59 +91,6 @@ static int probe_off(void)
 	return perfdb_env_off("PERFDB_PROBE");
 }
 
-/*
- * The median probe reading of the run's measured rows (0: none): those
- * kept, and those refused for a low reading, so that refusing them does
- * not move the figure they were judged by.  rank < 0: every rank's rows.
- */
-static double rows_median(const struct perfdb_engine_result *r, int rank)
-{
-	double *v = malloc((r->nrows ? r->nrows : 1) * sizeof(double));
-	if (!v)
-		return 0;   /* no reference: no row is judged contended */
-	size_t n = 0;
-	for (size_t i = 0; i < r->nrows; i++)
-		if ((r->rows[i].status == PERFDB_ENGINE_OK || r->rows[i].low_bandwidth) &&
-		    (rank < 0 || r->rows[i].rank == rank))
-			v[n++] = r->rows[i].probe_gbs;
-	double m = perfdb_probe_median(v, n);
-	free(v);
-	return m;
-}
-
-static double run_median(const struct perfdb_engine_result *r)
-{
-	return rows_median(r, -1);
-}
-
-/* docs/reliability.md 13: a row measured while the host's memory was slow is not written */
-int perfdb_native_refuse_low_bandwidth(struct perfdb_engine_result *r)
-{
-	int nranks = 1;
-	for (size_t i = 0; i < r->nrows; i++)
-		nranks = r->rows[i].rank >= nranks ? r->rows[i].rank + 1 : nranks;
-	double *ref = calloc((size_t)nranks, sizeof(double));
-	if (!ref)
-		return -PERFDB_ENOMEM;
-	for (int k = 0; k < nranks; k++)
-		ref[k] = r->probe_quiet_gbs > 0 ? r->probe_quiet_gbs : rows_median(r, nranks > 1 ? k : -1);
-	int rc = 0;
-	for (size_t i = 0; i < r->nrows && rc == 0; i++) {
-		const struct perfdb_engine_row *x = &r->rows[i];
-		double y = ref[x->rank >= 0 ? x->rank : 0];
-		if (x->status != PERFDB_ENGINE_OK || !perfdb_probe_contended(x->probe_gbs, y))
-			continue;
-		char why[256];
-		snprintf(why, sizeof(why), "contended: measured with %.1f GB/s of memory bandwidth against %s "
-			 "%.1f after %d %s", x->probe_gbs, r->probe_quiet_gbs > 0 ? "this machine's quiet" :
-			 nranks > 1 ? "its rank's median" : "the run's median", y, x->retries,
-			 x->retries == 1 ? "retry" : "retries");
-		rc = perfdb_engine_result_refuse(r, i, why);
-	}
-	free(ref);
-	return rc;
-}
-
 /* PERFDB_SCHED=0 turns the scheduler's judgement of timed blocks off (docs/replay.md "Contention"). */
 static int sched_off(void)
 {
@@ -390,7 +337,7 @@ int perfdb_native_measure(struct perfdb_native_run *run, struct perfdb_err *err)
 	const char *hook = getenv("PERFDB_TEST_EXIT_AFTER_ROWS"), *crash = getenv("PERFDB_TEST_CRASH_OP");
 	/* test hook: PERFDB_TEST_PROBE_GBS=a,b,... are the bandwidth probe's readings, in order */
 	double script[64];
-	size_t nscript = 0;
+	size_t nscript = 0, script_pos = 0;
 	for (const char *q = getenv("PERFDB_TEST_PROBE_GBS"); q && *q && nscript < 64; nscript++) {
 		char *e;
 		script[nscript] = strtod(q, &e);
@@ -400,6 +347,7 @@ int perfdb_native_measure(struct perfdb_native_run *run, struct perfdb_err *err)
 		.exit_after = hook && *hook ? (size_t)strtoul(hook, NULL, 10) : 0,
 		.crash_op = crash && *crash ? crash : NULL,
 		.probe_script = nscript ? script : NULL, .probe_script_n = nscript,
+		.probe_script_pos = &script_pos,
 	};
 	struct perfdb_engine_opts eo = {
 		.dbdir = run->dir.buf, .backend = run->be,
@@ -443,9 +391,7 @@ int perfdb_native_measure(struct perfdb_native_run *run, struct perfdb_err *err)
 				      "(`perfdb path` shows the database the flags name)", run->res.absent,
 				      run->dir.buf);
 	}
-	if (perfdb_native_refuse_low_bandwidth(&run->res) < 0)
-		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
-	return 0;
+	return perfdb_native_judge_bandwidth(&eo, &run->res, &run->again_n, &run->again_kept, err);
 }
 
 int perfdb_native_skip_reasons(const struct perfdb_engine_result *r, struct perfdb_strbuf *out)
@@ -539,6 +485,9 @@ int perfdb_native_record(struct perfdb_native_run *run, struct perfdb_err *err)
 		unrows += run->st.unreplayed[i].rows;
 	perfdb_strbuf_addf(&env, "tables_not_replayed=%zu\nrows_not_replayed=%zu\n", run->st.nunreplayed,
 			   unrows);
+	/* native_contended.c: the second pass over rows read low against the run's median */
+	perfdb_strbuf_addf(&env, "rows_measured_again=%zu\nrows_measured_again_written=%zu\n", run->again_n,
+			   run->again_kept);
 	if (rc == 0)
 		rc = perfdb_status_write(run->stp, &run->st, err);
 	if (rc == 0)
@@ -552,7 +501,7 @@ int perfdb_native_record(struct perfdb_native_run *run, struct perfdb_err *err)
 	if (rc == 0 && run->preflight_ran && run->pf.quiet && !run->res.ncontended && !run->res.interrupted &&
 	    !probe_off() && no->nranks <= 1) {
 		struct perfdb_err ignored;
-		(void)perfdb_quiet_note(PERFDB_QUIET_ROW, run_median(&run->res), &ignored);
+		(void)perfdb_quiet_note(PERFDB_QUIET_ROW, perfdb_native_rows_median(&run->res, -1), &ignored);
 	}
 	perfdb_strbuf_release(&env);
 	return rc;
@@ -680,7 +629,7 @@ int perfdb_native_write_records(const char *dbdir, const char *ts, const char *d
 	size_t ncont = 0;
 	for (size_t i = 0; i < r->nrows; i++)
 		ncont += (size_t)r->rows[i].low_bandwidth;
-	double median = run_median(r);
+	double median = perfdb_native_rows_median(r, -1);
 	if (r->probe_quiet_gbs > 0 || median > 0) {
 		perfdb_strbuf_addf(&b, "probe_median_gbs=%.1f\n", median);
 		if (r->probe_quiet_gbs > 0)

@@ -55,6 +55,7 @@ struct perfdb_native_run {
 	int engine_ran;                        /* measure reached the engine */
 	int rep_made;                          /* open created <dir>/reports (and the run wrote nothing yet) */
 	struct perfdb_engine_result res;
+	size_t again_n, again_kept;            /* rows read low at the end and measured again; of them, written */
 	char ts[64];                           /* the run's report timestamp */
 	struct perfdb_status st;
 	char stp[4300];                        /* the status file written */
@@ -146,10 +147,27 @@ void perfdb_native_run_release(struct perfdb_native_run *run);
  * (r->probe_quiet_gbs), else the median reading of the run's measured
  * rows, taken once every row is in so that the first rows are held to the
  * same figure as the last; under mpirun each rank's rows to that rank's
- * own median, since the ranks may be different hosts.  perfdb_native_measure
- * calls it.  Returns 0 or -PERFDB_ENOMEM.
+ * own median, since the ranks may be different hosts.  Returns 0 or
+ * -PERFDB_ENOMEM.  (native_contended.c)
  */
 int perfdb_native_refuse_low_bandwidth(struct perfdb_engine_result *r);
+
+/*
+ * perfdb_native_refuse_low_bandwidth after a second pass: in a one-process
+ * run held to its own median (no quiet figure, no mpirun, not stopped,
+ * contention retries allowed), the rows read low against that median that
+ * were never measured again (retries 0: the run had no reference for them
+ * yet) are replayed again with eo, held to the median, up to the same
+ * retries; a row keeps the measurement with the most bandwidth, and the
+ * rest is judged as there.  *again_n: the rows measured again; *again_kept:
+ * of them, those now written.  perfdb_native_measure calls it.  Returns 0
+ * or -PERFDB_E* (err filled).
+ */
+int perfdb_native_judge_bandwidth(const struct perfdb_engine_opts *eo, struct perfdb_engine_result *r,
+				  size_t *again_n, size_t *again_kept, struct perfdb_err *err);
+
+/* The median probe reading of the run's measured rows, of rank's (-1: all); 0: none. */
+double perfdb_native_rows_median(const struct perfdb_engine_result *r, int rank);
 
 /* Status (run_all_op_status.json form): ops all ok, per-row failures, ops skipped.
  * Returns 0 or -PERFDB_ENOMEM; st is filled either way (release it). */

@@ -141,6 +141,51 @@ static void test_refuse_run_median(void **state)
 	take_rows(&r);
 }
 
+/*
+ * perfdb_native_judge_bandwidth measures a row again only in a one-process
+ * run held to its own median, allowed retries, not stopped, and only a row
+ * never retried: each case below breaks one of those, so the low row (20
+ * against the median 40) is refused without a second pass.  The options
+ * name no backend and no database: a second pass would fail the call.
+ */
+static void test_judge_no_second_pass(void **state)
+{
+	(void)state;
+	int comm = 0;
+	for (int k = 0; k < 5; k++) {
+		struct perfdb_engine_row rows[] = {
+			row("Add", 2, PERFDB_ENGINE_OK, NULL, 20.0),
+			row("Add", 3, PERFDB_ENGINE_OK, NULL, 40.0),
+			row("Add", 4, PERFDB_ENGINE_OK, NULL, 40.0),
+		};
+		struct perfdb_engine_result r;
+		memset(&r, 0, sizeof(r));
+		r.rows = rows;
+		r.nrows = 3;
+		struct perfdb_engine_opts eo;
+		memset(&eo, 0, sizeof(eo));
+		eo.contention_retries = 2;
+		switch (k) {
+		case 0: r.probe_quiet_gbs = 40.0; break;   /* held to the quiet figure from its start */
+		case 1: eo.comm = &comm; break;            /* under mpirun */
+		case 2: r.stopped = 1; break;              /* --fail-fast or a signal */
+		case 3: eo.contention_retries = 0; break;
+		case 4: rows[0].retries = 1; break;        /* retried already */
+		}
+		give_measures(&r);
+		struct perfdb_err err;
+		perfdb_err_clear(&err);
+		size_t again = 9, kept = 9;
+		assert_int_equal(perfdb_native_judge_bandwidth(&eo, &r, &again, &kept, &err), 0);
+		assert_int_equal(again, 0);
+		assert_int_equal(kept, 0);
+		assert_int_equal(rows[0].status, PERFDB_ENGINE_CONTENDED);
+		assert_int_equal(rows[1].status, PERFDB_ENGINE_OK);
+		assert_int_equal(r.measures.n, 2);
+		take_rows(&r);
+	}
+}
+
 /* This machine's quiet figure, 50, is the reference when there is one: 38 is refused, 45 is not. */
 static void test_refuse_quiet(void **state)
 {
@@ -325,6 +370,7 @@ int main(void)
 		cmocka_unit_test(test_refuse_run_median),
 		cmocka_unit_test(test_refuse_quiet),
 		cmocka_unit_test(test_refuse_per_rank),
+		cmocka_unit_test(test_judge_no_second_pass),
 		cmocka_unit_test(test_records_csv),
 		cmocka_unit_test(test_write_records),
 		cmocka_unit_test(test_check_threads),
