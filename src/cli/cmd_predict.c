@@ -29,11 +29,13 @@ const struct cmd_help cmd_predict_help = {
 		"interpolation along the token axis between two rows, never extrapolation.\n"
 		"An op the database cannot answer takes its children's time; views cost 0.\n"
 		"The prediction adds the trace's own gaps between ops as host overhead.\n"
-		"Prints predicted and measured step time, the error, the coverage, and one\n"
-		"row per op and inputs: the trace's time, the database's, their ratio and\n"
-		"how it was answered (hit, interpolated, children, zero-cost, or missing\n"
-		"with the reason). The database may be another device's: that is a\n"
-		"prediction; the same device's is closure. Nothing is written.",
+		"Prints predicted and measured step time, the error, the coverage, the\n"
+		"noise of the prediction (the standard error the answering rows' own\n"
+		"samples give it), and one row per op and inputs: the trace's time, the\n"
+		"database's, their ratio and how it was answered (hit, interpolated,\n"
+		"children, zero-cost, or missing with the reason). The database may be\n"
+		"another device's: that is a prediction; the same device's is closure.\n"
+		"Nothing is written.",
 };
 
 int cmd_predict(int argc, char **argv, struct cmd_db *db)

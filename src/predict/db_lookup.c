@@ -26,6 +26,7 @@
 
 #include "perfdb/dtype.h"
 #include "perfdb/fsio.h"
+#include "perfdb/schema.h"
 #include "perfdb/shape.h"
 #include "perfdb/signature.h"
 #include "perfdb/stats.h"
@@ -52,6 +53,7 @@ struct point {
 	char *dkey;      /* the signature without shapes: dtypes and formats */
 	double us;
 	int column;
+	size_t row;      /* the table row it is */
 };
 
 struct dbtable {
@@ -63,6 +65,7 @@ struct dbtable {
 	long col[PERFDB_PREDICT_NCOLUMNS];
 	struct point *pts;   /* NULL until the first interpolation */
 	size_t npts;
+	double *weight;      /* per row: the step's calls it answers (pred_db_credit), NULL: none */
 };
 
 struct pred_db {
@@ -200,6 +203,7 @@ void pred_db_close(struct pred_db *db)
 			free(t->pts[k].dkey);
 		}
 		free(t->pts);
+		free(t->weight);
 	}
 	free(db->v);
 	free(db->dir);
@@ -325,6 +329,7 @@ static int load_points(struct pred_db *db, struct dbtable *t, struct perfdb_err 
 		}
 		p->us = us;
 		p->column = c;
+		p->row = r;
 		t->npts++;
 		if (!p->in.ok || !p->in.nslots || !p->in.ranks[0]) {
 			shapes_release(&p->in);
@@ -405,9 +410,12 @@ static int interpolate(struct pred_db *db, struct dbtable *t, const char *const 
 				 (long long)(lo ? lo->in.dims[0] : hi->in.dims[0]));
 		goto out;
 	}
-	double x0 = (double)lo->in.dims[0], x1 = (double)hi->in.dims[0];
-	a->us = lo->us + ((double)T - x0) / (x1 - x0) * (hi->us - lo->us);
+	double x0 = (double)lo->in.dims[0], x1 = (double)hi->in.dims[0], w = ((double)T - x0) / (x1 - x0);
+	a->us = lo->us + w * (hi->us - lo->us);
 	a->how = PERFDB_PREDICT_INTERPOLATED;
+	a->nsrc = 2;
+	a->src[0] = (struct pred_src){ (size_t)(t - db->v), lo->row, 1 - w };
+	a->src[1] = (struct pred_src){ (size_t)(t - db->v), hi->row, w };
 	a->column = lo->column > hi->column ? lo->column : hi->column;
 	snprintf(a->detail, sizeof(a->detail), "%lld tokens between %lld (%.3f us) and %lld (%.3f us)",
 		 (long long)T, (long long)lo->in.dims[0], lo->us, (long long)hi->in.dims[0],
@@ -450,6 +458,7 @@ int pred_db_lookup(struct pred_db *db, const char *const f[PK_N], const size_t l
 	a->us = 0;
 	a->column = -1;
 	a->detail[0] = '\0';
+	a->nsrc = 0;
 	struct dbtable *t;
 	PERFDB_TRY(get_table(db, f[PK_TABLE], len[PK_TABLE], trace_name, &t, err));
 	if (!t->present) {
@@ -462,6 +471,8 @@ int pred_db_lookup(struct pred_db *db, const char *const f[PK_N], const size_t l
 		a->column = row_latency(db, t, e->row, &a->us);
 		if (a->column >= 0) {
 			a->how = PERFDB_PREDICT_HIT;
+			a->nsrc = 1;
+			a->src[0] = (struct pred_src){ (size_t)(t - db->v), e->row, 1 };
 			snprintf(a->detail, sizeof(a->detail), "%s line %zu", t->file,
 				 t->t.rows[e->row].line);
 			return 0;
@@ -492,4 +503,52 @@ int pred_db_row(struct pred_db *db, const char *const f[PK_N], const size_t len[
 	*file = t->file;
 	*line = t->t.rows[e->row].line;
 	return 1;
+}
+
+int pred_db_credit(struct pred_db *db, const struct pred_answer *a, double times)
+{
+	for (size_t k = 0; k < a->nsrc; k++) {
+		struct dbtable *t = &db->v[a->src[k].table];
+		if (!t->weight && !(t->weight = calloc(t->t.nrows + 1, sizeof(*t->weight))))
+			return -PERFDB_ENOMEM;
+		t->weight[a->src[k].row] += times * a->src[k].w;
+	}
+	return 0;
+}
+
+/* A cell as a finite number, or -1. */
+static double cell_number(const struct dbtable *t, size_t row, const char *col)
+{
+	long c = perfdb_table_col(&t->t, col);
+	if (c < 0)
+		return -1;
+	const char *cell = perfdb_table_get(&t->t, row, c);
+	double v;
+	return perfdb_stats_parse_double(cell, strlen(cell), &v) == 0 && isfinite(v) && v >= 0 ? v : -1;
+}
+
+void pred_db_noise(const struct pred_db *db, double *se_us, double *with_us, double *without_us)
+{
+	double var = 0;
+	*with_us = *without_us = 0;
+	for (size_t i = 0; i < db->n; i++) {
+		const struct dbtable *t = &db->v[i];
+		for (size_t r = 0; t->weight && r < t->t.nrows; r++) {
+			double w = t->weight[r], us;
+			if (w == 0)
+				continue;
+			int c = row_latency(db, t, r, &us);
+			double sd = cell_number(t, r, PERFDB_COL_MB_STD), n = cell_number(t, r, PERFDB_COL_MB_SAMPLES);
+			/* Std and Samples describe the replayed column only: a profiler's
+			 * figure beside them is another measurement */
+			if (c == 0 && sd >= 0 && n >= 2) {
+				double se = w * sd / sqrt(n);
+				var += se * se;
+				*with_us += w * us;
+			} else {
+				*without_us += w * us;
+			}
+		}
+	}
+	*se_us = sqrt(var);
 }

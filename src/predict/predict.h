@@ -84,6 +84,10 @@ struct perfdb_predict_result {
 	size_t how_calls[PERFDB_PREDICT_NHOW];
 	double how_trace_us[PERFDB_PREDICT_NHOW];    /* trace time by how it was answered */
 	double column_db_us[PERFDB_PREDICT_NCOLUMNS]; /* predicted time by the column that gave it */
+	/* docs/predict.md "Noise": the standard error of predicted_ops_us from
+	 * the answering rows' own Std and Samples, over the part of it those rows
+	 * give (noise_with_us); noise_without_us: the part without them */
+	double noise_se_us, noise_with_us, noise_without_us;
 	size_t tables_used;      /* database tables the trace's ops found */
 	size_t tables_missing;   /* the trace's tables the database lacks */
 	struct perfdb_predict_row *rows; /* by trace time, largest first */

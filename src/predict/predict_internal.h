@@ -73,11 +73,32 @@ struct pred_answer {
 	double us;
 	int column;                   /* perfdb_predict_columns index, -1 */
 	char detail[256];             /* a miss's reason, an interpolation's end points */
+	/* the rows it is made of and their weights: us = sum of w x row's latency
+	 * (a hit: one row, 1; an interpolation: its two end points) */
+	size_t nsrc;
+	struct pred_src { size_t table, row; double w; } src[2];
 };
 
 /* Look the call key up (exact signature, then the token axis). */
 int pred_db_lookup(struct pred_db *db, const char *const f[PK_N], const size_t len[PK_N],
 		   const char *trace_name, struct pred_answer *a, struct perfdb_err *err);
+
+/*
+ * The answer a stands for `times` calls of the step: its rows' weights
+ * grow by times x w, for pred_db_noise.  Returns 0 or -PERFDB_ENOMEM.
+ */
+int pred_db_credit(struct pred_db *db, const struct pred_answer *a, double times);
+
+/*
+ * The noise of the credited answers (docs/predict.md "Noise"): the
+ * standard error of their sum, sqrt(sum over rows of (weight x Std /
+ * sqrt(Samples))^2), each row's mean measured apart from the others',
+ * over the rows that answered by Average Duration(us) with
+ * MicroBench Std Duration(us) and MicroBench Samples >= 2 (*with_us: the
+ * predicted time they give); *without_us: the predicted time of the
+ * other rows (a profiler's figure, or a row without samples).
+ */
+void pred_db_noise(const struct pred_db *db, double *se_us, double *with_us, double *without_us);
 
 /*
  * The row whose signature is the call key's, whatever its durations: 1 with

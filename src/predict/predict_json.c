@@ -40,8 +40,12 @@ int perfdb_predict_json(const struct perfdb_predict_result *r, const char *datab
 		json_array_append_new(rows, o);
 	}
 	double missing = r->how_trace_us[PERFDB_PREDICT_MISSING];
+	/* docs/predict.md "Noise": null where no answering row has samples */
+	json_t *noise = json_pack("{s:o, s:f, s:f}", "standard_error_us",
+				  r->noise_with_us > 0 ? json_real(r->noise_se_us) : json_null(),
+				  "with_samples_us", r->noise_with_us, "without_samples_us", r->noise_without_us);
 	json_t *j = json_pack("{s:s, s:s, s:s, s:b, s:I, s:I, s:{s:I, s:f}, s:f, s:f, s:f, "
-			      "s:f, s:f, s:o, s:o, s:o, s:o, s:{s:I, s:I}, s:o}",
+			      "s:f, s:f, s:o, s:o, s:o, s:o, s:o, s:{s:I, s:I}, s:o}",
 		"trace", r->trace_file, "kind", perfdb_predict_kind_key(r->kind),
 		"database", database, "measured_only", measured_only,
 		"calls", (json_int_t)r->calls, "nested_calls", (json_int_t)r->nested,
@@ -53,7 +57,7 @@ int perfdb_predict_json(const struct perfdb_predict_result *r, const char *datab
 		"error", r->measured_us > 0 ? json_real(r->predicted_us / r->measured_us - 1) :
 			 json_null(),
 		"coverage", ratio(r->trace_ops_us - missing, r->trace_ops_us),
-		"answers", how, "columns", cols,
+		"answers", how, "columns", cols, "noise", noise,
 		"tables", "found", (json_int_t)r->tables_used, "absent",
 		(json_int_t)r->tables_missing,
 		"rows", rows);

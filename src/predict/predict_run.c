@@ -153,6 +153,20 @@ static int answer(struct run *r, size_t i, struct perfdb_err *err)
 	return 0;
 }
 
+/* Call i is in the step: the database rows its answer is made of, through
+ * its children where they answered it, count once more (pred_db_credit). */
+static int credit(struct run *r, size_t i)
+{
+	const struct pred_call *c = &r->t->v[i];
+	const struct ans *a = &r->ans[i];
+	if (a->how == PERFDB_PREDICT_HIT || a->how == PERFDB_PREDICT_INTERPOLATED)
+		return pred_db_credit(r->db, &r->keys[c->key].a, 1);
+	if (a->how == PERFDB_PREDICT_CHILDREN)
+		for (size_t ch = c->first_child; ch != PRED_NONE; ch = r->t->v[ch].next_sibling)
+			PERFDB_TRY(credit(r, ch));
+	return 0;
+}
+
 /* Grouping of top-level calls into per-op rows: (key, how) -> row + 1. */
 struct groups {
 	size_t *slot;
@@ -300,9 +314,12 @@ int perfdb_predict_run(const struct perfdb_predict_opts *o, struct perfdb_predic
 		if (c->end > last)
 			last = c->end;
 		rc = add_row(res, &g, &r, i, err);
+		if (rc == 0 && credit(&r, i) < 0)
+			rc = nomem(err);
 	}
 	if (rc == 0) {
 		pred_db_counts(r.db, &res->tables_used, &res->tables_missing);
+		pred_db_noise(r.db, &res->noise_se_us, &res->noise_with_us, &res->noise_without_us);
 		if (!res->tables_used)
 			rc = perfdb_err_set(err, PERFDB_EINVAL,
 					    "database '%s' holds none of the %zu op tables that %s names "

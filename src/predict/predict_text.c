@@ -127,6 +127,19 @@ int perfdb_predict_text(const struct perfdb_predict_result *r, const char *db, l
 				sep = ", ";
 			}
 		rc |= perfdb_strbuf_addf(out, " of the predicted op time\n");
+		/* docs/predict.md "Noise": how precisely the database's own samples fix it */
+		if (r->noise_with_us > 0) {
+			rc |= perfdb_strbuf_addf(out, "noise      +-%.1f us (%.1f %%): one standard error of the %.3f ms "
+			       "from rows with samples (MicroBench Std / sqrt(Samples))", r->noise_se_us,
+			       100 * r->noise_se_us / r->noise_with_us, r->noise_with_us * ms);
+			if (r->noise_without_us > 0)
+				rc |= perfdb_strbuf_addf(out, "; %.3f ms from rows without them",
+				       r->noise_without_us * ms);
+			rc |= perfdb_strbuf_addf(out, "\n");
+		} else {
+			rc |= perfdb_strbuf_addf(out, "noise      unknown: no answering row has MicroBench Std and "
+			       "Samples (rows perfdb microbench replayed have them)\n");
+		}
 	}
 	if (r->other_thread_calls)
 		rc |= perfdb_strbuf_addf(out, "not in the step: %zu top-level call%s (%.3f ms) on other threads\n",
