@@ -26,8 +26,10 @@
 #      measurement (median [min, max]), the A/A difference (the second
 #      measurement against the first, median [min, max]), and the coverage
 #      of the trace's op time.  Then one line per case: "closure, bf16
-#      decode at 1 thread: predicted X ms, measured Y ms, error Z % (median
-#      of N clean of R), A/A W % [lo, hi], coverage C %", and how many
+#      decode at 1 thread: predicted X ms (its rows' noise +-S %), measured
+#      Y ms, error Z % (median of N clean of R), A/A W % [lo, hi], coverage
+#      C %" (S: the prediction's standard error from its rows' own samples,
+#      docs/predict.md "Noise"), and how many
 #      cases came within 5 % and within their own A/A noise (|error| no
 #      larger than the case's largest |A/A|).  A measurement that could not
 #      find its 7 forwards outside the VM's slow state in 21 is not clean:
@@ -135,7 +137,10 @@ for c in $CASES; do
 				preds+=("$("$PY" - "$d/predict-$x.json" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
-print(j["predicted_us"], j["coverage"] if j["coverage"] is not None else 0)
+# the prediction's own noise (docs/predict.md "Noise"): its standard error over the predicted op time, -1: unknown
+se = j["noise"]["standard_error_us"]
+print(j["predicted_us"], j["coverage"] if j["coverage"] is not None else 0,
+      se / j["predicted_ops_us"] if se is not None and j["predicted_ops_us"] > 0 else -1)
 PY
 )")
 			done
@@ -146,7 +151,8 @@ PY
 			i=0
 			for x in $CONTEXTS; do
 				# a measurement with fewer than 7 clean forwards is of the slow state: 0
-				echo "$m ${preds[$i]} $m2 $((clean >= 7)) $((clean2 >= 7))" >>"$d/runs-$x"
+				read -r pr cv nz <<<"${preds[$i]}"
+				echo "$m $pr $cv $m2 $((clean >= 7)) $((clean2 >= 7)) $nz" >>"$d/runs-$x"
 				i=$((i + 1))
 			done
 		done
@@ -155,10 +161,11 @@ PY
 		[ "$NCTX" = 1 ] || ctx=$x
 		"$PY" - "$d/runs-$x" "$dtype $phase" "$th" "$ctx" <<'PY'
 import statistics, sys
-# each repeat: measured (A), predicted, coverage, measured again (B), and
+# each repeat: measured (A), predicted, coverage, measured again (B),
 # whether A and B each had their 7 clean forwards (1) or were taken in the
 # VM's slow state (0): a repeat whose A was is no error figure, one whose A
-# or B was no A/A figure, as a contaminated sample is never written
+# or B was no A/A figure, as a contaminated sample is never written; and
+# the prediction's own noise, a fraction of its op time (-1: unknown)
 rows = [tuple(map(float, l.split())) for l in open(sys.argv[1]) if l.strip()]
 clean = [r for r in rows if r[4]]
 pair = [r for r in clean if r[5]]
@@ -167,6 +174,7 @@ p = [r[1] / 1e3 for r in clean]
 e = [100 * (r[1] / r[0] - 1) for r in clean]
 aa = [100 * (r[3] / r[0] - 1) for r in pair]
 cov = statistics.median(r[2] for r in rows) * 100
+nz = [100 * r[6] for r in clean if r[6] >= 0]
 f = lambda v, fmt: (fmt + " [" + fmt + ", " + fmt + "]") % (statistics.median(v), min(v), max(v)) if v else "none clean"
 ctx = sys.argv[4]
 print("%-14s %7s  %-28s %-28s %-24s %-24s %7.1f%%  %d of %d%s" % (sys.argv[2], sys.argv[3], f(m, "%.2f"),
@@ -175,8 +183,9 @@ with open(sys.argv[1] + ".line", "w") as out:
     what = "closure, %s at %s thread%s%s: " % (sys.argv[2], sys.argv[3], "" if sys.argv[3] == "1" else "s",
            ", rows timed " + ("in the trace's sequence" if ctx == "sequence" else "alone") if ctx else "")
     if e:
-        out.write(what + "predicted %.2f ms, measured %.2f ms, error %+.1f %% (median of %d clean of %d), "
-                  "A/A %s %%, coverage %.1f %%\n" % (statistics.median(p), statistics.median(m),
+        out.write(what + "predicted %.2f ms (its rows' noise %s), measured %.2f ms, error %+.1f %% (median of %d clean "
+                  "of %d), A/A %s %%, coverage %.1f %%\n" % (statistics.median(p),
+                  "+-%.1f %%" % statistics.median(nz) if nz else "unknown", statistics.median(m),
                   statistics.median(e), len(clean), len(rows), f(aa, "%+.1f"), cov))
     else:
         out.write(what + "no clean measurement in %d repeats (each first measurement taken in the VM's slow state)\n" % len(rows))
