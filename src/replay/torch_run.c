@@ -367,6 +367,8 @@ static int read_answers(struct trun *x, const char *path, struct perfdb_torch_ru
 	r->probe_median_gbs = json_number_value(json_object_get(root, "probe_median_gbs"));
 	r->probe_readings = (size_t)json_integer_value(json_object_get(root, "probe_readings"));
 	r->probe_none = (size_t)json_integer_value(json_object_get(root, "probe_readings_none"));
+	r->again_n = (size_t)json_integer_value(json_object_get(root, "rows_measured_again"));
+	r->again_kept = (size_t)json_integer_value(json_object_get(root, "rows_measured_again_written"));
 	json_t *sq = json_object_get(root, "sequence");
 	r->passes = (size_t)json_integer_value(json_object_get(sq, "passes"));
 	r->passes_dropped = (size_t)json_integer_value(json_object_get(sq, "dropped"));
@@ -472,10 +474,11 @@ static int write_env(const struct perfdb_torch_opts *o, struct perfdb_torch_run 
 				   "and each pass of the sequence; low below %.0f%% of %s\n"
 				   "probe_readings=%zu\nprobe_readings_none=%zu\n"
 				   "probe_quiet_gbs=%.1f\nprobe_median_gbs=%.1f\nrows_low_bandwidth=%zu\n"
-				   "contention_retries=%ld\n", 100.0 * (1.0 - PERFDB_PROBE_TOLERANCE),
+				   "contention_retries=%ld\nrows_measured_again=%zu\nrows_measured_again_written=%zu\n",
+				   100.0 * (1.0 - PERFDB_PROBE_TOLERANCE),
 				   r->probe_quiet_gbs > 0 ? "this machine's quiet figure" : "the run's median",
 				   r->probe_readings, r->probe_none, r->probe_quiet_gbs, r->probe_median_gbs, r->nlow,
-				   o->retries);
+				   o->retries, r->again_n, r->again_kept);
 	if (o->sequence)
 		perfdb_strbuf_addf(&b, "sequence_trace=%s\nsequence_steps=%zu\nsequence_unplaced=%zu\n"
 				   "rows_in_sequence=%zu\nsequence_passes=%zu\nsequence_passes_dropped=%zu\n"

@@ -23,6 +23,16 @@
 #     reading kept, still 50, and readings of 45 are not low against it:
 #     every row written, 45 recorded;
 #  5. PERFDB_PROBE=0: no probe in the request, and the env record says so;
+#  7. the end of the run's pass, no quiet figure: readings 20,20 then 40:
+#     the first row keeps 20 (nothing to hold it to), the others 40 (against
+#     the medians 20, then 30, then 40); at the end the median of the kept
+#     readings is 40 and the first row, 20 < 32 and never retried, is
+#     measured again held to it: 40, written, "[MEASURED AGAIN] 1 row ...
+#     1 now written", rows_measured_again=1, _written=1;
+#  8. the same with the row's readings low again at the end: 20,20, then 40
+#     for the other rows' readings, then 20: measured again (retry 1), low,
+#     once more (retry 2), low: contended, "against the run's median 40.0
+#     after 2 retries", its cell left empty, rows_measured_again_written=0;
 #  6. --threads as many as the CPUs, readings not scripted: the probe runs
 #     (it waits for the run's own workers to rest, and refuses a reading
 #     taken beside them), and the env record counts the readings taken and
@@ -65,6 +75,9 @@ STATE=$W/state-q run slow 38
 cp "$W/state-q/quiet-$(hostname | tr / _).json" slow.state.json
 STATE=$W/state-q run fast 45
 cp "$W/state-q/quiet-$(hostname | tr / _).json" fast.state.json
+run late 20,20,40
+N=$(/usr/bin/python3 -c 'import json; print(sum(1 for r in json.load(open("alone.request.json"))["rows"] if not r.get("untimed")))')
+run latelow "20,20,$(/usr/bin/python3 -c "print(','.join(['40'] * (2 * ($N - 1))))"),20"
 rm -rf off && cp -r db off
 PERFDB_STATE_DIR=$W/state-off PERFDB_PROBE=0 "$PERFDB" microbench --backend torch --database-path off \
 	--threads 1 --repeat-count 3 --row-budget 0.01 >off.out 2>off.err || { echo "FAIL: off: microbench exited $?"; exit 1; }
@@ -150,6 +163,24 @@ if contended("fast") or not all(avg("fast", tb, ln) for tb, ln in t) \
 # 5. off
 if "probe" in json.load(open("off.request.json")) or env("off").get("probe") != "off (PERFDB_PROBE=0)":
     bad.append("off: probe in the request or env %r" % env("off").get("probe"))
+# 7. the first row measured again at the end and written
+e = env("late")
+again = [l for l in open("late.err") if l.startswith("[MEASURED AGAIN]")]
+if (e.get("rows_measured_again"), e.get("rows_measured_again_written"), e.get("rows_contended")) != ("1", "1", "0") \
+        or again != ["[MEASURED AGAIN] 1 row measured before the run had a median to hold it to read low "
+                     "against it: measured again at the end, 1 now written\n"] \
+        or contended("late") or not all(avg("late", tb, ln) for tb, ln in t):
+    bad.append("late: env %r, %r, contended %r" % ({k: v for k, v in e.items() if "again" in k or "contended" in k},
+                                                   again, contended("late")))
+# 8. still low when measured again: contended, unwritten
+e = env("latelow")
+want = ["[CONTENDED] %s.csv:%d: not written: %s: measured with 20.0 GB/s of memory bandwidth against "
+        "the run's median 40.0 after 2 retries\n" % (t[0][0], t[0][1], t[0][0])]
+if (e.get("rows_measured_again"), e.get("rows_measured_again_written"), e.get("rows_contended")) != ("1", "0", "1") \
+        or contended("latelow") != want or avg("latelow", *t[0]) \
+        or not all(avg("latelow", tb, ln) for tb, ln in t[1:]):
+    bad.append("latelow: env %r, contended %r" % ({k: v for k, v in e.items() if "again" in k or "contended" in k},
+                                                  contended("latelow")))
 # 6. every CPU, real readings
 e = env("all")
 taken, none = int(e.get("probe_readings", "0")), int(e.get("probe_readings_none", "-1"))
