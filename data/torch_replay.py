@@ -527,7 +527,7 @@ def replay_sequence(rows, seq, repeat, budget, probe):
     cpus, free = len(os.sched_getaffinity(0)), free_cpus()
     limit = budget * len(timed)
     clean = dropped = low = 0
-    kept_gbs = []
+    kept_gbs, passes = [], []
     print("[torch] the sequence: %d steps, %d rows timed in it" % (len(steps), len(timed)),
           file=sys.stderr, flush=True)
     with torch.no_grad():
@@ -554,6 +554,7 @@ def replay_sequence(rows, seq, repeat, budget, probe):
                 clean += 1
                 kept_gbs.append(gbs)
                 probe.note(gbs)
+                passes.append((gbs, cur))
                 for k, us in cur:
                     if k in samples:
                         samples[k].append(us)
@@ -562,6 +563,25 @@ def replay_sequence(rows, seq, repeat, budget, probe):
                 break
             if clean < 3 and dropped >= BAD_BLOCKS and el >= 4 * limit:
                 break
+    # the end of the sequence, as measure_again for rows alone: without a
+    # quiet figure the first passes were held to no reference, or to the
+    # few before them; a pass low against the median of all the kept
+    # readings is dropped now, its samples with it
+    if probe.on and probe.quiet <= 0:
+        late = [p for p in passes if probe.low(p[0])]
+        if late:
+            passes = [p for p in passes if not probe.low(p[0])]
+            for g, _ in late:
+                probe.kept.remove(g)   # a low reading is not kept
+            clean, dropped, low = clean - len(late), dropped + len(late), low + len(late)
+            kept_gbs = [g for g, _ in passes]
+            samples = {k: [] for k in timed}
+            for _, cur in passes:
+                for k, us in cur:
+                    if k in samples:
+                        samples[k].append(us)
+            print("[torch] the sequence: %d pass%s kept before the run had a median read low against it: "
+                  "dropped" % (len(late), "" if len(late) == 1 else "es"), file=sys.stderr, flush=True)
     out = {}
     counts = {"passes": clean + dropped, "dropped": dropped, "low_bandwidth": low}
     for k in timed:

@@ -33,6 +33,13 @@
 #     for the other rows' readings, then 20: measured again (retry 1), low,
 #     once more (retry 2), low: contended, "against the run's median 40.0
 #     after 2 retries", its cell left empty, rows_measured_again_written=0;
+#  9. the sequence's passes, the same way: readings 20,20,20 then 40, at
+#     --repeat-count 10 (10 passes): the start reads 20, passes 1 and 2 keep
+#     20 (nothing to hold them to, then the median 20), pass 3 the lower
+#     of 20 and 40, the other 7 keep 40; at the end the median of the kept
+#     readings is 40 and the first 3 passes, 20 < 32, are dropped with
+#     their samples: 10 passes, 3 dropped for the bandwidth, the rows
+#     written from the other 7;
 #  6. --threads as many as the CPUs, readings not scripted: the probe runs
 #     (it waits for the run's own workers to rest, and refuses a reading
 #     taken beside them), and the env record counts the readings taken and
@@ -78,6 +85,7 @@ cp "$W/state-q/quiet-$(hostname | tr / _).json" fast.state.json
 run late 20,20,40
 N=$(/usr/bin/python3 -c 'import json; print(sum(1 for r in json.load(open("alone.request.json"))["rows"] if not r.get("untimed")))')
 run latelow "20,20,$(/usr/bin/python3 -c "print(','.join(['40'] * (2 * ($N - 1))))"),20"
+run seqlate 20,20,20,40 --sequence-trace "$TRACE" --repeat-count 10 --row-budget 1
 rm -rf off && cp -r db off
 PERFDB_STATE_DIR=$W/state-off PERFDB_PROBE=0 "$PERFDB" microbench --backend torch --database-path off \
 	--threads 1 --repeat-count 3 --row-budget 0.01 >off.out 2>off.err || { echo "FAIL: off: microbench exited $?"; exit 1; }
@@ -181,6 +189,13 @@ if (e.get("rows_measured_again"), e.get("rows_measured_again_written"), e.get("r
         or not all(avg("latelow", tb, ln) for tb, ln in t[1:]):
     bad.append("latelow: env %r, contended %r" % ({k: v for k, v in e.items() if "again" in k or "contended" in k},
                                                   contended("latelow")))
+# 9. the sequence's first passes dropped at its end
+e = env("seqlate")
+said = [l for l in open("seqlate.err") if "read low against it: dropped" in l]
+if (e.get("sequence_passes"), e.get("sequence_passes_dropped"), e.get("sequence_passes_low_bandwidth"),
+        e.get("rows_contended")) != ("10", "3", "3", "0") or int(e.get("rows_in_sequence", "0")) < 3 \
+        or len(said) != 1 or "3 passes kept before the run had a median" not in said[0]:
+    bad.append("seqlate: env %r, %r" % ({k: v for k, v in e.items() if k.startswith("sequence") or k.startswith("rows")}, said))
 # 6. every CPU, real readings
 e = env("all")
 taken, none = int(e.get("probe_readings", "0")), int(e.get("probe_readings_none", "-1"))
