@@ -492,6 +492,13 @@ def replay(row, repeat, budget, probe, tries=0):
     return best
 
 
+def add_samples(samples, cur):
+    """A clean pass's call times (row index, us) onto the timed rows' samples."""
+    for k, us in cur:
+        if k in samples:
+            samples[k].append(us)
+
+
 def replay_sequence(rows, seq, repeat, budget, probe):
     """The rows the request's "sequence" runs, timed in it (docs/replay.md
     "In the trace's sequence"): each step gets its own tensors (a model's
@@ -555,9 +562,7 @@ def replay_sequence(rows, seq, repeat, budget, probe):
                 kept_gbs.append(gbs)
                 probe.note(gbs)
                 passes.append((gbs, cur))
-                for k, us in cur:
-                    if k in samples:
-                        samples[k].append(us)
+                add_samples(samples, cur)
             el = time.perf_counter() - start
             if clean >= 3 and (el >= limit or all(len(v) >= repeat for v in samples.values())):
                 break
@@ -567,21 +572,19 @@ def replay_sequence(rows, seq, repeat, budget, probe):
     # quiet figure the first passes were held to no reference, or to the
     # few before them; a pass low against the median of all the kept
     # readings is dropped now, its samples with it
-    if probe.on and probe.quiet <= 0:
-        late = [p for p in passes if probe.low(p[0])]
-        if late:
-            passes = [p for p in passes if not probe.low(p[0])]
-            for g, _ in late:
-                probe.kept.remove(g)   # a low reading is not kept
-            clean, dropped, low = clean - len(late), dropped + len(late), low + len(late)
-            kept_gbs = [g for g, _ in passes]
-            samples = {k: [] for k in timed}
-            for _, cur in passes:
-                for k, us in cur:
-                    if k in samples:
-                        samples[k].append(us)
-            print("[torch] the sequence: %d pass%s kept before the run had a median read low against it: "
-                  "dropped" % (len(late), "" if len(late) == 1 else "es"), file=sys.stderr, flush=True)
+    lows = [probe.on and probe.quiet <= 0 and probe.low(g) for g, _ in passes]
+    late = [g for (g, _), is_low in zip(passes, lows) if is_low]
+    if late:
+        passes = [p for p, is_low in zip(passes, lows) if not is_low]
+        for g in late:
+            probe.kept.remove(g)   # a low reading is not kept
+        clean, dropped, low = clean - len(late), dropped + len(late), low + len(late)
+        kept_gbs = [g for g, _ in passes]
+        samples = {k: [] for k in timed}
+        for _, cur in passes:
+            add_samples(samples, cur)
+        print("[torch] the sequence: %d pass%s kept before the run had a median read low against it: "
+              "dropped" % (len(late), "" if len(late) == 1 else "es"), file=sys.stderr, flush=True)
     out = {}
     counts = {"passes": clean + dropped, "dropped": dropped, "low_bandwidth": low}
     for k in timed:

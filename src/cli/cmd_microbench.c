@@ -281,10 +281,12 @@ static int run_torch_backend(const struct perfdb_db_opts *o, const struct mb_arg
 				"the rest alone\n", run.in_sequence, run.ok, run.ok == 1 ? "" : "s", t->sequence_trace);
 		for (size_t i = 0; i < run.st.nfailed; i++)
 			fprintf(stderr, "[FAILED] %s: %s\n", run.st.failed[i].op, run.st.failed[i].reason);
-		if (run.again_n)
-			fprintf(stderr, "[MEASURED AGAIN] %zu row%s measured before the run had a median to hold %s "
-				"to read low against it: measured again at the end, %zu now written\n", run.again_n,
-				run.again_n == 1 ? "" : "s", run.again_n == 1 ? "it" : "them", run.again_kept);
+		if (run.again_n) {
+			struct perfdb_strbuf again = PERFDB_STRBUF_INIT;
+			if (perfdb_replay_again_note(run.again_n, run.again_kept, &again) == 0)
+				fputs(again.buf, stderr);
+			perfdb_strbuf_release(&again);
+		}
 		for (size_t i = 0; i < run.st.ncontended; i++)
 			fprintf(stderr, "[CONTENDED] %s: not written: %s\n", run.st.contended[i].op,
 				run.st.contended[i].reason);

@@ -20,6 +20,13 @@ void perfdb_finish_result_release(struct perfdb_finish_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
+int perfdb_replay_again_note(size_t n, size_t kept, struct perfdb_strbuf *out)
+{
+	return perfdb_strbuf_addf(out, "[MEASURED AGAIN] %zu row%s measured before the run had a median to hold "
+				  "%s to read low against it: measured again at the end, %zu now written\n", n,
+				  n == 1 ? "" : "s", n == 1 ? "it" : "them", kept) < 0 ? -PERFDB_ENOMEM : 0;
+}
+
 static int selected(const struct perfdb_finish_opts *o, const char *op)
 {
 	if (!o->nops)

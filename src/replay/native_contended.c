@@ -10,6 +10,7 @@
  * against) gets its retries now, in a second pass against that median;
  * what is still low is refused, not written.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,31 +76,30 @@ static int refuse(struct perfdb_engine_result *r, const double *ref, int nranks)
 	return rc;
 }
 
-int perfdb_native_refuse_low_bandwidth(struct perfdb_engine_result *r)
-{
-	double *ref;
-	int nranks;
-	if (references(r, &ref, &nranks) < 0)
-		return -PERFDB_ENOMEM;
-	int rc = refuse(r, ref, nranks);
-	free(ref);
-	return rc;
-}
-
 /* ---- the second pass ------------------------------------------------------ */
 
+/* The rows to measure again: indexes into r's rows.  The engine asks of
+ * every row of every table, so the few picked are searched, not all. */
 struct again {
 	const struct perfdb_engine_result *r;
-	const unsigned char *pick;   /* per row of r: measure it again */
+	const size_t *idx;
+	size_t n;
 };
+
+/* The index into a->r of the picked row (op, line), or SIZE_MAX. */
+static size_t picked_row(const struct again *a, const char *op, size_t line)
+{
+	for (size_t k = 0; k < a->n; k++) {
+		const struct perfdb_engine_row *x = &a->r->rows[a->idx[k]];
+		if (x->line == line && strcmp(x->op, op) == 0)
+			return a->idx[k];
+	}
+	return SIZE_MAX;
+}
 
 static int picked(void *ud, const char *op, size_t line)
 {
-	const struct again *a = ud;
-	for (size_t i = 0; i < a->r->nrows; i++)
-		if (a->pick[i] && a->r->rows[i].line == line && strcmp(a->r->rows[i].op, op) == 0)
-			return 1;
-	return 0;
+	return picked_row(ud, op, line) != SIZE_MAX;
 }
 
 /*
@@ -145,8 +145,8 @@ int perfdb_native_judge_bandwidth(const struct perfdb_engine_opts *eo, struct pe
 	int nranks;
 	if (references(r, &ref, &nranks) < 0)
 		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
-	unsigned char *pick = calloc(r->nrows ? r->nrows : 1, 1);
-	if (!pick) {
+	size_t *idx = malloc((r->nrows ? r->nrows : 1) * sizeof(*idx));
+	if (!idx) {
 		free(ref);
 		return perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 	}
@@ -156,19 +156,20 @@ int perfdb_native_judge_bandwidth(const struct perfdb_engine_opts *eo, struct pe
 	 * pass would be a collective of its own for a few ranks' rows.  A run
 	 * that was stopped stays stopped.
 	 */
+	struct again a = { r, idx, 0 };
 	if (!eo->comm && r->probe_quiet_gbs <= 0 && eo->contention_retries > 0 && !r->stopped)
 		for (size_t i = 0; i < r->nrows; i++) {
 			const struct perfdb_engine_row *x = &r->rows[i];
-			pick[i] = x->status == PERFDB_ENGINE_OK && x->retries == 0 &&
-				  perfdb_probe_contended(x->probe_gbs, row_ref(ref, x));
-			*again_n += pick[i];
+			if (x->status == PERFDB_ENGINE_OK && x->retries == 0 &&
+			    perfdb_probe_contended(x->probe_gbs, row_ref(ref, x)))
+				idx[a.n++] = i;
 		}
+	*again_n = a.n;
 	int rc = 0;
-	if (*again_n) {
+	if (a.n) {
 		/* in this process, unjournaled: the rows ran once already, and a
 		 * killed run resumes them from the first pass's journal lines and
 		 * judges them again */
-		struct again a = { r, pick };
 		struct perfdb_engine_opts o2 = *eo;
 		o2.only = picked;
 		o2.only_ud = &a;
@@ -181,20 +182,18 @@ int perfdb_native_judge_bandwidth(const struct perfdb_engine_opts *eo, struct pe
 		o2.contention_retries = eo->contention_retries - 1;
 		struct perfdb_engine_result r2;
 		rc = perfdb_engine_run(&o2, &r2, err);
-		for (size_t j = 0; rc == 0 && j < r2.nrows; j++)
-			for (size_t i = 0; i < r->nrows; i++)
-				if (pick[i] && r->rows[i].line == r2.rows[j].line &&
-				    strcmp(r->rows[i].op, r2.rows[j].op) == 0) {
-					take(r, &r->rows[i], &r2.rows[j]);
-					break;
-				}
+		for (size_t j = 0; rc == 0 && j < r2.nrows; j++) {
+			size_t i = picked_row(&a, r2.rows[j].op, r2.rows[j].line);
+			if (i != SIZE_MAX)
+				take(r, &r->rows[i], &r2.rows[j]);
+		}
 		perfdb_engine_result_release(&r2);
 	}
 	if (rc == 0 && refuse(r, ref, nranks) < 0)
 		rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
-	for (size_t i = 0; rc == 0 && i < r->nrows; i++)
-		*again_kept += pick[i] && r->rows[i].status == PERFDB_ENGINE_OK;
-	free(pick);
+	for (size_t k = 0; rc == 0 && k < a.n; k++)
+		*again_kept += r->rows[idx[k]].status == PERFDB_ENGINE_OK;
+	free(idx);
 	free(ref);
 	return rc;
 }

@@ -35,10 +35,8 @@ int perfdb_native_notes(const struct perfdb_native_run *run, struct perfdb_strbu
 		if (res->rows[i].status == PERFDB_ENGINE_FAILED)
 			say(&n, "[FAILED] %s:%zu: %s\n", res->rows[i].table, res->rows[i].line,
 				res->rows[i].reason);
-	if (run->again_n)
-		say(&n, "[MEASURED AGAIN] %zu %s measured before the run had a median to hold %s to read low against "
-			"it: measured again at the end, %zu now written\n", run->again_n,
-			run->again_n == 1 ? "row" : "rows", run->again_n == 1 ? "it" : "them", run->again_kept);
+	if (run->again_n && perfdb_replay_again_note(run->again_n, run->again_kept, out) < 0)
+		n.oom = 1;
 	for (size_t i = 0; i < res->nrows; i++)
 		if (res->rows[i].status == PERFDB_ENGINE_CONTENDED) {
 			const char *why = res->rows[i].reason ? res->rows[i].reason : "";

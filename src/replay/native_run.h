@@ -140,28 +140,24 @@ void perfdb_native_journals_done(const struct perfdb_native_run *run);
 void perfdb_native_run_release(struct perfdb_native_run *run);
 
 /*
- * A row whose probe still read more than 20 % low after its retries was
- * measured while the host's memory was slow, which no scheduler account
- * shows: it becomes contended, not written (docs/reliability.md 13), as
+ * The end of a native run's bandwidth judgement (native_contended.c,
+ * docs/reliability.md 13).  A row whose probe still read more than 20 %
+ * low after its retries was measured while the host's memory was slow,
+ * which no scheduler account shows: it becomes contended, not written, as
  * the torch backend's do.  Its reference: this machine's quiet figure
  * (r->probe_quiet_gbs), else the median reading of the run's measured
  * rows, taken once every row is in so that the first rows are held to the
  * same figure as the last; under mpirun each rank's rows to that rank's
- * own median, since the ranks may be different hosts.  Returns 0 or
- * -PERFDB_ENOMEM.  (native_contended.c)
- */
-int perfdb_native_refuse_low_bandwidth(struct perfdb_engine_result *r);
-
-/*
- * perfdb_native_refuse_low_bandwidth after a second pass: in a one-process
- * run held to its own median (no quiet figure, no mpirun, not stopped,
- * contention retries allowed), the rows read low against that median that
- * were never measured again (retries 0: the run had no reference for them
- * yet) are replayed again with eo, held to the median, up to the same
- * retries; a row keeps the measurement with the most bandwidth, and the
- * rest is judged as there.  *again_n: the rows measured again; *again_kept:
- * of them, those now written.  perfdb_native_measure calls it.  Returns 0
- * or -PERFDB_E* (err filled).
+ * own median, since the ranks may be different hosts.
+ *
+ * Before refusing, in a one-process run held to its own median (no quiet
+ * figure, no mpirun, not stopped, contention retries allowed), the rows
+ * read low against that median that were never measured again (retries 0:
+ * the run had no reference for them yet) are replayed again with eo, held
+ * to the median, up to the same retries; a row keeps the measurement with
+ * the most bandwidth.  *again_n: the rows measured again; *again_kept: of
+ * them, those now written.  perfdb_native_measure calls it.  Returns 0 or
+ * -PERFDB_E* (err filled).
  */
 int perfdb_native_judge_bandwidth(const struct perfdb_engine_opts *eo, struct perfdb_engine_result *r,
 				  size_t *again_n, size_t *again_kept, struct perfdb_err *err);

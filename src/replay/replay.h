@@ -269,6 +269,13 @@ struct perfdb_finish_result {
 };
 
 void perfdb_finish_result_release(struct perfdb_finish_result *r);
+/*
+ * The line both replays print when rows read low at the end of the run,
+ * against a median they were never held to, were measured again (n) and
+ * of them kept (docs/replay.md "Contention"): "[MEASURED AGAIN] ...\n"
+ * appended to out.  Returns 0 or -PERFDB_ENOMEM.
+ */
+int perfdb_replay_again_note(size_t n, size_t kept, struct perfdb_strbuf *out);
 /* The finished run as JSON (finish_json.c), a newline after it. */
 int perfdb_finish_result_json(const struct perfdb_finish_result *r, const struct perfdb_status *st,
 			      struct perfdb_strbuf *out);
