@@ -39,9 +39,7 @@ int perfdb_finish_result_json(const struct perfdb_finish_result *r, const struct
 			"skipped", (json_int_t)st->nskipped, "failed", rows_of(st->failed, st->nfailed),
 			"contended", rows_of(st->contended, st->ncontended));
 		if (sj && st->has_rows)
-			json_object_set_new(sj, "rows", json_pack("{s:I, s:I, s:I, s:I}",
-				"measured", (json_int_t)st->rows_measured, "failed", (json_int_t)st->rows_failed,
-				"contended", (json_int_t)st->rows_contended, "skipped", (json_int_t)st->rows_skipped));
+			json_object_set_new(sj, "rows", perfdb_status_rows_json(st));
 		json_object_set_new(j, "status", sj);
 	}
 	return perfdb_json_dump(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER, out);

@@ -477,6 +477,8 @@ int perfdb_native_record(struct perfdb_native_run *run, struct perfdb_err *err)
 	/* the status is written first: it survives a failing writeback */
 	snprintf(run->stp, sizeof(run->stp), "%s/run_all_op_status_%s.json", run->rep, run->ts);
 	int rc = perfdb_native_status_build(&run->res, &run->st);
+	run->st.rows_again = run->again_n;
+	run->st.rows_again_written = run->again_kept;
 	/* with --ops the user chose the tables; without, say which were left alone */
 	if (rc == 0 && !no->ops)
 		rc = perfdb_status_unreplayed(run->dir.buf, &run->st, err);

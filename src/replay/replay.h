@@ -101,9 +101,12 @@ struct perfdb_status {
 	 * A native run's rows (perfdb's own "rows" key): success and skipped
 	 * count tables and failed counts rows, so these say what happened to
 	 * every row.  has_rows: 0 for msprof runs, which have no rows.
+	 * rows_again: of them, the rows measured again at the end of the run
+	 * (docs/replay.md "Contention"); rows_again_written: of those, written.
 	 */
 	int has_rows;
 	size_t rows_measured, rows_failed, rows_contended, rows_skipped;
+	size_t rows_again, rows_again_written;
 };
 
 struct perfdb_status_unreplayed {
@@ -127,6 +130,9 @@ int perfdb_status_read(const char *path, struct perfdb_status *s);
 int perfdb_status_parse(const char *data, size_t len, struct perfdb_status *s);
 /* Write one atomically (indent 2, the reference's keys). */
 int perfdb_status_write(const char *path, const struct perfdb_status *s, struct perfdb_err *err);
+/* The "rows" object of a status (has_rows), for the file and for --json; a
+ * new reference, NULL when out of memory. */
+struct json_t *perfdb_status_rows_json(const struct perfdb_status *s);
 
 /* ---- writeback (§2) -------------------------------------------------- */
 

@@ -111,6 +111,14 @@ int perfdb_status_parse(const char *data, size_t len, struct perfdb_status *s)
 	return 1;
 }
 
+json_t *perfdb_status_rows_json(const struct perfdb_status *s)
+{
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "measured", (json_int_t)s->rows_measured,
+			 "failed", (json_int_t)s->rows_failed, "contended", (json_int_t)s->rows_contended,
+			 "skipped", (json_int_t)s->rows_skipped, "measured_again", (json_int_t)s->rows_again,
+			 "measured_again_written", (json_int_t)s->rows_again_written);
+}
+
 int perfdb_status_write(const char *path, const struct perfdb_status *s, struct perfdb_err *err)
 {
 	json_t *root = json_object(), *ok = json_array(), *bad = json_array(), *skip = json_array();
@@ -132,9 +140,7 @@ int perfdb_status_write(const char *path, const struct perfdb_status *s, struct 
 		json_object_set_new(root, "contended", cont);
 	}
 	if (s->has_rows)
-		json_object_set_new(root, "rows", json_pack("{s:I, s:I, s:I, s:I}",
-			"measured", (json_int_t)s->rows_measured, "failed", (json_int_t)s->rows_failed,
-			"contended", (json_int_t)s->rows_contended, "skipped", (json_int_t)s->rows_skipped));
+		json_object_set_new(root, "rows", perfdb_status_rows_json(s));
 	if (s->nunreplayed) {
 		json_t *un = json_array();
 		for (size_t i = 0; i < s->nunreplayed; i++)

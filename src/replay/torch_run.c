@@ -618,6 +618,13 @@ int perfdb_torch_microbench(const struct perfdb_torch_opts *o, struct perfdb_tor
 		snprintf(r->status_path, sizeof(r->status_path), "%s/reports/run_all_op_status_%s.json",
 			 o->dbdir, r->ts);
 		snprintf(r->env_path, sizeof(r->env_path), "%s/reports/microbench_env_%s.txt", o->dbdir, r->ts);
+		/* what happened to every timed row; a torch run skips none */
+		r->st.has_rows = 1;
+		r->st.rows_measured = r->ok;
+		r->st.rows_failed = r->failed;
+		r->st.rows_contended = r->contended;
+		r->st.rows_again = r->again_n;
+		r->st.rows_again_written = r->again_kept;
 		rc = perfdb_status_write(r->status_path, &r->st, err);
 	}
 	if (rc == 0)

@@ -181,6 +181,10 @@ static int render(struct perfdb_strbuf *md, const struct perfdb_wb_result *r,
 			rc = perfdb_strbuf_addf(md, "\n- Rows: %zu measured, %zu failed, %zu contended (not written), "
 						"%zu skipped (Success and Skipped count tables, Failed counts rows)",
 						st->rows_measured, st->rows_failed, st->rows_contended, st->rows_skipped);
+		/* the end-of-run pass (docs/replay.md "Contention"), only when it ran */
+		if (rc == 0 && st->has_rows && st->rows_again)
+			rc = perfdb_strbuf_addf(md, "\n- Measured again at the end of the run: %zu row%s, %zu written",
+						st->rows_again, st->rows_again == 1 ? "" : "s", st->rows_again_written);
 		/* perfdb's own line, only when a row was left unwritten (docs/replay.md "Contention") */
 		if (rc == 0 && st->ncontended)
 			rc = perfdb_strbuf_addf(md, "\n- Contended (not written): %zu", st->ncontended);

@@ -189,6 +189,14 @@ if (e.get("rows_measured_again"), e.get("rows_measured_again_written"), e.get("r
         or not all(avg("latelow", tb, ln) for tb, ln in t[1:]):
     bad.append("latelow: env %r, contended %r" % ({k: v for k, v in e.items() if "again" in k or "contended" in k},
                                                   contended("latelow")))
+# 7 and 8: the status file counts every timed row, and the pass, as the env record does
+def rows(name):
+    return json.load(open(name + "/reports/run_all_op_status_t.json")).get("rows")
+for name, want in (("late", [len(t), 0, 0, 1, 1]), ("latelow", [len(t) - 1, 1, 0, 1, 0])):
+    want = dict(zip(["measured", "contended", "failed", "measured_again", "measured_again_written"], want),
+                skipped=0)
+    if rows(name) != want:
+        bad.append("%s: the status's rows %r, not %r" % (name, rows(name), want))
 # 9. the sequence's first passes dropped at its end
 e = env("seqlate")
 said = [l for l in open("seqlate.err") if "read low against it: dropped" in l]
