@@ -22,7 +22,11 @@ repeating them changes nothing); a GEMM's operands after the first rotate
 through 64 MiB of copies, as the native backends' do, so that each call
 finds them cold as a model's weights and KV cache are (PERFDB_TORCH_ROTATE=0
 leaves them as the previous call left them; docs/measuring.md "Weights,
-cold or warm"), 3 warm-up calls, then calls in blocks of about 1 ms until R
+cold or warm"); any other row whose inputs are below 32 MiB has, before each
+timed call, 64 MiB read and a few small ops of other kinds run, so that it
+meets its own code and data cold and the framework's dispatch path warm, as
+an op does between a model's layers (PERFDB_TORCH_EVICT=0 leaves it as its
+previous call left it; docs/measuring.md "Small ops in the model"), 3 warm-up calls, then calls in blocks of about 1 ms until R
 samples and S seconds (at most 10,000); a block whose threads waited for a
 CPU that another process held over 5 % of its wall time, or that began or
 ended with more tasks of other processes running than the CPUs its threads
@@ -406,7 +410,34 @@ class Probe:
             self.kept.append(gbs)
 
 
-def measure(row, repeat, budget):
+class Evict:
+    """What runs before each timed call of a row timed alone that is not a
+    GEMM: 64 MiB read, twice the 32 MiB LLC the native replay's flush
+    assumes (the LLC's contents gone, as a model's layer reads
+    its weights between two calls of the same small op), then small ops of
+    other kinds (the dispatcher's own code and data warm again, as every
+    op of a model keeps them).  In one process, interleaved with the
+    trace's sequence (bench/torch_alone.sh), a decode step's ops other than
+    GEMMs then replay at 0.92x (bf16) and 0.69x (fp32) their time in it,
+    where back-to-back calls read 0.53x and 0.36x (docs/measuring.md "Small
+    ops in the model")."""
+
+    def __init__(self):
+        self.buf = torch.zeros(ROTATE_BYTES // 4)
+        self.y = torch.rand(8, 1, 2816) + 1.0
+        self.yb = self.y.bfloat16()
+
+    def __call__(self):
+        self.buf.sum()
+        y, yb = self.y, self.yb
+        y.softmax(-1), yb * yb, y.sum(-1), yb.float(), F.silu(yb), y.rsqrt(), y.div(3.0), torch.cat([yb, yb], -1)
+
+
+def measure(row, repeat, budget, evict=None):
+    """A row alone: R samples of its calls, each judged by the scheduler's
+    accounts.  evict: an Evict, run before each timed call of a row that
+    is not a GEMM and whose inputs are below 32 MiB; None: calls back to
+    back."""
     table = row["table"]
     mk = recipe(table, row)
     t0 = inputs(row)
@@ -421,6 +452,8 @@ def measure(row, repeat, budget):
     size = sum(x.numel() * x.element_size() for x, r in zip(t0, rot) if r)
     copies = 1 if size >= COLD_BELOW or size == 0 else max(1, min(64, ROTATE_BYTES // size))
     calls = [mk(t0)] + [mk([x.clone() if r else x for x, r in zip(t0, rot)]) for _ in range(copies - 1)]
+    small = sum(x.numel() * x.element_size() for x in t0 if x is not None) < COLD_BELOW
+    ev = evict if evict is not None and table not in GEMMS and small else None
     samples, blocks, dropped, start, i = [], 0, 0, time.perf_counter(), 0
     cpus, free = len(os.sched_getaffinity(0)), free_cpus()
     with torch.no_grad():
@@ -435,6 +468,8 @@ def measure(row, repeat, budget):
             while True:
                 c = calls[i % len(calls)]
                 i += 1
+                if ev is not None:
+                    ev()
                 a = time.perf_counter()
                 c()
                 e = time.perf_counter()
@@ -464,7 +499,7 @@ def measure(row, repeat, budget):
             "blocks": blocks, "contended_blocks": dropped}
 
 
-def replay(row, repeat, budget, probe, tries=0):
+def replay(row, repeat, budget, probe, tries=0, evict=None):
     """A row alone, the probe read before and after it (the lower kept): a
     row whose reading is low is measured again, up to the probe's retries,
     and keeps the measurement with the most bandwidth; one still low is
@@ -473,7 +508,7 @@ def replay(row, repeat, budget, probe, tries=0):
     best = None
     while True:
         before = probe.read()
-        res = measure(row, repeat, budget)
+        res = measure(row, repeat, budget, evict)
         res["probe_gbs"] = lower(before, probe.read())
         if best is None or res["probe_gbs"] > best["probe_gbs"]:
             best = res
@@ -604,7 +639,7 @@ def replay_sequence(rows, seq, repeat, budget, probe):
     return out, counts
 
 
-def measure_again(rows, answers, repeat, budget, probe):
+def measure_again(rows, answers, repeat, budget, probe, evict=None):
     """The end of the run (docs/replay.md "Contention"), as perfdb's own
     replay does it: without a quiet figure a row was held to the readings
     kept before it, none for the first row and a few, as low as it, for the
@@ -622,7 +657,7 @@ def measure_again(rows, answers, repeat, budget, probe):
     for k in late:
         row, res = rows[k], {"table": rows[k]["table"], "line": rows[k]["line"]}
         try:
-            res.update(replay(row, repeat, budget, probe, tries=1))
+            res.update(replay(row, repeat, budget, probe, tries=1, evict=evict))
         except (Refused, RuntimeError, ValueError, TypeError, IndexError) as e:
             first = answers[k]
             res.update({"status": "contended", "low_bandwidth": True, "probe_gbs": first["probe_gbs"],
@@ -642,6 +677,7 @@ def main():
     torch.manual_seed(0)
     out = {"torch": torch.__version__, "threads": torch.get_num_threads(), "rows": []}
     probe = Probe(req.get("probe"))
+    evict = Evict() if os.environ.get("PERFDB_TORCH_EVICT", "1") != "0" else None
     in_seq = {}
     if req.get("sequence"):
         in_seq, out["sequence"] = replay_sequence(req["rows"], req["sequence"], int(req["repeat"]),
@@ -653,7 +689,8 @@ def main():
             out["rows"].append(res)
             continue
         try:
-            res.update(in_seq[i] if i in in_seq else replay(row, int(req["repeat"]), float(req["budget_s"]), probe))
+            res.update(in_seq[i] if i in in_seq else replay(row, int(req["repeat"]), float(req["budget_s"]), probe,
+                                                                         evict=evict))
         except Refused as e:
             res.update({"status": "failed", "reason": "%s: %s" % (row["table"], e)})
         except (RuntimeError, ValueError, TypeError, IndexError) as e:
@@ -666,7 +703,7 @@ def main():
         out["rows"].append(res)
         print("[torch] %s:%d %s" % (row["table"], row["line"], res["status"]), file=sys.stderr, flush=True)
     out["rows_measured_again"], out["rows_measured_again_written"] = measure_again(
-        req["rows"], out["rows"], int(req["repeat"]), float(req["budget_s"]), probe)
+        req["rows"], out["rows"], int(req["repeat"]), float(req["budget_s"]), probe, evict)
     out["probe_median_gbs"] = probe.median()
     out["probe_readings"] = len(probe.every) + probe.none
     out["probe_readings_none"] = probe.none

@@ -467,6 +467,12 @@ static int write_env(const struct perfdb_torch_opts *o, struct perfdb_torch_run 
 			   r->failed, r->contended, r->st.nunreplayed, unrows,
 			   rot && strcmp(rot, "0") == 0 ? "no (PERFDB_TORCH_ROTATE=0)" :
 			   "a GEMM's operands after the first, below 32 MiB, rotate through 64 MiB of copies");
+	/* data/torch_replay.py Evict: how a row timed alone meets the caches */
+	const char *ev = getenv("PERFDB_TORCH_EVICT");
+	perfdb_strbuf_addf(&b, "caches_between_calls=%s\n", ev && strcmp(ev, "0") == 0 ?
+			   "as the previous call left them (PERFDB_TORCH_EVICT=0)" :
+			   "a row timed alone that is not a GEMM, below 32 MiB: 64 MiB read and small ops of "
+			   "other kinds run before each timed call");
 	if (!probe_runs())
 		perfdb_strbuf_addf(&b, "probe=off (PERFDB_PROBE=0)\n");
 	else

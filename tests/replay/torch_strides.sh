@@ -47,7 +47,8 @@ if not float(r.get("Average Duration(us)") or 0) > 0:
     print("FAIL: the row was not written:", r); bad += 1
 env = dict(l.rstrip("\n").split("=", 1) for l in open("db/reports/microbench_env_t.txt"))
 if env.get("env.OMP_WAIT_POLICY") != "PASSIVE" or env.get("env.OPENBLAS_NUM_THREADS") != "(unset)" \
-        or not env.get("weights_rotated", "").startswith("a GEMM's operands"):
+        or not env.get("weights_rotated", "").startswith("a GEMM's operands") \
+        or not env.get("caches_between_calls", "").startswith("a row timed alone that is not a GEMM"):
     print("FAIL: env record", env); bad += 1
 print("ok" if not bad else "FAIL")
 sys.exit(1 if bad else 0)

@@ -1,0 +1,103 @@
+#!/usr/bin/python3
+"""Rows timed alone against the same rows in the trace's op sequence, in
+one process, interleaved (docs/measuring.md "Small ops in the model").
+
+Usage: torch_alone.py REQUEST.json ROUNDS
+  REQUEST.json is the torch backend's request for a database replayed with
+  --sequence-trace (bench/torch_alone.sh writes one).  Each round times:
+    sequence   every call of the step in its order, 3 passes, the median per call
+    back2back  each timed row alone, its calls back to back (PERFDB_TORCH_EVICT=0)
+    evicted    each timed row alone as the torch backend times it: 64 MiB read
+               and small ops of other kinds before each call of a row that
+               is not a GEMM (data/torch_replay.py Evict)
+    sequence'  the sequence again: against the first, the A/A figure
+  Each row's figure is its mean per call times its calls in the step.
+  Prints the rounds, then each figure over the sequence's (median [min,
+  max] over the rounds), for the GEMM rows, the others, and all; a round
+  in which a row was left contended (its blocks dropped by the judge) has
+  no figure for it ("nan") and is left out of that figure's ratios.
+"""
+import collections
+import json
+import math
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.environ.get("PERFDB_TORCH_REPLAY_DIR",
+                                  os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data")))
+import torch  # noqa: E402
+import torch_replay as tr  # noqa: E402
+
+
+def main():
+    req = json.load(open(sys.argv[1]))
+    rounds = int(sys.argv[2])
+    torch.set_num_threads(int(req["threads"]))
+    rows, seq = req["rows"], req["sequence"]
+    steps = []
+    for k in seq:
+        try:
+            steps.append((k, tr.recipe(rows[k]["table"], rows[k])(tr.inputs(rows[k]))))
+        except (tr.Refused, RuntimeError, ValueError, TypeError, IndexError, KeyError):
+            pass
+    built = {k for k, _ in steps}
+    timed = sorted(k for k in built if not rows[k].get("untimed"))
+    ncalls = collections.Counter(k for k, _ in steps)
+    kind = {k: "gemm" if rows[k]["table"] in tr.GEMMS else "other" for k in timed}
+    evict = tr.Evict()
+    tot = collections.defaultdict(list)
+
+    def sequence():
+        per = collections.defaultdict(list)
+        for _ in range(3):
+            for i, (k, c) in enumerate(steps):
+                a = time.perf_counter()
+                c()
+                per[i].append((time.perf_counter() - a) * 1e6)
+        s = collections.Counter()
+        for i, (k, _) in enumerate(steps):
+            s[k] += statistics.median(per[i])
+        return s
+
+    with torch.no_grad():
+        for _ in range(2):
+            for _, c in steps:
+                c()
+        for r in range(rounds):
+            sums = collections.Counter()
+            s = sequence()
+            for k in timed:
+                sums["sequence " + kind[k]] += s[k]
+                for name, ev in (("back2back", None), ("evicted", evict)):
+                    m = tr.measure(rows[k], int(req["repeat"]), float(req["budget_s"]), ev)
+                    # a row the judge left contended (its blocks dropped) leaves the
+                    # round's figure unknown: nan, left out of the ratios below
+                    sums[name + " " + kind[k]] += m.get("mean_us", float("nan")) * ncalls[k]
+            s = sequence()
+            for k in timed:
+                sums["sequence' " + kind[k]] += s[k]
+            for name in ("sequence", "back2back", "evicted", "sequence'"):
+                sums[name + " all"] = sums[name + " gemm"] + sums[name + " other"]
+            for key, v in sums.items():
+                tot[key].append(v)
+            print("round %d: ms, sequence %.2f (GEMMs %.2f, others %.2f), back2back %.2f (others %.2f), "
+                  "evicted %.2f (others %.2f), sequence' %.2f" % (
+                      r + 1, sums["sequence all"] / 1e3, sums["sequence gemm"] / 1e3, sums["sequence other"] / 1e3,
+                      sums["back2back all"] / 1e3, sums["back2back other"] / 1e3, sums["evicted all"] / 1e3,
+                      sums["evicted other"] / 1e3, sums["sequence' all"] / 1e3), flush=True)
+    print("%d rows timed (%d GEMM), %d calls in the step; over the sequence's time, median [min, max] of %d rounds:"
+          % (len(timed), sum(1 for k in timed if kind[k] == "gemm"), len(steps), rounds))
+    for part in ("other", "gemm", "all"):
+        line = []
+        for name in ("back2back", "evicted", "sequence'"):
+            q = [a / b for a, b in zip(tot[name + " " + part], tot["sequence " + part])
+                 if b > 0 and not math.isnan(a)]
+            line.append("%s %.2f [%.2f, %.2f]" % (name if name != "sequence'" else "A/A", statistics.median(q),
+                                                 min(q), max(q)) if q else name + " -")
+        print("  %-6s %s" % ({"other": "others", "gemm": "GEMMs", "all": "all"}[part], "   ".join(line)))
+
+
+if __name__ == "__main__":
+    main()
