@@ -15,7 +15,9 @@ Usage: torch_alone.py REQUEST.json ROUNDS
   Prints the rounds, then each figure over the sequence's (median [min,
   max] over the rounds), for the GEMM rows, the others, and all; a round
   in which a row was left contended (its blocks dropped by the judge) has
-  no figure for it ("nan") and is left out of that figure's ratios.
+  no figure for it ("nan") and is left out of that figure's ratios.  Then
+  each row's figures (the second sequence's for the sequence), largest
+  gap between the sequence and the evicted first.
 """
 import collections
 import json
@@ -48,6 +50,7 @@ def main():
     kind = {k: "gemm" if rows[k]["table"] in tr.GEMMS else "other" for k in timed}
     evict = tr.Evict()
     tot = collections.defaultdict(list)
+    per_row = collections.defaultdict(lambda: collections.defaultdict(list))
 
     def sequence():
         per = collections.defaultdict(list)
@@ -75,9 +78,11 @@ def main():
                     # a row the judge left contended (its blocks dropped) leaves the
                     # round's figure unknown: nan, left out of the ratios below
                     sums[name + " " + kind[k]] += m.get("mean_us", float("nan")) * ncalls[k]
+                    per_row[k][name].append(m.get("mean_us", float("nan")) * ncalls[k])
             s = sequence()
             for k in timed:
                 sums["sequence' " + kind[k]] += s[k]
+                per_row[k]["sequence"].append(s[k])
             for name in ("sequence", "back2back", "evicted", "sequence'"):
                 sums[name + " all"] = sums[name + " gemm"] + sums[name + " other"]
             for key, v in sums.items():
@@ -97,6 +102,15 @@ def main():
             line.append("%s %.2f [%.2f, %.2f]" % (name if name != "sequence'" else "A/A", statistics.median(q),
                                                  min(q), max(q)) if q else name + " -")
         print("  %-6s %s" % ({"other": "others", "gemm": "GEMMs", "all": "all"}[part], "   ".join(line)))
+    # per row, the largest gaps first: us in the step (its calls), medians over the rounds
+    print("per row, us in the step (calls x mean), medians of the rounds, largest |sequence - evicted| first:")
+    med = {k: {n: statistics.median([x for x in v if not math.isnan(x)] or [float("nan")])
+               for n, v in per_row[k].items()} for k in timed}
+    for k in sorted(timed, key=lambda k: -abs(med[k]["sequence"] - med[k]["evicted"])):
+        r = rows[k]
+        print("  %-14s x%-3d sequence %9.0f  back2back %9.0f  evicted %9.0f  %s %s" % (
+            r["table"], ncalls[k], med[k]["sequence"], med[k]["back2back"], med[k]["evicted"],
+            r["shapes"].strip('"')[:48], r["dtypes"][:28]))
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ RESULT:  {"torch": "1.13.1", "threads": N, "rows": [{"table", "line", "status": 
 Per row: tensors of the row's shapes and dtypes (normal values, scaled so no
 op overflows or goes denormal; the in-place ops' other operand is 1 or 0, so
 repeating them changes nothing); a GEMM's operands after the first rotate
-through 64 MiB of copies, as the native backends' do, so that each call
+through at least 64 MiB of copies, as the native backends' do, so that each call
 finds them cold as a model's weights and KV cache are (PERFDB_TORCH_ROTATE=0
 leaves them as the previous call left them; docs/measuring.md "Weights,
 cold or warm"); any other row whose inputs are below 32 MiB has, before each
@@ -433,6 +433,17 @@ class Evict:
         y.softmax(-1), yb * yb, y.sum(-1), yb.float(), F.silu(yb), y.rsqrt(), y.div(3.0), torch.cat([yb, yb], -1)
 
 
+def rotation_copies(size):
+    """How many copies of a GEMM's rotated operands (size bytes in all) its
+    calls go through: at least 64 MiB of them, twice a 32 MiB LLC, at most
+    64; one from 64 MiB.  fp32 decode's KV operand of 33.6 MB had one copy
+    when the rule was "none from 32 MiB", and its p.v read 5-8 % lower so
+    than through 2 or 4 copies, in 6 of 6 interleaved rounds: the LLC kept
+    part of it from call to call (docs/measuring.md "Small ops in the
+    model")."""
+    return 1 if size >= ROTATE_BYTES or size <= 0 else min(64, -(-ROTATE_BYTES // size))
+
+
 def measure(row, repeat, budget, evict=None):
     """A row alone: R samples of its calls, each judged by the scheduler's
     accounts.  evict: an Evict, run before each timed call of a row that
@@ -450,7 +461,7 @@ def measure(row, repeat, budget, evict=None):
     rotate = os.environ.get("PERFDB_TORCH_ROTATE", "1") != "0"
     rot = [rotate and x is not None and i > 0 and table in GEMMS for i, x in enumerate(t0)]
     size = sum(x.numel() * x.element_size() for x, r in zip(t0, rot) if r)
-    copies = 1 if size >= COLD_BELOW or size == 0 else max(1, min(64, ROTATE_BYTES // size))
+    copies = rotation_copies(size)
     calls = [mk(t0)] + [mk([x.clone() if r else x for x, r in zip(t0, rot)]) for _ in range(copies - 1)]
     small = sum(x.numel() * x.element_size() for x in t0 if x is not None) < COLD_BELOW
     ev = evict if evict is not None and table not in GEMMS and small else None

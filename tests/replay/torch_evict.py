@@ -4,7 +4,8 @@ them (data/torch_replay.py Evict, docs/measuring.md "Small ops in the
 model"): before each timed call of a row that is not a GEMM and whose
 inputs are below 32 MiB, 64 MiB is read and small ops of other kinds run;
 a GEMM (its weights rotate instead) and a row past 32 MiB (its data streams
-anyway) run back to back, as do all rows with PERFDB_TORCH_EVICT=0.
+anyway) run back to back, as do all rows with PERFDB_TORCH_EVICT=0; and
+a GEMM's rotated operands go through at least 64 MiB of copies.
 
 Checked by counting the evictions, and by rule, not by value: a small op
 after the eviction takes longer than back to back (the median of 5
@@ -65,6 +66,14 @@ for what, r, want in cases:
         bad.append("%s: evicted %d times" % (what, ev.n))
     if want and ev.n < 5:
         bad.append("%s: %d evictions, 5 samples asked" % (what, ev.n))
+
+# the GEMM rotation holds at least 64 MiB: copies worked by hand
+MiB = 1 << 20
+for size, want in ((0, 1), (1024, 64), (2 * MiB, 32), (16.8e6, 4), (33.6e6, 2), (64 * MiB - 1, 2),
+                   (64 * MiB, 1), (200 * MiB, 1)):
+    got = torch_replay.rotation_copies(int(size))
+    if got != want:
+        bad.append("rotation_copies(%d): %d, expected %d" % (size, got, want))
 
 # the effect, by rule: evicted against back to back, interleaved
 ev = torch_replay.Evict()
