@@ -38,14 +38,9 @@ def main():
     rounds = int(sys.argv[2])
     torch.set_num_threads(int(req["threads"]))
     rows, seq = req["rows"], req["sequence"]
-    steps = []
-    for k in seq:
-        try:
-            steps.append((k, tr.recipe(rows[k]["table"], rows[k])(tr.inputs(rows[k]))))
-        except (tr.Refused, RuntimeError, ValueError, TypeError, IndexError, KeyError):
-            pass
-    built = {k for k, _ in steps}
-    timed = sorted(k for k in built if not rows[k].get("untimed"))
+    # the steps as the backend's sequence builds them, and its timed rows
+    steps, failed, _ = tr.build_steps(rows, seq)
+    timed = sorted({k for k, _ in steps if not rows[k].get("untimed") and k not in failed})
     ncalls = collections.Counter(k for k, _ in steps)
     kind = {k: "gemm" if rows[k]["table"] in tr.GEMMS else "other" for k in timed}
     evict = tr.Evict()

@@ -545,6 +545,22 @@ def add_samples(samples, cur):
             samples[k].append(us)
 
 
+def build_steps(rows, seq):
+    """The sequence's steps, each with tensors of its own: ([(row index,
+    call)], the row indexes whose step could not be built, the inputs'
+    bytes).  Shared with bench/torch_alone.py."""
+    steps, failed, size = [], set(), 0
+    for k in seq:
+        row = rows[k]
+        try:
+            t = inputs(row)
+            steps.append((k, recipe(row["table"], row)(t)))
+            size += sum(x.numel() * x.element_size() for x in t if x is not None)
+        except (Refused, RuntimeError, ValueError, TypeError, IndexError, KeyError):
+            failed.add(k)
+    return steps, failed, size
+
+
 def replay_sequence(rows, seq, repeat, budget, probe):
     """The rows the request's "sequence" runs, timed in it (docs/replay.md
     "In the trace's sequence"): each step gets its own tensors (a model's
@@ -558,15 +574,7 @@ def replay_sequence(rows, seq, repeat, budget, probe):
     against the passes before it.  A row whose step cannot be built is
     left to be timed alone.  Returns ({row index: answer}, the passes'
     counts)."""
-    steps, failed, size = [], set(), 0
-    for k in seq:
-        row = rows[k]
-        try:
-            t = inputs(row)
-            steps.append((k, recipe(row["table"], row)(t)))
-            size += sum(x.numel() * x.element_size() for x in t if x is not None)
-        except (Refused, RuntimeError, ValueError, TypeError, IndexError, KeyError):
-            failed.add(k)
+    steps, failed, size = build_steps(rows, seq)
     phys = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     counts = {"passes": 0, "dropped": 0, "low_bandwidth": 0}
     if size > phys // 2:
@@ -580,7 +588,7 @@ def replay_sequence(rows, seq, repeat, budget, probe):
     cpus, free = len(os.sched_getaffinity(0)), free_cpus()
     limit = budget * len(timed)
     clean = dropped = low = 0
-    kept_gbs, passes = [], []
+    passes = []   # the clean passes: (their probe reading, their call times)
     print("[torch] the sequence: %d steps, %d rows timed in it" % (len(steps), len(timed)),
           file=sys.stderr, flush=True)
     with torch.no_grad():
@@ -605,7 +613,6 @@ def replay_sequence(rows, seq, repeat, budget, probe):
                 low += 1
             else:
                 clean += 1
-                kept_gbs.append(gbs)
                 probe.note(gbs)
                 passes.append((gbs, cur))
                 add_samples(samples, cur)
@@ -625,12 +632,12 @@ def replay_sequence(rows, seq, repeat, budget, probe):
         for g in late:
             probe.kept.remove(g)   # a low reading is not kept
         clean, dropped, low = clean - len(late), dropped + len(late), low + len(late)
-        kept_gbs = [g for g, _ in passes]
         samples = {k: [] for k in timed}
         for _, cur in passes:
             add_samples(samples, cur)
         print("[torch] the sequence: %d pass%s kept before the run had a median read low against it: "
               "dropped" % (len(late), "" if len(late) == 1 else "es"), file=sys.stderr, flush=True)
+    kept_gbs = [g for g, _ in passes]
     out = {}
     counts = {"passes": clean + dropped, "dropped": dropped, "low_bandwidth": low}
     for k in timed:
