@@ -61,21 +61,14 @@
 set -eu
 BUILD=${1:-build}
 REPEATS=${2:-3}
-PERFDB=$(cd "$BUILD/bin" 2>/dev/null && pwd)/perfdb
 HERE=$(cd "$(dirname "$0")" && pwd)
-PY=/usr/bin/python3
-[ -x "$PERFDB" ] || { echo "build first: make (missing $BUILD/bin/perfdb)" >&2; exit 1; }
-if ! "$PY" -c 'import torch' 2>/dev/null; then
-	echo "bench/closure.sh needs PyTorch for $PY: apt-get install python3-torch (Debian 12: torch 1.13)" >&2
-	exit 77
-fi
+. "$HERE/torch_bench.sh"   # PERFDB, PY, malloc_kept
 BUDGET=${CLOSURE_ROW_BUDGET:-0.3}
 BACKEND=${CLOSURE_BACKEND:-torch}
 ALLOC=${CLOSURE_ALLOC:-kept}
 case $ALLOC in
 kept)
-	# no mmap below 1 GiB, never trim the heap, grow it 256 MiB at a time
-	export MALLOC_MMAP_THRESHOLD_=1073741824 MALLOC_TRIM_THRESHOLD_=4294967296 MALLOC_TOP_PAD_=268435456 ;;
+	malloc_kept ;;
 glibc)
 	unset MALLOC_MMAP_THRESHOLD_ MALLOC_TRIM_THRESHOLD_ MALLOC_TOP_PAD_ ;;
 *)

@@ -15,16 +15,10 @@
 set -eu
 BUILD=${1:-build}
 ROUNDS=${2:-5}
-PERFDB=$(cd "$BUILD/bin" 2>/dev/null && pwd)/perfdb
 HERE=$(cd "$(dirname "$0")" && pwd)
-PY=/usr/bin/python3
-[ -x "$PERFDB" ] || { echo "build first: make (missing $BUILD/bin/perfdb)" >&2; exit 1; }
-if ! "$PY" -c 'import torch' 2>/dev/null; then
-	echo "bench/torch_alone.sh needs PyTorch for $PY: apt-get install python3-torch (Debian 12: torch 1.13)" >&2
-	exit 77
-fi
-# the allocator as bench/closure.sh keeps it
-export MALLOC_MMAP_THRESHOLD_=1073741824 MALLOC_TRIM_THRESHOLD_=4294967296 MALLOC_TOP_PAD_=268435456
+. "$HERE/torch_bench.sh"   # PERFDB, PY, malloc_kept
+# the allocator as bench/closure.sh keeps it by default
+malloc_kept
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/perfdb-torch-alone.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 export PERFDB_STATE_DIR="$WORK/state"
