@@ -281,9 +281,9 @@ static int run_torch_backend(const struct perfdb_db_opts *o, const struct mb_arg
 				"the rest alone\n", run.in_sequence, run.ok, run.ok == 1 ? "" : "s", t->sequence_trace);
 		for (size_t i = 0; i < run.st.nfailed; i++)
 			fprintf(stderr, "[FAILED] %s: %s\n", run.st.failed[i].op, run.st.failed[i].reason);
-		if (run.again_n) {
+		if (run.st.rows_again) {
 			struct perfdb_strbuf again = PERFDB_STRBUF_INIT;
-			if (perfdb_replay_again_note(run.again_n, run.again_kept, &again) == 0)
+			if (perfdb_replay_again_note(run.st.rows_again, run.st.rows_again_written, &again) == 0)
 				fputs(again.buf, stderr);
 			perfdb_strbuf_release(&again);
 		}

@@ -177,6 +177,9 @@ struct perfdb_engine_result {
 	struct perfdb_measures measures;   /* one per successful row, for perfdb_writeback */
 	size_t nok, nfailed, nskipped, ncontended;
 	size_t nresumed;                   /* ok rows taken from the journal (resume) */
+	/* rows read low at the end of the run, measured again then, and of them
+	 * those now ok (perfdb_native_judge_bandwidth; docs/replay.md "Contention") */
+	size_t nagain, nagain_written;
 	double probe_quiet_gbs;            /* the opts' quiet figure the rows were judged against (0: none) */
 	int stopped;                       /* --fail-fast or *stop ended the run early */
 	int interrupted;                   /* *stop ended it */

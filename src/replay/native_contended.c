@@ -138,9 +138,9 @@ static void take(struct perfdb_engine_result *r, struct perfdb_engine_row *x, co
 }
 
 int perfdb_native_judge_bandwidth(const struct perfdb_engine_opts *eo, struct perfdb_engine_result *r,
-				  size_t *again_n, size_t *again_kept, struct perfdb_err *err)
+				  struct perfdb_err *err)
 {
-	*again_n = *again_kept = 0;
+	r->nagain = r->nagain_written = 0;
 	double *ref;
 	int nranks;
 	if (references(r, &ref, &nranks) < 0)
@@ -164,7 +164,7 @@ int perfdb_native_judge_bandwidth(const struct perfdb_engine_opts *eo, struct pe
 			    perfdb_probe_contended(x->probe_gbs, row_ref(ref, x)))
 				idx[a.n++] = i;
 		}
-	*again_n = a.n;
+	r->nagain = a.n;
 	int rc = 0;
 	if (a.n) {
 		/* in this process, unjournaled: the rows ran once already, and a
@@ -192,7 +192,7 @@ int perfdb_native_judge_bandwidth(const struct perfdb_engine_opts *eo, struct pe
 	if (rc == 0 && refuse(r, ref, nranks) < 0)
 		rc = perfdb_err_set(err, PERFDB_ENOMEM, "out of memory");
 	for (size_t k = 0; rc == 0 && k < a.n; k++)
-		*again_kept += r->rows[idx[k]].status == PERFDB_ENGINE_OK;
+		r->nagain_written += r->rows[idx[k]].status == PERFDB_ENGINE_OK;
 	free(idx);
 	free(ref);
 	return rc;

@@ -35,7 +35,7 @@ int perfdb_native_notes(const struct perfdb_native_run *run, struct perfdb_strbu
 		if (res->rows[i].status == PERFDB_ENGINE_FAILED)
 			say(&n, "[FAILED] %s:%zu: %s\n", res->rows[i].table, res->rows[i].line,
 				res->rows[i].reason);
-	if (run->again_n && perfdb_replay_again_note(run->again_n, run->again_kept, out) < 0)
+	if (res->nagain && perfdb_replay_again_note(res->nagain, res->nagain_written, out) < 0)
 		n.oom = 1;
 	for (size_t i = 0; i < res->nrows; i++)
 		if (res->rows[i].status == PERFDB_ENGINE_CONTENDED) {

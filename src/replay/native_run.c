@@ -391,7 +391,7 @@ int perfdb_native_measure(struct perfdb_native_run *run, struct perfdb_err *err)
 				      "(`perfdb path` shows the database the flags name)", run->res.absent,
 				      run->dir.buf);
 	}
-	return perfdb_native_judge_bandwidth(&eo, &run->res, &run->again_n, &run->again_kept, err);
+	return perfdb_native_judge_bandwidth(&eo, &run->res, err);
 }
 
 int perfdb_native_skip_reasons(const struct perfdb_engine_result *r, struct perfdb_strbuf *out)
@@ -477,8 +477,6 @@ int perfdb_native_record(struct perfdb_native_run *run, struct perfdb_err *err)
 	/* the status is written first: it survives a failing writeback */
 	snprintf(run->stp, sizeof(run->stp), "%s/run_all_op_status_%s.json", run->rep, run->ts);
 	int rc = perfdb_native_status_build(&run->res, &run->st);
-	run->st.rows_again = run->again_n;
-	run->st.rows_again_written = run->again_kept;
 	/* with --ops the user chose the tables; without, say which were left alone */
 	if (rc == 0 && !no->ops)
 		rc = perfdb_status_unreplayed(run->dir.buf, &run->st, err);
@@ -488,8 +486,8 @@ int perfdb_native_record(struct perfdb_native_run *run, struct perfdb_err *err)
 	perfdb_strbuf_addf(&env, "tables_not_replayed=%zu\nrows_not_replayed=%zu\n", run->st.nunreplayed,
 			   unrows);
 	/* native_contended.c: the second pass over rows read low against the run's median */
-	perfdb_strbuf_addf(&env, "rows_measured_again=%zu\nrows_measured_again_written=%zu\n", run->again_n,
-			   run->again_kept);
+	perfdb_strbuf_addf(&env, "rows_measured_again=%zu\nrows_measured_again_written=%zu\n", run->res.nagain,
+			   run->res.nagain_written);
 	if (rc == 0)
 		rc = perfdb_status_write(run->stp, &run->st, err);
 	if (rc == 0)
@@ -563,6 +561,8 @@ int perfdb_native_status_build(const struct perfdb_engine_result *r, struct perf
 	st->rows_failed = r->nfailed;
 	st->rows_contended = r->ncontended;
 	st->rows_skipped = r->nskipped;
+	st->rows_again = r->nagain;
+	st->rows_again_written = r->nagain_written;
 	for (size_t i = 0; i < r->nrows; i++) {
 		const struct perfdb_engine_row *row = &r->rows[i];
 		if (row->status == PERFDB_ENGINE_FAILED)

@@ -55,7 +55,6 @@ struct perfdb_native_run {
 	int engine_ran;                        /* measure reached the engine */
 	int rep_made;                          /* open created <dir>/reports (and the run wrote nothing yet) */
 	struct perfdb_engine_result res;
-	size_t again_n, again_kept;            /* rows read low at the end and measured again; of them, written */
 	char ts[64];                           /* the run's report timestamp */
 	struct perfdb_status st;
 	char stp[4300];                        /* the status file written */
@@ -155,12 +154,12 @@ void perfdb_native_run_release(struct perfdb_native_run *run);
  * read low against that median that were never measured again (retries 0:
  * the run had no reference for them yet) are replayed again with eo, held
  * to the median, up to the same retries; a row keeps the measurement with
- * the most bandwidth.  *again_n: the rows measured again; *again_kept: of
- * them, those now written.  perfdb_native_measure calls it.  Returns 0 or
+ * the most bandwidth.  r->nagain: the rows measured again; r->nagain_written:
+ * of them, those now written.  perfdb_native_measure calls it.  Returns 0 or
  * -PERFDB_E* (err filled).
  */
 int perfdb_native_judge_bandwidth(const struct perfdb_engine_opts *eo, struct perfdb_engine_result *r,
-				  size_t *again_n, size_t *again_kept, struct perfdb_err *err);
+				  struct perfdb_err *err);
 
 /* The median probe reading of the run's measured rows, of rank's (-1: all); 0: none. */
 double perfdb_native_rows_median(const struct perfdb_engine_result *r, int rank);

@@ -367,8 +367,8 @@ static int read_answers(struct trun *x, const char *path, struct perfdb_torch_ru
 	r->probe_median_gbs = json_number_value(json_object_get(root, "probe_median_gbs"));
 	r->probe_readings = (size_t)json_integer_value(json_object_get(root, "probe_readings"));
 	r->probe_none = (size_t)json_integer_value(json_object_get(root, "probe_readings_none"));
-	r->again_n = (size_t)json_integer_value(json_object_get(root, "rows_measured_again"));
-	r->again_kept = (size_t)json_integer_value(json_object_get(root, "rows_measured_again_written"));
+	r->st.rows_again = (size_t)json_integer_value(json_object_get(root, "rows_measured_again"));
+	r->st.rows_again_written = (size_t)json_integer_value(json_object_get(root, "rows_measured_again_written"));
 	json_t *sq = json_object_get(root, "sequence");
 	r->passes = (size_t)json_integer_value(json_object_get(sq, "passes"));
 	r->passes_dropped = (size_t)json_integer_value(json_object_get(sq, "dropped"));
@@ -484,7 +484,7 @@ static int write_env(const struct perfdb_torch_opts *o, struct perfdb_torch_run 
 				   100.0 * (1.0 - PERFDB_PROBE_TOLERANCE),
 				   r->probe_quiet_gbs > 0 ? "this machine's quiet figure" : "the run's median",
 				   r->probe_readings, r->probe_none, r->probe_quiet_gbs, r->probe_median_gbs, r->nlow,
-				   o->retries, r->again_n, r->again_kept);
+				   o->retries, r->st.rows_again, r->st.rows_again_written);
 	if (o->sequence)
 		perfdb_strbuf_addf(&b, "sequence_trace=%s\nsequence_steps=%zu\nsequence_unplaced=%zu\n"
 				   "rows_in_sequence=%zu\nsequence_passes=%zu\nsequence_passes_dropped=%zu\n"
@@ -629,8 +629,6 @@ int perfdb_torch_microbench(const struct perfdb_torch_opts *o, struct perfdb_tor
 		r->st.rows_measured = r->ok;
 		r->st.rows_failed = r->failed;
 		r->st.rows_contended = r->contended;
-		r->st.rows_again = r->again_n;
-		r->st.rows_again_written = r->again_kept;
 		rc = perfdb_status_write(r->status_path, &r->st, err);
 	}
 	if (rc == 0)

@@ -53,9 +53,6 @@ struct perfdb_torch_run {
 	size_t probe_readings, probe_none;
 	size_t nlow;
 	size_t passes, passes_dropped, passes_low;
-	/* rows read low at the end of the run against its median, never
-	 * retried before, measured again then; of them, those now written */
-	size_t again_n, again_kept;
 };
 
 void perfdb_torch_run_release(struct perfdb_torch_run *r);

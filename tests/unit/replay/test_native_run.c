@@ -104,9 +104,9 @@ static int judge_no_retries(struct perfdb_engine_result *r)
 	memset(&eo, 0, sizeof(eo));
 	struct perfdb_err err;
 	perfdb_err_clear(&err);
-	size_t again, kept;
-	int rc = perfdb_native_judge_bandwidth(&eo, r, &again, &kept, &err);
-	assert_int_equal(again, 0);
+	r->nagain = 9;
+	int rc = perfdb_native_judge_bandwidth(&eo, r, &err);
+	assert_int_equal(r->nagain, 0);
 	return rc;
 }
 
@@ -188,10 +188,10 @@ static void test_judge_no_second_pass(void **state)
 		give_measures(&r);
 		struct perfdb_err err;
 		perfdb_err_clear(&err);
-		size_t again = 9, kept = 9;
-		assert_int_equal(perfdb_native_judge_bandwidth(&eo, &r, &again, &kept, &err), 0);
-		assert_int_equal(again, 0);
-		assert_int_equal(kept, 0);
+		r.nagain = r.nagain_written = 9;
+		assert_int_equal(perfdb_native_judge_bandwidth(&eo, &r, &err), 0);
+		assert_int_equal(r.nagain, 0);
+		assert_int_equal(r.nagain_written, 0);
 		assert_int_equal(rows[0].status, PERFDB_ENGINE_CONTENDED);
 		assert_int_equal(rows[1].status, PERFDB_ENGINE_OK);
 		assert_int_equal(r.measures.n, 2);
