@@ -22,7 +22,7 @@ repeating them changes nothing); a GEMM's operands after the first rotate
 through at least 64 MiB of copies, as the native backends' do, so that each call
 finds them cold as a model's weights and KV cache are (PERFDB_TORCH_ROTATE=0
 leaves them as the previous call left them; docs/measuring.md "Weights,
-cold or warm"); any other row whose inputs are below 32 MiB has, before each
+cold or warm"); any other row whose inputs are below 64 MiB has, before each
 timed call, 64 MiB read and a few small ops of other kinds run, so that it
 meets its own code and data cold and the framework's dispatch path warm, as
 an op does between a model's layers (PERFDB_TORCH_EVICT=0 leaves it as its
@@ -63,7 +63,11 @@ ROTATE_BYTES = 64 << 20
 BLOCK_S = 1e-3
 GEMMS = {"aten.linear", "aten.addmm", "aten.mm", "aten.bmm", "aten.baddbmm", "aten.matmul"}
 BAD_BLOCKS = 4
-COLD_BELOW = 32 << 20
+# a row timed alone whose inputs are below this is evicted before each call:
+# 64 MiB, not only a 32 MiB LLC, since an add of 36-60 MiB in all read 1.1-1.5x
+# slower after a 64 MiB read than back to back, where one of 96 MiB read
+# the same (docs/measuring.md "Working sets between one and two L3s")
+COLD_BELOW = 64 << 20
 
 
 class Refused(Exception):
@@ -447,7 +451,7 @@ def rotation_copies(size):
 def measure(row, repeat, budget, evict=None):
     """A row alone: R samples of its calls, each judged by the scheduler's
     accounts.  evict: an Evict, run before each timed call of a row that
-    is not a GEMM and whose inputs are below 32 MiB; None: calls back to
+    is not a GEMM and whose inputs are below 64 MiB; None: calls back to
     back."""
     table = row["table"]
     mk = recipe(table, row)

@@ -416,7 +416,7 @@ int perfdb_engine_run(const struct perfdb_engine_opts *o, struct perfdb_engine_r
 		goto out;
 	if (o->comm)
 		total = scaleout_rank_share(o, tabs, names, ntab);
-	size_t flushn = 2 * ENGINE_LLC_BYTES / sizeof(uint64_t);
+	size_t flushn = ENGINE_FLUSH_BYTES / sizeof(uint64_t);
 	uint64_t *flushbuf = o->flush ? perfdb_huge_alloc(flushn * sizeof(uint64_t), NULL) : NULL;
 	struct perfdb_engine_pool pool = { 0 };
 	struct journal jr = { 0 };

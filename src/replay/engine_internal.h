@@ -25,7 +25,15 @@
 #include "replay/journal.h"
 #include "perfdb/probe.h"
 
-#define ENGINE_LLC_BYTES ((size_t)32 << 20)   /* flush when the working set fits this */
+/*
+ * The flush between samples reads this much (twice the 32 MiB L3 of one
+ * EPYC/Zen CCD), and a memory-bound row whose working set is below it is
+ * flushed.  Below 64 MiB, not only below the L3's 32: a working set of
+ * 36-60 MiB timed back to back kept enough of itself in the L3 to read
+ * 1.1-1.3x the bandwidth of the same op flushed (docs/measuring.md
+ * "Working sets between one and two L3s").
+ */
+#define ENGINE_FLUSH_BYTES ((size_t)64 << 20)
 /* A timed block (perfdb/sched.h): long enough that reading the accounts
  * costs little, short enough that one busy loop per core leaves most
  * blocks clean (docs/measuring.md "The scheduler's accounts"). */
@@ -147,6 +155,14 @@ int case_skipped(const struct perfdb_engine_opts *o, const struct perfdb_op_impl
 int timing_measure(const struct perfdb_engine_opts *o, const struct perfdb_op_impl *impl,
 		   struct perfdb_op_case *c, uint64_t *flushbuf, size_t flushn, struct perfdb_probe *pr,
 		   struct perfdb_engine_row *row, struct perfdb_err *err);
+
+/*
+ * Whether case c's samples are each preceded by the flush: a memory-bound
+ * op whose inputs and outputs together are below ENGINE_FLUSH_BYTES, when
+ * the run flushes (o->flush) and the backend does not time the device
+ * itself (a device flushes its own caches).
+ */
+int timing_flushes(const struct perfdb_engine_opts *o, const struct perfdb_op_case *c);
 
 /* ---- result.c ---------------------------------------------------------- */
 

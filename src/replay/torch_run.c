@@ -471,7 +471,7 @@ static int write_env(const struct perfdb_torch_opts *o, struct perfdb_torch_run 
 	const char *ev = getenv("PERFDB_TORCH_EVICT");
 	perfdb_strbuf_addf(&b, "caches_between_calls=%s\n", ev && strcmp(ev, "0") == 0 ?
 			   "as the previous call left them (PERFDB_TORCH_EVICT=0)" :
-			   "a row timed alone that is not a GEMM, below 32 MiB: 64 MiB read and small ops of "
+			   "a row timed alone that is not a GEMM, inputs below 64 MiB: 64 MiB read and small ops of "
 			   "other kinds run before each timed call");
 	if (!probe_runs())
 		perfdb_strbuf_addf(&b, "probe=off (PERFDB_PROBE=0)\n");

@@ -2,8 +2,8 @@
 """The torch backend's rows timed alone meet the caches as a model leaves
 them (data/torch_replay.py Evict, docs/measuring.md "Small ops in the
 model"): before each timed call of a row that is not a GEMM and whose
-inputs are below 32 MiB, 64 MiB is read and small ops of other kinds run;
-a GEMM (its weights rotate instead) and a row past 32 MiB (its data streams
+inputs are below 64 MiB, 64 MiB is read and small ops of other kinds run;
+a GEMM (its weights rotate instead) and a row from 64 MiB (its data streams
 anyway) run back to back, as do all rows with PERFDB_TORCH_EVICT=0; and
 a GEMM's rotated operands go through at least 64 MiB of copies.
 
@@ -51,6 +51,8 @@ cases = [
     ("a decode RMSNorm's mean, 32 KiB", mean, True),
     ("a bf16 add, 16 KiB each side", row("aten.add", "8,1,1024;8,1,1024;", "DT_BF16;DT_BF16;"), True),
     ("a decode linear: its weight rotates instead", row("aten.linear", "8,1,1024;1024,1024;", "DT_BF16;DT_BF16;"), False),
+    ("an add of 2 x 16 MiB: the LLC keeps part of it back to back",
+     row("aten.add", "1,1024,4096;1,1024,4096;", "FLOAT;FLOAT;"), True),
     ("an add of 2 x 32 MiB: its data streams anyway", row("aten.add", "1,2048,4096;1,2048,4096;", "FLOAT;FLOAT;"), False),
 ]
 for what, r, want in cases:

@@ -223,6 +223,13 @@ struct cpu_ctx {
 	dnnl_engine_t eng;
 	dnnl_stream_t strm;
 };
+/*
+ * How many buffers a GEMM weight of `bytes` (in the layout the primitive
+ * takes it) rotates through, itself included: enough for 64 MiB in all, at
+ * most 64; 1 (no copies) from 64 MiB (ops_matmul.c says why).
+ */
+size_t cpu_rotation_copies(size_t bytes);
+
 /* The case's context, or NULL with "the cpu backend is not open" (a case built outside a run). */
 const struct cpu_ctx *cpu_ctx_of(const struct perfdb_op_case *c, struct perfdb_err *err);
 

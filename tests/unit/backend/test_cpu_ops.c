@@ -177,6 +177,28 @@ static void check_gemm(const struct perfdb_op_case *c, int64_t bt, int64_t m, in
 			}
 }
 
+/*
+ * The weight rotation's buffers, itself included, worked by hand: enough
+ * for 64 MiB, at most 64, none past 64 MiB.  A weight between one and two
+ * 32 MiB L3s gets a copy too (docs/measuring.md "Working sets between one
+ * and two L3s").
+ */
+static void test_matmul_rotation_copies(void **state)
+{
+	(void)state;
+	const size_t mib = (size_t)1 << 20;
+	assert_int_equal(cpu_rotation_copies(0), 1);
+	assert_int_equal(cpu_rotation_copies(4096), 64);         /* capped */
+	assert_int_equal(cpu_rotation_copies(mib), 64);          /* 64 x 1 MiB */
+	assert_int_equal(cpu_rotation_copies(mib + 1), 64);      /* 64 MiB / (1 MiB + 1) rounds up to 64 */
+	assert_int_equal(cpu_rotation_copies(28 * mib), 3);      /* (7168, 2048) bf16: 84 MiB */
+	assert_int_equal(cpu_rotation_copies(32 * mib), 2);
+	assert_int_equal(cpu_rotation_copies(40 * mib), 2);      /* (5120, 4096) bf16 */
+	assert_int_equal(cpu_rotation_copies(64 * mib - 1), 2);
+	assert_int_equal(cpu_rotation_copies(64 * mib), 1);
+	assert_int_equal(cpu_rotation_copies(80 * mib), 1);
+}
+
 static void test_matmul_2d(void **state)
 {
 	(void)state;
@@ -905,6 +927,7 @@ int main(void)
 		cmocka_unit_test(test_conversions),
 		cmocka_unit_test(test_row_conversions_exact),
 		cmocka_unit_test(test_build_case),
+		cmocka_unit_test(test_matmul_rotation_copies),
 		cmocka_unit_test(test_matmul_2d),
 		cmocka_unit_test(test_matmul_batched),
 		cmocka_unit_test(test_matmul_half_fallback),

@@ -203,6 +203,47 @@ static void test_timing_samples_and_timeout(void **state)
 	assert_int_equal(nrun, 1);
 }
 
+/*
+ * Which rows are flushed between samples: memory-bound ops whose inputs and
+ * outputs are below 64 MiB, worked by hand on Add's three tensors; a 36 MiB
+ * working set is flushed too (it kept a third of itself in the L3 back to
+ * back, docs/measuring.md "Working sets between one and two L3s").
+ */
+static void test_timing_flushes(void **state)
+{
+	(void)state;
+	struct perfdb_engine_opts o = timing_opts();
+	o.flush = 1;
+	struct perfdb_op_case c = empty_case();
+	c.nin = 2;
+	c.nout = 1;
+	size_t *bytes[3] = { &c.in[0].bytes, &c.in[1].bytes, &c.out[0].bytes };
+	const size_t mib = (size_t)1 << 20;
+	const struct {
+		size_t each;   /* bytes of each of the three tensors */
+		int want;
+	} cases[] = {
+		{ 8 * mib, 1 },                   /* 24 MiB: below one L3 */
+		{ 12 * mib, 1 },                  /* 36 MiB: between one and two */
+		{ 20 * mib, 1 },                  /* 60 MiB */
+		{ (64 * mib - 1) / 3, 1 },        /* just below 64 MiB */
+		{ 64 * mib / 3 + 1, 0 },          /* 64 MiB and a few bytes: streams itself out */
+		{ 32 * mib, 0 },                  /* 96 MiB */
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		for (int k = 0; k < 3; k++)
+			*bytes[k] = cases[i].each;
+		assert_int_equal(timing_flushes(&o, &c), cases[i].want);
+	}
+	for (int k = 0; k < 3; k++)
+		*bytes[k] = 12 * mib;
+	o.flush = 0;                              /* the run does not flush */
+	assert_false(timing_flushes(&o, &c));
+	o.flush = 1;
+	c.def = perfdb_opdef_get("MatMulV2");    /* compute-bound: its weights rotate instead */
+	assert_false(timing_flushes(&o, &c));
+}
+
 /* Scripted probe readings against a reference of 50 GB/s: which measurement a retried row keeps. */
 static void retried(const double *script, size_t n, double *gbs, int *retries)
 {
@@ -324,6 +365,7 @@ int main(void)
 		cmocka_unit_test(test_case_from_row_cap),
 		cmocka_unit_test(test_case_skipped),
 		cmocka_unit_test(test_timing_samples_and_timeout),
+		cmocka_unit_test(test_timing_flushes),
 		cmocka_unit_test(test_timing_contention_retries),
 		cmocka_unit_test(test_scaleout_share),
 		cmocka_unit_test(test_scaleout_row_record),
