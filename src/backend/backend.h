@@ -49,6 +49,14 @@ struct perfdb_op_impl {
 	int (*run)(struct perfdb_op_case *c, struct perfdb_err *err);
 	/* Optional (NULL: priv is not used).  Frees priv. */
 	void (*release)(struct perfdb_op_case *c);
+	/*
+	 * 1: the op keeps cold itself what a model finds cold (ops_matmul.c
+	 * rotates its weight through copies, leaving the activations warm as
+	 * the previous op leaves them), so the engine does not flush the
+	 * caches before its samples; 0: the engine does, below 64 MiB
+	 * (timing_flushes).
+	 */
+	int cold_itself;
 };
 
 /*

@@ -52,7 +52,11 @@ struct perfdb_op_cost {
 struct perfdb_opdef {
 	const char *name;                     /* OP Type = table stem */
 	const char *family;                   /* "matmul", "attention", "norm", ... (docs/ops.md) */
-	/* Memory-bound: the engine rotates/flushes caches between samples. */
+	/*
+	 * Memory-bound: a device backend flushes its caches before each sample
+	 * (time_run's flush); the host engine flushes before every op's samples
+	 * below 64 MiB, bound or not (timing_flushes).
+	 */
 	bool memory_bound;
 	/*
 	 * Collective: under mpirun every rank replays each row of this op

@@ -157,12 +157,17 @@ int timing_measure(const struct perfdb_engine_opts *o, const struct perfdb_op_im
 		   struct perfdb_engine_row *row, struct perfdb_err *err);
 
 /*
- * Whether case c's samples are each preceded by the flush: a memory-bound
- * op whose inputs and outputs together are below ENGINE_FLUSH_BYTES, when
- * the run flushes (o->flush) and the backend does not time the device
- * itself (a device flushes its own caches).
+ * Whether case c's samples are each preceded by the flush: an op whose
+ * inputs and outputs together are below ENGINE_FLUSH_BYTES and that does
+ * not keep them cold itself (impl->cold_itself: the GEMMs' weight
+ * rotation), when the run flushes (o->flush) and the backend does not time
+ * the device itself (a device flushes its own caches).  Compute-bound ops
+ * too: an int8 GEMM's weight of 7-14 MiB, back to back, read 70-76 GB/s,
+ * where a cold one reads about 45 (docs/measuring.md "Working sets between
+ * one and two L3s").
  */
-int timing_flushes(const struct perfdb_engine_opts *o, const struct perfdb_op_case *c);
+int timing_flushes(const struct perfdb_engine_opts *o, const struct perfdb_op_impl *impl,
+		   const struct perfdb_op_case *c);
 
 /* ---- result.c ---------------------------------------------------------- */
 

@@ -471,7 +471,7 @@ int perfdb_native_record(struct perfdb_native_run *run, struct perfdb_err *err)
 				   run->pf.quiet ? "quiet" : "busy", run->pf.other_cpus, run->pf.steal,
 				   run->pf.probe_gbs, run->pf.quiet_gbs);
 	perfdb_strbuf_addf(&env, "repeat_count=%ld\nrow_budget_s=%g\nrow_timeout_s=%g\nrsd_target=0.01\n"
-			   "cache_flush=memory-bound ops below 64 MiB (inputs and outputs)\n"
+			   "cache_flush=ops below 64 MiB (inputs and outputs) but the MatMul family, before each sample\n"
 			   "weights_rotated=GEMM weights below 64 MiB rotate through ceil(64 MiB / size) copies, at most 64\n",
 			   no->repeat, no->budget, no->timeout);
 	/* the status is written first: it survives a failing writeback */

@@ -162,21 +162,22 @@ static int warm_up(const struct perfdb_engine_opts *o, const struct perfdb_op_im
 	return 0;
 }
 
-int timing_flushes(const struct perfdb_engine_opts *o, const struct perfdb_op_case *c)
+int timing_flushes(const struct perfdb_engine_opts *o, const struct perfdb_op_impl *impl,
+		   const struct perfdb_op_case *c)
 {
 	size_t ws = 0;
 	for (size_t i = 0; i < c->nin; i++)
 		ws += c->in[i].bytes;
 	for (size_t i = 0; i < c->nout; i++)
 		ws += c->out[i].bytes;
-	return o->flush && c->def->memory_bound && ws < ENGINE_FLUSH_BYTES && !o->backend->time_run;
+	return o->flush && !impl->cold_itself && ws < ENGINE_FLUSH_BYTES && !o->backend->time_run;
 }
 
 static int time_case(const struct perfdb_engine_opts *o, const struct perfdb_op_impl *impl,
 		     struct perfdb_op_case *c, uint64_t *flushbuf, size_t flushn, struct perfdb_probe *pr,
 		     struct perfdb_engine_row *row, struct perfdb_err *err)
 {
-	int flush = flushbuf && timing_flushes(o, c);
+	int flush = flushbuf && timing_flushes(o, impl, c);
 	/*
 	 * Collective: every rank runs each call together.  Ranks enter each
 	 * sample after a barrier and the sample is the slowest rank's time

@@ -232,7 +232,7 @@ static int mm_run(struct perfdb_op_case *c, struct perfdb_err *err)
 }
 
 #define MM(n) { .name = n, .check = mm_check, .prepare = mm_prepare, .run = mm_run, \
-		.release = mm_release }
+		.release = mm_release, .cold_itself = 1 }
 
 const struct perfdb_op_impl cpu_ops_matmul[] = {
 	MM("BatchMatMulV2"), MM("MatMulCommon"), MM("MatMulV2"), MM("MatMulV3"),

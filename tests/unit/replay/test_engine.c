@@ -45,6 +45,14 @@ static int slow_run(struct perfdb_op_case *c, struct perfdb_err *err)
 }
 
 static const struct perfdb_op_impl add_impl = { .name = "Add", .check = fake_check, .run = fake_run };
+
+static int fake_time_run(const struct perfdb_op_impl *impl, struct perfdb_op_case *c, bool flush, double *us,
+			 struct perfdb_err *err)
+{
+	(void)impl, (void)flush, (void)err;
+	*us = 1;
+	return fake_run(c, err);
+}
 /* What an op is comes from its definition (src/ops/): DispatchFFNCombine is the collective one. */
 static const struct perfdb_op_impl coll_impl = { .name = "DispatchFFNCombine", .check = fake_check,
 						 .run = fake_run };
@@ -204,10 +212,12 @@ static void test_timing_samples_and_timeout(void **state)
 }
 
 /*
- * Which rows are flushed between samples: memory-bound ops whose inputs and
- * outputs are below 64 MiB, worked by hand on Add's three tensors; a 36 MiB
- * working set is flushed too (it kept a third of itself in the L3 back to
- * back, docs/measuring.md "Working sets between one and two L3s").
+ * Which rows are flushed between samples: ops whose inputs and outputs are
+ * below 64 MiB, worked by hand on three tensors; a 36 MiB working set is
+ * flushed too (it kept a third of itself in the L3 back to back), and a
+ * compute-bound op as well, unless it keeps its operands cold itself (the
+ * GEMMs' rotation) (docs/measuring.md "Working sets between one and two
+ * L3s").
  */
 static void test_timing_flushes(void **state)
 {
@@ -233,15 +243,22 @@ static void test_timing_flushes(void **state)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		for (int k = 0; k < 3; k++)
 			*bytes[k] = cases[i].each;
-		assert_int_equal(timing_flushes(&o, &c), cases[i].want);
+		assert_int_equal(timing_flushes(&o, &add_impl, &c), cases[i].want);
 	}
 	for (int k = 0; k < 3; k++)
 		*bytes[k] = 12 * mib;
 	o.flush = 0;                              /* the run does not flush */
-	assert_false(timing_flushes(&o, &c));
+	assert_false(timing_flushes(&o, &add_impl, &c));
 	o.flush = 1;
-	c.def = perfdb_opdef_get("MatMulV2");    /* compute-bound: its weights rotate instead */
-	assert_false(timing_flushes(&o, &c));
+	c.def = perfdb_opdef_get("QuantBatchMatmulV3");   /* compute-bound: flushed all the same */
+	assert_true(timing_flushes(&o, &add_impl, &c));
+	struct perfdb_op_impl rotating = add_impl;
+	rotating.cold_itself = 1;                 /* ops_matmul.c: its weights rotate instead */
+	assert_false(timing_flushes(&o, &rotating, &c));
+	struct perfdb_backend_i device = fake_backend;
+	device.time_run = fake_time_run;          /* a device's own timing flushes its own caches */
+	o.backend = &device;
+	assert_false(timing_flushes(&o, &add_impl, &c));
 }
 
 /* Scripted probe readings against a reference of 50 GB/s: which measurement a retried row keeps. */
