@@ -19,7 +19,7 @@ RESULT:  {"torch": "1.13.1", "threads": N, "rows": [{"table", "line", "status": 
 Per row: tensors of the row's shapes and dtypes (normal values, scaled so no
 op overflows or goes denormal; the in-place ops' other operand is 1 or 0, so
 repeating them changes nothing); a GEMM's operands after the first rotate
-through at least 64 MiB of copies, as the native backends' do, so that each call
+through copies (64 MiB of them, at most 64), as the native backends' do, so that each call
 finds them cold as a model's weights and KV cache are (PERFDB_TORCH_ROTATE=0
 leaves them as the previous call left them; docs/measuring.md "Weights,
 cold or warm"); any other row whose inputs are below 64 MiB has, before each
@@ -63,11 +63,12 @@ ROTATE_BYTES = 64 << 20
 BLOCK_S = 1e-3
 GEMMS = {"aten.linear", "aten.addmm", "aten.mm", "aten.bmm", "aten.baddbmm", "aten.matmul"}
 BAD_BLOCKS = 4
-# a row timed alone whose inputs are below this is evicted before each call:
-# 64 MiB, not only a 32 MiB LLC, since an add of 36-60 MiB in all read 1.1-1.5x
-# slower after a 64 MiB read than back to back, where one of 96 MiB read
-# the same (docs/measuring.md "Working sets between one and two L3s")
-COLD_BELOW = 64 << 20
+# a row timed alone whose inputs are below what the eviction reads is evicted
+# before each call: 64 MiB, not only a 32 MiB LLC, since an add of 36-60 MiB
+# in all read 1.1-1.5x slower after a 64 MiB read than back to back, where
+# one of 96 MiB read the same (docs/measuring.md "Working sets between one
+# and two L3s")
+COLD_BELOW = ROTATE_BYTES
 
 
 class Refused(Exception):
@@ -439,8 +440,8 @@ class Evict:
 
 def rotation_copies(size):
     """How many copies of a GEMM's rotated operands (size bytes in all) its
-    calls go through: at least 64 MiB of them, twice a 32 MiB LLC, at most
-    64; one from 64 MiB.  fp32 decode's KV operand of 33.6 MB had one copy
+    calls go through: enough for 64 MiB, twice a 32 MiB LLC, at most 64;
+    one from 64 MiB.  fp32 decode's KV operand of 33.6 MB had one copy
     when the rule was "none from 32 MiB", and its p.v read 5-8 % lower so
     than through 2 or 4 copies, in 6 of 6 interleaved rounds: the LLC kept
     part of it from call to call (docs/measuring.md "Small ops in the

@@ -27,10 +27,10 @@
 
 /*
  * The flush between samples reads this much (twice the 32 MiB L3 of one
- * EPYC/Zen CCD), and a memory-bound row whose working set is below it is
- * flushed.  Below 64 MiB, not only below the L3's 32: a working set of
- * 36-60 MiB timed back to back kept enough of itself in the L3 to read
- * 1.1-1.3x the bandwidth of the same op flushed (docs/measuring.md
+ * EPYC/Zen CCD), and a row whose working set is below it is flushed
+ * (timing_flushes).  Below 64 MiB, not only below the L3's 32: a working
+ * set of 36-60 MiB timed back to back kept enough of itself in the L3 to
+ * read 1.1-1.5x the bandwidth of the same op flushed (docs/measuring.md
  * "Working sets between one and two L3s").
  */
 #define ENGINE_FLUSH_BYTES ((size_t)64 << 20)

@@ -466,7 +466,8 @@ static int write_env(const struct perfdb_torch_opts *o, struct perfdb_torch_run 
 			   python_of(o), r->torch_version, o->threads, o->repeat, o->budget, r->rows, r->ok,
 			   r->failed, r->contended, r->st.nunreplayed, unrows,
 			   rot && strcmp(rot, "0") == 0 ? "no (PERFDB_TORCH_ROTATE=0)" :
-			   "a GEMM's operands after the first, below 64 MiB, rotate through at least 64 MiB of copies");
+			   "a GEMM's operands after the first, below 64 MiB, rotate through ceil(64 MiB / size) copies, "
+			   "at most 64");
 	/* data/torch_replay.py Evict: how a row timed alone meets the caches */
 	const char *ev = getenv("PERFDB_TORCH_EVICT");
 	perfdb_strbuf_addf(&b, "caches_between_calls=%s\n", ev && strcmp(ev, "0") == 0 ?

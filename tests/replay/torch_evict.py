@@ -5,7 +5,7 @@ model"): before each timed call of a row that is not a GEMM and whose
 inputs are below 64 MiB, 64 MiB is read and small ops of other kinds run;
 a GEMM (its weights rotate instead) and a row from 64 MiB (its data streams
 anyway) run back to back, as do all rows with PERFDB_TORCH_EVICT=0; and
-a GEMM's rotated operands go through at least 64 MiB of copies.
+a GEMM's rotated operands go through copies, 64 MiB of them (at most 64).
 
 Checked by counting the evictions, and by rule, not by value: a small op
 after the eviction takes longer than back to back (the median of 5
@@ -69,7 +69,7 @@ for what, r, want in cases:
     if want and ev.n < 5:
         bad.append("%s: %d evictions, 5 samples asked" % (what, ev.n))
 
-# the GEMM rotation holds at least 64 MiB: copies worked by hand
+# the GEMM rotation holds 64 MiB (at most 64 copies): copies worked by hand
 MiB = 1 << 20
 for size, want in ((0, 1), (1024, 64), (2 * MiB, 32), (16.8e6, 4), (33.6e6, 2), (64 * MiB - 1, 2),
                    (64 * MiB, 1), (200 * MiB, 1)):

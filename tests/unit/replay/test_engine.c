@@ -49,7 +49,7 @@ static const struct perfdb_op_impl add_impl = { .name = "Add", .check = fake_che
 static int fake_time_run(const struct perfdb_op_impl *impl, struct perfdb_op_case *c, bool flush, double *us,
 			 struct perfdb_err *err)
 {
-	(void)impl, (void)flush, (void)err;
+	(void)impl, (void)flush;
 	*us = 1;
 	return fake_run(c, err);
 }
